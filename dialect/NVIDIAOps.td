@@ -1,0 +1,101 @@
+// Operations of the `tessera_nvidia` dialect and the interface they share. Contract: DESIGN.md
+// §4; user documentation: docs/ir.md.
+#ifndef TESSERA_DIALECT_NVIDIAOPS_TD
+#define TESSERA_DIALECT_NVIDIAOPS_TD
+
+include "NVIDIADialect.td"
+include "mlir/IR/OpBase.td"
+include "mlir/IR/Interfaces.td"
+
+def NVIDIA_DelegateOpInterface : OpInterface<"DelegateOpInterface"> {
+  let cppNamespace = "::tessera::nvidia";
+  let description = [{
+    An op that runs code the compiler did not generate. Its contract attributes are the
+    arbiter's and the determinism check's inputs.
+  }];
+  let methods = [
+    InterfaceMethod<"The delegate's name in reports: the callee, or `inline_ptx`.",
+                    "::llvm::StringRef", "getDelegateName">,
+    InterfaceMethod<"The arch envelope, e.g. `sm_80+`.", "::llvm::StringRef", "getArch">,
+    InterfaceMethod<"`reference_exact` or `tolerance_bounded`.",
+                    "::llvm::StringRef", "getAccuracy">,
+    InterfaceMethod<"`deterministic` or `nondeterministic`.",
+                    "::llvm::StringRef", "getDeterminism">,
+    InterfaceMethod<"The absolute bound, if declared.", "::mlir::FloatAttr",
+                    "getToleranceAttr">,
+    InterfaceMethod<"The relative bound, if declared.", "::mlir::FloatAttr",
+                    "getToleranceRelAttr">,
+  ];
+  let extraSharedClassDeclaration = [{
+    /// True when the delegate declares `determinism = "nondeterministic"`.
+    bool isNondeterministic() {
+      return $_op.getDeterminism() == "nondeterministic";
+    }
+  }];
+}
+
+class NVIDIA_Op<string mnemonic, list<Trait> traits = []> :
+    Op<NVIDIA_Dialect, mnemonic, traits # [NVIDIA_DelegateOpInterface]>;
+
+def NVIDIA_KernelCallOp : NVIDIA_Op<"kernel_call"> {
+  let summary = "call a named CUDA kernel or host C-ABI symbol the compiler did not generate";
+  let description = [{
+    Seed syntax: operands, the attribute dictionary, `:` and a functional type.
+
+    ```mlir
+    tessera_nvidia.kernel_call %a, %b, %c {
+        callee = "cublasSgemm_v2", arch = "sm_80+", binding = "c_abi",
+        provenance = "vendor_library", accuracy = "tolerance_bounded", tolerance = 1.0e-4,
+        determinism = "deterministic", covers = "root_only"}
+        : (memref<64x32xf32>, memref<32x16xf32>, memref<64x16xf32>) -> ()
+    ```
+  }];
+  let arguments = (ins Variadic<AnyType>:$args,
+                       StrAttr:$callee,
+                       StrAttr:$arch,
+                       NVIDIA_BindingAttr:$binding,
+                       NVIDIA_ProvenanceAttr:$provenance,
+                       NVIDIA_AccuracyAttr:$accuracy,
+                       NVIDIA_DeterminismAttr:$determinism,
+                       OptionalAttr<F64Attr>:$tolerance,
+                       OptionalAttr<F64Attr>:$tolerance_rel,
+                       OptionalAttr<NVIDIA_CoversAttr>:$covers);
+  let results = (outs Variadic<AnyType>:$results);
+  let assemblyFormat = "$args attr-dict `:` functional-type($args, $results)";
+  let extraClassDeclaration = [{
+    ::llvm::StringRef getDelegateName() { return getCallee(); }
+    /// What the delegate claims to compute; an absent `covers` reads as `root_only`, the
+    /// narrower claim.
+    ::llvm::StringRef getCoversOrDefault() { return getCovers().value_or("root_only"); }
+  }];
+  let hasVerifier = 1;
+}
+
+def NVIDIA_InlinePtxOp : NVIDIA_Op<"inline_ptx"> {
+  let summary = "PTX text carried in the artifact, with LLVM inline-asm constraints";
+  let description = [{
+    ```mlir
+    %y = tessera_nvidia.inline_ptx %x {
+        ptx = "ex2.approx.ftz.f32 $0, $1;", constraints = "=f,f", arch = "sm_75+",
+        accuracy = "tolerance_bounded", tolerance_rel = 2.0e-7,
+        determinism = "deterministic"} : (f32) -> f32
+    ```
+  }];
+  let arguments = (ins Variadic<AnyType>:$args,
+                       StrAttr:$ptx,
+                       StrAttr:$constraints,
+                       StrAttr:$arch,
+                       NVIDIA_AccuracyAttr:$accuracy,
+                       NVIDIA_DeterminismAttr:$determinism,
+                       OptionalAttr<F64Attr>:$tolerance,
+                       OptionalAttr<F64Attr>:$tolerance_rel,
+                       UnitAttr:$has_side_effects);
+  let results = (outs Variadic<AnyType>:$results);
+  let assemblyFormat = "$args attr-dict `:` functional-type($args, $results)";
+  let extraClassDeclaration = [{
+    ::llvm::StringRef getDelegateName() { return "inline_ptx"; }
+  }];
+  let hasVerifier = 1;
+}
+
+#endif  // TESSERA_DIALECT_NVIDIAOPS_TD

@@ -1,0 +1,71 @@
+// The `tessera` dialect: verification of `tessera.deterministic` on entry functions.
+#include "dialect/TesseraDialect.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
+#include "dialect/TesseraDialect.cpp.inc"
+
+namespace tessera {
+namespace {
+
+constexpr llvm::StringLiteral kSeedKey = "seed";
+
+mlir::LogicalResult verifyDeterministicAttr(mlir::Operation* op, mlir::Attribute value) {
+  if (!llvm::isa<mlir::FunctionOpInterface>(op)) {
+    return op->emitError() << "'" << kDeterministicAttrName
+                           << "' is only valid on a function, found it on '" << op->getName()
+                           << "'";
+  }
+  if (llvm::isa<mlir::UnitAttr>(value)) return mlir::success();
+  auto dict = llvm::dyn_cast<mlir::DictionaryAttr>(value);
+  if (!dict) {
+    return op->emitError() << "'" << kDeterministicAttrName
+                           << "' expects a unit attribute or a dictionary {seed = N}, found "
+                           << value;
+  }
+  for (mlir::NamedAttribute entry : dict) {
+    if (entry.getName() != kSeedKey) {
+      return op->emitError() << "'" << kDeterministicAttrName << "' has unknown key '"
+                             << entry.getName().getValue() << "'; expected only 'seed'";
+    }
+    auto seed = llvm::dyn_cast<mlir::IntegerAttr>(entry.getValue());
+    if (!seed || !seed.getType().isSignlessInteger() || seed.getValue().isNegative() ||
+        seed.getValue().getActiveBits() > 64) {
+      return op->emitError() << "'" << kDeterministicAttrName
+                             << "' expects 'seed' to be a non-negative integer of at most 64 "
+                                "bits, found "
+                             << entry.getValue();
+    }
+  }
+  return mlir::success();
+}
+
+}  // namespace
+
+void TesseraDialect::initialize() {}
+
+mlir::LogicalResult TesseraDialect::verifyOperationAttribute(mlir::Operation* op,
+                                                             mlir::NamedAttribute attribute) {
+  if (attribute.getName() == kDeterministicAttrName) {
+    return verifyDeterministicAttr(op, attribute.getValue());
+  }
+  return op->emitError() << "unknown attribute '" << attribute.getName().getValue()
+                         << "'; the tessera dialect defines only '" << kDeterministicAttrName
+                         << "'";
+}
+
+bool isDeterministic(mlir::Operation* op) {
+  return op->hasAttr(kDeterministicAttrName);
+}
+
+std::optional<uint64_t> getDeterministicSeed(mlir::Operation* op) {
+  auto dict = op->getAttrOfType<mlir::DictionaryAttr>(kDeterministicAttrName);
+  if (!dict) return std::nullopt;
+  auto seed = dict.getAs<mlir::IntegerAttr>(kSeedKey);
+  if (!seed) return std::nullopt;
+  return seed.getValue().getZExtValue();
+}
+
+}  // namespace tessera

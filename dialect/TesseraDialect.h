@@ -1,0 +1,29 @@
+// The `tessera` dialect: verifies the `tessera.*` attributes Tessera places on upstream ops, and
+// reads them back for the passes and the compiler.
+#ifndef TESSERA_DIALECT_TESSERADIALECT_H_
+#define TESSERA_DIALECT_TESSERADIALECT_H_
+
+#include <cstdint>
+#include <optional>
+
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/Operation.h"
+
+#include "dialect/TesseraDialect.h.inc"
+
+namespace tessera {
+
+/// Name of the attribute marking an entry function deterministic: `tessera.deterministic` (unit)
+/// or `tessera.deterministic = {seed = N}`.
+inline constexpr llvm::StringLiteral kDeterministicAttrName = "tessera.deterministic";
+
+/// True when `op` carries `tessera.deterministic`.
+bool isDeterministic(mlir::Operation* op);
+
+/// The seed of a `tessera.deterministic = {seed = N}` attribute; nullopt when `op` is not
+/// deterministic or declares no seed.
+std::optional<uint64_t> getDeterministicSeed(mlir::Operation* op);
+
+}  // namespace tessera
+
+#endif  // TESSERA_DIALECT_TESSERADIALECT_H_

@@ -1,0 +1,52 @@
+// The `tile` dialect and its enumerations: launch-level kernels with precise semantics, each one
+// arbitration point (one kernel launch or one delegate call).
+#ifndef TESSERA_DIALECT_TILEDIALECT_TD
+#define TESSERA_DIALECT_TILEDIALECT_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/EnumAttr.td"
+
+def Tile_Dialect : Dialect {
+  let name = "tile";
+  let cppNamespace = "::tessera::tile";
+  let summary = "Tessera Tile operations: map, reduce, matmul, softmax on memrefs";
+  let description = [{
+    Tile ops read their input memrefs and write their output memrefs (destination-passing
+    style); they return no values. Each op is one arbitration point: it becomes one compiled
+    kernel launch or one delegate call. See docs/ir.md.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
+def Tile_ReduceKindAttr : I32EnumAttr<"ReduceKind", "tile.reduce combiner", [
+    I32EnumAttrCase<"sum", 0>,
+    I32EnumAttrCase<"mean", 1>,
+    I32EnumAttrCase<"max", 2>,
+    I32EnumAttrCase<"min", 3>,
+    I32EnumAttrCase<"prod", 4>,
+  ]> {
+  let cppNamespace = "::tessera::tile";
+}
+
+def Tile_ActivationAttr : I32EnumAttr<"Activation", "tile.matmul epilogue activation", [
+    I32EnumAttrCase<"none", 0>,
+    I32EnumAttrCase<"relu", 1>,
+    I32EnumAttrCase<"gelu", 2>,
+    I32EnumAttrCase<"silu", 3>,
+  ]> {
+  let cppNamespace = "::tessera::tile";
+}
+
+// How a matmul rounds and accumulates. `f32`: inputs exact, f32 accumulator (the default);
+// `tf32`: f32 inputs rounded to TF32 before the products, f32 accumulator (cuBLAS TF32 mode);
+// `f16`: f16 accumulator (f16 storage only).
+def Tile_NumericPolicyAttr : I32EnumAttr<"NumericPolicy", "tile.matmul numeric policy", [
+    I32EnumAttrCase<"f32", 0>,
+    I32EnumAttrCase<"tf32", 1>,
+    I32EnumAttrCase<"f16", 2>,
+  ]> {
+  let cppNamespace = "::tessera::tile";
+}
+
+#endif  // TESSERA_DIALECT_TILEDIALECT_TD

@@ -1,0 +1,20 @@
+// tessera-opt: parses, verifies, transforms and prints Tessera IR (MlirOptMain with the Tessera
+// dialects and passes next to every upstream dialect and pass).
+#include "dialect/Passes.h"
+#include "dialect/Registration.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+
+int main(int argc, char** argv) {
+  mlir::DialectRegistry registry;
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+  tessera::registerTesseraDialects(registry);
+  mlir::registerAllPasses();
+  tessera::registerTesseraPasses();
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "Tessera IR optimizer driver\n", registry));
+}
