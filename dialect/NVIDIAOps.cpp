@@ -4,8 +4,10 @@
 
 #include <cmath>
 #include <cstddef>
+#include <string>
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/raw_ostream.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 
@@ -18,6 +20,15 @@
 namespace tessera::nvidia {
 namespace {
 
+/// Spells a bound the same way on every platform: `nan`, `inf`, `-inf` or the value.
+std::string formatBound(double value) {
+  if (std::isnan(value)) return "nan";
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  std::string text;
+  llvm::raw_string_ostream(text) << value;
+  return text;
+}
+
 /// Contract rule 3: a declared bound is finite and > 0 (rejects 0, negatives, NaN and ±inf).
 mlir::LogicalResult verifyBound(mlir::Operation* op, llvm::StringRef name,
                                 mlir::FloatAttr bound) {
@@ -25,7 +36,7 @@ mlir::LogicalResult verifyBound(mlir::Operation* op, llvm::StringRef name,
   const double value = bound.getValueAsDouble();
   if (!std::isfinite(value) || !(value > 0.0)) {
     return op->emitOpError() << "`" << name << "` must be finite and greater than zero, found "
-                             << value;
+                             << formatBound(value);
   }
   return mlir::success();
 }

@@ -10,7 +10,7 @@ class Tile_Op<string mnemonic, list<Trait> traits = []> :
     Op<Tile_Dialect, mnemonic, traits>;
 
 // Storage types the numeric Tile ops accept.
-def Tile_FloatMemRef : MemRefRankOf<[F32, F16, BF16], [1, 2, 3, 4, 5, 6, 7, 8]>;
+def Tile_FloatMemRef : Non0RankedMemRefOf<[F32, F16, BF16]>;
 def Tile_Matrix : MemRefRankOf<[F32, F16, BF16], [2]>;
 def Tile_Vector : MemRefRankOf<[F32, F16, BF16], [1]>;
 def Tile_FloatMemRefAnyRank : MemRefOf<[F32, F16, BF16]>;

@@ -1,0 +1,40 @@
+// RUN: tessera-opt %s -split-input-file -verify-diagnostics
+
+// expected-error @+1 {{'tessera.deterministic' expects a unit attribute or a dictionary {seed = N}, found "yes"}}
+func.func @deterministic_wrong_kind() attributes {tessera.deterministic = "yes"} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'tessera.deterministic' has unknown key 'sed'; expected only 'seed'}}
+func.func @deterministic_unknown_key() attributes {tessera.deterministic = {sed = 1}} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'tessera.deterministic' expects 'seed' to be a non-negative integer of at most 64 bits, found -3 : i64}}
+func.func @deterministic_negative_seed() attributes {tessera.deterministic = {seed = -3}} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'tessera.deterministic' expects 'seed' to be a non-negative integer of at most 64 bits, found 1.500000e+00 : f64}}
+func.func @deterministic_float_seed() attributes {tessera.deterministic = {seed = 1.5}} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'tessera.deterministic' is only valid on a function, found it on 'builtin.module'}}
+module attributes {tessera.deterministic} {
+}
+
+// -----
+
+// expected-error @+1 {{unknown attribute 'tessera.fast'; the tessera dialect defines only 'tessera.deterministic'}}
+func.func @unknown_tessera_attribute() attributes {tessera.fast} {
+  return
+}
