@@ -31,8 +31,17 @@ tessera_install_packages() {
   echo "tessera: installing missing packages: ${missing[*]}" >&2
   local sudo=""
   if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
-  $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
-  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  local log
+  log="$(mktemp)"
+  if ! { $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
+         $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"; } \
+       >"$log" 2>&1; then
+    cat "$log" >&2
+    rm -f "$log"
+    echo "tessera: installing ${missing[*]} failed" >&2
+    return 1
+  fi
+  rm -f "$log"
 }
 
 tessera_check_cuda() {

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The README's test command: installs what is missing, builds everything, runs the GoogleTest
+# suites (Bazel) and the lit/FileCheck suites (tests/), and ends with `N passed, N failed`.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
+cd "$TESSERA_ROOT"
+
+reports_dir="$(mktemp -d)"
+trap 'rm -rf "$reports_dir"' EXIT
+
+if ! tessera_build //...; then
+  echo "build failed"
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+
+echo "== GoogleTest (bazel test //...)"
+bazel test "${TESSERA_BAZEL_FLAGS[@]}" --test_summary=terse //... 2>&1 |
+  grep -E "^(//|FAIL|ERROR|Executed)" || true
+reports=()
+for target in $(bazel query 'tests(//...)' 2>/dev/null); do
+  path="${target#//}"
+  reports+=("bazel-testlogs/${path/://}/test.xml")
+done
+
+echo "== lit (tests/)"
+lit-22 -q --xunit-xml-output="$reports_dir/lit.xml" tests || true
+reports+=("$reports_dir/lit.xml")
+
+echo "== summary"
+python3 tools/summarize_tests.py "${reports[@]}"
