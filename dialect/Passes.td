@@ -20,4 +20,30 @@ def VerifyDeterminism : Pass<"tessera-verify-determinism", "::mlir::ModuleOp"> {
   ];
 }
 
+def LowerTileToLoops : Pass<"tessera-lower-tile-to-loops", "::mlir::func::FuncOp"> {
+  let summary = "lower Tile ops to scf loops over memref loads and stores (the host target)";
+  let description = [{
+    Each Tile op becomes a loop nest with the same element semantics as the device lowering
+    (dialect/transforms/TileSemantics.h): f32 accumulation, a fixed (sequential) reduction
+    order, max-subtracted softmax, the matmul epilogue and numeric policy. The host target is
+    the reference the arbiter trusts.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
+                           "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect"];
+}
+
+def LowerTileToGpu : Pass<"tessera-lower-tile-to-gpu", "::mlir::func::FuncOp"> {
+  let summary = "lower each Tile op to one gpu.launch with an explicit schedule";
+  let description = [{
+    One kernel launch per Tile op, correct for any shape (dynamic, ragged, size 1, empty —
+    an empty problem launches nothing). map: one thread per element; reduce and softmax: one
+    256-thread block per output row with a fixed shared-memory tree (deterministic); matmul:
+    16x16 output tiles staged through shared memory, K accumulated in order. Kernels are
+    named `<function>_<op>_<n>` and placed in the gpu.module `tessera_kernels`.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
+                           "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 #endif  // TESSERA_DIALECT_PASSES_TD

@@ -6,12 +6,15 @@
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 int main(int argc, char** argv) {
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
+  // gpu-module-to-binary translates kernels to LLVM IR inside the pipeline.
+  mlir::registerAllToLLVMIRTranslations(registry);
   tessera::registerTesseraDialects(registry);
   mlir::registerAllPasses();
   tessera::registerTesseraPasses();

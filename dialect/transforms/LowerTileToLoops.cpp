@@ -1,0 +1,203 @@
+// tessera-lower-tile-to-loops: each Tile op becomes an scf loop nest over memref loads and
+// stores (the host target). Reductions run sequentially in index order.
+#include "dialect/Passes.h"
+#include "dialect/TileOps.h"
+#include "dialect/transforms/TileSemantics.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+namespace tessera {
+
+#define GEN_PASS_DEF_LOWERTILETOLOOPS
+#include "dialect/Passes.h.inc"
+
+namespace {
+
+using lowering::memrefSizes;
+
+/// Zeros and ones for a loop nest over `sizes`.
+struct LoopBounds {
+  llvm::SmallVector<mlir::Value> lower;
+  llvm::SmallVector<mlir::Value> step;
+};
+
+LoopBounds unitBounds(mlir::OpBuilder& b, mlir::Location loc, size_t rank) {
+  mlir::Value zero = b.create<mlir::arith::ConstantIndexOp>(loc, 0);
+  mlir::Value one = b.create<mlir::arith::ConstantIndexOp>(loc, 1);
+  return {llvm::SmallVector<mlir::Value>(rank, zero), llvm::SmallVector<mlir::Value>(rank, one)};
+}
+
+/// Runs `body(builder, ivs)` for every index of `sizes`.
+void forEachIndex(mlir::OpBuilder& b, mlir::Location loc, mlir::ValueRange sizes,
+                  llvm::function_ref<void(mlir::OpBuilder&, mlir::ValueRange)> body) {
+  LoopBounds bounds = unitBounds(b, loc, sizes.size());
+  mlir::scf::buildLoopNest(b, loc, bounds.lower, sizes, bounds.step,
+                           [&](mlir::OpBuilder& nested, mlir::Location, mlir::ValueRange ivs) {
+                             body(nested, ivs);
+                           });
+}
+
+/// Folds `step(builder, accumulator, i)` over i in [0, count) in order, from `init`.
+mlir::Value foldRange(
+    mlir::OpBuilder& b, mlir::Location loc, mlir::Value count, mlir::Value init,
+    llvm::function_ref<mlir::Value(mlir::OpBuilder&, mlir::Value, mlir::Value)> step) {
+  mlir::Value zero = b.create<mlir::arith::ConstantIndexOp>(loc, 0);
+  mlir::Value one = b.create<mlir::arith::ConstantIndexOp>(loc, 1);
+  auto loop = b.create<mlir::scf::ForOp>(
+      loc, zero, count, one, mlir::ValueRange{init},
+      [&](mlir::OpBuilder& nested, mlir::Location nestedLoc, mlir::Value iv,
+          mlir::ValueRange iterArgs) {
+        mlir::Value next = step(nested, iterArgs.front(), iv);
+        nested.create<mlir::scf::YieldOp>(nestedLoc, next);
+      });
+  return loop.getResult(0);
+}
+
+mlir::Value loadF32(mlir::OpBuilder& b, mlir::Location loc, mlir::Value memref,
+                    mlir::ValueRange indices) {
+  mlir::Value element = b.create<mlir::memref::LoadOp>(loc, memref, indices);
+  return lowering::convertFloat(b, loc, element, b.getF32Type());
+}
+
+void lowerMap(mlir::OpBuilder& b, tile::MapOp op) {
+  mlir::Location loc = op.getLoc();
+  auto sizes = memrefSizes(b, loc, op.getOutputs().front());
+  forEachIndex(b, loc, sizes, [&](mlir::OpBuilder& nested, mlir::ValueRange ivs) {
+    llvm::SmallVector<mlir::Value> elements;
+    for (mlir::Value input : op.getInputs()) {
+      if (llvm::isa<mlir::MemRefType>(input.getType())) {
+        elements.push_back(nested.create<mlir::memref::LoadOp>(loc, input, ivs));
+      } else {
+        elements.push_back(input);
+      }
+    }
+    auto results = lowering::inlineMapBody(nested, op, elements);
+    for (auto [value, output] : llvm::zip(results, op.getOutputs())) {
+      nested.create<mlir::memref::StoreOp>(loc, value, output, ivs);
+    }
+  });
+}
+
+void lowerReduce(mlir::OpBuilder& b, tile::ReduceOp op) {
+  mlir::Location loc = op.getLoc();
+  const int64_t axis = op.getAxis();
+  const tile::ReduceKind kind = op.getKind();
+  auto inputSizes = memrefSizes(b, loc, op.getInput());
+  mlir::Value count = inputSizes[axis];
+  auto outerSizes = lowering::eraseAt(inputSizes, axis);
+  auto outputType = llvm::cast<mlir::MemRefType>(op.getOutput().getType());
+  forEachIndex(b, loc, outerSizes, [&](mlir::OpBuilder& nested, mlir::ValueRange ivs) {
+    mlir::Value total = foldRange(
+        nested, loc, count, lowering::reductionIdentity(nested, loc, kind),
+        [&](mlir::OpBuilder& inner, mlir::Value accumulator, mlir::Value r) {
+          mlir::Value value = loadF32(inner, loc, op.getInput(), lowering::insertAt(ivs, axis, r));
+          return lowering::reductionCombine(inner, loc, kind, accumulator, value);
+        });
+    mlir::Value result = lowering::reductionFinalize(nested, loc, kind, total, count);
+    result = lowering::convertFloat(nested, loc, result, outputType.getElementType());
+    llvm::SmallVector<mlir::Value> outIndex(ivs.begin(), ivs.end());
+    if (op.getKeepdims()) {
+      outIndex = lowering::insertAt(ivs, axis, nested.create<mlir::arith::ConstantIndexOp>(loc, 0));
+    }
+    nested.create<mlir::memref::StoreOp>(loc, result, op.getOutput(), outIndex);
+  });
+}
+
+void lowerMatmul(mlir::OpBuilder& b, tile::MatmulOp op) {
+  mlir::Location loc = op.getLoc();
+  auto outputSizes = memrefSizes(b, loc, op.getOutput());
+  auto lhsSizes = memrefSizes(b, loc, op.getLhs());
+  mlir::Value k = lhsSizes[op.getTransposeA() ? 0 : 1];
+  mlir::Type accumulatorType = lowering::matmulAccumulatorType(op);
+  forEachIndex(b, loc, outputSizes, [&](mlir::OpBuilder& nested, mlir::ValueRange ivs) {
+    mlir::Value i = ivs[0];
+    mlir::Value j = ivs[1];
+    mlir::Value zero = nested.create<mlir::arith::ConstantOp>(
+        loc, nested.getFloatAttr(accumulatorType, 0.0));
+    mlir::Value sum = foldRange(
+        nested, loc, k, zero,
+        [&](mlir::OpBuilder& inner, mlir::Value accumulator, mlir::Value kk) {
+          llvm::SmallVector<mlir::Value> aIndex = op.getTransposeA()
+                                                      ? llvm::SmallVector<mlir::Value>{kk, i}
+                                                      : llvm::SmallVector<mlir::Value>{i, kk};
+          llvm::SmallVector<mlir::Value> bIndex = op.getTransposeB()
+                                                      ? llvm::SmallVector<mlir::Value>{j, kk}
+                                                      : llvm::SmallVector<mlir::Value>{kk, j};
+          mlir::Value a = lowering::prepareMatmulInput(
+              inner, loc, op, inner.create<mlir::memref::LoadOp>(loc, op.getLhs(), aIndex));
+          mlir::Value bb = lowering::prepareMatmulInput(
+              inner, loc, op, inner.create<mlir::memref::LoadOp>(loc, op.getRhs(), bIndex));
+          mlir::Value productValue = inner.create<mlir::arith::MulFOp>(loc, a, bb);
+          return inner.create<mlir::arith::AddFOp>(loc, accumulator, productValue);
+        });
+    mlir::Value bias;
+    if (op.getBias()) {
+      bias = nested.create<mlir::memref::LoadOp>(loc, op.getBias(), mlir::ValueRange{j});
+    }
+    mlir::Value result = lowering::applyMatmulEpilogue(nested, loc, op, sum, bias);
+    nested.create<mlir::memref::StoreOp>(loc, result, op.getOutput(), ivs);
+  });
+}
+
+void lowerSoftmax(mlir::OpBuilder& b, tile::SoftmaxOp op) {
+  mlir::Location loc = op.getLoc();
+  auto sizes = memrefSizes(b, loc, op.getInput());
+  mlir::Value length = sizes.back();
+  auto rowSizes = llvm::ArrayRef<mlir::Value>(sizes).drop_back();
+  auto outputType = llvm::cast<mlir::MemRefType>(op.getOutput().getType());
+  forEachIndex(b, loc, rowSizes, [&](mlir::OpBuilder& nested, mlir::ValueRange row) {
+    auto at = [&](mlir::Value l) { return lowering::insertAt(row, row.size(), l); };
+    mlir::Value max = foldRange(
+        nested, loc, length, lowering::reductionIdentity(nested, loc, tile::ReduceKind::max),
+        [&](mlir::OpBuilder& inner, mlir::Value accumulator, mlir::Value l) {
+          return lowering::reductionCombine(inner, loc, tile::ReduceKind::max, accumulator,
+                                            loadF32(inner, loc, op.getInput(), at(l)));
+        });
+    auto shiftedExp = [&](mlir::OpBuilder& inner, mlir::Value l) -> mlir::Value {
+      mlir::Value x = loadF32(inner, loc, op.getInput(), at(l));
+      return inner.create<mlir::math::ExpOp>(loc,
+                                             inner.create<mlir::arith::SubFOp>(loc, x, max));
+    };
+    mlir::Value sum = foldRange(
+        nested, loc, length, lowering::reductionIdentity(nested, loc, tile::ReduceKind::sum),
+        [&](mlir::OpBuilder& inner, mlir::Value accumulator, mlir::Value l) {
+          return lowering::reductionCombine(inner, loc, tile::ReduceKind::sum, accumulator,
+                                            shiftedExp(inner, l));
+        });
+    forEachIndex(nested, loc, mlir::ValueRange{length},
+                 [&](mlir::OpBuilder& inner, mlir::ValueRange l) {
+                   mlir::Value y =
+                       inner.create<mlir::arith::DivFOp>(loc, shiftedExp(inner, l[0]), sum);
+                   y = lowering::convertFloat(inner, loc, y, outputType.getElementType());
+                   inner.create<mlir::memref::StoreOp>(loc, y, op.getOutput(), at(l[0]));
+                 });
+  });
+}
+
+class LowerTileToLoops : public impl::LowerTileToLoopsBase<LowerTileToLoops> {
+ public:
+  void runOnOperation() override {
+    llvm::SmallVector<mlir::Operation*> tileOps;
+    getOperation().walk([&](mlir::Operation* op) {
+      if (llvm::isa<tile::MapOp, tile::ReduceOp, tile::MatmulOp, tile::SoftmaxOp>(op)) {
+        tileOps.push_back(op);
+      }
+    });
+    for (mlir::Operation* op : tileOps) {
+      mlir::OpBuilder b(op);
+      llvm::TypeSwitch<mlir::Operation*>(op)
+          .Case([&](tile::MapOp map) { lowerMap(b, map); })
+          .Case([&](tile::ReduceOp reduce) { lowerReduce(b, reduce); })
+          .Case([&](tile::MatmulOp matmul) { lowerMatmul(b, matmul); })
+          .Case([&](tile::SoftmaxOp softmax) { lowerSoftmax(b, softmax); });
+      op->erase();
+    }
+  }
+};
+
+}  // namespace
+}  // namespace tessera

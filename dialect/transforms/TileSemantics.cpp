@@ -1,0 +1,186 @@
+// Element-level semantics of the Tile ops, shared by the host and device lowerings.
+#include "dialect/transforms/TileSemantics.h"
+
+#include <limits>
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace tessera::lowering {
+namespace {
+
+mlir::Value f32Constant(mlir::OpBuilder& b, mlir::Location loc, float value) {
+  return b.create<mlir::arith::ConstantOp>(loc, b.getF32FloatAttr(value));
+}
+
+}  // namespace
+
+mlir::Value convertFloat(mlir::OpBuilder& b, mlir::Location loc, mlir::Value value,
+                         mlir::Type target) {
+  auto from = llvm::cast<mlir::FloatType>(value.getType());
+  auto to = llvm::cast<mlir::FloatType>(target);
+  if (from == to) return value;
+  if (from.getWidth() == to.getWidth()) {
+    // f16 <-> bf16 has no single conversion; go through f32, which holds both exactly.
+    value = b.create<mlir::arith::ExtFOp>(loc, b.getF32Type(), value);
+    return b.create<mlir::arith::TruncFOp>(loc, to, value);
+  }
+  if (from.getWidth() < to.getWidth()) return b.create<mlir::arith::ExtFOp>(loc, to, value);
+  return b.create<mlir::arith::TruncFOp>(loc, to, value);
+}
+
+mlir::Value roundToTf32(mlir::OpBuilder& b, mlir::Location loc, mlir::Value value) {
+  // Add half of the dropped range (ties away from zero on the magnitude), then clear the 13
+  // low mantissa bits. Infinities stay infinite; NaN stays NaN.
+  mlir::Type i32 = b.getI32Type();
+  mlir::Value bits = b.create<mlir::arith::BitcastOp>(loc, i32, value);
+  mlir::Value half = b.create<mlir::arith::ConstantOp>(loc, b.getI32IntegerAttr(0x1000));
+  mlir::Value mask = b.create<mlir::arith::ConstantOp>(loc, b.getI32IntegerAttr(~0x1FFF));
+  mlir::Value rounded = b.create<mlir::arith::AndIOp>(
+      loc, b.create<mlir::arith::AddIOp>(loc, bits, half), mask);
+  // NaN payloads must not be rounded into infinity: keep NaN inputs as they are.
+  mlir::Value isNan = b.create<mlir::arith::CmpFOp>(loc, mlir::arith::CmpFPredicate::UNO,
+                                                    value, value);
+  mlir::Value result = b.create<mlir::arith::BitcastOp>(loc, value.getType(), rounded);
+  return b.create<mlir::arith::SelectOp>(loc, isNan, value, result);
+}
+
+mlir::Type matmulAccumulatorType(tile::MatmulOp op) {
+  mlir::Builder b(op.getContext());
+  if (op.getNumericPolicyOrDefault() == tile::NumericPolicy::f16) return b.getF16Type();
+  return b.getF32Type();
+}
+
+mlir::Value prepareMatmulInput(mlir::OpBuilder& b, mlir::Location loc, tile::MatmulOp op,
+                               mlir::Value element) {
+  mlir::Value value = convertFloat(b, loc, element, matmulAccumulatorType(op));
+  if (op.getNumericPolicyOrDefault() == tile::NumericPolicy::tf32) {
+    value = roundToTf32(b, loc, value);
+  }
+  return value;
+}
+
+mlir::Value applyMatmulEpilogue(mlir::OpBuilder& b, mlir::Location loc, tile::MatmulOp op,
+                                mlir::Value value, mlir::Value biasElement) {
+  value = convertFloat(b, loc, value, b.getF32Type());
+  if (biasElement) {
+    value = b.create<mlir::arith::AddFOp>(loc, value,
+                                          convertFloat(b, loc, biasElement, b.getF32Type()));
+  }
+  switch (op.getActivationOrNone()) {
+    case tile::Activation::none:
+      break;
+    case tile::Activation::relu:
+      value = b.create<mlir::arith::MaximumFOp>(loc, value, f32Constant(b, loc, 0.0f));
+      break;
+    case tile::Activation::gelu: {
+      // The erf form: 0.5 · x · (1 + erf(x / √2)).
+      mlir::Value scaled =
+          b.create<mlir::arith::MulFOp>(loc, value, f32Constant(b, loc, 0.70710678118654752f));
+      mlir::Value erf = b.create<mlir::math::ErfOp>(loc, scaled);
+      mlir::Value onePlus = b.create<mlir::arith::AddFOp>(loc, f32Constant(b, loc, 1.0f), erf);
+      mlir::Value halfX = b.create<mlir::arith::MulFOp>(loc, value, f32Constant(b, loc, 0.5f));
+      value = b.create<mlir::arith::MulFOp>(loc, halfX, onePlus);
+      break;
+    }
+    case tile::Activation::silu: {
+      // x · sigmoid(x) = x / (1 + exp(−x)).
+      mlir::Value negated = b.create<mlir::arith::NegFOp>(loc, value);
+      mlir::Value exp = b.create<mlir::math::ExpOp>(loc, negated);
+      mlir::Value denominator =
+          b.create<mlir::arith::AddFOp>(loc, f32Constant(b, loc, 1.0f), exp);
+      value = b.create<mlir::arith::DivFOp>(loc, value, denominator);
+      break;
+    }
+  }
+  auto output = llvm::cast<mlir::MemRefType>(op.getOutput().getType());
+  return convertFloat(b, loc, value, output.getElementType());
+}
+
+mlir::Value reductionIdentity(mlir::OpBuilder& b, mlir::Location loc, tile::ReduceKind kind) {
+  switch (kind) {
+    case tile::ReduceKind::sum:
+    case tile::ReduceKind::mean:
+      return f32Constant(b, loc, 0.0f);
+    case tile::ReduceKind::prod:
+      return f32Constant(b, loc, 1.0f);
+    case tile::ReduceKind::max:
+      return f32Constant(b, loc, -std::numeric_limits<float>::infinity());
+    case tile::ReduceKind::min:
+      return f32Constant(b, loc, std::numeric_limits<float>::infinity());
+  }
+  llvm_unreachable("unknown reduce kind");
+}
+
+mlir::Value reductionCombine(mlir::OpBuilder& b, mlir::Location loc, tile::ReduceKind kind,
+                             mlir::Value accumulator, mlir::Value value) {
+  switch (kind) {
+    case tile::ReduceKind::sum:
+    case tile::ReduceKind::mean:
+      return b.create<mlir::arith::AddFOp>(loc, accumulator, value);
+    case tile::ReduceKind::prod:
+      return b.create<mlir::arith::MulFOp>(loc, accumulator, value);
+    case tile::ReduceKind::max:
+      return b.create<mlir::arith::MaximumFOp>(loc, accumulator, value);
+    case tile::ReduceKind::min:
+      return b.create<mlir::arith::MinimumFOp>(loc, accumulator, value);
+  }
+  llvm_unreachable("unknown reduce kind");
+}
+
+mlir::Value reductionFinalize(mlir::OpBuilder& b, mlir::Location loc, tile::ReduceKind kind,
+                              mlir::Value accumulator, mlir::Value count) {
+  if (kind != tile::ReduceKind::mean) return accumulator;
+  mlir::Value count64 = b.create<mlir::arith::IndexCastUIOp>(loc, b.getI64Type(), count);
+  mlir::Value countF32 = b.create<mlir::arith::UIToFPOp>(loc, b.getF32Type(), count64);
+  return b.create<mlir::arith::DivFOp>(loc, accumulator, countF32);
+}
+
+llvm::SmallVector<mlir::Value> inlineMapBody(mlir::OpBuilder& b, tile::MapOp map,
+                                             mlir::ValueRange elements) {
+  mlir::Block& body = map.getBody().front();
+  mlir::IRMapping mapping;
+  mapping.map(body.getArguments(), elements);
+  for (mlir::Operation& op : body.without_terminator()) b.clone(op, mapping);
+  auto yield = llvm::cast<tile::YieldOp>(body.getTerminator());
+  llvm::SmallVector<mlir::Value> results;
+  for (mlir::Value value : yield.getValues()) results.push_back(mapping.lookup(value));
+  return results;
+}
+
+llvm::SmallVector<mlir::Value> memrefSizes(mlir::OpBuilder& b, mlir::Location loc,
+                                           mlir::Value memref) {
+  auto type = llvm::cast<mlir::MemRefType>(memref.getType());
+  llvm::SmallVector<mlir::Value> sizes;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    if (type.isDynamicDim(d)) {
+      sizes.push_back(b.create<mlir::memref::DimOp>(loc, memref, d));
+    } else {
+      sizes.push_back(b.create<mlir::arith::ConstantIndexOp>(loc, type.getDimSize(d)));
+    }
+  }
+  return sizes;
+}
+
+mlir::Value product(mlir::OpBuilder& b, mlir::Location loc, mlir::ValueRange sizes) {
+  mlir::Value result = b.create<mlir::arith::ConstantIndexOp>(loc, 1);
+  for (mlir::Value size : sizes) result = b.create<mlir::arith::MulIOp>(loc, result, size);
+  return result;
+}
+
+llvm::SmallVector<mlir::Value> insertAt(mlir::ValueRange values, int64_t position,
+                                        mlir::Value inserted) {
+  llvm::SmallVector<mlir::Value> result(values.begin(), values.end());
+  result.insert(result.begin() + position, inserted);
+  return result;
+}
+
+llvm::SmallVector<mlir::Value> eraseAt(mlir::ValueRange values, int64_t position) {
+  llvm::SmallVector<mlir::Value> result(values.begin(), values.end());
+  result.erase(result.begin() + position);
+  return result;
+}
+
+}  // namespace tessera::lowering

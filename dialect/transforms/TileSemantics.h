@@ -1,0 +1,69 @@
+// Element-level semantics of the Tile ops, shared by the host (loops) and device (gpu.launch)
+// lowerings so that both compute the same thing: conversions, the TF32 rounding, the matmul
+// epilogue activations, and the reduction combiners.
+#ifndef TESSERA_DIALECT_TRANSFORMS_TILESEMANTICS_H_
+#define TESSERA_DIALECT_TRANSFORMS_TILESEMANTICS_H_
+
+#include "dialect/TileOps.h"
+#include "llvm/ADT/SmallVector.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Value.h"
+
+namespace tessera::lowering {
+
+/// Converts a float scalar to the float type `target` (extf, truncf, or nothing).
+mlir::Value convertFloat(mlir::OpBuilder& b, mlir::Location loc, mlir::Value value,
+                         mlir::Type target);
+
+/// Rounds an f32 to TF32 (10 explicit mantissa bits), to nearest with ties away from zero —
+/// what `cvt.rna.tf32.f32` and cuBLAS's TF32 mode do to GEMM inputs.
+mlir::Value roundToTf32(mlir::OpBuilder& b, mlir::Location loc, mlir::Value value);
+
+/// The type a matmul multiplies and accumulates in under its numeric policy: f16 for `f16`,
+/// f32 otherwise.
+mlir::Type matmulAccumulatorType(tile::MatmulOp op);
+
+/// Loads an operand element already converted for accumulation: converted to the accumulator
+/// type and, under the `tf32` policy, rounded to TF32.
+mlir::Value prepareMatmulInput(mlir::OpBuilder& b, mlir::Location loc, tile::MatmulOp op,
+                               mlir::Value element);
+
+/// The matmul epilogue on one f32 value: `act(value + bias)` (bias may be null), then converted
+/// to the element type of C.
+mlir::Value applyMatmulEpilogue(mlir::OpBuilder& b, mlir::Location loc, tile::MatmulOp op,
+                                mlir::Value value, mlir::Value biasElement);
+
+/// The identity of `kind` in f32: 0 (sum, mean), 1 (prod), -inf (max), +inf (min).
+mlir::Value reductionIdentity(mlir::OpBuilder& b, mlir::Location loc, tile::ReduceKind kind);
+
+/// `kind(accumulator, value)` in f32. max and min propagate NaN.
+mlir::Value reductionCombine(mlir::OpBuilder& b, mlir::Location loc, tile::ReduceKind kind,
+                             mlir::Value accumulator, mlir::Value value);
+
+/// The final value of a reduction over `count` (index) elements: the accumulator, divided by the
+/// count for mean.
+mlir::Value reductionFinalize(mlir::OpBuilder& b, mlir::Location loc, tile::ReduceKind kind,
+                              mlir::Value accumulator, mlir::Value count);
+
+/// Clones the body of `map` at the builder's position with its arguments bound to `elements`;
+/// returns the values it yields.
+llvm::SmallVector<mlir::Value> inlineMapBody(mlir::OpBuilder& b, tile::MapOp map,
+                                             mlir::ValueRange elements);
+
+/// The sizes of a ranked memref as index values (constants where static).
+llvm::SmallVector<mlir::Value> memrefSizes(mlir::OpBuilder& b, mlir::Location loc,
+                                           mlir::Value memref);
+
+/// The product of `sizes` (1 for none).
+mlir::Value product(mlir::OpBuilder& b, mlir::Location loc, mlir::ValueRange sizes);
+
+/// `values` with `inserted` placed at position `position`.
+llvm::SmallVector<mlir::Value> insertAt(mlir::ValueRange values, int64_t position,
+                                        mlir::Value inserted);
+
+/// `values` without the entry at `position`.
+llvm::SmallVector<mlir::Value> eraseAt(mlir::ValueRange values, int64_t position);
+
+}  // namespace tessera::lowering
+
+#endif  // TESSERA_DIALECT_TRANSFORMS_TILESEMANTICS_H_

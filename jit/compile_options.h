@@ -1,0 +1,52 @@
+// What a compile produces code for: target, arch, optimisation level, guarantees.
+#ifndef TESSERA_JIT_COMPILE_OPTIONS_H_
+#define TESSERA_JIT_COMPILE_OPTIONS_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace tessera::jit {
+
+/// The two targets that compile the same IR: NVIDIA GPUs (PTX + cubin) and the host CPU (native
+/// code through LLVM ORC; also the accuracy reference).
+enum class Target { kHost, kNvptx };
+
+/// "host" or "nvptx".
+absl::string_view TargetName(Target target);
+
+/// Parses "host" / "nvptx"; anything else is InvalidArgument naming what was expected.
+absl::StatusOr<Target> ParseTarget(absl::string_view name);
+
+/// The GPU architectures the nvptx target compiles for (CUDA 13 supports sm_75 and newer).
+const std::vector<std::string>& SupportedArchs();
+
+/// OK for a supported arch; Unimplemented naming the supported ones otherwise.
+absl::Status ValidateArch(absl::string_view arch);
+
+/// Options of one compile. Copyable.
+struct CompileOptions {
+  Target target = Target::kHost;
+  /// GPU architecture for nvptx, e.g. "sm_90". Ignored for host.
+  std::string arch = "sm_90";
+  /// 0–3, for both LLVM (host code) and the NVPTX backend.
+  int opt_level = 2;
+  /// Treat every function as `tessera.deterministic` (the C API's deterministic flag).
+  bool deterministic = false;
+  /// Record the IR after each pipeline stage in CompiledModule::stages.
+  bool dump_stages = false;
+  /// The name diagnostics use for the source text, e.g. a file name.
+  std::string source_name = "<source>";
+  /// The CUDA toolkit (libdevice for math functions). Empty: $CUDA_HOME, else /usr/local/cuda.
+  std::string cuda_toolkit;
+};
+
+/// The toolkit `options` resolves to.
+std::string ResolveCudaToolkit(const CompileOptions& options);
+
+}  // namespace tessera::jit
+
+#endif  // TESSERA_JIT_COMPILE_OPTIONS_H_

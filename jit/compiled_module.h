@@ -1,0 +1,57 @@
+// The result of one compile: device images (PTX + cubin) and/or JIT'd host code, plus what the
+// compile saw on the way (stage dumps).
+#ifndef TESSERA_JIT_COMPILED_MODULE_H_
+#define TESSERA_JIT_COMPILED_MODULE_H_
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "jit/compile_options.h"
+#include "jit/host_executable.h"
+
+namespace tessera::jit {
+
+/// One gpu.module compiled for the device: its PTX and the cubin nvJitLink made from it.
+struct DeviceImage {
+  std::string module_name;
+  std::vector<std::string> kernels;  ///< `.entry` names, in definition order
+  std::string ptx;
+  std::string cubin;
+};
+
+/// The kinds of entry-function arguments a caller must pass.
+struct EntryArgument {
+  enum class Kind { kMemRef, kScalar };
+  Kind kind;
+  std::string type;  ///< the MLIR type as text, e.g. "memref<?x10xf32>" or "f32"
+  int64_t rank = 0;  ///< memrefs only
+};
+
+/// A public entry function: name and signature.
+struct EntryFunction {
+  std::string name;
+  std::vector<EntryArgument> arguments;
+  std::vector<std::string> results;  ///< scalar result types (at most one today)
+  bool deterministic = false;
+};
+
+/// A compiled module. Immutable after Compile returns; thread-safe to read and to call into.
+struct CompiledModule {
+  CompileOptions options;
+  std::vector<EntryFunction> entries;
+  /// The IR after each stage, when CompileOptions::dump_stages: (stage name, IR text).
+  std::vector<std::pair<std::string, std::string>> stages;
+
+  /// nvptx: the device images, and the LLVM IR of the host code that launches them.
+  std::vector<DeviceImage> device_images;
+  std::string host_llvm_ir;
+
+  /// host: the JIT'd entry points.
+  std::unique_ptr<HostExecutable> host;
+};
+
+}  // namespace tessera::jit
+
+#endif  // TESSERA_JIT_COMPILED_MODULE_H_

@@ -1,0 +1,367 @@
+// Tessera IR → compiled module: parse and verify, check contracts, lower stage by stage, then
+// JIT the host code (host) or extract PTX and link cubins (nvptx).
+#include "jit/compiler.h"
+
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "base/status_macros.h"
+#include "dialect/NVIDIAOps.h"
+#include "dialect/Registration.h"
+#include "dialect/TesseraDialect.h"
+#include "jit/nvjitlink.h"
+#include "jit/pipeline.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/raw_ostream.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Index/IR/IndexDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/UB/IR/UBOps.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "mlir/Target/LLVMIR/Export.h"
+
+namespace tessera::jit {
+namespace {
+
+const mlir::DialectRegistry& Registry() {
+  static const mlir::DialectRegistry* registry = [] {
+    auto* r = new mlir::DialectRegistry();
+    registerTesseraDialects(*r);
+    r->insert<mlir::affine::AffineDialect, mlir::cf::ControlFlowDialect, mlir::index::IndexDialect,
+              mlir::LLVM::LLVMDialect, mlir::NVVM::NVVMDialect, mlir::scf::SCFDialect,
+              mlir::ub::UBDialect, mlir::vector::VectorDialect>();
+    mlir::registerAllExtensions(*r);
+    mlir::NVVM::registerNVVMTargetInterfaceExternalModels(*r);
+    mlir::registerAllToLLVMIRTranslations(*r);
+    return r;
+  }();
+  return *registry;
+}
+
+std::string FormatLocation(mlir::Location location) {
+  if (auto file = location->findInstanceOf<mlir::FileLineColLoc>()) {
+    return absl::StrCat(file.getFilename().str(), ":", file.getLine(), ":", file.getColumn());
+  }
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << location;
+  return text;
+}
+
+absl::string_view SeverityName(mlir::DiagnosticSeverity severity) {
+  switch (severity) {
+    case mlir::DiagnosticSeverity::Error:
+      return "error";
+    case mlir::DiagnosticSeverity::Warning:
+      return "warning";
+    case mlir::DiagnosticSeverity::Note:
+      return "note";
+    case mlir::DiagnosticSeverity::Remark:
+      return "remark";
+  }
+  return "diagnostic";
+}
+
+/// Collects every diagnostic of a compile as `location: severity: message` lines (notes
+/// included), so a failure status carries all of them with their source locations.
+class DiagnosticCollector {
+ public:
+  explicit DiagnosticCollector(mlir::MLIRContext& context)
+      : handler_(&context, [this](mlir::Diagnostic& diagnostic) {
+          Record(diagnostic);
+          return mlir::success();
+        }) {}
+
+  bool HasErrors() const { return has_errors_; }
+
+  /// InvalidArgument: `summary`, then every diagnostic recorded so far.
+  absl::Status Failure(absl::string_view summary) const {
+    if (lines_.empty()) return absl::InvalidArgumentError(summary);
+    return absl::InvalidArgumentError(absl::StrCat(summary, ":\n", absl::StrJoin(lines_, "\n")));
+  }
+
+ private:
+  void Record(mlir::Diagnostic& diagnostic) {
+    if (diagnostic.getSeverity() == mlir::DiagnosticSeverity::Error) has_errors_ = true;
+    AddLine(diagnostic);
+    for (mlir::Diagnostic& note : diagnostic.getNotes()) {
+      // MLIR attaches the failing operation's full text to pass failures; it repeats the IR
+      // and hides the message, so it is left out.
+      if (llvm::StringRef(note.str()).starts_with("see current operation")) continue;
+      AddLine(note);
+    }
+  }
+
+  void AddLine(mlir::Diagnostic& diagnostic) {
+    lines_.push_back(absl::StrCat(FormatLocation(diagnostic.getLocation()), ": ",
+                                  SeverityName(diagnostic.getSeverity()), ": ",
+                                  diagnostic.str()));
+  }
+
+  mlir::ScopedDiagnosticHandler handler_;
+  std::vector<std::string> lines_;
+  bool has_errors_ = false;
+};
+
+std::string Print(mlir::Operation* op) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  op->print(os);
+  return text;
+}
+
+std::string TypeText(mlir::Type type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << type;
+  return text;
+}
+
+bool IsScalar(mlir::Type type) { return type.isIntOrIndexOrFloat(); }
+
+/// The public, defined functions of the module: what callers invoke.
+std::vector<mlir::func::FuncOp> EntryFunctions(mlir::ModuleOp module) {
+  std::vector<mlir::func::FuncOp> entries;
+  for (auto function : module.getOps<mlir::func::FuncOp>()) {
+    if (!function.isPrivate() && !function.isExternal()) entries.push_back(function);
+  }
+  return entries;
+}
+
+/// Checks the entry signatures and describes them: memref or scalar arguments, at most one
+/// scalar result.
+absl::StatusOr<std::vector<EntryFunction>> DescribeEntries(mlir::ModuleOp module) {
+  std::vector<EntryFunction> entries;
+  for (mlir::func::FuncOp function : EntryFunctions(module)) {
+    EntryFunction entry{function.getName().str(), {}, {}, isDeterministic(function)};
+    for (auto [index, type] : llvm::enumerate(function.getArgumentTypes())) {
+      if (auto memref = llvm::dyn_cast<mlir::MemRefType>(type)) {
+        entry.arguments.push_back(
+            {EntryArgument::Kind::kMemRef, TypeText(type), memref.getRank()});
+      } else if (IsScalar(type)) {
+        entry.arguments.push_back({EntryArgument::Kind::kScalar, TypeText(type), 0});
+      } else {
+        return absl::InvalidArgumentError(absl::StrCat(
+            FormatLocation(function.getLoc()), ": error: argument #", index, " of entry @",
+            entry.name, " has type ", TypeText(type),
+            "; expected a ranked memref or an integer, index or float scalar"));
+      }
+    }
+    if (function.getNumResults() > 1 ||
+        (function.getNumResults() == 1 && !IsScalar(function.getResultTypes()[0]))) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          FormatLocation(function.getLoc()), ": error: entry @", entry.name,
+          " must return nothing or one scalar (write tensors through memref arguments)"));
+    }
+    for (mlir::Type result : function.getResultTypes()) entry.results.push_back(TypeText(result));
+    entries.push_back(std::move(entry));
+  }
+  return entries;
+}
+
+/// Rejects what this compiler cannot generate code for, naming the location.
+absl::Status CheckSupported(mlir::ModuleOp module, Target target) {
+  absl::Status status = absl::OkStatus();
+  module.walk([&](mlir::Operation* op) {
+    if (auto delegate = llvm::dyn_cast<nvidia::DelegateOpInterface>(op)) {
+      status = absl::UnimplementedError(absl::StrCat(
+          FormatLocation(op->getLoc()), ": error: '", op->getName().getStringRef().str(),
+          "' (delegate '", delegate.getDelegateName().str(),
+          "') cannot be compiled: delegate calls need resolution against registered vendor "
+          "libraries, which this build of the compiler does not provide yet"));
+      return mlir::WalkResult::interrupt();
+    }
+    if (auto gpuModule = llvm::dyn_cast<mlir::gpu::GPUModuleOp>(op);
+        gpuModule && target == Target::kHost) {
+      status = absl::InvalidArgumentError(absl::StrCat(
+          FormatLocation(op->getLoc()), ": error: gpu.module @", gpuModule.getName().str(),
+          " holds raw GPU kernels, which need a GPU: compile with target 'nvptx'"));
+      return mlir::WalkResult::interrupt();
+    }
+    return mlir::WalkResult::advance();
+  });
+  return status;
+}
+
+absl::Status RunStage(mlir::MLIRContext& context, mlir::ModuleOp module,
+                      const PipelineStage& stage, const DiagnosticCollector& diagnostics,
+                      CompiledModule& out) {
+  mlir::PassManager pm(&context);
+  stage.build(pm);
+  // Any error diagnostic fails the stage, even when the pass reports success (the
+  // gpu-module-to-binary toolkit trap in TOOLCHAIN.md).
+  if (mlir::failed(pm.run(module)) || diagnostics.HasErrors()) {
+    return diagnostics.Failure(absl::StrCat("compile failed in stage '", stage.name, "'"));
+  }
+  if (out.options.dump_stages) out.stages.emplace_back(stage.name, Print(module));
+  return absl::OkStatus();
+}
+
+/// Adds `void _tessera_packed_<name>(void** args)` calling `_mlir_ciface_<name>`: the uniform
+/// calling convention of HostExecutable (see PackedEntry).
+absl::Status AddPackedWrapper(llvm::Module& module, const std::string& name) {
+  llvm::Function* target = module.getFunction("_mlir_ciface_" + name);
+  if (target == nullptr) {
+    return absl::InternalError(absl::StrCat("no C interface was generated for @", name));
+  }
+  llvm::LLVMContext& context = module.getContext();
+  llvm::Type* pointer = llvm::PointerType::getUnqual(context);
+  auto* wrapper = llvm::Function::Create(
+      llvm::FunctionType::get(llvm::Type::getVoidTy(context), {pointer}, false),
+      llvm::Function::ExternalLinkage, absl::StrCat(kPackedEntryPrefix, name), module);
+  llvm::IRBuilder<> builder(llvm::BasicBlock::Create(context, "entry", wrapper));
+  auto slot = [&](unsigned index) {
+    llvm::Value* address = builder.CreateConstGEP1_64(pointer, wrapper->getArg(0), index);
+    return builder.CreateLoad(pointer, address);
+  };
+  std::vector<llvm::Value*> arguments;
+  for (llvm::Argument& parameter : target->args()) {
+    llvm::Value* argument = slot(parameter.getArgNo());
+    // A memref travels as a pointer to its descriptor; a scalar is loaded from its slot.
+    if (!parameter.getType()->isPointerTy()) {
+      argument = builder.CreateLoad(parameter.getType(), argument);
+    }
+    arguments.push_back(argument);
+  }
+  llvm::Value* result = builder.CreateCall(target, arguments);
+  if (!target->getReturnType()->isVoidTy()) {
+    builder.CreateStore(result, slot(static_cast<unsigned>(target->arg_size())));
+  }
+  builder.CreateRetVoid();
+  return absl::OkStatus();
+}
+
+absl::Status FinishHost(mlir::ModuleOp module, CompiledModule& out) {
+  auto context = std::make_unique<llvm::LLVMContext>();
+  std::unique_ptr<llvm::Module> llvm_module = mlir::translateModuleToLLVMIR(module, *context);
+  if (llvm_module == nullptr) {
+    return absl::InternalError("translating the host code to LLVM IR failed");
+  }
+  std::vector<std::string> names;
+  for (const EntryFunction& entry : out.entries) {
+    TESSERA_RETURN_IF_ERROR(AddPackedWrapper(*llvm_module, entry.name));
+    names.push_back(entry.name);
+  }
+  TESSERA_ASSIGN_OR_RETURN(out.host, HostExecutable::Create(std::move(llvm_module),
+                                                            std::move(context), names,
+                                                            out.options.opt_level));
+  return absl::OkStatus();
+}
+
+/// The names of the `.entry` functions of a PTX text, in order.
+std::vector<std::string> PtxEntries(absl::string_view ptx) {
+  std::vector<std::string> entries;
+  constexpr absl::string_view kEntry = ".entry ";
+  for (size_t at = ptx.find(kEntry); at != absl::string_view::npos;
+       at = ptx.find(kEntry, at + kEntry.size())) {
+    size_t begin = at + kEntry.size();
+    size_t end = ptx.find_first_of("( \n", begin);
+    entries.emplace_back(ptx.substr(begin, end - begin));
+  }
+  return entries;
+}
+
+absl::Status FinishNvptx(mlir::ModuleOp module, CompiledModule& out) {
+  std::vector<mlir::gpu::BinaryOp> binaries(module.getOps<mlir::gpu::BinaryOp>().begin(),
+                                            module.getOps<mlir::gpu::BinaryOp>().end());
+  for (mlir::gpu::BinaryOp binary : binaries) {
+    for (mlir::Attribute attribute : binary.getObjects()) {
+      auto object = llvm::cast<mlir::gpu::ObjectAttr>(attribute);
+      DeviceImage image;
+      image.module_name = binary.getName().str();
+      image.ptx = object.getObject().getValue().str();
+      image.kernels = PtxEntries(image.ptx);
+      TESSERA_ASSIGN_OR_RETURN(image.cubin, LinkPtxToCubin(image.ptx, out.options.arch,
+                                                           out.options.opt_level));
+      out.device_images.push_back(std::move(image));
+    }
+  }
+  llvm::LLVMContext context;
+  std::unique_ptr<llvm::Module> host = mlir::translateModuleToLLVMIR(module, context);
+  if (host == nullptr) return absl::InternalError("translating the host code to LLVM IR failed");
+  llvm::raw_string_ostream os(out.host_llvm_ir);
+  host->print(os, nullptr);
+  return absl::OkStatus();
+}
+
+absl::Status CheckOptions(const CompileOptions& options) {
+  if (options.opt_level < 0 || options.opt_level > 3) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("opt_level must be 0, 1, 2 or 3, found ", options.opt_level));
+  }
+  if (options.target != Target::kNvptx) return absl::OkStatus();
+  TESSERA_RETURN_IF_ERROR(ValidateArch(options.arch));
+  // Without libdevice, gpu-module-to-binary only warns and leaves __nv_* calls unresolved.
+  std::filesystem::path libdevice = std::filesystem::path(ResolveCudaToolkit(options)) /
+                                    "nvvm" / "libdevice" / "libdevice.10.bc";
+  std::error_code error;
+  if (!std::filesystem::exists(libdevice, error)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the CUDA toolkit is not usable: ", libdevice.string(),
+                     " is missing (set CompileOptions::cuda_toolkit or CUDA_HOME)"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<CompiledModule>> Compile(absl::string_view source,
+                                                        const CompileOptions& options) {
+  TESSERA_RETURN_IF_ERROR(CheckOptions(options));
+  auto out = std::make_unique<CompiledModule>();
+  out->options = options;
+
+  mlir::MLIRContext context(Registry(), mlir::MLIRContext::Threading::DISABLED);
+  DiagnosticCollector diagnostics(context);
+  mlir::ParserConfig config(&context);
+  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceString<mlir::ModuleOp>(
+      llvm::StringRef(source.data(), source.size()), config, options.source_name);
+  if (!module || diagnostics.HasErrors()) {
+    return diagnostics.Failure("invalid Tessera IR");
+  }
+  TESSERA_ASSIGN_OR_RETURN(out->entries, DescribeEntries(*module));
+
+  PipelineOptions pipeline{options.arch, options.opt_level, options.deterministic,
+                           ResolveCudaToolkit(options)};
+  TESSERA_RETURN_IF_ERROR(RunStage(context, *module, ContractStage(pipeline), diagnostics, *out));
+  TESSERA_RETURN_IF_ERROR(CheckSupported(*module, options.target));
+
+  if (options.target == Target::kHost) {
+    // Entry points get a C interface (memref descriptors by pointer) for the packed wrappers.
+    for (mlir::func::FuncOp function : EntryFunctions(*module)) {
+      function->setAttr("llvm.emit_c_interface", mlir::UnitAttr::get(&context));
+    }
+  }
+  const std::vector<PipelineStage> stages =
+      options.target == Target::kHost ? HostStages() : NvptxStages(pipeline);
+  for (const PipelineStage& stage : stages) {
+    TESSERA_RETURN_IF_ERROR(RunStage(context, *module, stage, diagnostics, *out));
+  }
+  if (options.target == Target::kHost) {
+    TESSERA_RETURN_IF_ERROR(FinishHost(*module, *out));
+  } else {
+    TESSERA_RETURN_IF_ERROR(FinishNvptx(*module, *out));
+  }
+  return out;
+}
+
+}  // namespace tessera::jit

@@ -1,0 +1,176 @@
+// Host code through LLVM ORC (LLJIT) with an allowlist-only symbol generator.
+#include "jit/host_executable.h"
+
+#include <dlfcn.h>
+
+#include <utility>
+
+#include "absl/base/call_once.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "llvm/Analysis/CGSCCPassManager.h"
+#include "llvm/Analysis/LoopAnalysisManager.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/PassManager.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetMachine.h"
+
+namespace tessera::jit {
+namespace {
+
+// C library functions the host lowering can emit: allocation and memory intrinsics, libm
+// (LLVM intrinsics and math-to-libm calls, f32 and f64), and the soft-float conversion helpers
+// LLVM calls for f16/bf16 on CPUs without native support.
+const absl::flat_hash_set<absl::string_view>& AllowedSymbols() {
+  static const auto* symbols = new absl::flat_hash_set<absl::string_view>{
+      "malloc", "free", "aligned_alloc", "posix_memalign", "memcpy", "memmove", "memset",
+      // libm, f32
+      "expf", "exp2f", "expm1f", "logf", "log2f", "log10f", "log1pf", "powf", "sqrtf",
+      "cbrtf", "sinf", "cosf", "tanf", "asinf", "acosf", "atanf", "atan2f", "sinhf", "coshf",
+      "tanhf", "asinhf", "acoshf", "atanhf", "erff", "erfcf", "fabsf", "floorf", "ceilf",
+      "roundf", "roundevenf", "truncf", "rintf", "nearbyintf", "fmaf", "fmodf", "copysignf",
+      "fminf", "fmaxf", "sincosf", "ldexpf", "frexpf",
+      // libm, f64
+      "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "pow", "sqrt", "cbrt", "sin",
+      "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh", "acosh",
+      "atanh", "erf", "erfc", "fabs", "floor", "ceil", "round", "roundeven", "trunc", "rint",
+      "nearbyint", "fma", "fmod", "copysign", "fmin", "fmax", "sincos", "ldexp", "frexp",
+      // soft-float helpers (libgcc / compiler-rt)
+      "__extendhfsf2", "__truncsfhf2", "__truncdfhf2", "__extendbfsf2", "__truncsfbf2",
+      "__truncdfbf2", "__gnu_h2f_ieee", "__gnu_f2h_ieee", "__powisf2", "__powidf2"};
+  return *symbols;
+}
+
+/// Resolves allowlisted names against the process and leaves every other name unresolved, so
+/// ORC reports it as missing. (LLJIT's default would expose every symbol of the process.)
+class AllowlistGenerator : public llvm::orc::DefinitionGenerator {
+ public:
+  llvm::Error tryToGenerate(llvm::orc::LookupState&, llvm::orc::LookupKind,
+                            llvm::orc::JITDylib& dylib, llvm::orc::JITDylibLookupFlags,
+                            const llvm::orc::SymbolLookupSet& symbols) override {
+    llvm::orc::SymbolMap found;
+    for (const auto& [name, flags] : symbols) {
+      llvm::StringRef text = *name;
+      if (!IsAllowedHostSymbol(absl::string_view(text.data(), text.size()))) continue;
+      void* address = dlsym(RTLD_DEFAULT, text.str().c_str());
+      if (address == nullptr) continue;
+      found[name] = {llvm::orc::ExecutorAddr::fromPtr(address), llvm::JITSymbolFlags::Exported};
+    }
+    if (found.empty()) return llvm::Error::success();
+    return dylib.define(llvm::orc::absoluteSymbols(std::move(found)));
+  }
+};
+
+std::string ToString(llvm::Error error) { return llvm::toString(std::move(error)); }
+
+void InitializeNativeTarget() {
+  static absl::once_flag once;
+  absl::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+}
+
+llvm::OptimizationLevel ToOptimizationLevel(int opt_level) {
+  switch (opt_level) {
+    case 0:
+      return llvm::OptimizationLevel::O0;
+    case 1:
+      return llvm::OptimizationLevel::O1;
+    case 3:
+      return llvm::OptimizationLevel::O3;
+    default:
+      return llvm::OptimizationLevel::O2;
+  }
+}
+
+void Optimize(llvm::Module& module, llvm::TargetMachine* machine, int opt_level) {
+  if (opt_level == 0) return;
+  llvm::LoopAnalysisManager loops;
+  llvm::FunctionAnalysisManager functions;
+  llvm::CGSCCAnalysisManager cgscc;
+  llvm::ModuleAnalysisManager modules;
+  llvm::PassBuilder builder(machine);
+  builder.registerModuleAnalyses(modules);
+  builder.registerCGSCCAnalyses(cgscc);
+  builder.registerFunctionAnalyses(functions);
+  builder.registerLoopAnalyses(loops);
+  builder.crossRegisterProxies(loops, functions, cgscc, modules);
+  builder.buildPerModuleDefaultPipeline(ToOptimizationLevel(opt_level)).run(module, modules);
+}
+
+}  // namespace
+
+bool IsAllowedHostSymbol(absl::string_view name) { return AllowedSymbols().contains(name); }
+
+HostExecutable::HostExecutable(std::unique_ptr<llvm::orc::LLJIT> jit) : jit_(std::move(jit)) {}
+
+HostExecutable::~HostExecutable() = default;
+
+absl::StatusOr<std::unique_ptr<HostExecutable>> HostExecutable::Create(
+    std::unique_ptr<llvm::Module> module, std::unique_ptr<llvm::LLVMContext> context,
+    const std::vector<std::string>& entries, int opt_level) {
+  InitializeNativeTarget();
+  auto machine_builder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!machine_builder) {
+    return absl::InternalError(
+        absl::StrCat("cannot target the host CPU: ", ToString(machine_builder.takeError())));
+  }
+  machine_builder->setCodeGenOptLevel(opt_level == 0 ? llvm::CodeGenOptLevel::None
+                                                     : llvm::CodeGenOptLevel::Default);
+  auto machine = machine_builder->createTargetMachine();
+  if (!machine) {
+    return absl::InternalError(
+        absl::StrCat("cannot create a host target machine: ", ToString(machine.takeError())));
+  }
+  module->setDataLayout((*machine)->createDataLayout());
+  module->setTargetTriple((*machine)->getTargetTriple());
+  Optimize(*module, machine->get(), opt_level);
+
+  auto jit = llvm::orc::LLJITBuilder()
+                 .setJITTargetMachineBuilder(std::move(*machine_builder))
+                 .setLinkProcessSymbolsByDefault(false)
+                 // No static initializers to run, so no native platform (which would also
+                 // require a JITDylib exposing the whole process).
+                 .setPlatformSetUp(llvm::orc::setUpInactivePlatform)
+                 .create();
+  if (!jit) {
+    return absl::InternalError(
+        absl::StrCat("cannot create the ORC JIT: ", ToString(jit.takeError())));
+  }
+  (*jit)->getMainJITDylib().addGenerator(std::make_unique<AllowlistGenerator>());
+  if (llvm::Error error = (*jit)->addIRModule(
+          llvm::orc::ThreadSafeModule(std::move(module), std::move(context)))) {
+    return absl::InternalError(absl::StrCat("cannot add host code to the JIT: ",
+                                            ToString(std::move(error))));
+  }
+  std::unique_ptr<HostExecutable> executable(new HostExecutable(std::move(*jit)));
+  // Materialize every entry now: unresolved symbols surface at compile time, not first call.
+  for (const std::string& entry : entries) {
+    auto symbol = executable->jit_->lookup(absl::StrCat(kPackedEntryPrefix, entry));
+    if (!symbol) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "host code for @", entry,
+          " references symbols outside the runtime allowlist (allocation, memcpy/memset, libm) "
+          "and the registered libraries: ",
+          ToString(symbol.takeError())));
+    }
+  }
+  return executable;
+}
+
+absl::StatusOr<PackedEntry> HostExecutable::Lookup(absl::string_view name) const {
+  auto symbol = jit_->lookup(absl::StrCat(kPackedEntryPrefix, name));
+  if (!symbol) {
+    return absl::NotFoundError(
+        absl::StrCat("no host entry point @", name, ": ", ToString(symbol.takeError())));
+  }
+  return symbol->toPtr<PackedEntry>();
+}
+
+}  // namespace tessera::jit

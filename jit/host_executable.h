@@ -1,0 +1,61 @@
+// Native host code for the entry functions of a module, JIT-linked with LLVM ORC inside a
+// trust boundary: external symbols resolve only against a fixed allowlist of C library
+// functions the lowering emits (allocation, memcpy/memset, libm, soft-float helpers).
+#ifndef TESSERA_JIT_HOST_EXECUTABLE_H_
+#define TESSERA_JIT_HOST_EXECUTABLE_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace llvm {
+class LLVMContext;
+class Module;
+namespace orc {
+class LLJIT;
+}  // namespace orc
+}  // namespace llvm
+
+namespace tessera::jit {
+
+/// The packed calling convention of every host entry point: `args[i]` points at argument i —
+/// at a memref descriptor (`{T* allocated; T* aligned; int64_t offset; int64_t sizes[rank];
+/// int64_t strides[rank];}`) for a memref, at the value for a scalar — and, for an entry that
+/// returns a scalar, `args[num_args]` points at storage for the result.
+using PackedEntry = void (*)(void** args);
+
+/// Prefix of the packed wrapper symbol generated for entry function `f`.
+inline constexpr absl::string_view kPackedEntryPrefix = "_tessera_packed_";
+
+/// Whether `name` is a symbol JIT'd host code may resolve outside its own module.
+bool IsAllowedHostSymbol(absl::string_view name);
+
+/// Owns an ORC JIT holding one module's host code. Thread-safe.
+class HostExecutable {
+ public:
+  /// JIT-compiles `module` (which must define `_tessera_packed_<name>` for every name in
+  /// `entries`) at `opt_level` (0–3) for the host CPU and resolves every entry now, so a
+  /// missing or forbidden symbol is an InvalidArgument naming it, at compile time.
+  static absl::StatusOr<std::unique_ptr<HostExecutable>> Create(
+      std::unique_ptr<llvm::Module> module, std::unique_ptr<llvm::LLVMContext> context,
+      const std::vector<std::string>& entries, int opt_level);
+
+  ~HostExecutable();
+  HostExecutable(const HostExecutable&) = delete;
+  HostExecutable& operator=(const HostExecutable&) = delete;
+
+  /// The packed entry point of entry function `name`; NotFound when there is none.
+  absl::StatusOr<PackedEntry> Lookup(absl::string_view name) const;
+
+ private:
+  explicit HostExecutable(std::unique_ptr<llvm::orc::LLJIT> jit);
+
+  std::unique_ptr<llvm::orc::LLJIT> jit_;
+};
+
+}  // namespace tessera::jit
+
+#endif  // TESSERA_JIT_HOST_EXECUTABLE_H_

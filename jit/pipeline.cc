@@ -1,0 +1,144 @@
+// The host and nvptx lowering pipelines, stage by stage.
+#include "jit/pipeline.h"
+
+#include "dialect/Passes.h"
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassOptions.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+namespace tessera::jit {
+namespace {
+
+/// Low-precision math and bf16 conversions expanded to what every backend supports.
+void AddFloatLegalization(mlir::OpPassManager& pm) {
+  pm.addPass(mlir::math::createMathExtendToSupportedTypes());
+  mlir::arith::ArithExpandOpsPassOptions expand;
+  expand.includeBf16 = true;
+  pm.addPass(mlir::arith::createArithExpandOpsPass(expand));
+}
+
+void AddCleanup(mlir::OpPassManager& pm) {
+  pm.addPass(mlir::createCanonicalizerPass());
+  pm.addPass(mlir::createCSEPass());
+}
+
+struct PipelineCliOptions : mlir::PassPipelineOptions<PipelineCliOptions> {
+  Option<std::string> arch{*this, "arch", llvm::cl::desc("GPU architecture (nvptx)"),
+                           llvm::cl::init("sm_90")};
+  Option<int> optLevel{*this, "opt-level", llvm::cl::desc("optimisation level 0-3"),
+                       llvm::cl::init(2)};
+  Option<bool> deterministic{*this, "deterministic",
+                             llvm::cl::desc("treat every function as deterministic"),
+                             llvm::cl::init(false)};
+  Option<std::string> toolkit{*this, "cuda-toolkit", llvm::cl::desc("CUDA toolkit path"),
+                              llvm::cl::init("/usr/local/cuda")};
+
+  PipelineOptions ToOptions() const {
+    return PipelineOptions{arch, optLevel, deterministic, toolkit};
+  }
+};
+
+void AddStages(mlir::OpPassManager& pm, const PipelineOptions& options,
+               const std::vector<PipelineStage>& stages) {
+  ContractStage(options).build(pm);
+  for (const PipelineStage& stage : stages) stage.build(pm);
+}
+
+}  // namespace
+
+PipelineStage ContractStage(const PipelineOptions& options) {
+  return {"contracts", [options](mlir::OpPassManager& pm) {
+            VerifyDeterminismOptions determinism;
+            determinism.allFunctions = options.deterministic;
+            pm.addPass(createVerifyDeterminism(determinism));
+          }};
+}
+
+std::vector<PipelineStage> HostStages() {
+  return {
+      {"tile-to-loops",
+       [](mlir::OpPassManager& pm) {
+         pm.addNestedPass<mlir::func::FuncOp>(createLowerTileToLoops());
+         AddCleanup(pm);
+       }},
+      {"llvm",
+       [](mlir::OpPassManager& pm) {
+         pm.addPass(mlir::createSCFToControlFlowPass());
+         pm.addPass(mlir::memref::createExpandStridedMetadataPass());
+         pm.addPass(mlir::createLowerAffinePass());
+         AddFloatLegalization(pm);
+         pm.addPass(mlir::createConvertMathToLLVMPass());
+         pm.addPass(mlir::createConvertMathToLibmPass());
+         pm.addPass(mlir::createFinalizeMemRefToLLVMConversionPass());
+         pm.addPass(mlir::createConvertToLLVMPass());
+         pm.addPass(mlir::createReconcileUnrealizedCastsPass());
+         AddCleanup(pm);
+       }},
+  };
+}
+
+std::vector<PipelineStage> NvptxStages(const PipelineOptions& options) {
+  return {
+      {"tile-to-gpu",
+       [](mlir::OpPassManager& pm) {
+         pm.addNestedPass<mlir::func::FuncOp>(createLowerTileToGpu());
+         pm.addPass(mlir::createGpuKernelOutliningPass());
+         AddCleanup(pm);
+       }},
+      {"nvvm",
+       [options](mlir::OpPassManager& pm) {
+         mlir::GpuNVVMAttachTargetOptions target;
+         target.chip = options.arch;
+         target.features = kPtxFeatures;
+         target.optLevel = options.opt_level;
+         pm.addPass(mlir::createGpuNVVMAttachTarget(target));
+         pm.addPass(mlir::createSCFToControlFlowPass());
+         pm.addPass(mlir::memref::createExpandStridedMetadataPass());
+         pm.addPass(mlir::createLowerAffinePass());
+         mlir::OpPassManager& device = pm.nest<mlir::gpu::GPUModuleOp>();
+         AddFloatLegalization(device);
+         device.addPass(mlir::createConvertGpuOpsToNVVMOps());
+         AddCleanup(device);
+         device.addPass(mlir::createReconcileUnrealizedCastsPass());
+       }},
+      {"host-llvm",
+       [](mlir::OpPassManager& pm) {
+         pm.addPass(mlir::createGpuToLLVMConversionPass());
+         pm.addPass(mlir::createConvertToLLVMPass());
+         pm.addPass(mlir::createReconcileUnrealizedCastsPass());
+         AddCleanup(pm);
+       }},
+      {"ptx",
+       [options](mlir::OpPassManager& pm) {
+         mlir::GpuModuleToBinaryPassOptions binary;
+         binary.compilationTarget = "isa";  // PTX, in process (LLVM NVPTX backend)
+         binary.toolkitPath = options.cuda_toolkit;
+         pm.addPass(mlir::createGpuModuleToBinaryPass(binary));
+       }},
+  };
+}
+
+void RegisterPipelines() {
+  mlir::PassPipelineRegistration<PipelineCliOptions>(
+      "tessera-lower-to-host",
+      "Lower Tessera IR to the LLVM dialect for the host target (the stages of a host compile)",
+      [](mlir::OpPassManager& pm, const PipelineCliOptions& cli) {
+        AddStages(pm, cli.ToOptions(), HostStages());
+      });
+  mlir::PassPipelineRegistration<PipelineCliOptions>(
+      "tessera-lower-to-nvvm",
+      "Lower Tessera IR for NVIDIA GPUs: kernels to PTX in gpu.binary ops, host code to the "
+      "LLVM dialect (the stages of an nvptx compile)",
+      [](mlir::OpPassManager& pm, const PipelineCliOptions& cli) {
+        AddStages(pm, cli.ToOptions(), NvptxStages(cli.ToOptions()));
+      });
+}
+
+}  // namespace tessera::jit

@@ -1,0 +1,50 @@
+// The lowering pipelines, as named stages so a compile can dump the IR after each one and
+// tessera-opt can run them (--tessera-lower-to-host, --tessera-lower-to-nvvm).
+#ifndef TESSERA_JIT_PIPELINE_H_
+#define TESSERA_JIT_PIPELINE_H_
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "mlir/Pass/PassManager.h"
+
+namespace tessera::jit {
+
+/// What the pipelines need to know (a subset of CompileOptions, free of abseil types so that
+/// tessera-opt can build them from pass-pipeline options).
+struct PipelineOptions {
+  std::string arch = "sm_90";
+  int opt_level = 2;
+  bool deterministic = false;
+  std::string cuda_toolkit = "/usr/local/cuda";
+};
+
+/// One named step of a pipeline.
+struct PipelineStage {
+  std::string name;
+  std::function<void(mlir::OpPassManager&)> build;
+};
+
+/// The contract checks every compile starts with, before any lowering (today: the
+/// determinism check, so a nondeterministic delegate is refused before anything else).
+PipelineStage ContractStage(const PipelineOptions& options);
+
+/// Host lowering: tile-to-loops → llvm (LLVM dialect, ready for translation and ORC).
+std::vector<PipelineStage> HostStages();
+
+/// nvptx lowering: tile-to-gpu (kernels outlined into gpu.modules) → nvvm (device code in the
+/// NVVM/LLVM dialects) → host-llvm (launching code) → ptx (gpu.binary objects holding PTX,
+/// libdevice linked).
+std::vector<PipelineStage> NvptxStages(const PipelineOptions& options);
+
+/// The PTX ISA version every supported arch is compiled with: PTX 8.0 covers sm_75 … sm_90
+/// (sm_90 needs at least 7.8; LLVM's default, 6.0, aborts for it).
+inline constexpr char kPtxFeatures[] = "+ptx80";
+
+/// Registers --tessera-lower-to-host and --tessera-lower-to-nvvm with the pass registry.
+void RegisterPipelines();
+
+}  // namespace tessera::jit
+
+#endif  // TESSERA_JIT_PIPELINE_H_
