@@ -8,6 +8,8 @@
 #include "absl/base/call_once.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
 #include "llvm/Analysis/CGSCCPassManager.h"
 #include "llvm/Analysis/LoopAnalysisManager.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
@@ -67,6 +69,12 @@ class AllowlistGenerator : public llvm::orc::DefinitionGenerator {
 };
 
 std::string ToString(llvm::Error error) { return llvm::toString(std::move(error)); }
+
+/// Errors ORC reported while materializing code.
+struct SessionErrors {
+  absl::Mutex mu;
+  std::vector<std::string> messages ABSL_GUARDED_BY(mu);
+};
 
 void InitializeNativeTarget() {
   static absl::once_flag once;
@@ -144,6 +152,13 @@ absl::StatusOr<std::unique_ptr<HostExecutable>> HostExecutable::Create(
         absl::StrCat("cannot create the ORC JIT: ", ToString(jit.takeError())));
   }
   (*jit)->getMainJITDylib().addGenerator(std::make_unique<AllowlistGenerator>());
+  // ORC reports why materialization failed (e.g. "Symbols not found: [ getpid ]") to the
+  // session's reporter, which would print to stderr; keep it for the status instead.
+  auto session_errors = std::make_shared<SessionErrors>();
+  (*jit)->getExecutionSession().setErrorReporter([session_errors](llvm::Error error) {
+    absl::MutexLock lock(&session_errors->mu);
+    session_errors->messages.push_back(ToString(std::move(error)));
+  });
   if (llvm::Error error = (*jit)->addIRModule(
           llvm::orc::ThreadSafeModule(std::move(module), std::move(context)))) {
     return absl::InternalError(absl::StrCat("cannot add host code to the JIT: ",
@@ -154,11 +169,14 @@ absl::StatusOr<std::unique_ptr<HostExecutable>> HostExecutable::Create(
   for (const std::string& entry : entries) {
     auto symbol = executable->jit_->lookup(absl::StrCat(kPackedEntryPrefix, entry));
     if (!symbol) {
+      std::string lookup_error = ToString(symbol.takeError());
+      absl::MutexLock lock(&session_errors->mu);
       return absl::InvalidArgumentError(absl::StrCat(
           "host code for @", entry,
           " references symbols outside the runtime allowlist (allocation, memcpy/memset, libm) "
           "and the registered libraries: ",
-          ToString(symbol.takeError())));
+          absl::StrJoin(session_errors->messages, "; "),
+          session_errors->messages.empty() ? "" : "; ", lookup_error));
     }
   }
   return executable;

@@ -38,7 +38,8 @@ absl::Status Failure(absl::string_view call, nvJitLinkResult result, nvJitLinkHa
 absl::StatusOr<std::string> LinkPtxToCubin(absl::string_view ptx, absl::string_view arch,
                                            int opt_level) {
   std::string arch_option = absl::StrCat("-arch=", arch);
-  std::string opt_option = absl::StrCat("-O", opt_level);
+  // nvJitLink accepts only -O0 and -O3.
+  std::string opt_option = opt_level == 0 ? "-O0" : "-O3";
   const char* options[] = {arch_option.c_str(), opt_option.c_str()};
   nvJitLinkHandle raw = nullptr;
   nvJitLinkResult result = nvJitLinkCreate(&raw, 2, options);

@@ -1,0 +1,178 @@
+// Bad input to the compiler gets a status with the right code and a message naming the
+// location and what was expected — never an abort.
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "jit/compiler.h"
+
+namespace tessera::jit {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+
+absl::Status CompileStatus(const std::string& source, Target target = Target::kHost,
+                           const std::string& arch = "sm_90") {
+  CompileOptions options;
+  options.target = target;
+  options.arch = arch;
+  options.source_name = "bad.mlir";
+  auto compiled = Compile(source, options);
+  return compiled.status();
+}
+
+TEST(CompileErrorsTest, MalformedIrIsInvalidArgumentWithLocation) {
+  absl::Status status = CompileStatus("func.func @f(%x: memref<4xf32> {\n  return\n}\n");
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), AllOf(HasSubstr("invalid Tessera IR"), HasSubstr("bad.mlir:3:2: error:")));
+}
+
+TEST(CompileErrorsTest, VerifierFailureNamesTheOpAndLocation) {
+  absl::Status status = CompileStatus(R"mlir(
+func.func @f(%a: memref<16x64xf32>, %b: memref<32x8xf32>, %c: memref<16x8xf32>) {
+  tile.matmul %a, %b -> %c : memref<16x64xf32>, memref<32x8xf32> -> memref<16x8xf32>
+  return
+}
+)mlir");
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(),
+              HasSubstr("bad.mlir:3:3: error: 'tile.matmul' op expected K of A (64) to equal K "
+                        "of B (32)"));
+}
+
+TEST(CompileErrorsTest, UnknownOpIsInvalidArgumentWithLocation) {
+  absl::Status status = CompileStatus(R"mlir(
+func.func @f(%x: memref<4xf32>) {
+  tile.conv %x : memref<4xf32>
+  return
+}
+)mlir");
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("bad.mlir:3:3: error: custom op 'tile.conv' is unknown"));
+}
+
+TEST(CompileErrorsTest, UnsupportedArchIsUnimplemented) {
+  absl::Status status = CompileStatus("func.func @f() { return }", Target::kNvptx, "sm_70");
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(status.message(), AllOf(HasSubstr("unsupported arch 'sm_70'"), HasSubstr("sm_90")));
+}
+
+TEST(CompileErrorsTest, BadOptLevelIsInvalidArgument) {
+  CompileOptions options;
+  options.opt_level = 7;
+  auto compiled = Compile("func.func @f() { return }", options);
+  EXPECT_EQ(compiled.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(compiled.status().message(), HasSubstr("opt_level must be 0, 1, 2 or 3, found 7"));
+}
+
+TEST(CompileErrorsTest, MissingToolkitIsFailedPrecondition) {
+  CompileOptions options;
+  options.target = Target::kNvptx;
+  options.cuda_toolkit = "/nonexistent/cuda";
+  auto compiled = Compile("func.func @f() { return }", options);
+  EXPECT_EQ(compiled.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(compiled.status().message(),
+              HasSubstr("/nonexistent/cuda/nvvm/libdevice/libdevice.10.bc is missing"));
+}
+
+constexpr char kNondeterministicDelegate[] = R"mlir(
+func.func @gemm(%a: memref<4x4xf32>, %b: memref<4x4xf32>, %c: memref<4x4xf32>)
+    attributes {tessera.deterministic} {
+  tessera_nvidia.kernel_call %a, %b, %c {callee = "cublasGemmEx", arch = "sm_80+",
+      binding = "c_abi", provenance = "vendor_library", accuracy = "tolerance_bounded",
+      tolerance = 1.0e-3, determinism = "nondeterministic"}
+      : (memref<4x4xf32>, memref<4x4xf32>, memref<4x4xf32>) -> ()
+  return
+}
+)mlir";
+
+TEST(CompileErrorsTest, NondeterministicDelegateIsRefusedBeforeAnythingElse) {
+  for (Target target : {Target::kHost, Target::kNvptx}) {
+    absl::Status status = CompileStatus(kNondeterministicDelegate, target);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(status.message(),
+                AllOf(HasSubstr("stage 'contracts'"),
+                      HasSubstr("bad.mlir:4:3: error: 'tessera_nvidia.kernel_call' op "
+                                "nondeterministic delegate 'cublasGemmEx'"),
+                      HasSubstr("in deterministic function @gemm"), HasSubstr("remedy:"),
+                      HasSubstr("bad.mlir:2:1: note: @gemm is declared")));
+  }
+}
+
+TEST(CompileErrorsTest, DeterministicCompileCoversUndeclaredFunctions) {
+  std::string source = kNondeterministicDelegate;
+  source.replace(source.find("    attributes {tessera.deterministic} {"),
+                 std::string("    attributes {tessera.deterministic} {").size(), "{");
+  CompileOptions options;
+  options.deterministic = true;
+  auto compiled = Compile(source, options);
+  EXPECT_EQ(compiled.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(compiled.status().message(),
+              HasSubstr("compile without the deterministic requirement"));
+}
+
+TEST(CompileErrorsTest, DelegatesAreNotCompiledYetAndSaySo) {
+  absl::Status status = CompileStatus(R"mlir(
+func.func @gemm(%a: memref<4x4xf32>) {
+  tessera_nvidia.kernel_call %a {callee = "cblas_sgemm", arch = "sm_80+",
+      binding = "c_abi", provenance = "vendor_library", accuracy = "reference_exact",
+      determinism = "deterministic"} : (memref<4x4xf32>) -> ()
+  return
+}
+)mlir");
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(status.message(), AllOf(HasSubstr("bad.mlir:3:3"), HasSubstr("'cblas_sgemm'")));
+}
+
+TEST(CompileErrorsTest, HostCodeCannotReachProcessSymbols) {
+  absl::Status status = CompileStatus(R"mlir(
+func.func private @getpid() -> i32
+func.func @leak() -> i32 {
+  %pid = func.call @getpid() : () -> i32
+  return %pid : i32
+}
+)mlir");
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()), AllOf(HasSubstr("@leak"), HasSubstr("Symbols not found: [ getpid ]"),
+                                      HasSubstr("outside the runtime allowlist")));
+}
+
+TEST(CompileErrorsTest, RawGpuKernelsNeedTheNvptxTarget) {
+  absl::Status status = CompileStatus(R"mlir(
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @noop() kernel {
+      gpu.return
+    }
+  }
+}
+)mlir");
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), AllOf(HasSubstr("bad.mlir:3:3"), HasSubstr("need a GPU"),
+                                      HasSubstr("target 'nvptx'")));
+}
+
+TEST(CompileErrorsTest, EntryReturningAMemrefIsRejected) {
+  absl::Status status = CompileStatus(R"mlir(
+func.func @f(%x: memref<4xf32>) -> memref<4xf32> {
+  return %x : memref<4xf32>
+}
+)mlir");
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), AllOf(HasSubstr("bad.mlir:2:1"),
+                                      HasSubstr("must return nothing or one scalar")));
+}
+
+TEST(CompileErrorsTest, UnrankedArgumentIsRejected) {
+  absl::Status status = CompileStatus(R"mlir(
+func.func @f(%x: memref<*xf32>) {
+  return
+}
+)mlir");
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("argument #0 of entry @f has type memref<*xf32>"));
+}
+
+}  // namespace
+}  // namespace tessera::jit

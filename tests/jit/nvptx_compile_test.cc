@@ -1,0 +1,191 @@
+// The nvptx target without a GPU: every Tile op, a chain, f16/bf16 storage and a raw gpu.module
+// kernel compile to PTX that the toolkit's ptxas (an independent assembler) accepts for the
+// target arch, with the expected .entry names, and to a cubin linked in process by nvJitLink.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "jit/compiler.h"
+
+namespace tessera::jit {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+std::unique_ptr<CompiledModule> CompileForGpu(const std::string& source, const std::string& arch,
+                                              bool dump_stages = false) {
+  CompileOptions options;
+  options.target = Target::kNvptx;
+  options.arch = arch;
+  options.dump_stages = dump_stages;
+  auto compiled = Compile(source, options);
+  EXPECT_TRUE(compiled.ok()) << compiled.status();
+  return compiled.ok() ? std::move(compiled).value() : nullptr;
+}
+
+/// Runs `ptxas -arch=<arch>` on `ptx`; returns its exit status and output.
+std::pair<int, std::string> Ptxas(const std::string& ptx, const std::string& arch) {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  std::string dir = tmp != nullptr ? tmp : "/tmp";
+  std::string path = absl::StrCat(dir, "/kernel_", arch, ".ptx");
+  std::string log = absl::StrCat(dir, "/ptxas_", arch, ".log");
+  std::ofstream(path) << ptx;
+  std::string command = absl::StrCat("/usr/local/cuda/bin/ptxas -arch=", arch, " ", path,
+                                     " -o /dev/null > ", log, " 2>&1");
+  int status = std::system(command.c_str());
+  std::ifstream in(log);
+  std::string output((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return {status, output};
+}
+
+void ExpectValidImage(const DeviceImage& image, const std::string& arch) {
+  EXPECT_THAT(image.ptx, HasSubstr(absl::StrCat(".target ", arch)));
+  EXPECT_THAT(image.ptx, Not(HasSubstr("__nv_")))  // libdevice was linked in
+      << "unresolved libdevice call";
+  auto [status, output] = Ptxas(image.ptx, arch);
+  EXPECT_EQ(status, 0) << "ptxas rejected the PTX:\n" << output;
+  ASSERT_GE(image.cubin.size(), 4u);
+  EXPECT_EQ(image.cubin.substr(0, 4), "\x7f" "ELF");
+}
+
+constexpr char kAllOps[] = R"mlir(
+func.func @ops(%x: memref<?x?xf32>, %w: memref<?x?xf32>, %bias: memref<?xf32>,
+               %h: memref<?x?xf32>, %p: memref<?x?xf32>, %r: memref<?xf32>, %alpha: f32) {
+  tile.matmul %x, %w -> %h bias(%bias : memref<?xf32>) activation(gelu)
+      : memref<?x?xf32>, memref<?x?xf32> -> memref<?x?xf32>
+  tile.softmax %h -> %p : memref<?x?xf32> -> memref<?x?xf32>
+  tile.reduce mean %p -> %r axis = 1 : memref<?x?xf32> -> memref<?xf32>
+  tile.map ins(%h, %alpha : memref<?x?xf32>, f32) outs(%p : memref<?x?xf32>) {
+  ^bb0(%v: f32, %a: f32):
+    %e = math.tanh %v : f32
+    %s = arith.mulf %e, %a : f32
+    tile.yield %s : f32
+  }
+  return
+}
+)mlir";
+
+class NvptxArchTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(NvptxArchTest, EveryTileOpCompilesToAssemblablePtxAndCubin) {
+  auto module = CompileForGpu(kAllOps, GetParam());
+  ASSERT_NE(module, nullptr);
+  ASSERT_EQ(module->device_images.size(), 1u);
+  const DeviceImage& image = module->device_images[0];
+  EXPECT_EQ(image.module_name, "tessera_kernels");
+  EXPECT_THAT(image.kernels, ElementsAre("ops_matmul_0", "ops_softmax_1", "ops_reduce_2",
+                                         "ops_map_3"));
+  ExpectValidImage(image, GetParam());
+  // The host side launches each kernel from the entry function.
+  for (const std::string& kernel : image.kernels) {
+    EXPECT_THAT(module->host_llvm_ir, HasSubstr(kernel));
+  }
+  EXPECT_THAT(module->host_llvm_ir, HasSubstr("mgpuLaunchKernel"));
+}
+
+TEST_P(NvptxArchTest, HalfAndBfloatStorageCompile) {
+  auto module = CompileForGpu(R"mlir(
+func.func @mixed(%a: memref<?x?xf16>, %b: memref<?x?xf16>, %c: memref<?x?xf32>,
+                 %x: memref<?x?xbf16>, %y: memref<?x?xbf16>, %s: memref<?xf32>) {
+  tile.matmul %a, %b -> %c activation(silu) {transpose_b}
+      : memref<?x?xf16>, memref<?x?xf16> -> memref<?x?xf32>
+  tile.softmax %x -> %y : memref<?x?xbf16> -> memref<?x?xbf16>
+  tile.reduce max %y -> %s axis = 1 : memref<?x?xbf16> -> memref<?xf32>
+  return
+}
+)mlir",
+                              GetParam());
+  ASSERT_NE(module, nullptr);
+  ASSERT_EQ(module->device_images.size(), 1u);
+  ExpectValidImage(module->device_images[0], GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(Archs, NvptxArchTest, ::testing::Values("sm_80", "sm_90"));
+
+TEST(NvptxCompileTest, F16AccumulationPolicyCompilesForSm75) {
+  auto module = CompileForGpu(R"mlir(
+func.func @half(%a: memref<64x32xf16>, %b: memref<32x48xf16>, %c: memref<64x48xf16>) {
+  tile.matmul %a, %b -> %c policy(f16) : memref<64x32xf16>, memref<32x48xf16> -> memref<64x48xf16>
+  return
+}
+)mlir",
+                              "sm_75");
+  ASSERT_NE(module, nullptr);
+  ASSERT_EQ(module->device_images.size(), 1u);
+  ExpectValidImage(module->device_images[0], "sm_75");
+}
+
+TEST(NvptxCompileTest, RawGpuModuleKernelCompiles) {
+  auto module = CompileForGpu(R"mlir(
+module attributes {gpu.container_module} {
+  gpu.module @handwritten {
+    gpu.func @scale(%x: memref<?xf32>, %factor: f32) kernel {
+      %i = gpu.global_id x
+      %c0 = arith.constant 0 : index
+      %n = memref.dim %x, %c0 : memref<?xf32>
+      %in = arith.cmpi ult, %i, %n : index
+      scf.if %in {
+        %v = memref.load %x[%i] : memref<?xf32>
+        %s = arith.mulf %v, %factor : f32
+        memref.store %s, %x[%i] : memref<?xf32>
+      }
+      gpu.return
+    }
+  }
+  func.func @run(%x: memref<?xf32>, %factor: f32) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c128 = arith.constant 128 : index
+    %n = memref.dim %x, %c0 : memref<?xf32>
+    %blocks = arith.ceildivui %n, %c128 : index
+    gpu.launch_func @handwritten::@scale blocks in (%blocks, %c1, %c1) threads in (%c128, %c1, %c1)
+        args(%x : memref<?xf32>, %factor : f32)
+    return
+  }
+}
+)mlir",
+                              "sm_90");
+  ASSERT_NE(module, nullptr);
+  ASSERT_EQ(module->device_images.size(), 1u);
+  EXPECT_EQ(module->device_images[0].module_name, "handwritten");
+  EXPECT_THAT(module->device_images[0].kernels, ElementsAre("scale"));
+  ExpectValidImage(module->device_images[0], "sm_90");
+}
+
+TEST(NvptxCompileTest, StagesAreDumpedOnRequest) {
+  auto module = CompileForGpu(kAllOps, "sm_90", /*dump_stages=*/true);
+  ASSERT_NE(module, nullptr);
+  std::vector<std::string> names;
+  for (const auto& [name, ir] : module->stages) names.push_back(name);
+  EXPECT_THAT(names, ElementsAre("contracts", "tile-to-gpu", "nvvm", "host-llvm", "ptx"));
+  EXPECT_THAT(module->stages[1].second, HasSubstr("gpu.func @ops_matmul_0"));
+  EXPECT_THAT(module->stages[2].second, HasSubstr("nvvm."));
+  EXPECT_THAT(module->stages[4].second, HasSubstr("gpu.binary @tessera_kernels"));
+}
+
+TEST(NvptxCompileTest, EmptyProblemsLaunchNothing) {
+  // Every launch sits behind a size check: CUDA rejects a zero-sized grid.
+  auto module = CompileForGpu(kAllOps, "sm_90", /*dump_stages=*/true);
+  ASSERT_NE(module, nullptr);
+  const std::string& gpu_stage = module->stages[1].second;
+  size_t launches = 0;
+  for (size_t at = gpu_stage.find("gpu.launch_func"); at != std::string::npos;
+       at = gpu_stage.find("gpu.launch_func", at + 1)) {
+    ++launches;
+  }
+  EXPECT_EQ(launches, 4u);
+  EXPECT_EQ(std::count(gpu_stage.begin(), gpu_stage.end(), '\n') > 0, true);
+  EXPECT_THAT(gpu_stage, HasSubstr("scf.if"));
+}
+
+}  // namespace
+}  // namespace tessera::jit
