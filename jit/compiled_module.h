@@ -44,9 +44,12 @@ struct CompiledModule {
   /// The IR after each stage, when CompileOptions::dump_stages: (stage name, IR text).
   std::vector<std::pair<std::string, std::string>> stages;
 
-  /// nvptx: the device images, and the LLVM IR of the host code that launches them.
-  std::vector<DeviceImage> device_images;
+  /// The host code as LLVM IR, before LLVM's optimisations: the entry functions (host), or the
+  /// code that loads the device images and launches their kernels (nvptx).
   std::string host_llvm_ir;
+
+  /// nvptx: the device images.
+  std::vector<DeviceImage> device_images;
 
   /// host: the JIT'd entry points.
   std::unique_ptr<HostExecutable> host;

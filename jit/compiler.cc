@@ -256,6 +256,10 @@ absl::Status FinishHost(mlir::ModuleOp module, CompiledModule& out) {
   if (llvm_module == nullptr) {
     return absl::InternalError("translating the host code to LLVM IR failed");
   }
+  {
+    llvm::raw_string_ostream os(out.host_llvm_ir);
+    llvm_module->print(os, nullptr);
+  }
   std::vector<std::string> names;
   for (const EntryFunction& entry : out.entries) {
     TESSERA_RETURN_IF_ERROR(AddPackedWrapper(*llvm_module, entry.name));

@@ -18,6 +18,7 @@ if not os.path.exists(tessera_opt):
                      % tessera_opt)
 
 config.substitutions.append(("%examples", os.path.join(repo_root, "examples")))
-# FileCheck and not from LLVM 22 (Debian installs them under /usr/lib/llvm-22/bin).
+# The project tools, then FileCheck and not from LLVM 22 (Debian installs them under /usr/lib/llvm-22/bin).
 config.environment["PATH"] = os.pathsep.join(
-    [os.path.dirname(tessera_opt), "/usr/lib/llvm-22/bin", config.environment.get("PATH", "")])
+    [os.path.dirname(tessera_opt), os.path.join(bazel_bin, "tools", "tessera-jit"),
+     "/usr/lib/llvm-22/bin", config.environment.get("PATH", "")])

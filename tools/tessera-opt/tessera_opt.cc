@@ -1,7 +1,8 @@
 // tessera-opt: parses, verifies, transforms and prints Tessera IR (MlirOptMain with the Tessera
-// dialects and passes next to every upstream dialect and pass).
+// dialects, passes and lowering pipelines next to every upstream dialect and pass).
 #include "dialect/Passes.h"
 #include "dialect/Registration.h"
+#include "jit/pipeline.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
@@ -18,6 +19,7 @@ int main(int argc, char** argv) {
   tessera::registerTesseraDialects(registry);
   mlir::registerAllPasses();
   tessera::registerTesseraPasses();
+  tessera::jit::RegisterPipelines();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "Tessera IR optimizer driver\n", registry));
 }

@@ -1,0 +1,192 @@
+// tessera-jit: compile Tessera IR from the command line.
+//
+//   tessera-jit compile FILE [--target host|nvptx] [--arch sm_90] [-O N] [--deterministic]
+//                            [--emit mlir|llvm|ptx|cubin] [-o OUT]
+//   tessera-jit --help | --version
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "jit/compile_options.h"
+#include "jit/compiler.h"
+
+namespace {
+
+constexpr char kVersion[] = "tessera-jit 0.1.0";
+
+constexpr char kUsage[] = R"(usage:
+  tessera-jit compile FILE [options]   compile Tessera IR and print what --emit asks for
+  tessera-jit --help                   this text
+  tessera-jit --version                the version
+
+compile options:
+  --target host|nvptx   target (default: host)
+  --arch sm_XX          GPU architecture for nvptx: sm_75, sm_80, sm_86, sm_87, sm_89, sm_90
+                        (default: sm_90)
+  -O N                  optimisation level 0-3 (default: 2)
+  --deterministic       treat every function as tessera.deterministic
+  --emit KIND           mlir  the IR after every lowering stage
+                        llvm  the host code as LLVM IR
+                        ptx   the PTX of every device image (nvptx)
+                        cubin the cubin of the device image (nvptx; needs -o)
+                        (default: nothing; the compile is checked and a summary printed)
+  -o OUT                write the output to OUT instead of standard output
+)";
+
+struct Arguments {
+  std::string file;
+  std::string emit;
+  std::string output;
+  tessera::jit::CompileOptions options;
+};
+
+int Fail(const std::string& message) {
+  std::cerr << "tessera-jit: " << message << "\n";
+  return 2;
+}
+
+bool ReadFile(const std::string& path, std::string& contents) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  contents = buffer.str();
+  return true;
+}
+
+bool WriteOutput(const std::string& path, const std::string& contents) {
+  if (path.empty()) {
+    std::cout << contents;
+    return static_cast<bool>(std::cout);
+  }
+  std::ofstream out(path, std::ios::binary);
+  out << contents;
+  return static_cast<bool>(out);
+}
+
+/// Parses `compile` arguments; returns an error message, or "" on success.
+std::string ParseCompile(int argc, char** argv, Arguments& args) {
+  for (int i = 2; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&](std::string& out) -> bool {
+      if (i + 1 >= argc) return false;
+      out = argv[++i];
+      return true;
+    };
+    std::string text;
+    if (arg == "--target") {
+      if (!value(text)) return "--target needs a value";
+      auto target = tessera::jit::ParseTarget(text);
+      if (!target.ok()) return std::string(target.status().message());
+      args.options.target = *target;
+    } else if (arg == "--arch") {
+      if (!value(args.options.arch)) return "--arch needs a value";
+    } else if (arg == "-O") {
+      if (!value(text) || !absl::SimpleAtoi(text, &args.options.opt_level)) {
+        return "-O needs a level 0-3";
+      }
+    } else if (arg == "--deterministic") {
+      args.options.deterministic = true;
+    } else if (arg == "--emit") {
+      if (!value(args.emit)) return "--emit needs mlir, llvm, ptx or cubin";
+      if (args.emit != "mlir" && args.emit != "llvm" && args.emit != "ptx" &&
+          args.emit != "cubin") {
+        return absl::StrCat("unknown --emit '", args.emit, "'; expected mlir, llvm, ptx or cubin");
+      }
+    } else if (arg == "-o") {
+      if (!value(args.output)) return "-o needs a path";
+    } else if (!arg.empty() && arg[0] == '-') {
+      return absl::StrCat("unknown option '", arg, "'");
+    } else if (args.file.empty()) {
+      args.file = arg;
+    } else {
+      return absl::StrCat("unexpected argument '", arg, "'");
+    }
+  }
+  if (args.file.empty()) return "compile needs a FILE";
+  if ((args.emit == "ptx" || args.emit == "cubin") &&
+      args.options.target != tessera::jit::Target::kNvptx) {
+    return absl::StrCat("--emit ", args.emit, " needs --target nvptx");
+  }
+  if (args.emit == "cubin" && args.output.empty()) return "--emit cubin needs -o OUT";
+  return "";
+}
+
+std::string Render(const tessera::jit::CompiledModule& module, const std::string& emit) {
+  std::string text;
+  if (emit == "mlir") {
+    for (const auto& [stage, ir] : module.stages) {
+      absl::StrAppend(&text, "// ----- after stage '", stage, "'\n", ir, "\n");
+    }
+  } else if (emit == "llvm") {
+    text = module.host_llvm_ir;
+  } else if (emit == "ptx") {
+    for (const auto& image : module.device_images) {
+      absl::StrAppend(&text, "// ----- gpu.module @", image.module_name, "\n", image.ptx, "\n");
+    }
+  } else if (emit.empty()) {
+    absl::StrAppend(&text, "compiled for ", tessera::jit::TargetName(module.options.target),
+                    module.options.target == tessera::jit::Target::kNvptx
+                        ? absl::StrCat(" (", module.options.arch, ")")
+                        : "",
+                    "\n");
+    for (const auto& entry : module.entries) {
+      absl::StrAppend(&text, "entry @", entry.name, " (", entry.arguments.size(),
+                      " arguments)", entry.deterministic ? " deterministic" : "", "\n");
+    }
+    for (const auto& image : module.device_images) {
+      absl::StrAppend(&text, "gpu.module @", image.module_name, ": ", image.kernels.size(),
+                      " kernel(s), ", image.ptx.size(), " bytes of PTX, ", image.cubin.size(),
+                      " bytes of cubin\n");
+    }
+  }
+  return text;
+}
+
+int Compile(int argc, char** argv) {
+  Arguments args;
+  if (std::string error = ParseCompile(argc, argv, args); !error.empty()) {
+    return Fail(absl::StrCat(error, "\n", kUsage));
+  }
+  std::string source;
+  if (!ReadFile(args.file, source)) return Fail(absl::StrCat("cannot read '", args.file, "'"));
+  args.options.source_name = args.file;
+  args.options.dump_stages = args.emit == "mlir";
+  auto module = tessera::jit::Compile(source, args.options);
+  if (!module.ok()) {
+    std::cerr << args.file << ": " << absl::StatusCodeToString(module.status().code()) << ": "
+              << module.status().message() << "\n";
+    return 1;
+  }
+  if (args.emit == "cubin") {
+    const auto& images = (*module)->device_images;
+    if (images.size() != 1) {
+      return Fail(absl::StrCat("--emit cubin writes one image; this module has ", images.size()));
+    }
+    return WriteOutput(args.output, images[0].cubin) ? 0 : Fail("cannot write " + args.output);
+  }
+  return WriteOutput(args.output, Render(**module, args.emit)) ? 0
+                                                               : Fail("cannot write output");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) return Fail(absl::StrCat("missing command\n", kUsage));
+  std::string command = argv[1];
+  if (command == "--help" || command == "-h" || command == "help") {
+    std::cout << kUsage;
+    return 0;
+  }
+  if (command == "--version") {
+    std::cout << kVersion << "\n";
+    return 0;
+  }
+  if (command == "compile") return Compile(argc, argv);
+  return Fail(absl::StrCat("unknown command '", command, "'\n", kUsage));
+}
