@@ -36,6 +36,9 @@ struct CompileOptions {
   int opt_level = 2;
   /// Treat every function as `tessera.deterministic` (the C API's deterministic flag).
   bool deterministic = false;
+  /// nvptx: also link each PTX image into a cubin with nvJitLink (the loader's first choice).
+  /// Off, a compile stops at PTX.
+  bool link_cubin = true;
   /// Record the IR after each pipeline stage in CompiledModule::stages.
   bool dump_stages = false;
   /// The name diagnostics use for the source text, e.g. a file name.

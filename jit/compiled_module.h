@@ -13,7 +13,8 @@
 
 namespace tessera::jit {
 
-/// One gpu.module compiled for the device: its PTX and the cubin nvJitLink made from it.
+/// One gpu.module compiled for the device: its PTX and the cubin nvJitLink made from it (empty
+/// when CompileOptions::link_cubin is off).
 struct DeviceImage {
   std::string module_name;
   std::vector<std::string> kernels;  ///< `.entry` names, in definition order

@@ -294,8 +294,10 @@ absl::Status FinishNvptx(mlir::ModuleOp module, CompiledModule& out) {
       image.module_name = binary.getName().str();
       image.ptx = object.getObject().getValue().str();
       image.kernels = PtxEntries(image.ptx);
-      TESSERA_ASSIGN_OR_RETURN(image.cubin, LinkPtxToCubin(image.ptx, out.options.arch,
-                                                           out.options.opt_level));
+      if (out.options.link_cubin) {
+        TESSERA_ASSIGN_OR_RETURN(image.cubin, LinkPtxToCubin(image.ptx, out.options.arch,
+                                                             out.options.opt_level));
+      }
       out.device_images.push_back(std::move(image));
     }
   }

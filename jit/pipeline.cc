@@ -2,6 +2,7 @@
 #include "jit/pipeline.h"
 
 #include "dialect/Passes.h"
+#include "jit/ptx_codegen.h"
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -117,15 +118,13 @@ std::vector<PipelineStage> NvptxStages(const PipelineOptions& options) {
        }},
       {"ptx",
        [options](mlir::OpPassManager& pm) {
-         mlir::GpuModuleToBinaryPassOptions binary;
-         binary.compilationTarget = "isa";  // PTX, in process (LLVM NVPTX backend)
-         binary.toolkitPath = options.cuda_toolkit;
-         pm.addPass(mlir::createGpuModuleToBinaryPass(binary));
+         pm.addPass(CreateGpuModuleToPtxPass(options.cuda_toolkit));
        }},
   };
 }
 
 void RegisterPipelines() {
+  RegisterGpuModuleToPtxPass();
   mlir::PassPipelineRegistration<PipelineCliOptions>(
       "tessera-lower-to-host",
       "Lower Tessera IR to the LLVM dialect for the host target (the stages of a host compile)",

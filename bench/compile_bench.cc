@@ -1,0 +1,247 @@
+// Cold compile latency, side by side in one run: Tessera IR → PTX and → cubin (in process:
+// MLIR + LLVM NVPTX + nvJitLink) against NVRTC compiling the equivalent CUDA C++ to PTX and to
+// cubin. Each sample is a complete compile from text with no cache (a fresh MLIRContext or a
+// fresh NVRTC program). Prints a table of medians and ratios and writes JSON.
+//
+//   bazel run //bench:compile_bench -- [--runs N] [--arch sm_90] [--json PATH]
+#include <nvrtc.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "jit/compile_options.h"
+#include "jit/compiler.h"
+#include "jit/nvjitlink.h"
+
+namespace {
+
+constexpr char kElementwiseIr[] = R"mlir(
+func.func @saxpy(%alpha: f32, %x: memref<?xf32>, %y: memref<?xf32>, %out: memref<?xf32>) {
+  tile.map ins(%alpha, %x, %y : f32, memref<?xf32>, memref<?xf32>) outs(%out : memref<?xf32>) {
+  ^bb0(%a: f32, %xi: f32, %yi: f32):
+    %ax = arith.mulf %a, %xi : f32
+    %r = arith.addf %ax, %yi : f32
+    tile.yield %r : f32
+  }
+  return
+}
+)mlir";
+
+// The same computation as tile.map above: one thread per element, 256 per block.
+constexpr char kElementwiseCuda[] = R"cuda(
+extern "C" __global__ void __launch_bounds__(256) saxpy(float alpha, const float* x,
+                                                        const float* y, float* out, long n) {
+  long i = static_cast<long>(blockIdx.x) * 256 + threadIdx.x;
+  if (i < n) out[i] = alpha * x[i] + y[i];
+}
+)cuda";
+
+constexpr char kMatmulIr[] = R"mlir(
+func.func @dense(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %bias: memref<?xf32>, %c: memref<?x?xf32>) {
+  tile.matmul %a, %b -> %c bias(%bias : memref<?xf32>) activation(relu)
+      : memref<?x?xf32>, memref<?x?xf32> -> memref<?x?xf32>
+  return
+}
+)mlir";
+
+// The same schedule as the tile.matmul lowering: 16x16 tiles staged through shared memory.
+constexpr char kMatmulCuda[] = R"cuda(
+extern "C" __global__ void __launch_bounds__(256) dense(const float* a, const float* b,
+                                                        const float* bias, float* c,
+                                                        long m, long n, long k) {
+  __shared__ float tile_a[16][16];
+  __shared__ float tile_b[16][16];
+  long row = static_cast<long>(blockIdx.y) * 16 + threadIdx.y;
+  long col = static_cast<long>(blockIdx.x) * 16 + threadIdx.x;
+  float acc = 0.0f;
+  for (long k0 = 0; k0 < k; k0 += 16) {
+    long ka = k0 + threadIdx.x;
+    long kb = k0 + threadIdx.y;
+    tile_a[threadIdx.y][threadIdx.x] = (row < m && ka < k) ? a[row * k + ka] : 0.0f;
+    tile_b[threadIdx.y][threadIdx.x] = (kb < k && col < n) ? b[kb * n + col] : 0.0f;
+    __syncthreads();
+    for (int kk = 0; kk < 16; ++kk) {
+      acc = __fadd_rn(acc, __fmul_rn(tile_a[threadIdx.y][kk], tile_b[kk][threadIdx.x]));
+    }
+    __syncthreads();
+  }
+  if (row < m && col < n) c[row * n + col] = fmaxf(acc + bias[col], 0.0f);
+}
+)cuda";
+
+using Clock = std::chrono::steady_clock;
+
+struct Series {
+  std::string name;
+  std::vector<double> ms;
+
+  double Median() const {
+    std::vector<double> sorted = ms;
+    std::sort(sorted.begin(), sorted.end());
+    return sorted.empty() ? 0.0 : sorted[sorted.size() / 2];
+  }
+  double Min() const { return ms.empty() ? 0.0 : *std::min_element(ms.begin(), ms.end()); }
+};
+
+/// Times `body` `runs` times after one warm-up call whose time is reported separately (the
+/// first call in a process pays one-time initialisation).
+Series Measure(const std::string& name, int runs, double& first_ms,
+               const std::function<void()>& body) {
+  auto start = Clock::now();
+  body();
+  first_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  Series series{name, {}};
+  for (int i = 0; i < runs; ++i) {
+    start = Clock::now();
+    body();
+    series.ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+  }
+  return series;
+}
+
+void Check(nvrtcResult result, const char* what) {
+  if (result != NVRTC_SUCCESS) {
+    std::cerr << what << " failed: " << nvrtcGetErrorString(result) << "\n";
+    std::exit(1);
+  }
+}
+
+/// NVRTC from CUDA C++: to PTX for compute_XX (virtual arch) or to a cubin for sm_XX.
+std::string Nvrtc(const std::string& source, const std::string& arch, bool cubin) {
+  nvrtcProgram program;
+  Check(nvrtcCreateProgram(&program, source.c_str(), "kernel.cu", 0, nullptr, nullptr),
+        "nvrtcCreateProgram");
+  std::string arch_option =
+      cubin ? absl::StrCat("-arch=", arch) : absl::StrCat("-arch=compute_", arch.substr(3));
+  const char* options[] = {arch_option.c_str(), "-default-device"};
+  nvrtcResult result = nvrtcCompileProgram(program, 2, options);
+  if (result != NVRTC_SUCCESS) {
+    size_t size = 0;
+    nvrtcGetProgramLogSize(program, &size);
+    std::string log(size, '\0');
+    nvrtcGetProgramLog(program, log.data());
+    std::cerr << "NVRTC failed:\n" << log << "\n";
+    std::exit(1);
+  }
+  size_t size = 0;
+  std::string output;
+  if (cubin) {
+    Check(nvrtcGetCUBINSize(program, &size), "nvrtcGetCUBINSize");
+    output.resize(size);
+    Check(nvrtcGetCUBIN(program, output.data()), "nvrtcGetCUBIN");
+  } else {
+    Check(nvrtcGetPTXSize(program, &size), "nvrtcGetPTXSize");
+    output.resize(size);
+    Check(nvrtcGetPTX(program, output.data()), "nvrtcGetPTX");
+  }
+  nvrtcDestroyProgram(&program);
+  return output;
+}
+
+void Tessera(const std::string& source, const std::string& arch, bool cubin) {
+  tessera::jit::CompileOptions options;
+  options.target = tessera::jit::Target::kNvptx;
+  options.arch = arch;
+  options.link_cubin = cubin;
+  auto compiled = tessera::jit::Compile(source, options);
+  if (!compiled.ok()) {
+    std::cerr << "Tessera compile failed: " << compiled.status() << "\n";
+    std::exit(1);
+  }
+}
+
+struct Row {
+  std::string kernel;
+  std::string output;
+  Series tessera;
+  double tessera_first;
+  Series nvrtc;
+  double nvrtc_first;
+  double target_ratio;  // Tessera / NVRTC must be at most this
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int runs = 15;
+  std::string arch = "sm_90";
+  std::string json_path = "compile_bench.json";
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--runs" && i + 1 < argc && absl::SimpleAtoi(argv[i + 1], &runs)) {
+      ++i;
+    } else if (arg == "--arch" && i + 1 < argc) {
+      arch = argv[++i];
+    } else if (arg == "--json" && i + 1 < argc) {
+      json_path = argv[++i];
+    } else {
+      std::cerr << "usage: compile_bench [--runs N] [--arch sm_XX] [--json PATH]\n";
+      return 2;
+    }
+  }
+
+  struct Kernel {
+    std::string name;
+    const char* ir;
+    const char* cuda;
+  };
+  const std::vector<Kernel> kernels = {{"elementwise (saxpy)", kElementwiseIr, kElementwiseCuda},
+                                       {"matmul+bias+relu", kMatmulIr, kMatmulCuda}};
+  std::vector<Row> rows;
+  for (const Kernel& kernel : kernels) {
+    for (bool cubin : {false, true}) {
+      Row row;
+      row.kernel = kernel.name;
+      row.output = cubin ? "cubin" : "PTX";
+      row.target_ratio = cubin ? 0.5 : 1.0 / 6.0;
+      row.tessera = Measure("tessera", runs, row.tessera_first,
+                            [&] { Tessera(kernel.ir, arch, cubin); });
+      row.nvrtc = Measure("nvrtc", runs, row.nvrtc_first, [&] { Nvrtc(kernel.cuda, arch, cubin); });
+      rows.push_back(std::move(row));
+    }
+  }
+
+  std::cout << absl::StrFormat("Cold compile latency, %s, %d runs each (median; first call in "
+                               "the process in parentheses)\n\n",
+                               arch, runs);
+  std::cout << absl::StrFormat("| %-20s | %-5s | %-20s | %-20s | %-7s | %-7s | %-4s |\n",
+                               "kernel", "to", "Tessera IR (ms)", "NVRTC CUDA C++ (ms)", "ratio",
+                               "target", "met");
+  std::cout << "|----------------------|-------|----------------------|----------------------|"
+               "---------|---------|------|\n";
+  std::string json = absl::StrCat("{\n  \"benchmark\": \"compile\",\n  \"arch\": \"", arch,
+                                  "\",\n  \"runs\": ", runs, ",\n  \"nvjitlink\": \"",
+                                  tessera::jit::NvJitLinkVersion(), "\",\n  \"rows\": [\n");
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Row& row = rows[i];
+    double ratio = row.tessera.Median() / row.nvrtc.Median();
+    bool met = ratio <= row.target_ratio;
+    std::cout << absl::StrFormat(
+        "| %-20s | %-5s | %8.2f (%8.2f)    | %8.2f (%8.2f)    | %7.3f | <=%5.3f | %-4s |\n",
+        row.kernel, row.output, row.tessera.Median(), row.tessera_first, row.nvrtc.Median(),
+        row.nvrtc_first, ratio, row.target_ratio, met ? "yes" : "no");
+    absl::StrAppend(
+        &json,
+        absl::StrFormat("    {\"kernel\": \"%s\", \"output\": \"%s\", \"tessera_median_ms\": "
+                        "%.4f, \"tessera_min_ms\": %.4f, \"tessera_first_ms\": %.4f, "
+                        "\"nvrtc_median_ms\": %.4f, \"nvrtc_min_ms\": %.4f, \"nvrtc_first_ms\": "
+                        "%.4f, \"ratio\": %.4f, \"target_ratio\": %.4f, \"met\": %s}%s\n",
+                        row.kernel, row.output, row.tessera.Median(), row.tessera.Min(),
+                        row.tessera_first, row.nvrtc.Median(), row.nvrtc.Min(), row.nvrtc_first,
+                        ratio, row.target_ratio, met ? "true" : "false",
+                        i + 1 < rows.size() ? "," : ""));
+  }
+  absl::StrAppend(&json, "  ]\n}\n");
+  std::ofstream(json_path) << json;
+  std::cout << "\nJSON written to " << json_path << "\n";
+  return 0;
+}

@@ -1,0 +1,238 @@
+// gpu.module → PTX: translate to LLVM IR, link the needed libdevice functions from a lazily
+// loaded, process-wide copy of the bitcode, optimise with the NVPTX target's pipeline (which
+// includes NVVMReflect), and emit PTX with the NVPTX backend.
+#include "jit/ptx_codegen.h"
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/base/call_once.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "llvm/Analysis/CGSCCPassManager.h"
+#include "llvm/Analysis/LoopAnalysisManager.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/PassManager.h"
+#include "llvm/Linker/Linker.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Triple.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVMIR/Export.h"
+
+namespace tessera::jit {
+namespace {
+
+constexpr char kNvptxTriple[] = "nvptx64-nvidia-cuda";
+
+void InitializeNvptx() {
+  static absl::once_flag once;
+  absl::call_once(once, [] {
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+  });
+}
+
+/// libdevice's bitcode, read once per path and shared by every compile (read-only).
+absl::StatusOr<llvm::MemoryBufferRef> Libdevice(const std::string& cuda_toolkit) {
+  static absl::Mutex mu(absl::kConstInit);
+  static auto* buffers = new std::map<std::string, std::unique_ptr<llvm::MemoryBuffer>>();
+  std::string path = absl::StrCat(cuda_toolkit, "/nvvm/libdevice/libdevice.10.bc");
+  absl::MutexLock lock(&mu);
+  auto it = buffers->find(path);
+  if (it == buffers->end()) {
+    auto buffer = llvm::MemoryBuffer::getFile(path);
+    if (!buffer) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "kernels call libdevice math functions, but ", path,
+          " cannot be read: ", buffer.getError().message()));
+    }
+    it = buffers->emplace(path, std::move(*buffer)).first;
+  }
+  return it->second->getMemBufferRef();
+}
+
+std::string ErrorText(llvm::Error error) { return llvm::toString(std::move(error)); }
+
+/// Links the libdevice functions `module` declares (lazily: only those bodies are read) and
+/// makes them internal so the optimiser inlines and drops them.
+absl::Status LinkLibdevice(llvm::Module& module, const std::string& cuda_toolkit) {
+  bool needed = false;
+  absl::flat_hash_set<std::string> own_definitions;
+  for (llvm::Function& function : module) {
+    if (function.isDeclaration() && function.getName().starts_with("__nv_")) needed = true;
+    if (!function.isDeclaration()) own_definitions.insert(function.getName().str());
+  }
+  if (!needed) return absl::OkStatus();
+  auto buffer = Libdevice(cuda_toolkit);
+  if (!buffer.ok()) return buffer.status();
+  auto library = llvm::getOwningLazyBitcodeModule(
+      llvm::MemoryBuffer::getMemBuffer(*buffer, /*RequiresNullTerminator=*/false),
+      module.getContext());
+  if (!library) {
+    return absl::InternalError(absl::StrCat("cannot read libdevice: ",
+                                            ErrorText(library.takeError())));
+  }
+  (*library)->setDataLayout(module.getDataLayout());
+  (*library)->setTargetTriple(module.getTargetTriple());
+  if (llvm::Linker::linkModules(module, std::move(*library), llvm::Linker::LinkOnlyNeeded)) {
+    return absl::InternalError("linking libdevice failed");
+  }
+  for (llvm::Function& function : module) {
+    if (!function.isDeclaration() && !own_definitions.contains(function.getName().str())) {
+      function.setLinkage(llvm::GlobalValue::InternalLinkage);
+    }
+  }
+  // Accurate (non-flush-to-zero) math, as NVRTC without --ftz.
+  module.addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", uint32_t{0});
+  return absl::OkStatus();
+}
+
+llvm::OptimizationLevel ToOptimizationLevel(int level) {
+  switch (level) {
+    case 0:
+      return llvm::OptimizationLevel::O0;
+    case 1:
+      return llvm::OptimizationLevel::O1;
+    case 2:
+      return llvm::OptimizationLevel::O2;
+    default:
+      return llvm::OptimizationLevel::O3;
+  }
+}
+
+void Optimize(llvm::Module& module, llvm::TargetMachine& machine, int level) {
+  llvm::LoopAnalysisManager loops;
+  llvm::FunctionAnalysisManager functions;
+  llvm::CGSCCAnalysisManager cgscc;
+  llvm::ModuleAnalysisManager modules;
+  llvm::PassBuilder builder(&machine);  // the NVPTX callbacks add NVVMReflect
+  builder.registerModuleAnalyses(modules);
+  builder.registerCGSCCAnalyses(cgscc);
+  builder.registerFunctionAnalyses(functions);
+  builder.registerLoopAnalyses(loops);
+  builder.crossRegisterProxies(loops, functions, cgscc, modules);
+  llvm::ModulePassManager passes = level == 0
+                                       ? builder.buildO0DefaultPipeline(llvm::OptimizationLevel::O0)
+                                       : builder.buildPerModuleDefaultPipeline(
+                                             ToOptimizationLevel(level));
+  passes.run(module, modules);
+}
+
+absl::StatusOr<std::string> EmitPtx(mlir::gpu::GPUModuleOp gpu_module,
+                                    mlir::NVVM::NVVMTargetAttr target,
+                                    const std::string& cuda_toolkit) {
+  InitializeNvptx();
+  llvm::LLVMContext context;
+  std::unique_ptr<llvm::Module> module = mlir::translateModuleToLLVMIR(
+      gpu_module.getOperation(), context, gpu_module.getName());
+  if (module == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("translating gpu.module @", gpu_module.getName().str(), " to LLVM IR failed"));
+  }
+  llvm::Triple triple(kNvptxTriple);
+  std::string error;
+  const llvm::Target* backend = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (backend == nullptr) return absl::InternalError(absl::StrCat("no NVPTX backend: ", error));
+  const int level = target.getO();
+  std::unique_ptr<llvm::TargetMachine> machine(backend->createTargetMachine(
+      triple, target.getChip(), target.getFeatures(), llvm::TargetOptions(), std::nullopt,
+      std::nullopt, level == 0 ? llvm::CodeGenOptLevel::None : llvm::CodeGenOptLevel::Aggressive));
+  if (machine == nullptr) {
+    return absl::UnimplementedError(
+        absl::StrCat("the NVPTX backend cannot target ", target.getChip().str()));
+  }
+  module->setTargetTriple(triple);
+  module->setDataLayout(machine->createDataLayout());
+  if (absl::Status linked = LinkLibdevice(*module, cuda_toolkit); !linked.ok()) return linked;
+  Optimize(*module, *machine, level);
+
+  llvm::SmallString<0> ptx;
+  llvm::raw_svector_ostream stream(ptx);
+  llvm::legacy::PassManager codegen;
+  if (machine->addPassesToEmitFile(codegen, stream, nullptr, llvm::CodeGenFileType::AssemblyFile)) {
+    return absl::InternalError("the NVPTX backend cannot emit PTX");
+  }
+  codegen.run(*module);
+  return std::string(ptx.str());
+}
+
+class GpuModuleToPtxPass
+    : public mlir::PassWrapper<GpuModuleToPtxPass, mlir::OperationPass<mlir::ModuleOp>> {
+ public:
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(GpuModuleToPtxPass)
+
+  GpuModuleToPtxPass() = default;
+  explicit GpuModuleToPtxPass(const std::string& cuda_toolkit) { toolkit_ = cuda_toolkit; }
+  GpuModuleToPtxPass(const GpuModuleToPtxPass& other) : PassWrapper(other) {}
+
+  llvm::StringRef getArgument() const override { return "tessera-gpu-module-to-ptx"; }
+  llvm::StringRef getDescription() const override {
+    return "Compile each gpu.module with an #nvvm.target to a gpu.binary holding PTX, linking "
+           "only the libdevice functions its kernels call";
+  }
+
+  void runOnOperation() override {
+    std::vector<mlir::gpu::GPUModuleOp> gpu_modules(
+        getOperation().getOps<mlir::gpu::GPUModuleOp>().begin(),
+        getOperation().getOps<mlir::gpu::GPUModuleOp>().end());
+    for (mlir::gpu::GPUModuleOp gpu_module : gpu_modules) {
+      mlir::ArrayAttr targets = gpu_module.getTargetsAttr();
+      auto target = targets && targets.size() == 1
+                        ? llvm::dyn_cast<mlir::NVVM::NVVMTargetAttr>(targets[0])
+                        : mlir::NVVM::NVVMTargetAttr();
+      if (!target) {
+        gpu_module.emitError() << "expected exactly one #nvvm.target on gpu.module @"
+                               << gpu_module.getName();
+        return signalPassFailure();
+      }
+      absl::StatusOr<std::string> ptx = EmitPtx(gpu_module, target, toolkit_);
+      if (!ptx.ok()) {
+        gpu_module.emitError() << "PTX generation failed: " << ptx.status().message();
+        return signalPassFailure();
+      }
+      mlir::OpBuilder builder(gpu_module);
+      auto object = mlir::gpu::ObjectAttr::get(&getContext(), target,
+                                               mlir::gpu::CompilationTarget::Assembly,
+                                               builder.getStringAttr(*ptx), nullptr, nullptr);
+      builder.create<mlir::gpu::BinaryOp>(gpu_module.getLoc(), gpu_module.getName(),
+                                          /*offloadingHandler=*/nullptr,
+                                          builder.getArrayAttr({object}));
+      gpu_module.erase();
+    }
+  }
+
+ private:
+  Option<std::string> toolkit_{*this, "cuda-toolkit",
+                               llvm::cl::desc("CUDA toolkit holding nvvm/libdevice"),
+                               llvm::cl::init("/usr/local/cuda")};
+};
+
+}  // namespace
+
+std::unique_ptr<mlir::Pass> CreateGpuModuleToPtxPass(const std::string& cuda_toolkit) {
+  return std::make_unique<GpuModuleToPtxPass>(cuda_toolkit);
+}
+
+void RegisterGpuModuleToPtxPass() { mlir::PassRegistration<GpuModuleToPtxPass>(); }
+
+}  // namespace tessera::jit
