@@ -3,12 +3,14 @@
 #include "jit/compiler.h"
 
 #include <filesystem>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
 #include "base/status_macros.h"
 #include "dialect/NVIDIAOps.h"
 #include "dialect/Registration.h"
@@ -32,6 +34,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
@@ -55,6 +58,75 @@ const mlir::DialectRegistry& Registry() {
     return r;
   }();
   return *registry;
+}
+
+/// How many compiles a session serves before its context is replaced: an MLIRContext keeps
+/// every type and attribute it has uniqued, so a long-running service recycles it.
+constexpr int kCompilesPerSession = 256;
+
+/// An MLIRContext plus the pass managers of every pipeline stage already built on it. Building
+/// a pass manager freezes the pattern sets of its conversion and canonicalization passes,
+/// which costs more than running them on a small module, so sessions are pooled and reused.
+/// Thread-compatible: one compile uses a session at a time.
+class CompileSession {
+ public:
+  CompileSession() : context_(Registry(), mlir::MLIRContext::Threading::DISABLED) {
+    context_.loadAllAvailableDialects();
+  }
+
+  mlir::MLIRContext& context() { return context_; }
+
+  /// The pass manager for `stage` under `key` (everything that changes what the stage adds),
+  /// built on first use.
+  mlir::PassManager& StageManager(const std::string& key, const PipelineStage& stage) {
+    std::unique_ptr<mlir::PassManager>& manager = managers_[key + "/" + stage.name];
+    if (manager == nullptr) {
+      manager = std::make_unique<mlir::PassManager>(&context_);
+      // Verified once per stage by RunStage rather than after every pass.
+      manager->enableVerifier(false);
+      stage.build(*manager);
+    }
+    return *manager;
+  }
+
+  /// Counts a compile; true when the session has served its share and should be dropped.
+  bool Retire() { return ++compiles_ >= kCompilesPerSession; }
+
+ private:
+  mlir::MLIRContext context_;
+  std::map<std::string, std::unique_ptr<mlir::PassManager>> managers_;
+  int compiles_ = 0;
+};
+
+/// Idle sessions, shared by all compiles. Thread-safe.
+class SessionPool {
+ public:
+  std::unique_ptr<CompileSession> Acquire() {
+    {
+      absl::MutexLock lock(&mu_);
+      if (!idle_.empty()) {
+        std::unique_ptr<CompileSession> session = std::move(idle_.back());
+        idle_.pop_back();
+        return session;
+      }
+    }
+    return std::make_unique<CompileSession>();
+  }
+
+  void Release(std::unique_ptr<CompileSession> session) {
+    if (session->Retire()) return;
+    absl::MutexLock lock(&mu_);
+    idle_.push_back(std::move(session));
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::vector<std::unique_ptr<CompileSession>> idle_ ABSL_GUARDED_BY(mu_);
+};
+
+SessionPool& Sessions() {
+  static auto* pool = new SessionPool();
+  return *pool;
 }
 
 std::string FormatLocation(mlir::Location location) {
@@ -202,14 +274,14 @@ absl::Status CheckSupported(mlir::ModuleOp module, Target target) {
   return status;
 }
 
-absl::Status RunStage(mlir::MLIRContext& context, mlir::ModuleOp module,
+absl::Status RunStage(CompileSession& session, const std::string& key, mlir::ModuleOp module,
                       const PipelineStage& stage, const DiagnosticCollector& diagnostics,
                       CompiledModule& out) {
-  mlir::PassManager pm(&context);
-  stage.build(pm);
+  mlir::PassManager& pm = session.StageManager(key, stage);
   // Any error diagnostic fails the stage, even when the pass reports success (the
   // gpu-module-to-binary toolkit trap in TOOLCHAIN.md).
-  if (mlir::failed(pm.run(module)) || diagnostics.HasErrors()) {
+  if (mlir::failed(pm.run(module)) || mlir::failed(mlir::verify(module)) ||
+      diagnostics.HasErrors()) {
     return diagnostics.Failure(absl::StrCat("compile failed in stage '", stage.name, "'"));
   }
   if (out.options.dump_stages) out.stages.emplace_back(stage.name, Print(module));
@@ -328,15 +400,16 @@ absl::Status CheckOptions(const CompileOptions& options) {
   return absl::OkStatus();
 }
 
-}  // namespace
+/// Everything that changes the passes a stage adds.
+std::string PipelineKey(const CompileOptions& options, const PipelineOptions& pipeline) {
+  return absl::StrCat(TargetName(options.target), "/", pipeline.arch, "/O", pipeline.opt_level,
+                      pipeline.deterministic ? "/det" : "", "/", pipeline.cuda_toolkit);
+}
 
-absl::StatusOr<std::unique_ptr<CompiledModule>> Compile(absl::string_view source,
-                                                        const CompileOptions& options) {
-  TESSERA_RETURN_IF_ERROR(CheckOptions(options));
-  auto out = std::make_unique<CompiledModule>();
-  out->options = options;
-
-  mlir::MLIRContext context(Registry(), mlir::MLIRContext::Threading::DISABLED);
+absl::Status CompileInSession(CompileSession& session, absl::string_view source,
+                              CompiledModule& out) {
+  const CompileOptions& options = out.options;
+  mlir::MLIRContext& context = session.context();
   DiagnosticCollector diagnostics(context);
   mlir::ParserConfig config(&context);
   mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceString<mlir::ModuleOp>(
@@ -344,11 +417,13 @@ absl::StatusOr<std::unique_ptr<CompiledModule>> Compile(absl::string_view source
   if (!module || diagnostics.HasErrors()) {
     return diagnostics.Failure("invalid Tessera IR");
   }
-  TESSERA_ASSIGN_OR_RETURN(out->entries, DescribeEntries(*module));
+  TESSERA_ASSIGN_OR_RETURN(out.entries, DescribeEntries(*module));
 
   PipelineOptions pipeline{options.arch, options.opt_level, options.deterministic,
                            ResolveCudaToolkit(options)};
-  TESSERA_RETURN_IF_ERROR(RunStage(context, *module, ContractStage(pipeline), diagnostics, *out));
+  const std::string key = PipelineKey(options, pipeline);
+  TESSERA_RETURN_IF_ERROR(
+      RunStage(session, key, *module, ContractStage(pipeline), diagnostics, out));
   TESSERA_RETURN_IF_ERROR(CheckSupported(*module, options.target));
 
   if (options.target == Target::kHost) {
@@ -360,13 +435,23 @@ absl::StatusOr<std::unique_ptr<CompiledModule>> Compile(absl::string_view source
   const std::vector<PipelineStage> stages =
       options.target == Target::kHost ? HostStages() : NvptxStages(pipeline);
   for (const PipelineStage& stage : stages) {
-    TESSERA_RETURN_IF_ERROR(RunStage(context, *module, stage, diagnostics, *out));
+    TESSERA_RETURN_IF_ERROR(RunStage(session, key, *module, stage, diagnostics, out));
   }
-  if (options.target == Target::kHost) {
-    TESSERA_RETURN_IF_ERROR(FinishHost(*module, *out));
-  } else {
-    TESSERA_RETURN_IF_ERROR(FinishNvptx(*module, *out));
-  }
+  if (options.target == Target::kHost) return FinishHost(*module, out);
+  return FinishNvptx(*module, out);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<CompiledModule>> Compile(absl::string_view source,
+                                                        const CompileOptions& options) {
+  TESSERA_RETURN_IF_ERROR(CheckOptions(options));
+  auto out = std::make_unique<CompiledModule>();
+  out->options = options;
+  std::unique_ptr<CompileSession> session = Sessions().Acquire();
+  absl::Status status = CompileInSession(*session, source, *out);
+  Sessions().Release(std::move(session));
+  if (!status.ok()) return status;
   return out;
 }
 
