@@ -16,10 +16,13 @@
 #include "dialect/Registration.h"
 #include "dialect/TesseraDialect.h"
 #include "jit/nvjitlink.h"
+#include "jit/runtime/kernel_abi.h"
 #include "jit/pipeline.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
+#include "llvm/AsmParser/Parser.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
@@ -359,7 +362,9 @@ std::vector<std::string> PtxEntries(absl::string_view ptx) {
 absl::Status FinishNvptx(mlir::ModuleOp module, CompiledModule& out) {
   std::vector<mlir::gpu::BinaryOp> binaries(module.getOps<mlir::gpu::BinaryOp>().begin(),
                                             module.getOps<mlir::gpu::BinaryOp>().end());
+  mlir::Builder builder(module.getContext());
   for (mlir::gpu::BinaryOp binary : binaries) {
+    llvm::SmallVector<mlir::Attribute> packed_objects;
     for (mlir::Attribute attribute : binary.getObjects()) {
       auto object = llvm::cast<mlir::gpu::ObjectAttr>(attribute);
       DeviceImage image;
@@ -370,12 +375,22 @@ absl::Status FinishNvptx(mlir::ModuleOp module, CompiledModule& out) {
         TESSERA_ASSIGN_OR_RETURN(image.cubin, LinkPtxToCubin(image.ptx, out.options.arch,
                                                              out.options.opt_level));
       }
+      // The host code embeds both: the runtime loads the cubin, or JITs the PTX if the driver
+      // rejects it.
+      packed_objects.push_back(mlir::gpu::ObjectAttr::get(
+          module.getContext(), object.getTarget(), mlir::gpu::CompilationTarget::Binary,
+          builder.getStringAttr(runtime::PackDeviceImage(image.cubin, image.ptx)),
+          object.getProperties(), object.getKernels()));
       out.device_images.push_back(std::move(image));
     }
+    binary.setObjectsAttr(builder.getArrayAttr(packed_objects));
   }
   llvm::LLVMContext context;
   std::unique_ptr<llvm::Module> host = mlir::translateModuleToLLVMIR(module, context);
   if (host == nullptr) return absl::InternalError("translating the host code to LLVM IR failed");
+  for (const EntryFunction& entry : out.entries) {
+    TESSERA_RETURN_IF_ERROR(AddPackedWrapper(*host, entry.name));
+  }
   llvm::raw_string_ostream os(out.host_llvm_ir);
   host->print(os, nullptr);
   return absl::OkStatus();
@@ -426,11 +441,9 @@ absl::Status CompileInSession(CompileSession& session, absl::string_view source,
       RunStage(session, key, *module, ContractStage(pipeline), diagnostics, out));
   TESSERA_RETURN_IF_ERROR(CheckSupported(*module, options.target));
 
-  if (options.target == Target::kHost) {
-    // Entry points get a C interface (memref descriptors by pointer) for the packed wrappers.
-    for (mlir::func::FuncOp function : EntryFunctions(*module)) {
-      function->setAttr("llvm.emit_c_interface", mlir::UnitAttr::get(&context));
-    }
+  // Entry points get a C interface (memref descriptors by pointer) for the packed wrappers.
+  for (mlir::func::FuncOp function : EntryFunctions(*module)) {
+    function->setAttr("llvm.emit_c_interface", mlir::UnitAttr::get(&context));
   }
   const std::vector<PipelineStage> stages =
       options.target == Target::kHost ? HostStages() : NvptxStages(pipeline);
@@ -453,6 +466,25 @@ absl::StatusOr<std::unique_ptr<CompiledModule>> Compile(absl::string_view source
   Sessions().Release(std::move(session));
   if (!status.ok()) return status;
   return out;
+}
+
+absl::StatusOr<std::unique_ptr<HostExecutable>> LoadDeviceHostCode(
+    const CompiledModule& module) {
+  if (module.options.target != Target::kNvptx) {
+    return absl::FailedPreconditionError("only nvptx modules have device-launching host code");
+  }
+  auto context = std::make_unique<llvm::LLVMContext>();
+  llvm::SMDiagnostic error;
+  std::unique_ptr<llvm::Module> host = llvm::parseAssemblyString(module.host_llvm_ir, error,
+                                                                 *context);
+  if (host == nullptr) {
+    return absl::InternalError(
+        absl::StrCat("cannot parse the module's host code: ", error.getMessage().str()));
+  }
+  std::vector<std::string> names;
+  for (const EntryFunction& entry : module.entries) names.push_back(entry.name);
+  return HostExecutable::Create(std::move(host), std::move(context), names,
+                                module.options.opt_level, runtime::RuntimeSymbols());
 }
 
 }  // namespace tessera::jit

@@ -20,6 +20,12 @@ namespace tessera::jit {
 absl::StatusOr<std::unique_ptr<CompiledModule>> Compile(absl::string_view source,
                                                         const CompileOptions& options);
 
+/// The host code of an nvptx module, JIT-compiled so its entries can be invoked: they load the
+/// module's device image on the first RunInitializers() and launch kernels through the GPU
+/// runtime (jit/runtime/kernel_abi.h) — call them inside a runtime::InvocationScope.
+/// FailedPrecondition for a host-target module (whose CompiledModule::host is already that).
+absl::StatusOr<std::unique_ptr<HostExecutable>> LoadDeviceHostCode(const CompiledModule& module);
+
 }  // namespace tessera::jit
 
 #endif  // TESSERA_JIT_COMPILER_H_

@@ -3,17 +3,20 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/base/call_once.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "llvm/Analysis/CGSCCPassManager.h"
 #include "llvm/Analysis/LoopAnalysisManager.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/IR/Constants.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/PassManager.h"
@@ -112,18 +115,80 @@ void Optimize(llvm::Module& module, llvm::TargetMachine* machine, int opt_level)
   builder.buildPerModuleDefaultPipeline(ToOptimizationLevel(opt_level)).run(module, modules);
 }
 
+/// Removes `array` (llvm.global_ctors or llvm.global_dtors) from `module` and returns its
+/// functions in priority order, renamed `<prefix><i>` with external linkage so they can be
+/// looked up and called (the inactive ORC platform never runs them itself).
+std::vector<std::string> TakeStructors(llvm::Module& module, llvm::StringRef array,
+                                       llvm::StringRef prefix) {
+  llvm::GlobalVariable* variable = module.getNamedGlobal(array);
+  if (variable == nullptr) return {};
+  std::vector<std::pair<uint64_t, llvm::Function*>> entries;
+  if (auto* list = llvm::dyn_cast_or_null<llvm::ConstantArray>(
+          variable->hasInitializer() ? variable->getInitializer() : nullptr)) {
+    for (llvm::Value* operand : list->operands()) {
+      auto* entry = llvm::dyn_cast<llvm::ConstantStruct>(operand);
+      if (entry == nullptr || entry->getNumOperands() < 2) continue;
+      auto* priority = llvm::dyn_cast<llvm::ConstantInt>(entry->getOperand(0));
+      auto* function = llvm::dyn_cast<llvm::Function>(entry->getOperand(1));
+      if (priority != nullptr && function != nullptr) {
+        entries.emplace_back(priority->getZExtValue(), function);
+      }
+    }
+  }
+  std::stable_sort(entries.begin(), entries.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  variable->eraseFromParent();
+  std::vector<std::string> names;
+  for (auto& [priority, function] : entries) {
+    std::string name = absl::StrCat(prefix.str(), names.size());
+    function->setName(name);
+    function->setLinkage(llvm::GlobalValue::ExternalLinkage);
+    names.push_back(name);
+  }
+  return names;
+}
+
 }  // namespace
 
 bool IsAllowedHostSymbol(absl::string_view name) { return AllowedSymbols().contains(name); }
 
-HostExecutable::HostExecutable(std::unique_ptr<llvm::orc::LLJIT> jit) : jit_(std::move(jit)) {}
+HostExecutable::HostExecutable(std::unique_ptr<llvm::orc::LLJIT> jit,
+                               std::vector<std::string> initializers,
+                               std::vector<std::string> finalizers)
+    : jit_(std::move(jit)),
+      initializers_(std::move(initializers)),
+      finalizers_(std::move(finalizers)) {}
 
-HostExecutable::~HostExecutable() = default;
+HostExecutable::~HostExecutable() {
+  if (ran_initializers_) RunAll(finalizers_);
+}
+
+void HostExecutable::RunInitializers() {
+  absl::call_once(initialized_, [this] {
+    RunAll(initializers_);
+    ran_initializers_ = true;
+  });
+}
+
+void HostExecutable::RunAll(const std::vector<std::string>& functions) const {
+  for (const std::string& name : functions) {
+    auto symbol = jit_->lookup(name);
+    if (!symbol) {
+      llvm::consumeError(symbol.takeError());  // resolved at Create; cannot fail here
+      continue;
+    }
+    symbol->toPtr<void (*)()>()();
+  }
+}
 
 absl::StatusOr<std::unique_ptr<HostExecutable>> HostExecutable::Create(
     std::unique_ptr<llvm::Module> module, std::unique_ptr<llvm::LLVMContext> context,
-    const std::vector<std::string>& entries, int opt_level) {
+    const std::vector<std::string>& entries, int opt_level, const RuntimeSymbolList& runtime) {
   InitializeNativeTarget();
+  std::vector<std::string> initializers =
+      TakeStructors(*module, "llvm.global_ctors", "_tessera_init_");
+  std::vector<std::string> finalizers =
+      TakeStructors(*module, "llvm.global_dtors", "_tessera_fini_");
   auto machine_builder = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!machine_builder) {
     return absl::InternalError(
@@ -152,6 +217,18 @@ absl::StatusOr<std::unique_ptr<HostExecutable>> HostExecutable::Create(
         absl::StrCat("cannot create the ORC JIT: ", ToString(jit.takeError())));
   }
   (*jit)->getMainJITDylib().addGenerator(std::make_unique<AllowlistGenerator>());
+  if (!runtime.empty()) {
+    llvm::orc::SymbolMap symbols;
+    for (const auto& [name, address] : runtime) {
+      symbols[(*jit)->mangleAndIntern(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
+                                                llvm::JITSymbolFlags::Exported};
+    }
+    if (llvm::Error error =
+            (*jit)->getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(symbols)))) {
+      return absl::InternalError(
+          absl::StrCat("cannot define the runtime symbols: ", ToString(std::move(error))));
+    }
+  }
   // ORC reports why materialization failed (e.g. "Symbols not found: [ getpid ]") to the
   // session's reporter, which would print to stderr; keep it for the status instead.
   auto session_errors = std::make_shared<SessionErrors>();
@@ -164,15 +241,23 @@ absl::StatusOr<std::unique_ptr<HostExecutable>> HostExecutable::Create(
     return absl::InternalError(absl::StrCat("cannot add host code to the JIT: ",
                                             ToString(std::move(error))));
   }
-  std::unique_ptr<HostExecutable> executable(new HostExecutable(std::move(*jit)));
-  // Materialize every entry now: unresolved symbols surface at compile time, not first call.
-  for (const std::string& entry : entries) {
-    auto symbol = executable->jit_->lookup(absl::StrCat(kPackedEntryPrefix, entry));
+  std::unique_ptr<HostExecutable> executable(new HostExecutable(
+      std::move(*jit), std::move(initializers), std::move(finalizers)));
+  // Materialize every entry and structor now: unresolved symbols surface at compile time.
+  std::vector<std::string> symbols;
+  for (const std::string& entry : entries) symbols.push_back(absl::StrCat(kPackedEntryPrefix, entry));
+  for (const std::string& name : executable->initializers_) symbols.push_back(name);
+  for (const std::string& name : executable->finalizers_) symbols.push_back(name);
+  for (const std::string& symbol_name : symbols) {
+    auto symbol = executable->jit_->lookup(symbol_name);
     if (!symbol) {
       std::string lookup_error = ToString(symbol.takeError());
       absl::MutexLock lock(&session_errors->mu);
+      std::string what = absl::StartsWith(symbol_name, kPackedEntryPrefix)
+                             ? absl::StrCat("@", symbol_name.substr(kPackedEntryPrefix.size()))
+                             : symbol_name;
       return absl::InvalidArgumentError(absl::StrCat(
-          "host code for @", entry,
+          "host code for ", what,
           " references symbols outside the runtime allowlist (allocation, memcpy/memset, libm) "
           "and the registered libraries: ",
           absl::StrJoin(session_errors->messages, "; "),

@@ -6,8 +6,11 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/base/call_once.h"
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
@@ -33,15 +36,22 @@ inline constexpr absl::string_view kPackedEntryPrefix = "_tessera_packed_";
 /// Whether `name` is a symbol JIT'd host code may resolve outside its own module.
 bool IsAllowedHostSymbol(absl::string_view name);
 
+/// Symbols of the service's own runtime that host code may call: (name, address).
+using RuntimeSymbolList = std::vector<std::pair<std::string, void*>>;
+
 /// Owns an ORC JIT holding one module's host code. Thread-safe.
 class HostExecutable {
  public:
   /// JIT-compiles `module` (which must define `_tessera_packed_<name>` for every name in
   /// `entries`) at `opt_level` (0–3) for the host CPU and resolves every entry now, so a
-  /// missing or forbidden symbol is an InvalidArgument naming it, at compile time.
+  /// missing or forbidden symbol is an InvalidArgument naming it, at compile time. Besides the
+  /// allowlist, external symbols resolve against `runtime` only. The module's static
+  /// constructors and destructors (`llvm.global_ctors`/`dtors`, e.g. loading a device image)
+  /// do not run here: see RunInitializers.
   static absl::StatusOr<std::unique_ptr<HostExecutable>> Create(
       std::unique_ptr<llvm::Module> module, std::unique_ptr<llvm::LLVMContext> context,
-      const std::vector<std::string>& entries, int opt_level);
+      const std::vector<std::string>& entries, int opt_level,
+      const RuntimeSymbolList& runtime = {});
 
   ~HostExecutable();
   HostExecutable(const HostExecutable&) = delete;
@@ -50,10 +60,21 @@ class HostExecutable {
   /// The packed entry point of entry function `name`; NotFound when there is none.
   absl::StatusOr<PackedEntry> Lookup(absl::string_view name) const;
 
+  /// Runs the module's static constructors, once, on the calling thread; the destructors run
+  /// when the executable is destroyed. The caller provides whatever context they need (for
+  /// device code: an InvocationScope). No-op for modules without constructors.
+  void RunInitializers();
+
  private:
-  explicit HostExecutable(std::unique_ptr<llvm::orc::LLJIT> jit);
+  HostExecutable(std::unique_ptr<llvm::orc::LLJIT> jit, std::vector<std::string> initializers,
+                 std::vector<std::string> finalizers);
+  void RunAll(const std::vector<std::string>& functions) const;
 
   std::unique_ptr<llvm::orc::LLJIT> jit_;
+  std::vector<std::string> initializers_;
+  std::vector<std::string> finalizers_;
+  absl::once_flag initialized_;
+  bool ran_initializers_ = false;
 };
 
 }  // namespace tessera::jit

@@ -189,3 +189,25 @@ TEST(NvptxCompileTest, EmptyProblemsLaunchNothing) {
 
 }  // namespace
 }  // namespace tessera::jit
+
+namespace tessera::jit {
+namespace {
+
+TEST(NvptxHostCodeTest, DeviceLaunchingHostCodeLinksAgainstTheRuntimeOnly) {
+  auto module = CompileForGpu(kAllOps, "sm_90");
+  ASSERT_NE(module, nullptr);
+  auto host = LoadDeviceHostCode(*module);
+  ASSERT_TRUE(host.ok()) << host.status();
+  EXPECT_TRUE((*host)->Lookup("ops").ok());
+}
+
+TEST(NvptxHostCodeTest, HostTargetModulesHaveNoDeviceHostCode) {
+  CompileOptions options;
+  auto module = Compile("func.func @f() { return }", options);
+  ASSERT_TRUE(module.ok()) << module.status();
+  EXPECT_EQ(LoadDeviceHostCode(**module).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace tessera::jit
