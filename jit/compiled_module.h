@@ -3,6 +3,7 @@
 #ifndef TESSERA_JIT_COMPILED_MODULE_H_
 #define TESSERA_JIT_COMPILED_MODULE_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
@@ -22,19 +23,28 @@ struct DeviceImage {
   std::string cubin;
 };
 
-/// The kinds of entry-function arguments a caller must pass.
+/// A scalar or memref element type, as a caller sees it.
+struct ElementType {
+  enum class Class { kFloat, kBFloat, kInt, kIndex };
+  Class type_class = Class::kFloat;
+  int bits = 32;  ///< 1 for i1 (stored as one byte in memory)
+};
+
+/// One entry-function argument a caller must pass.
 struct EntryArgument {
   enum class Kind { kMemRef, kScalar };
-  Kind kind;
+  Kind kind = Kind::kScalar;
   std::string type;  ///< the MLIR type as text, e.g. "memref<?x10xf32>" or "f32"
-  int64_t rank = 0;  ///< memrefs only
+  ElementType element;
+  int64_t rank = 0;            ///< memrefs only
+  std::vector<int64_t> shape;  ///< memrefs only; -1 for a dynamic size
 };
 
 /// A public entry function: name and signature.
 struct EntryFunction {
   std::string name;
   std::vector<EntryArgument> arguments;
-  std::vector<std::string> results;  ///< scalar result types (at most one today)
+  std::vector<EntryArgument> results;  ///< scalar results (at most one)
   bool deterministic = false;
 };
 

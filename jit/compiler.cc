@@ -213,6 +213,23 @@ std::string TypeText(mlir::Type type) {
 
 bool IsScalar(mlir::Type type) { return type.isIntOrIndexOrFloat(); }
 
+ElementType DescribeElement(mlir::Type type) {
+  if (type.isIndex()) return {ElementType::Class::kIndex, 64};
+  if (type.isBF16()) return {ElementType::Class::kBFloat, 16};
+  if (auto integer = llvm::dyn_cast<mlir::IntegerType>(type)) {
+    return {ElementType::Class::kInt, static_cast<int>(integer.getWidth())};
+  }
+  return {ElementType::Class::kFloat, static_cast<int>(type.getIntOrFloatBitWidth())};
+}
+
+EntryArgument DescribeScalar(mlir::Type type) {
+  EntryArgument argument;
+  argument.kind = EntryArgument::Kind::kScalar;
+  argument.type = TypeText(type);
+  argument.element = DescribeElement(type);
+  return argument;
+}
+
 /// The public, defined functions of the module: what callers invoke.
 std::vector<mlir::func::FuncOp> EntryFunctions(mlir::ModuleOp module) {
   std::vector<mlir::func::FuncOp> entries;
@@ -229,16 +246,25 @@ absl::StatusOr<std::vector<EntryFunction>> DescribeEntries(mlir::ModuleOp module
   for (mlir::func::FuncOp function : EntryFunctions(module)) {
     EntryFunction entry{function.getName().str(), {}, {}, isDeterministic(function)};
     for (auto [index, type] : llvm::enumerate(function.getArgumentTypes())) {
-      if (auto memref = llvm::dyn_cast<mlir::MemRefType>(type)) {
-        entry.arguments.push_back(
-            {EntryArgument::Kind::kMemRef, TypeText(type), memref.getRank()});
+      auto memref = llvm::dyn_cast<mlir::MemRefType>(type);
+      if (memref && IsScalar(memref.getElementType()) && memref.getLayout().isIdentity()) {
+        EntryArgument argument;
+        argument.kind = EntryArgument::Kind::kMemRef;
+        argument.type = TypeText(type);
+        argument.element = DescribeElement(memref.getElementType());
+        argument.rank = memref.getRank();
+        for (int64_t size : memref.getShape()) {
+          argument.shape.push_back(mlir::ShapedType::isDynamic(size) ? -1 : size);
+        }
+        entry.arguments.push_back(std::move(argument));
       } else if (IsScalar(type)) {
-        entry.arguments.push_back({EntryArgument::Kind::kScalar, TypeText(type), 0});
+        entry.arguments.push_back(DescribeScalar(type));
       } else {
         return absl::InvalidArgumentError(absl::StrCat(
             FormatLocation(function.getLoc()), ": error: argument #", index, " of entry @",
             entry.name, " has type ", TypeText(type),
-            "; expected a ranked memref or an integer, index or float scalar"));
+            "; expected a ranked memref with the identity layout or an integer, index or float "
+            "scalar"));
       }
     }
     if (function.getNumResults() > 1 ||
@@ -247,7 +273,9 @@ absl::StatusOr<std::vector<EntryFunction>> DescribeEntries(mlir::ModuleOp module
           FormatLocation(function.getLoc()), ": error: entry @", entry.name,
           " must return nothing or one scalar (write tensors through memref arguments)"));
     }
-    for (mlir::Type result : function.getResultTypes()) entry.results.push_back(TypeText(result));
+    for (mlir::Type result : function.getResultTypes()) {
+      entry.results.push_back(DescribeScalar(result));
+    }
     entries.push_back(std::move(entry));
   }
   return entries;

@@ -1,0 +1,630 @@
+// The C API over the compiler and the runtime: handles, argument checking, DLPack → memref
+// descriptors, invoke on the host or on the GPU.
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/base/call_once.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
+#include "capi/include/tessera_jit.h"
+#include "jit/compile_options.h"
+#include "jit/compiler.h"
+#include "jit/runtime/gpu_runtime.h"
+#include "jit/runtime/kernel_abi.h"
+
+using tessera::jit::CompiledModule;
+using tessera::jit::ElementType;
+using tessera::jit::EntryArgument;
+using tessera::jit::EntryFunction;
+using tessera::jit::HostExecutable;
+using tessera::jit::PackedEntry;
+using tessera::jit::Target;
+using tessera::jit::runtime::GpuRuntime;
+
+struct tessera_jit_error {
+  absl::Status status;
+};
+
+struct tessera_jit_context {
+  Target default_target = Target::kHost;
+  int device = 0;
+  tessera_jit_log_level_t log_level = TESSERA_JIT_LOG_WARNING;
+};
+
+struct tessera_jit_function {
+  tessera_jit_module* module = nullptr;
+  const EntryFunction* entry = nullptr;
+  PackedEntry entry_point = nullptr;
+};
+
+struct tessera_jit_module {
+  tessera_jit_context* context = nullptr;
+  std::unique_ptr<CompiledModule> compiled;
+  std::string all_ptx;
+
+  /// nvptx: the JIT'd host code that launches the kernels, created on first lookup.
+  absl::once_flag device_host_once;
+  absl::Status device_host_status;
+  std::unique_ptr<HostExecutable> device_host;
+
+  absl::Mutex mu;
+  std::map<std::string, std::unique_ptr<tessera_jit_function>> functions ABSL_GUARDED_BY(mu);
+
+  const HostExecutable* executable() const {
+    return compiled->host != nullptr ? compiled->host.get() : device_host.get();
+  }
+};
+
+namespace {
+
+tessera_jit_error_t* MakeError(absl::Status status) {
+  if (status.ok()) return nullptr;
+  return new tessera_jit_error{std::move(status)};
+}
+
+tessera_jit_error_t* InvalidArgument(absl::string_view message) {
+  return MakeError(absl::InvalidArgumentError(message));
+}
+
+/// Checks the `struct_size` of a caller's option struct.
+absl::Status CheckStructSize(size_t given, size_t minimum, absl::string_view name) {
+  if (given >= minimum) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(name, ".struct_size is ", given,
+                                                 "; expected at least ", minimum,
+                                                 " (initialise it with ", name, "'s _init)"));
+}
+
+bool GpuAvailable() { return GpuRuntime::Get().ok(); }
+
+// ---------------------------------------------------------------------------------------------
+// Arguments
+
+/// The DLPack dtypes an element type accepts.
+bool DtypeMatches(const ElementType& element, DLDataType dtype) {
+  if (dtype.lanes != 1) return false;
+  switch (element.type_class) {
+    case ElementType::Class::kFloat:
+      return dtype.code == kDLFloat && dtype.bits == element.bits;
+    case ElementType::Class::kBFloat:
+      return dtype.code == kDLBfloat && dtype.bits == 16;
+    case ElementType::Class::kIndex:
+      return dtype.code == kDLInt && dtype.bits == 64;
+    case ElementType::Class::kInt:
+      // i1 is stored as one byte; newer DLPack calls it kDLBool (6).
+      if (element.bits == 1) return dtype.bits == 8 && (dtype.code <= kDLUInt || dtype.code == 6);
+      return (dtype.code == kDLInt || dtype.code == kDLUInt) && dtype.bits == element.bits;
+  }
+  return false;
+}
+
+std::string DescribeDtype(DLDataType dtype) {
+  const char* name = dtype.code == kDLInt      ? "int"
+                     : dtype.code == kDLUInt   ? "uint"
+                     : dtype.code == kDLFloat  ? "float"
+                     : dtype.code == kDLBfloat ? "bfloat"
+                                               : "code";
+  return absl::StrCat(name, static_cast<int>(dtype.bits),
+                      dtype.lanes != 1 ? absl::StrCat("x", dtype.lanes) : "");
+}
+
+std::string ShapeText(const int64_t* shape, int ndim) {
+  std::vector<std::string> sizes;
+  for (int d = 0; d < ndim; ++d) sizes.push_back(std::to_string(shape[d]));
+  return absl::StrCat("[", absl::StrJoin(sizes, ", "), "]");
+}
+
+/// A memref descriptor built from a DLTensor: {allocated, aligned, offset, sizes, strides}.
+absl::Status BuildDescriptor(const EntryFunction& entry, size_t index, const DLTensor* tensor,
+                             Target target, int device, std::vector<int64_t>& descriptor) {
+  const EntryArgument& expected = entry.arguments[index];
+  auto where = [&] {
+    return absl::StrCat("argument #", index, " of @", entry.name, " (", expected.type, ")");
+  };
+  if (tensor == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(where(), ": expected a DLTensor, found NULL"));
+  }
+  if (!DtypeMatches(expected.element, tensor->dtype)) {
+    return absl::InvalidArgumentError(absl::StrCat(where(), ": dtype ",
+                                                   DescribeDtype(tensor->dtype),
+                                                   " does not match the element type"));
+  }
+  if (tensor->ndim != expected.rank) {
+    return absl::InvalidArgumentError(absl::StrCat(where(), ": expected rank ", expected.rank,
+                                                   ", found ", tensor->ndim));
+  }
+  if (tensor->ndim > 0 && tensor->shape == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(where(), ": shape is NULL"));
+  }
+  int64_t elements = 1;
+  for (int d = 0; d < tensor->ndim; ++d) {
+    if (tensor->shape[d] < 0 || (expected.shape[d] >= 0 && tensor->shape[d] != expected.shape[d])) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          where(), ": shape ", ShapeText(tensor->shape, tensor->ndim), " does not match"));
+    }
+    elements *= tensor->shape[d];
+  }
+  // Identity-layout memrefs are dense row-major: strides must say so (or be NULL).
+  if (tensor->strides != nullptr) {
+    int64_t stride = 1;
+    for (int d = tensor->ndim - 1; d >= 0; --d) {
+      if (tensor->shape[d] > 1 && tensor->strides[d] != stride) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            where(), ": expected a dense row-major tensor, found strides ",
+            ShapeText(tensor->strides, tensor->ndim)));
+      }
+      stride *= tensor->shape[d];
+    }
+  }
+  if (tensor->data == nullptr && elements > 0) {
+    return absl::InvalidArgumentError(absl::StrCat(where(), ": data is NULL"));
+  }
+  const DLDeviceType device_type = tensor->device.device_type;
+  if (target == Target::kHost && device_type != kDLCPU && device_type != kDLCUDAHost) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        where(), ": the module runs on the host; expected host memory (kDLCPU), found device "
+                 "type ",
+        static_cast<int>(device_type)));
+  }
+  if (target == Target::kNvptx &&
+      ((device_type != kDLCUDA && device_type != kDLCUDAManaged) ||
+       tensor->device.device_id != device)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        where(), ": the module runs on CUDA device ", device,
+        "; expected memory of that device (kDLCUDA), found device type ",
+        static_cast<int>(device_type), " id ", tensor->device.device_id));
+  }
+  auto base = reinterpret_cast<int64_t>(static_cast<char*>(tensor->data) + tensor->byte_offset);
+  descriptor.assign(3 + 2 * static_cast<size_t>(tensor->ndim), 0);
+  descriptor[0] = base;
+  descriptor[1] = base;
+  int64_t stride = 1;
+  for (int d = tensor->ndim - 1; d >= 0; --d) {
+    descriptor[3 + d] = tensor->shape[d];
+    descriptor[3 + tensor->ndim + d] = stride;
+    stride *= tensor->shape[d];
+  }
+  return absl::OkStatus();
+}
+
+/// Stores a scalar argument in `slot` in the entry's type.
+absl::Status StoreScalar(const EntryFunction& entry, size_t index, const tessera_jit_arg_t& arg,
+                         std::array<unsigned char, 8>& slot) {
+  const EntryArgument& expected = entry.arguments[index];
+  auto where = [&] {
+    return absl::StrCat("argument #", index, " of @", entry.name, " (", expected.type, ")");
+  };
+  const ElementType& element = expected.element;
+  if (element.type_class == ElementType::Class::kFloat) {
+    if (arg.kind != TESSERA_JIT_ARG_FLOAT) {
+      return absl::InvalidArgumentError(absl::StrCat(where(), ": expected a float scalar"));
+    }
+    if (element.bits == 32) {
+      float value = static_cast<float>(arg.value.f);
+      std::memcpy(slot.data(), &value, sizeof(value));
+    } else if (element.bits == 64) {
+      std::memcpy(slot.data(), &arg.value.f, sizeof(double));
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat(
+          where(), ": scalar arguments of this float type are not supported; use f32 or f64"));
+    }
+    return absl::OkStatus();
+  }
+  if (element.type_class == ElementType::Class::kBFloat) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        where(), ": scalar arguments of this float type are not supported; use f32 or f64"));
+  }
+  if (arg.kind != TESSERA_JIT_ARG_INT) {
+    return absl::InvalidArgumentError(absl::StrCat(where(), ": expected an integer scalar"));
+  }
+  const int bits = element.bits;
+  int64_t value = arg.value.i;
+  if (bits < 64) {
+    int64_t low = bits == 1 ? 0 : -(int64_t{1} << (bits - 1));
+    int64_t high = bits == 1 ? 1 : (int64_t{1} << bits) - 1;  // signed or unsigned use
+    if (value < low || value > high) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where(), ": ", value, " does not fit in ", bits, " bits"));
+    }
+  }
+  std::memcpy(slot.data(), &value, sizeof(value));  // little-endian: the low bytes are the value
+  return absl::OkStatus();
+}
+
+tessera_jit_arg_t LoadResult(const EntryArgument& result, const std::array<unsigned char, 8>& slot) {
+  tessera_jit_arg_t out{};
+  if (result.element.type_class == ElementType::Class::kFloat) {
+    out.kind = TESSERA_JIT_ARG_FLOAT;
+    if (result.element.bits == 32) {
+      float value;
+      std::memcpy(&value, slot.data(), sizeof(value));
+      out.value.f = value;
+    } else {
+      std::memcpy(&out.value.f, slot.data(), sizeof(double));
+    }
+    return out;
+  }
+  out.kind = TESSERA_JIT_ARG_INT;
+  int64_t value = 0;
+  std::memcpy(&value, slot.data(), (result.element.bits + 7) / 8);
+  // Sign-extend narrow integers.
+  if (result.element.bits < 64 && result.element.bits > 1) {
+    int shift = 64 - result.element.bits;
+    value = (value << shift) >> shift;
+  }
+  out.value.i = value;
+  return out;
+}
+
+}  // namespace
+
+extern "C" {
+
+void tessera_jit_get_api_version(int* out_major, int* out_minor) {
+  if (out_major != nullptr) *out_major = TESSERA_JIT_API_MAJOR;
+  if (out_minor != nullptr) *out_minor = TESSERA_JIT_API_MINOR;
+}
+
+tessera_jit_error_code_t tessera_jit_error_code(const tessera_jit_error_t* error) {
+  return error == nullptr ? TESSERA_JIT_OK
+                          : static_cast<tessera_jit_error_code_t>(error->status.code());
+}
+
+const char* tessera_jit_error_message(const tessera_jit_error_t* error, size_t* out_size) {
+  if (error == nullptr) {
+    if (out_size != nullptr) *out_size = 0;
+    return "";
+  }
+  if (out_size != nullptr) *out_size = error->status.message().size();
+  return error->status.message().data();
+}
+
+void tessera_jit_error_destroy(tessera_jit_error_t* error) { delete error; }
+
+void tessera_jit_context_options_init(tessera_jit_context_options_t* out_options) {
+  if (out_options == nullptr) return;
+  *out_options = tessera_jit_context_options_t{};
+  out_options->struct_size = TESSERA_JIT_CONTEXT_OPTIONS_STRUCT_SIZE;
+  out_options->log_level = TESSERA_JIT_LOG_WARNING;
+}
+
+tessera_jit_error_t* tessera_jit_context_create(const tessera_jit_context_options_t* options,
+                                                tessera_jit_context_t** out_context) {
+  if (out_context == nullptr) return InvalidArgument("out_context is NULL");
+  tessera_jit_context_options_t defaults;
+  tessera_jit_context_options_init(&defaults);
+  if (options == nullptr) options = &defaults;
+  if (absl::Status status = CheckStructSize(options->struct_size,
+                                            TESSERA_JIT_CONTEXT_OPTIONS_STRUCT_SIZE,
+                                            "tessera_jit_context_options_t");
+      !status.ok()) {
+    return MakeError(status);
+  }
+  auto context = std::make_unique<tessera_jit_context>();
+  context->device = options->device_ordinal;
+  context->log_level = options->log_level;
+  if (options->default_target != nullptr) {
+    auto target = tessera::jit::ParseTarget(options->default_target);
+    if (!target.ok()) {
+      return MakeError(absl::InvalidArgumentError(
+          absl::StrCat("tessera_jit_context_options_t.default_target: ", target.status().message())));
+    }
+    context->default_target = *target;
+  } else {
+    context->default_target = GpuAvailable() ? Target::kNvptx : Target::kHost;
+    if (context->default_target == Target::kHost && options->log_level >= TESSERA_JIT_LOG_INFO) {
+      std::fprintf(stderr, "tessera-jit: no GPU available; the default target is host\n");
+    }
+  }
+  *out_context = context.release();
+  return nullptr;
+}
+
+void tessera_jit_context_destroy(tessera_jit_context_t* context) { delete context; }
+
+int tessera_jit_is_gpu_available(void) { return GpuAvailable() ? 1 : 0; }
+
+int32_t tessera_jit_device_count(void) {
+  auto runtime = GpuRuntime::Get();
+  return runtime.ok() ? (*runtime)->device_count() : 0;
+}
+
+tessera_jit_error_t* tessera_jit_device_get_info(int32_t ordinal,
+                                                 tessera_jit_device_info_t* out_info) {
+  if (out_info == nullptr) return InvalidArgument("out_info is NULL");
+  if (absl::Status status = CheckStructSize(out_info->struct_size,
+                                            TESSERA_JIT_DEVICE_INFO_STRUCT_SIZE,
+                                            "tessera_jit_device_info_t");
+      !status.ok()) {
+    return MakeError(status);
+  }
+  auto runtime = GpuRuntime::Get();
+  if (!runtime.ok()) return MakeError(runtime.status());
+  auto info = (*runtime)->Info(ordinal);
+  if (!info.ok()) return MakeError(info.status());
+  out_info->ordinal = info->ordinal;
+  std::snprintf(out_info->name, sizeof(out_info->name), "%s", info->name.c_str());
+  std::snprintf(out_info->arch, sizeof(out_info->arch), "%s", info->arch.c_str());
+  out_info->total_memory_bytes = info->total_memory;
+  out_info->multiprocessors = info->multiprocessors;
+  return nullptr;
+}
+
+void tessera_jit_compile_options_init(tessera_jit_compile_options_t* out_options) {
+  if (out_options == nullptr) return;
+  *out_options = tessera_jit_compile_options_t{};
+  out_options->struct_size = TESSERA_JIT_COMPILE_OPTIONS_STRUCT_SIZE;
+  out_options->opt_level = 2;
+}
+
+tessera_jit_error_t* tessera_jit_compile(tessera_jit_context_t* context, const char* source,
+                                         size_t source_size,
+                                         const tessera_jit_compile_options_t* options,
+                                         tessera_jit_module_t** out_module) {
+  if (context == nullptr) return InvalidArgument("context is NULL");
+  if (source == nullptr && source_size > 0) return InvalidArgument("source is NULL");
+  if (out_module == nullptr) return InvalidArgument("out_module is NULL");
+  tessera_jit_compile_options_t defaults;
+  tessera_jit_compile_options_init(&defaults);
+  if (options == nullptr) options = &defaults;
+  if (absl::Status status = CheckStructSize(options->struct_size,
+                                            TESSERA_JIT_COMPILE_OPTIONS_STRUCT_SIZE,
+                                            "tessera_jit_compile_options_t");
+      !status.ok()) {
+    return MakeError(status);
+  }
+  tessera::jit::CompileOptions compile;
+  compile.target = context->default_target;
+  if (options->target != nullptr) {
+    auto target = tessera::jit::ParseTarget(options->target);
+    if (!target.ok()) {
+      return MakeError(absl::InvalidArgumentError(
+          absl::StrCat("tessera_jit_compile_options_t.target: ", target.status().message())));
+    }
+    compile.target = *target;
+  }
+  if (options->arch != nullptr) {
+    compile.arch = options->arch;
+  } else if (compile.target == Target::kNvptx) {
+    auto runtime = GpuRuntime::Get();
+    if (runtime.ok()) {
+      auto info = (*runtime)->Info(context->device);
+      if (info.ok() && tessera::jit::ValidateArch(info->arch).ok()) compile.arch = info->arch;
+    }
+  }
+  compile.opt_level = options->opt_level;
+  compile.deterministic = (options->flags & TESSERA_JIT_DETERMINISTIC) != 0;
+  auto compiled = tessera::jit::Compile(absl::string_view(source, source_size), compile);
+  if (!compiled.ok()) return MakeError(compiled.status());
+  auto module = std::make_unique<tessera_jit_module>();
+  module->context = context;
+  module->compiled = std::move(*compiled);
+  for (const auto& image : module->compiled->device_images) {
+    absl::StrAppend(&module->all_ptx, "// gpu.module @", image.module_name, "\n", image.ptx);
+  }
+  *out_module = module.release();
+  return nullptr;
+}
+
+void tessera_jit_module_destroy(tessera_jit_module_t* module) {
+  if (module == nullptr) return;
+  if (module->device_host != nullptr) {
+    // The host code's destructors unload the device image on the module's device.
+    tessera::jit::runtime::InvocationScope scope(module->context->device, nullptr);
+    if (auto runtime = GpuRuntime::Get(); runtime.ok()) {
+      (void)(*runtime)->Activate(module->context->device);
+    }
+    module->device_host.reset();
+  }
+  delete module;
+}
+
+size_t tessera_jit_module_get_entry_count(const tessera_jit_module_t* module) {
+  return module == nullptr ? 0 : module->compiled->entries.size();
+}
+
+const char* tessera_jit_module_get_entry_name(const tessera_jit_module_t* module, size_t index,
+                                              size_t* out_size) {
+  if (module == nullptr || index >= module->compiled->entries.size()) {
+    if (out_size != nullptr) *out_size = 0;
+    return nullptr;
+  }
+  const std::string& name = module->compiled->entries[index].name;
+  if (out_size != nullptr) *out_size = name.size();
+  return name.c_str();
+}
+
+tessera_jit_error_t* tessera_jit_module_get_text(const tessera_jit_module_t* module,
+                                                 tessera_jit_text_kind_t kind,
+                                                 const char** out_data, size_t* out_size) {
+  if (module == nullptr) return InvalidArgument("module is NULL");
+  if (out_data == nullptr || out_size == nullptr) return InvalidArgument("out_data or out_size is NULL");
+  const std::string* text = nullptr;
+  switch (kind) {
+    case TESSERA_JIT_TEXT_LLVM:
+      text = &module->compiled->host_llvm_ir;
+      break;
+    case TESSERA_JIT_TEXT_PTX:
+      text = &module->all_ptx;
+      break;
+    case TESSERA_JIT_TEXT_CUBIN:
+      if (!module->compiled->device_images.empty()) {
+        text = &module->compiled->device_images.front().cubin;
+      }
+      break;
+    default:
+      return InvalidArgument(absl::StrCat("unknown text kind ", static_cast<int>(kind)));
+  }
+  if (text == nullptr || text->empty()) {
+    return MakeError(absl::NotFoundError(absl::StrCat(
+        "the module has no ", kind == TESSERA_JIT_TEXT_LLVM ? "LLVM IR" : kind == TESSERA_JIT_TEXT_PTX ? "PTX" : "cubin",
+        " (compiled for ", tessera::jit::TargetName(module->compiled->options.target), ")")));
+  }
+  *out_data = text->c_str();
+  *out_size = text->size();
+  return nullptr;
+}
+
+tessera_jit_error_t* tessera_jit_module_get_function(tessera_jit_module_t* module,
+                                                     const char* name, size_t name_size,
+                                                     tessera_jit_function_t** out_function) {
+  if (module == nullptr) return InvalidArgument("module is NULL");
+  if (name == nullptr) return InvalidArgument("name is NULL");
+  if (out_function == nullptr) return InvalidArgument("out_function is NULL");
+  std::string key(name, name_size);
+  const EntryFunction* entry = nullptr;
+  std::vector<std::string> names;
+  for (const EntryFunction& candidate : module->compiled->entries) {
+    names.push_back(candidate.name);
+    if (candidate.name == key) entry = &candidate;
+  }
+  if (entry == nullptr) {
+    return MakeError(absl::NotFoundError(absl::StrCat(
+        "no entry function @", key, "; the module has: ", absl::StrJoin(names, ", "))));
+  }
+  if (module->compiled->options.target == Target::kNvptx) {
+    absl::call_once(module->device_host_once, [module] {
+      auto host = tessera::jit::LoadDeviceHostCode(*module->compiled);
+      if (host.ok()) {
+        module->device_host = std::move(*host);
+      } else {
+        module->device_host_status = host.status();
+      }
+    });
+    if (!module->device_host_status.ok()) return MakeError(module->device_host_status);
+  }
+  absl::MutexLock lock(&module->mu);
+  std::unique_ptr<tessera_jit_function>& function = module->functions[key];
+  if (function == nullptr) {
+    auto entry_point = module->executable()->Lookup(key);
+    if (!entry_point.ok()) return MakeError(entry_point.status());
+    function = std::make_unique<tessera_jit_function>(
+        tessera_jit_function{module, entry, *entry_point});
+  }
+  *out_function = function.get();
+  return nullptr;
+}
+
+tessera_jit_error_t* tessera_jit_function_invoke(tessera_jit_function_t* function,
+                                                 const tessera_jit_arg_t* args, size_t num_args,
+                                                 void* stream, tessera_jit_arg_t* out_result) {
+  if (function == nullptr) return InvalidArgument("function is NULL");
+  const EntryFunction& entry = *function->entry;
+  tessera_jit_module* module = function->module;
+  const Target target = module->compiled->options.target;
+  const int device = module->context->device;
+  if (num_args != entry.arguments.size()) {
+    return InvalidArgument(absl::StrCat("@", entry.name, " takes ", entry.arguments.size(),
+                                        " argument(s), found ", num_args));
+  }
+  if (num_args > 0 && args == nullptr) return InvalidArgument("args is NULL");
+
+  std::vector<std::vector<int64_t>> descriptors(num_args);
+  std::vector<std::array<unsigned char, 8>> scalars(num_args + 1);
+  std::vector<void*> packed(num_args + 1, nullptr);
+  for (size_t i = 0; i < num_args; ++i) {
+    const EntryArgument& expected = entry.arguments[i];
+    if (expected.kind == EntryArgument::Kind::kMemRef) {
+      if (args[i].kind != TESSERA_JIT_ARG_TENSOR) {
+        return InvalidArgument(absl::StrCat("argument #", i, " of @", entry.name, " (",
+                                            expected.type, "): expected a tensor"));
+      }
+      if (absl::Status status =
+              BuildDescriptor(entry, i, args[i].value.tensor, target, device, descriptors[i]);
+          !status.ok()) {
+        return MakeError(status);
+      }
+      packed[i] = descriptors[i].data();
+    } else {
+      if (absl::Status status = StoreScalar(entry, i, args[i], scalars[i]); !status.ok()) {
+        return MakeError(status);
+      }
+      packed[i] = scalars[i].data();
+    }
+  }
+  packed[num_args] = scalars[num_args].data();  // the scalar result, if any
+
+  if (target == Target::kHost) {
+    function->entry_point(packed.data());
+  } else {
+    auto runtime = GpuRuntime::Get();
+    if (!runtime.ok()) {
+      return MakeError(absl::UnavailableError(absl::StrCat(
+          "@", entry.name, " runs on the GPU, which is not available: ",
+          runtime.status().message())));
+    }
+    tessera::jit::runtime::InvocationScope scope(device, static_cast<CUstream>(stream));
+    if (absl::Status status = (*runtime)->Activate(device); !status.ok()) {
+      return MakeError(status);
+    }
+    module->device_host->RunInitializers();  // loads the device image, once
+    if (!scope.status().ok()) return MakeError(scope.status());
+    function->entry_point(packed.data());
+    if (!scope.status().ok()) return MakeError(scope.status());
+  }
+  if (out_result != nullptr && !entry.results.empty()) {
+    *out_result = LoadResult(entry.results.front(), scalars[num_args]);
+  }
+  return nullptr;
+}
+
+tessera_jit_error_t* tessera_jit_buffer_alloc(tessera_jit_context_t* context, size_t size,
+                                              void** out_device_pointer) {
+  if (context == nullptr) return InvalidArgument("context is NULL");
+  if (out_device_pointer == nullptr) return InvalidArgument("out_device_pointer is NULL");
+  auto runtime = GpuRuntime::Get();
+  if (!runtime.ok()) return MakeError(runtime.status());
+  auto pointer = (*runtime)->Allocate(context->device, size);
+  if (!pointer.ok()) return MakeError(pointer.status());
+  *out_device_pointer = reinterpret_cast<void*>(*pointer);
+  return nullptr;
+}
+
+tessera_jit_error_t* tessera_jit_buffer_free(tessera_jit_context_t* context,
+                                             void* device_pointer) {
+  if (context == nullptr) return InvalidArgument("context is NULL");
+  if (device_pointer == nullptr) return nullptr;
+  auto runtime = GpuRuntime::Get();
+  if (!runtime.ok()) return MakeError(runtime.status());
+  return MakeError(
+      (*runtime)->Free(context->device, reinterpret_cast<CUdeviceptr>(device_pointer)));
+}
+
+tessera_jit_error_t* tessera_jit_buffer_copy(tessera_jit_context_t* context, void* destination,
+                                             const void* source, size_t size,
+                                             tessera_jit_copy_kind_t kind) {
+  if (context == nullptr) return InvalidArgument("context is NULL");
+  if ((destination == nullptr || source == nullptr) && size > 0) {
+    return InvalidArgument("destination or source is NULL");
+  }
+  if (kind < TESSERA_JIT_COPY_HOST_TO_DEVICE || kind > TESSERA_JIT_COPY_DEVICE_TO_DEVICE) {
+    return InvalidArgument(absl::StrCat("unknown copy kind ", static_cast<int>(kind)));
+  }
+  auto runtime = GpuRuntime::Get();
+  if (!runtime.ok()) return MakeError(runtime.status());
+  using tessera::jit::runtime::CopyKind;
+  const CopyKind copy = kind == TESSERA_JIT_COPY_HOST_TO_DEVICE   ? CopyKind::kHostToDevice
+                        : kind == TESSERA_JIT_COPY_DEVICE_TO_HOST ? CopyKind::kDeviceToHost
+                                                                  : CopyKind::kDeviceToDevice;
+  return MakeError((*runtime)->Copy(context->device, destination, source, size, copy, nullptr));
+}
+
+tessera_jit_error_t* tessera_jit_stream_synchronize(tessera_jit_context_t* context,
+                                                    void* stream) {
+  if (context == nullptr) return InvalidArgument("context is NULL");
+  auto runtime = GpuRuntime::Get();
+  if (!runtime.ok()) return MakeError(runtime.status());
+  return MakeError((*runtime)->Synchronize(context->device, static_cast<CUstream>(stream)));
+}
+
+}  // extern "C"

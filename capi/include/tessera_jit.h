@@ -1,0 +1,220 @@
+/* Tessera JIT: the C API. The only public header of libtessera_jit.so.
+ *
+ * Conventions
+ *  - Opaque handles. A fallible call returns tessera_jit_error_t*: NULL on success, otherwise
+ *    an error the caller owns and releases with tessera_jit_error_destroy(). Nothing throws or
+ *    aborts across this boundary.
+ *  - Option structs start with `struct_size`; fill them with their _init() function. Newer
+ *    callers may pass larger structs; smaller than the minimum is INVALID_ARGUMENT.
+ *  - Ownership is in the verb: _create/_destroy, _get_* borrows (valid as long as its owner).
+ *  - Strings are pointer + length; returned strings are also NUL-terminated.
+ *  - Thread safety is stated per function; contexts, modules and functions are thread-safe.
+ */
+#ifndef TESSERA_JIT_H_
+#define TESSERA_JIT_H_
+
+#include <dlpack/dlpack.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TESSERA_JIT_API_MAJOR 0
+#define TESSERA_JIT_API_MINOR 1
+
+/* The API version the library implements. Thread-safe. */
+void tessera_jit_get_api_version(int* out_major, int* out_minor);
+
+/* ------------------------------------------------------------------------------------------- */
+/* Errors                                                                                       */
+
+typedef struct tessera_jit_error tessera_jit_error_t;
+
+/* Error codes; the values equal abseil's status codes. */
+typedef enum tessera_jit_error_code_t {
+  TESSERA_JIT_OK = 0,
+  TESSERA_JIT_CANCELLED = 1,
+  TESSERA_JIT_UNKNOWN = 2,
+  TESSERA_JIT_INVALID_ARGUMENT = 3,
+  TESSERA_JIT_DEADLINE_EXCEEDED = 4,
+  TESSERA_JIT_NOT_FOUND = 5,
+  TESSERA_JIT_ALREADY_EXISTS = 6,
+  TESSERA_JIT_PERMISSION_DENIED = 7,
+  TESSERA_JIT_RESOURCE_EXHAUSTED = 8,
+  TESSERA_JIT_FAILED_PRECONDITION = 9,
+  TESSERA_JIT_ABORTED = 10,
+  TESSERA_JIT_OUT_OF_RANGE = 11,
+  TESSERA_JIT_UNIMPLEMENTED = 12,
+  TESSERA_JIT_INTERNAL = 13,
+  TESSERA_JIT_UNAVAILABLE = 14,
+  TESSERA_JIT_DATA_LOSS = 15,
+  TESSERA_JIT_UNAUTHENTICATED = 16,
+} tessera_jit_error_code_t;
+
+/* The code of `error` (non-NULL). */
+tessera_jit_error_code_t tessera_jit_error_code(const tessera_jit_error_t* error);
+/* The message of `error`; valid until tessera_jit_error_destroy(error). */
+const char* tessera_jit_error_message(const tessera_jit_error_t* error, size_t* out_size);
+/* Releases `error` (NULL is allowed). */
+void tessera_jit_error_destroy(tessera_jit_error_t* error);
+
+/* ------------------------------------------------------------------------------------------- */
+/* Context                                                                                      */
+
+typedef struct tessera_jit_context tessera_jit_context_t; /* Thread-safe. */
+
+typedef enum tessera_jit_log_level_t {
+  TESSERA_JIT_LOG_ERROR = 0,
+  TESSERA_JIT_LOG_WARNING = 1,
+  TESSERA_JIT_LOG_INFO = 2,
+} tessera_jit_log_level_t;
+
+typedef struct tessera_jit_context_options_t {
+  size_t struct_size;         /* TESSERA_JIT_CONTEXT_OPTIONS_STRUCT_SIZE */
+  const char* default_target; /* "host" or "nvptx"; NULL: nvptx when a GPU is present, else host */
+  int32_t device_ordinal;     /* the CUDA device nvptx modules run on */
+  tessera_jit_log_level_t log_level; /* what is written to stderr */
+} tessera_jit_context_options_t;
+#define TESSERA_JIT_CONTEXT_OPTIONS_STRUCT_SIZE \
+  (offsetof(tessera_jit_context_options_t, log_level) + sizeof(tessera_jit_log_level_t))
+
+void tessera_jit_context_options_init(tessera_jit_context_options_t* out_options);
+/* Creates a context; the caller owns it. `options` may be NULL (the defaults). */
+tessera_jit_error_t* tessera_jit_context_create(const tessera_jit_context_options_t* options,
+                                                tessera_jit_context_t** out_context);
+/* Destroys a context; every module created from it must have been destroyed. */
+void tessera_jit_context_destroy(tessera_jit_context_t* context);
+
+/* ------------------------------------------------------------------------------------------- */
+/* Devices. Without a driver or device, count is 0 and is_gpu_available false (not an error).   */
+
+typedef struct tessera_jit_device_info_t {
+  size_t struct_size; /* TESSERA_JIT_DEVICE_INFO_STRUCT_SIZE */
+  int32_t ordinal;
+  char name[256];
+  char arch[16];      /* "sm_90" */
+  uint64_t total_memory_bytes;
+  int32_t multiprocessors;
+} tessera_jit_device_info_t;
+#define TESSERA_JIT_DEVICE_INFO_STRUCT_SIZE \
+  (offsetof(tessera_jit_device_info_t, multiprocessors) + sizeof(int32_t))
+
+/* Whether a CUDA driver and at least one device are usable. Thread-safe. */
+int tessera_jit_is_gpu_available(void);
+/* The number of CUDA devices (0 without a driver). Thread-safe. */
+int32_t tessera_jit_device_count(void);
+/* Fills `out_info` (struct_size set by the caller) for device `ordinal`. UNAVAILABLE without a
+ * driver; INVALID_ARGUMENT for a bad ordinal. Thread-safe. */
+tessera_jit_error_t* tessera_jit_device_get_info(int32_t ordinal,
+                                                 tessera_jit_device_info_t* out_info);
+
+/* ------------------------------------------------------------------------------------------- */
+/* Compile                                                                                      */
+
+typedef struct tessera_jit_module tessera_jit_module_t;     /* Thread-safe. */
+typedef struct tessera_jit_function tessera_jit_function_t; /* Thread-safe. */
+
+#define TESSERA_JIT_DETERMINISTIC 0x1u /* every function deterministic (tessera.deterministic) */
+
+typedef struct tessera_jit_compile_options_t {
+  size_t struct_size; /* TESSERA_JIT_COMPILE_OPTIONS_STRUCT_SIZE */
+  const char* target; /* "nvptx" or "host"; NULL = the context default */
+  const char* arch;   /* "sm_90"; NULL = the context's device (sm_90 without one) */
+  uint32_t flags;     /* TESSERA_JIT_DETERMINISTIC, … */
+  int32_t opt_level;  /* 0-3 */
+} tessera_jit_compile_options_t;
+#define TESSERA_JIT_COMPILE_OPTIONS_STRUCT_SIZE \
+  (offsetof(tessera_jit_compile_options_t, opt_level) + sizeof(int32_t))
+
+void tessera_jit_compile_options_init(tessera_jit_compile_options_t* out_options);
+
+/* Compiles Tessera IR (`source`, `source_size` bytes, MLIR text) into a module the caller owns.
+ * `options` may be NULL. Errors carry every diagnostic with its location. Thread-safe. */
+tessera_jit_error_t* tessera_jit_compile(tessera_jit_context_t* context, const char* source,
+                                         size_t source_size,
+                                         const tessera_jit_compile_options_t* options,
+                                         tessera_jit_module_t** out_module);
+
+void tessera_jit_module_destroy(tessera_jit_module_t* module);
+
+/* The module's entry functions (public func.func). Borrowed strings, valid while the module. */
+size_t tessera_jit_module_get_entry_count(const tessera_jit_module_t* module);
+const char* tessera_jit_module_get_entry_name(const tessera_jit_module_t* module, size_t index,
+                                              size_t* out_size);
+
+typedef enum tessera_jit_text_kind_t {
+  TESSERA_JIT_TEXT_LLVM = 0,  /* the host code as LLVM IR */
+  TESSERA_JIT_TEXT_PTX = 1,   /* the PTX of every device image (nvptx) */
+  TESSERA_JIT_TEXT_CUBIN = 2, /* the cubin of the first device image (nvptx; binary) */
+} tessera_jit_text_kind_t;
+
+/* Borrows an artifact of the module (valid while the module). NOT_FOUND when the module has
+ * none of that kind (e.g. PTX of a host module). */
+tessera_jit_error_t* tessera_jit_module_get_text(const tessera_jit_module_t* module,
+                                                 tessera_jit_text_kind_t kind,
+                                                 const char** out_data, size_t* out_size);
+
+/* Looks up entry `name`; the function is borrowed from the module. NOT_FOUND names the entries
+ * that exist. Thread-safe. */
+tessera_jit_error_t* tessera_jit_module_get_function(tessera_jit_module_t* module,
+                                                     const char* name, size_t name_size,
+                                                     tessera_jit_function_t** out_function);
+
+/* ------------------------------------------------------------------------------------------- */
+/* Invoke                                                                                       */
+
+typedef enum tessera_jit_arg_kind_t {
+  TESSERA_JIT_ARG_TENSOR = 0, /* a DLTensor*: host memory for host modules, CUDA for nvptx */
+  TESSERA_JIT_ARG_INT = 1,    /* any integer or index scalar, passed as int64 */
+  TESSERA_JIT_ARG_FLOAT = 2,  /* any float scalar, passed as double (converted to the type) */
+} tessera_jit_arg_kind_t;
+
+typedef struct tessera_jit_arg_t {
+  tessera_jit_arg_kind_t kind;
+  union {
+    const DLTensor* tensor;
+    int64_t i;
+    double f;
+  } value;
+} tessera_jit_arg_t;
+
+/* Runs `function` on `args`. Every argument is checked before anything runs: count, kind,
+ * dtype, rank, static sizes, the device of each tensor, NULL pointers — each failure is
+ * INVALID_ARGUMENT naming the argument and what was expected. Host modules run synchronously
+ * on the calling thread. nvptx modules enqueue their kernels on `stream` (a CUstream; NULL: the
+ * legacy default stream) and return without waiting. `out_result` (may be NULL) receives a
+ * scalar result. Thread-safe: many threads may invoke at once. */
+tessera_jit_error_t* tessera_jit_function_invoke(tessera_jit_function_t* function,
+                                                 const tessera_jit_arg_t* args, size_t num_args,
+                                                 void* stream, tessera_jit_arg_t* out_result);
+
+/* ------------------------------------------------------------------------------------------- */
+/* Buffers, for callers without a tensor framework                                              */
+
+typedef enum tessera_jit_copy_kind_t {
+  TESSERA_JIT_COPY_HOST_TO_DEVICE = 0,
+  TESSERA_JIT_COPY_DEVICE_TO_HOST = 1,
+  TESSERA_JIT_COPY_DEVICE_TO_DEVICE = 2,
+} tessera_jit_copy_kind_t;
+
+/* Allocates `size` bytes of device memory on the context's device; the caller frees it with
+ * tessera_jit_buffer_free. UNAVAILABLE without a GPU. Thread-safe. */
+tessera_jit_error_t* tessera_jit_buffer_alloc(tessera_jit_context_t* context, size_t size,
+                                              void** out_device_pointer);
+tessera_jit_error_t* tessera_jit_buffer_free(tessera_jit_context_t* context,
+                                             void* device_pointer);
+/* Copies `size` bytes and waits for the copy. Thread-safe. */
+tessera_jit_error_t* tessera_jit_buffer_copy(tessera_jit_context_t* context, void* destination,
+                                             const void* source, size_t size,
+                                             tessera_jit_copy_kind_t kind);
+/* Waits for all work on `stream` (NULL: the legacy default stream). Thread-safe. */
+tessera_jit_error_t* tessera_jit_stream_synchronize(tessera_jit_context_t* context,
+                                                    void* stream);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* TESSERA_JIT_H_ */

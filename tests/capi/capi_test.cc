@@ -1,0 +1,331 @@
+// The C API end to end on the host target: compile → invoke with DLPack tensors → compare with
+// a C++ reference; every argument check returns INVALID_ARGUMENT naming the argument; many
+// threads compile and invoke on one context at once; GPU-only calls say UNAVAILABLE here.
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tessera_jit.h"
+
+namespace {
+
+using ::testing::HasSubstr;
+
+/// Owns an error for the duration of a check.
+struct Error {
+  explicit Error(tessera_jit_error_t* error) : error(error) {}
+  ~Error() { tessera_jit_error_destroy(error); }
+  tessera_jit_error_code_t code() const { return tessera_jit_error_code(error); }
+  std::string message() const {
+    size_t size = 0;
+    const char* text = tessera_jit_error_message(error, &size);
+    return std::string(text, size);
+  }
+  tessera_jit_error_t* error;
+};
+
+#define ASSERT_OK(expr)                                  \
+  do {                                                   \
+    Error error_(expr);                                  \
+    ASSERT_EQ(error_.code(), TESSERA_JIT_OK) << error_.message(); \
+  } while (false)
+
+/// A host float32 tensor with its DLTensor view.
+struct Tensor {
+  explicit Tensor(std::vector<int64_t> dims, float fill = 0.0f)
+      : shape(std::move(dims)), data(Count(shape), fill) {
+    view.data = data.data();
+    view.device = {kDLCPU, 0};
+    view.ndim = static_cast<int32_t>(shape.size());
+    view.dtype = {kDLFloat, 32, 1};
+    view.shape = shape.data();
+    view.strides = nullptr;
+    view.byte_offset = 0;
+  }
+  static size_t Count(const std::vector<int64_t>& dims) {
+    size_t n = 1;
+    for (int64_t d : dims) n *= static_cast<size_t>(d);
+    return n;
+  }
+  tessera_jit_arg_t arg() const {
+    tessera_jit_arg_t a{};
+    a.kind = TESSERA_JIT_ARG_TENSOR;
+    a.value.tensor = &view;
+    return a;
+  }
+  std::vector<int64_t> shape;
+  std::vector<float> data;
+  DLTensor view{};
+};
+
+tessera_jit_arg_t Float(double value) {
+  tessera_jit_arg_t a{};
+  a.kind = TESSERA_JIT_ARG_FLOAT;
+  a.value.f = value;
+  return a;
+}
+
+tessera_jit_arg_t Int(int64_t value) {
+  tessera_jit_arg_t a{};
+  a.kind = TESSERA_JIT_ARG_INT;
+  a.value.i = value;
+  return a;
+}
+
+constexpr char kSource[] = R"mlir(
+func.func @saxpy(%alpha: f32, %x: memref<?xf32>, %y: memref<?xf32>, %out: memref<?xf32>) {
+  tile.map ins(%alpha, %x, %y : f32, memref<?xf32>, memref<?xf32>) outs(%out : memref<?xf32>) {
+  ^bb0(%a: f32, %xi: f32, %yi: f32):
+    %ax = arith.mulf %a, %xi : f32
+    %r = arith.addf %ax, %yi : f32
+    tile.yield %r : f32
+  }
+  return
+}
+func.func @row_max(%x: memref<?x8xf32>, %y: memref<?xf32>) {
+  tile.reduce max %x -> %y axis = 1 : memref<?x8xf32> -> memref<?xf32>
+  return
+}
+func.func @count(%n: i32, %scale: f64) -> f64 {
+  %f = arith.sitofp %n : i32 to f64
+  %r = arith.mulf %f, %scale : f64
+  return %r : f64
+}
+)mlir";
+
+class CapiTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    tessera_jit_context_options_t options;
+    tessera_jit_context_options_init(&options);
+    options.default_target = "host";
+    ASSERT_OK(tessera_jit_context_create(&options, &context_));
+    ASSERT_OK(tessera_jit_compile(context_, kSource, sizeof(kSource) - 1, nullptr, &module_));
+  }
+  void TearDown() override {
+    tessera_jit_module_destroy(module_);
+    tessera_jit_context_destroy(context_);
+  }
+  tessera_jit_function_t* Function(const char* name) {
+    tessera_jit_function_t* function = nullptr;
+    Error error(tessera_jit_module_get_function(module_, name, std::strlen(name), &function));
+    EXPECT_EQ(error.code(), TESSERA_JIT_OK) << error.message();
+    return function;
+  }
+
+  tessera_jit_context_t* context_ = nullptr;
+  tessera_jit_module_t* module_ = nullptr;
+};
+
+TEST_F(CapiTest, ReportsVersionAndEntries) {
+  int major = -1, minor = -1;
+  tessera_jit_get_api_version(&major, &minor);
+  EXPECT_EQ(major, TESSERA_JIT_API_MAJOR);
+  EXPECT_EQ(minor, TESSERA_JIT_API_MINOR);
+  ASSERT_EQ(tessera_jit_module_get_entry_count(module_), 3u);
+  size_t size = 0;
+  EXPECT_EQ(std::string(tessera_jit_module_get_entry_name(module_, 1, &size)), "row_max");
+  EXPECT_EQ(size, 7u);
+  EXPECT_EQ(tessera_jit_module_get_entry_name(module_, 3, &size), nullptr);
+}
+
+TEST_F(CapiTest, InvokesSaxpyAgainstReference) {
+  tessera_jit_function_t* saxpy = Function("saxpy");
+  ASSERT_NE(saxpy, nullptr);
+  Tensor x({1000}), y({1000}), out({1000});
+  for (int i = 0; i < 1000; ++i) {
+    x.data[i] = 0.001f * i;
+    y.data[i] = 1.0f - 0.002f * i;
+  }
+  tessera_jit_arg_t args[] = {Float(2.5), x.arg(), y.arg(), out.arg()};
+  ASSERT_OK(tessera_jit_function_invoke(saxpy, args, 4, nullptr, nullptr));
+  for (int i = 0; i < 1000; ++i) EXPECT_EQ(out.data[i], 2.5f * x.data[i] + y.data[i]) << i;
+}
+
+TEST_F(CapiTest, InvokesReductionAndReturnsScalars) {
+  Tensor x({3, 8}), y({3});
+  for (size_t i = 0; i < x.data.size(); ++i) x.data[i] = static_cast<float>((i * 7) % 11);
+  tessera_jit_arg_t args[] = {x.arg(), y.arg()};
+  ASSERT_OK(tessera_jit_function_invoke(Function("row_max"), args, 2, nullptr, nullptr));
+  for (int r = 0; r < 3; ++r) {
+    float expected = *std::max_element(x.data.begin() + r * 8, x.data.begin() + r * 8 + 8);
+    EXPECT_EQ(y.data[r], expected);
+  }
+  tessera_jit_arg_t scalars[] = {Int(6), Float(0.5)};
+  tessera_jit_arg_t result{};
+  ASSERT_OK(tessera_jit_function_invoke(Function("count"), scalars, 2, nullptr, &result));
+  EXPECT_EQ(result.kind, TESSERA_JIT_ARG_FLOAT);
+  EXPECT_EQ(result.value.f, 3.0);
+}
+
+TEST_F(CapiTest, ArgumentsAreCheckedBeforeAnythingRuns) {
+  tessera_jit_function_t* saxpy = Function("saxpy");
+  Tensor x({4}), y({4}), out({4}, 7.0f);
+  struct Case {
+    std::string what;
+    std::vector<tessera_jit_arg_t> args;
+    std::string expected;
+  };
+  Tensor matrix({2, 2});
+  Tensor wrong_dtype({4});
+  wrong_dtype.view.dtype = {kDLFloat, 64, 1};
+  Tensor on_gpu({4});
+  on_gpu.view.device = {kDLCUDA, 0};
+  Tensor strided({4});
+  int64_t strides[] = {2};
+  strided.view.strides = strides;
+  Tensor no_data({4});
+  no_data.view.data = nullptr;
+  tessera_jit_arg_t null_tensor{};
+  null_tensor.kind = TESSERA_JIT_ARG_TENSOR;
+  const std::vector<Case> cases = {
+      {"count", {Float(1), x.arg(), y.arg()}, "@saxpy takes 4 argument(s), found 3"},
+      {"scalar kind", {Int(1), x.arg(), y.arg(), out.arg()},
+       "argument #0 of @saxpy (f32): expected a float scalar"},
+      {"tensor kind", {Float(1), Float(2), y.arg(), out.arg()},
+       "argument #1 of @saxpy (memref<?xf32>): expected a tensor"},
+      {"null tensor", {Float(1), null_tensor, y.arg(), out.arg()},
+       "argument #1 of @saxpy (memref<?xf32>): expected a DLTensor, found NULL"},
+      {"dtype", {Float(1), wrong_dtype.arg(), y.arg(), out.arg()},
+       "argument #1 of @saxpy (memref<?xf32>): dtype float64 does not match"},
+      {"rank", {Float(1), x.arg(), matrix.arg(), out.arg()},
+       "argument #2 of @saxpy (memref<?xf32>): expected rank 1, found 2"},
+      {"device", {Float(1), x.arg(), y.arg(), on_gpu.arg()},
+       "argument #3 of @saxpy (memref<?xf32>): the module runs on the host; expected host "
+       "memory (kDLCPU), found device type 2"},
+      {"strides", {Float(1), strided.arg(), y.arg(), out.arg()},
+       "expected a dense row-major tensor, found strides [2]"},
+      {"null data", {Float(1), x.arg(), no_data.arg(), out.arg()},
+       "argument #2 of @saxpy (memref<?xf32>): data is NULL"},
+  };
+  for (const Case& c : cases) {
+    Error error(tessera_jit_function_invoke(saxpy, c.args.data(), c.args.size(), nullptr, nullptr));
+    EXPECT_EQ(error.code(), TESSERA_JIT_INVALID_ARGUMENT) << c.what;
+    EXPECT_THAT(error.message(), HasSubstr(c.expected)) << c.what;
+  }
+  for (float value : out.data) EXPECT_EQ(value, 7.0f);  // nothing ran
+}
+
+TEST_F(CapiTest, StaticSizesAndIntegerRangesAreChecked) {
+  Tensor wide({2, 9}), rows({2});
+  tessera_jit_arg_t args[] = {wide.arg(), rows.arg()};
+  Error shape(tessera_jit_function_invoke(Function("row_max"), args, 2, nullptr, nullptr));
+  EXPECT_EQ(shape.code(), TESSERA_JIT_INVALID_ARGUMENT);
+  EXPECT_THAT(shape.message(), HasSubstr("argument #0 of @row_max (memref<?x8xf32>): shape [2, 9] does not match"));
+  tessera_jit_arg_t scalars[] = {Int(int64_t{1} << 40), Float(1)};
+  Error range(tessera_jit_function_invoke(Function("count"), scalars, 2, nullptr, nullptr));
+  EXPECT_EQ(range.code(), TESSERA_JIT_INVALID_ARGUMENT);
+  EXPECT_THAT(range.message(), HasSubstr("does not fit in 32 bits"));
+}
+
+TEST_F(CapiTest, StructSizesAndNullsAreChecked) {
+  tessera_jit_compile_options_t options;
+  tessera_jit_compile_options_init(&options);
+  options.struct_size = 4;
+  tessera_jit_module_t* module = nullptr;
+  Error small(tessera_jit_compile(context_, kSource, sizeof(kSource) - 1, &options, &module));
+  EXPECT_EQ(small.code(), TESSERA_JIT_INVALID_ARGUMENT);
+  EXPECT_THAT(small.message(), HasSubstr("tessera_jit_compile_options_t.struct_size is 4; expected at least"));
+  Error null_out(tessera_jit_compile(context_, kSource, sizeof(kSource) - 1, nullptr, nullptr));
+  EXPECT_EQ(null_out.code(), TESSERA_JIT_INVALID_ARGUMENT);
+  tessera_jit_function_t* function = nullptr;
+  Error missing(tessera_jit_module_get_function(module_, "nope", 4, &function));
+  EXPECT_EQ(missing.code(), TESSERA_JIT_NOT_FOUND);
+  EXPECT_THAT(missing.message(), HasSubstr("no entry function @nope; the module has: saxpy, row_max, count"));
+}
+
+TEST_F(CapiTest, CompileErrorsCarryLocations) {
+  const std::string bad = "func.func @f(%a: memref<4x8xf32>, %b: memref<4xf32>) {\n"
+                          "  tile.reduce sum %a -> %b axis = 3 : memref<4x8xf32> -> memref<4xf32>\n"
+                          "  return\n}\n";
+  tessera_jit_module_t* module = nullptr;
+  Error error(tessera_jit_compile(context_, bad.data(), bad.size(), nullptr, &module));
+  EXPECT_EQ(error.code(), TESSERA_JIT_INVALID_ARGUMENT);
+  EXPECT_THAT(error.message(), HasSubstr(":2:3: error: 'tile.reduce' op expected axis in [0, 2)"));
+  EXPECT_EQ(module, nullptr);
+}
+
+TEST_F(CapiTest, TextsOfAHostModule) {
+  const char* data = nullptr;
+  size_t size = 0;
+  ASSERT_OK(tessera_jit_module_get_text(module_, TESSERA_JIT_TEXT_LLVM, &data, &size));
+  EXPECT_THAT(std::string(data, size), HasSubstr("define"));
+  Error ptx(tessera_jit_module_get_text(module_, TESSERA_JIT_TEXT_PTX, &data, &size));
+  EXPECT_EQ(ptx.code(), TESSERA_JIT_NOT_FOUND);
+}
+
+TEST_F(CapiTest, ManyThreadsCompileAndInvokeOnOneContext) {
+  constexpr int kThreads = 8;
+  std::vector<std::thread> threads;
+  std::vector<int> failures(kThreads, 0);
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 3; ++round) {
+        tessera_jit_module_t* module = nullptr;
+        Error compiled(tessera_jit_compile(context_, kSource, sizeof(kSource) - 1, nullptr, &module));
+        if (compiled.code() != TESSERA_JIT_OK) {
+          ++failures[t];
+          continue;
+        }
+        // Shared module and a private one, invoked concurrently.
+        for (tessera_jit_module_t* target : {module, module_}) {
+          tessera_jit_function_t* saxpy = nullptr;
+          Error found(tessera_jit_module_get_function(target, "saxpy", 5, &saxpy));
+          Tensor x({257}, 1.0f + t), y({257}, 2.0f), out({257});
+          tessera_jit_arg_t args[] = {Float(3.0), x.arg(), y.arg(), out.arg()};
+          Error ran(tessera_jit_function_invoke(saxpy, args, 4, nullptr, nullptr));
+          if (found.code() != TESSERA_JIT_OK || ran.code() != TESSERA_JIT_OK) ++failures[t];
+          for (float value : out.data) {
+            if (value != 3.0f * (1.0f + t) + 2.0f) ++failures[t];
+          }
+        }
+        tessera_jit_module_destroy(module);
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(failures[t], 0) << "thread " << t;
+}
+
+TEST(CapiGpuAbsentTest, GpuCallsSayUnavailableWithoutADriver) {
+  if (tessera_jit_is_gpu_available()) GTEST_SKIP() << "a GPU is present; tests/gpu covers it";
+  EXPECT_EQ(tessera_jit_device_count(), 0);
+  tessera_jit_device_info_t info;
+  info.struct_size = sizeof(info);
+  Error no_info(tessera_jit_device_get_info(0, &info));
+  EXPECT_EQ(no_info.code(), TESSERA_JIT_UNAVAILABLE);
+  EXPECT_THAT(no_info.message(), HasSubstr("libcuda.so.1"));
+
+  tessera_jit_context_t* context = nullptr;
+  ASSERT_OK(tessera_jit_context_create(nullptr, &context));  // defaults to host without a GPU
+  void* pointer = nullptr;
+  Error alloc(tessera_jit_buffer_alloc(context, 64, &pointer));
+  EXPECT_EQ(alloc.code(), TESSERA_JIT_UNAVAILABLE);
+
+  // An nvptx module still compiles here; invoking it says the GPU is unavailable.
+  tessera_jit_compile_options_t options;
+  tessera_jit_compile_options_init(&options);
+  options.target = "nvptx";
+  tessera_jit_module_t* module = nullptr;
+  ASSERT_OK(tessera_jit_compile(context, kSource, sizeof(kSource) - 1, &options, &module));
+  const char* ptx = nullptr;
+  size_t size = 0;
+  ASSERT_OK(tessera_jit_module_get_text(module, TESSERA_JIT_TEXT_PTX, &ptx, &size));
+  EXPECT_THAT(std::string(ptx, size), HasSubstr(".entry saxpy_map_0"));
+  tessera_jit_function_t* saxpy = nullptr;
+  ASSERT_OK(tessera_jit_module_get_function(module, "saxpy", 5, &saxpy));
+  Tensor x({4}), y({4}), out({4});
+  for (Tensor* t : {&x, &y, &out}) t->view.device = {kDLCUDA, 0};
+  tessera_jit_arg_t args[] = {Float(1.0), x.arg(), y.arg(), out.arg()};
+  Error ran(tessera_jit_function_invoke(saxpy, args, 4, nullptr, nullptr));
+  EXPECT_EQ(ran.code(), TESSERA_JIT_UNAVAILABLE);
+  EXPECT_THAT(ran.message(), HasSubstr("@saxpy runs on the GPU, which is not available"));
+  tessera_jit_module_destroy(module);
+  tessera_jit_context_destroy(context);
+}
+
+}  // namespace
