@@ -241,6 +241,21 @@ absl::Status StoreScalar(const EntryFunction& entry, size_t index, const tessera
   return absl::OkStatus();
 }
 
+DLDataType ToDtype(const ElementType& element) {
+  switch (element.type_class) {
+    case ElementType::Class::kFloat:
+      return {kDLFloat, static_cast<uint8_t>(element.bits), 1};
+    case ElementType::Class::kBFloat:
+      return {kDLBfloat, 16, 1};
+    case ElementType::Class::kIndex:
+      return {kDLInt, 64, 1};
+    case ElementType::Class::kInt:
+      if (element.bits == 1) return {kDLUInt, 8, 1};
+      return {kDLInt, static_cast<uint8_t>(element.bits), 1};
+  }
+  return {kDLFloat, 32, 1};
+}
+
 tessera_jit_arg_t LoadResult(const EntryArgument& result, const std::array<unsigned char, 8>& slot) {
   tessera_jit_arg_t out{};
   if (result.element.type_class == ElementType::Class::kFloat) {
@@ -512,6 +527,45 @@ tessera_jit_error_t* tessera_jit_module_get_function(tessera_jit_module_t* modul
         tessera_jit_function{module, entry, *entry_point});
   }
   *out_function = function.get();
+  return nullptr;
+}
+
+size_t tessera_jit_function_get_arg_count(const tessera_jit_function_t* function) {
+  return function == nullptr ? 0 : function->entry->arguments.size();
+}
+
+size_t tessera_jit_function_get_result_count(const tessera_jit_function_t* function) {
+  return function == nullptr ? 0 : function->entry->results.size();
+}
+
+tessera_jit_error_t* tessera_jit_function_get_arg_info(const tessera_jit_function_t* function,
+                                                       int result, size_t index,
+                                                       tessera_jit_arg_info_t* out_info) {
+  if (function == nullptr) return InvalidArgument("function is NULL");
+  if (out_info == nullptr) return InvalidArgument("out_info is NULL");
+  if (absl::Status status = CheckStructSize(out_info->struct_size,
+                                            TESSERA_JIT_ARG_INFO_STRUCT_SIZE,
+                                            "tessera_jit_arg_info_t");
+      !status.ok()) {
+    return MakeError(status);
+  }
+  const std::vector<EntryArgument>& list =
+      result != 0 ? function->entry->results : function->entry->arguments;
+  if (index >= list.size()) {
+    return InvalidArgument(absl::StrCat("@", function->entry->name, " has ", list.size(),
+                                        result != 0 ? " result(s)" : " argument(s)",
+                                        "; index ", index, " is out of range"));
+  }
+  const EntryArgument& argument = list[index];
+  out_info->kind = argument.kind == EntryArgument::Kind::kMemRef ? TESSERA_JIT_ARG_TENSOR
+                   : argument.element.type_class == ElementType::Class::kFloat ||
+                           argument.element.type_class == ElementType::Class::kBFloat
+                       ? TESSERA_JIT_ARG_FLOAT
+                       : TESSERA_JIT_ARG_INT;
+  out_info->dtype = ToDtype(argument.element);
+  out_info->ndim = static_cast<int32_t>(argument.rank);
+  out_info->shape = argument.shape.empty() ? nullptr : argument.shape.data();
+  out_info->type = argument.type.c_str();
   return nullptr;
 }
 

@@ -10,7 +10,7 @@ readonly TESSERA_PACKAGES=(
   bazel-bootstrap bazel-rules-java
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
   libabsl-dev libgtest-dev libgmock-dev libdlpack-dev libopenblas-dev
-  python3
+  python3 python3-numpy
 )
 # A disk cache outside the tree lets a fresh clone on the same machine (CI) reuse earlier outputs.
 readonly TESSERA_BAZEL_FLAGS=(

@@ -171,6 +171,27 @@ typedef enum tessera_jit_arg_kind_t {
   TESSERA_JIT_ARG_FLOAT = 2,  /* any float scalar, passed as double (converted to the type) */
 } tessera_jit_arg_kind_t;
 
+/* What an entry expects for one argument (or result). */
+typedef struct tessera_jit_arg_info_t {
+  size_t struct_size;         /* TESSERA_JIT_ARG_INFO_STRUCT_SIZE */
+  tessera_jit_arg_kind_t kind;
+  DLDataType dtype;           /* the tensor's or scalar's element type (i1: uint8) */
+  int32_t ndim;               /* tensors only */
+  const int64_t* shape;       /* tensors only; -1 for a dynamic size; borrowed */
+  const char* type;           /* the MLIR type, e.g. "memref<?x10xf32>"; borrowed */
+} tessera_jit_arg_info_t;
+#define TESSERA_JIT_ARG_INFO_STRUCT_SIZE \
+  (offsetof(tessera_jit_arg_info_t, type) + sizeof(const char*))
+
+/* The number of arguments and of (scalar) results of `function`. Thread-safe. */
+size_t tessera_jit_function_get_arg_count(const tessera_jit_function_t* function);
+size_t tessera_jit_function_get_result_count(const tessera_jit_function_t* function);
+/* Describes argument `index` (or result `index` when `result` is non-zero); borrowed pointers
+ * stay valid while the module. INVALID_ARGUMENT for a bad index or struct_size. */
+tessera_jit_error_t* tessera_jit_function_get_arg_info(const tessera_jit_function_t* function,
+                                                       int result, size_t index,
+                                                       tessera_jit_arg_info_t* out_info);
+
 typedef struct tessera_jit_arg_t {
   tessera_jit_arg_kind_t kind;
   union {

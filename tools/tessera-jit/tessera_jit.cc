@@ -1,8 +1,13 @@
-// tessera-jit: compile Tessera IR from the command line.
+// tessera-jit: compile and run Tessera IR from the command line.
 //
 //   tessera-jit compile FILE [--target host|nvptx] [--arch sm_90] [-O N] [--deterministic]
 //                            [--emit mlir|llvm|ptx|cubin] [-o OUT]
+//   tessera-jit run FILE --entry NAME [--target auto|host|nvptx] [--size N] [--shape I=AxB]
+//                        [--scalar I=V] [--runs N] [--seed S]
+//   tessera-jit repl
 //   tessera-jit --help | --version
+#include <unistd.h>
+
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -14,6 +19,8 @@
 #include "absl/strings/str_cat.h"
 #include "jit/compile_options.h"
 #include "jit/compiler.h"
+#include "tools/tessera-jit/repl.h"
+#include "tools/tessera-jit/runner.h"
 
 namespace {
 
@@ -21,6 +28,10 @@ constexpr char kVersion[] = "tessera-jit 0.1.0";
 
 constexpr char kUsage[] = R"(usage:
   tessera-jit compile FILE [options]   compile Tessera IR and print what --emit asks for
+  tessera-jit run FILE --entry NAME [options]
+                                       run an entry on random inputs: checksum, timing, and
+                                       host-vs-device agreement when it runs on the GPU
+  tessera-jit repl                     an interactive session (:help inside)
   tessera-jit --help                   this text
   tessera-jit --version                the version
 
@@ -36,6 +47,16 @@ compile options:
                         cubin the cubin of the device image (nvptx; needs -o)
                         (default: nothing; the compile is checked and a summary printed)
   -o OUT                write the output to OUT instead of standard output
+
+run options:
+  --entry NAME          the entry function (required)
+  --target T            auto (default: the GPU when present, else host), host or nvptx
+  --arch sm_XX          GPU architecture (default: the device's)
+  --size N              every dynamic dimension (default 64)
+  --shape I=AxB         the shape of argument I (overrides --size for it)
+  --scalar I=V          the value of scalar argument I (default 1)
+  --runs N              timed runs after one warm-up (default 10)
+  --seed S              random input seed (default 1)
 )";
 
 struct Arguments {
@@ -174,6 +195,71 @@ int Compile(int argc, char** argv) {
                                                                : Fail("cannot write output");
 }
 
+int Run(int argc, char** argv) {
+  tessera::tools::RunOptions options;
+  std::string file;
+  for (int i = 2; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&](std::string& out) -> bool {
+      if (i + 1 >= argc) return false;
+      out = argv[++i];
+      return true;
+    };
+    std::string text;
+    if (arg == "--entry") {
+      if (!value(options.entry)) return Fail("--entry needs a name");
+    } else if (arg == "--target") {
+      if (!value(options.target) ||
+          (options.target != "auto" && options.target != "host" && options.target != "nvptx")) {
+        return Fail("--target needs auto, host or nvptx");
+      }
+    } else if (arg == "--arch") {
+      if (!value(options.arch)) return Fail("--arch needs a value");
+    } else if (arg == "--size") {
+      if (!value(text) || !absl::SimpleAtoi(text, &options.size) || options.size < 0) {
+        return Fail("--size needs a non-negative number");
+      }
+    } else if (arg == "--runs") {
+      if (!value(text) || !absl::SimpleAtoi(text, &options.runs) || options.runs < 0) {
+        return Fail("--runs needs a non-negative number");
+      }
+    } else if (arg == "--seed") {
+      if (!value(text) || !absl::SimpleAtoi(text, &options.seed)) return Fail("--seed needs a number");
+    } else if (arg == "--shape" || arg == "--scalar") {
+      if (!value(text)) return Fail(arg + " needs I=VALUE");
+      size_t eq = text.find('=');
+      int index = 0;
+      if (eq == std::string::npos || !absl::SimpleAtoi(text.substr(0, eq), &index)) {
+        return Fail(arg + " needs I=VALUE, found '" + text + "'");
+      }
+      std::string rest = text.substr(eq + 1);
+      if (arg == "--shape") {
+        std::vector<int64_t> shape;
+        if (!tessera::tools::ParseShape(rest, shape)) {
+          return Fail("--shape needs sizes like 4x784, found '" + rest + "'");
+        }
+        options.shapes[index] = shape;
+      } else {
+        double v = 0;
+        if (!absl::SimpleAtod(rest, &v)) return Fail("--scalar needs a number, found '" + rest + "'");
+        options.scalars[index] = v;
+      }
+    } else if (!arg.empty() && arg[0] == '-') {
+      return Fail(absl::StrCat("unknown option '", arg, "'\n", kUsage));
+    } else if (file.empty()) {
+      file = arg;
+    } else {
+      return Fail(absl::StrCat("unexpected argument '", arg, "'"));
+    }
+  }
+  if (file.empty() || options.entry.empty()) {
+    return Fail(absl::StrCat("run needs FILE and --entry NAME\n", kUsage));
+  }
+  std::string source;
+  if (!ReadFile(file, source)) return Fail(absl::StrCat("cannot read '", file, "'"));
+  return tessera::tools::RunEntry(source, file, options, std::cout);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -188,5 +274,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (command == "compile") return Compile(argc, argv);
+  if (command == "run") return Run(argc, argv);
+  if (command == "repl") return tessera::tools::RunRepl(std::cin, std::cout, isatty(0) != 0);
   return Fail(absl::StrCat("unknown command '", command, "'\n", kUsage));
 }
