@@ -1,0 +1,134 @@
+"""The Python binding end to end on the host target: compile -> invoke -> compare with NumPy,
+errors as exceptions with code and message, several threads at once."""
+import threading
+import unittest
+
+import numpy as np
+
+import tessera_jit as tj
+
+SOURCE = """
+func.func @saxpy(%alpha: f32, %x: memref<?xf32>, %y: memref<?xf32>, %out: memref<?xf32>) {
+  tile.map ins(%alpha, %x, %y : f32, memref<?xf32>, memref<?xf32>) outs(%out : memref<?xf32>) {
+  ^bb0(%a: f32, %xi: f32, %yi: f32):
+    %ax = arith.mulf %a, %xi : f32
+    %r = arith.addf %ax, %yi : f32
+    tile.yield %r : f32
+  }
+  return
+}
+func.func @dense(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %bias: memref<?xf32>, %c: memref<?x?xf32>) {
+  tile.matmul %a, %b -> %c bias(%bias : memref<?xf32>) activation(relu)
+      : memref<?x?xf32>, memref<?x?xf32> -> memref<?x?xf32>
+  return
+}
+func.func @probs(%x: memref<?x?xf16>, %y: memref<?x?xf16>) {
+  tile.softmax %x -> %y : memref<?x?xf16> -> memref<?x?xf16>
+  return
+}
+func.func @scale(%n: i64, %x: f64) -> f64 {
+  %f = arith.sitofp %n : i64 to f64
+  %r = arith.mulf %f, %x : f64
+  return %r : f64
+}
+"""
+
+
+class PythonBindingTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.ctx = tj.Context(default_target="host")
+        cls.module = cls.ctx.compile(SOURCE)
+
+    def test_entries_and_signature(self):
+        self.assertEqual(self.module.entries, ["saxpy", "dense", "probs", "scale"])
+        dense = self.module.function("dense")
+        self.assertEqual([a["type"] for a in dense.args],
+                         ["memref<?x?xf32>"] * 2 + ["memref<?xf32>", "memref<?x?xf32>"])
+        self.assertEqual(dense.args[0]["shape"], (-1, -1))
+
+    def test_saxpy(self):
+        x = np.linspace(-1, 1, 1001, dtype=np.float32)
+        y = np.ones_like(x)
+        out = np.zeros_like(x)
+        self.module.function("saxpy")(0.5, x, y, out)
+        np.testing.assert_array_equal(out, np.float32(0.5) * x + y)
+
+    def test_dense_against_numpy(self):
+        rng = np.random.default_rng(1)
+        a = rng.standard_normal((13, 37)).astype(np.float32)
+        b = rng.standard_normal((37, 9)).astype(np.float32)
+        bias = rng.standard_normal(9).astype(np.float32)
+        c = np.empty((13, 9), np.float32)
+        self.module.function("dense")(a, b, bias, c)
+        np.testing.assert_allclose(c, np.maximum(a @ b + bias, 0), rtol=1e-5, atol=1e-5)
+
+    def test_half_softmax(self):
+        x = np.random.default_rng(2).uniform(-4, 4, (5, 33)).astype(np.float16)
+        y = np.empty_like(x)
+        self.module.function("probs")(x, y)
+        e = np.exp(x.astype(np.float64) - x.max(axis=1, keepdims=True))
+        np.testing.assert_allclose(y.astype(np.float64), e / e.sum(axis=1, keepdims=True),
+                                   atol=2e-3)
+
+    def test_scalar_result(self):
+        self.assertEqual(self.module.function("scale")(4, 2.5), 10.0)
+
+    def test_errors_carry_code_and_message(self):
+        saxpy = self.module.function("saxpy")
+        x = np.zeros(4, np.float32)
+        cases = [
+            ((1.0, x, x), "takes 4 argument(s), found 3"),
+            ((1.0, x.astype(np.float64), x, x), "dtype float64 does not match"),
+            ((1.0, np.zeros((2, 2), np.float32), x, x), "expected rank 1, found 2"),
+            ((1, x, x, x), "expected a float scalar"),
+        ]
+        for args, expected in cases:
+            with self.assertRaises(tj.TesseraError) as raised:
+                saxpy(*args)
+            self.assertEqual(raised.exception.code, "INVALID_ARGUMENT")
+            self.assertIn(expected, raised.exception.message)
+        with self.assertRaises(tj.TesseraError) as raised:
+            saxpy(1.0, np.zeros(8, np.float32)[::2], x, x)
+        self.assertIn("C-contiguous", raised.exception.message)
+        with self.assertRaises(tj.TesseraError) as raised:
+            self.module.function("missing")
+        self.assertEqual(raised.exception.code, "NOT_FOUND")
+        with self.assertRaises(tj.TesseraError) as raised:
+            self.ctx.compile("func.func @f(%x: memref<4xf32>) {\n  tile.softmax %x -> %x\n}")
+        self.assertEqual(raised.exception.code, "INVALID_ARGUMENT")
+        self.assertIn("<source>:2:", raised.exception.message)
+
+    def test_threads(self):
+        saxpy = self.module.function("saxpy")
+        failures = []
+
+        def work(seed):
+            x = np.full(300, seed, np.float32)
+            out = np.empty_like(x)
+            for _ in range(20):
+                saxpy(2.0, x, x, out)
+                if not np.array_equal(out, 3 * x):
+                    failures.append(seed)
+
+        threads = [threading.Thread(target=work, args=(i,)) for i in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(failures, [])
+
+    def test_gpu_absent(self):
+        if tj.is_gpu_available():
+            self.skipTest("a GPU is present")
+        self.assertEqual(tj.device_count(), 0)
+        with self.assertRaises(tj.TesseraError) as raised:
+            self.ctx.device_info(0)
+        self.assertEqual(raised.exception.code, "UNAVAILABLE")
+        module = self.ctx.compile(SOURCE, target="nvptx")
+        self.assertIn(".entry saxpy_map_0", module.ptx)
+        self.assertEqual(module.cubin[:4], b"\x7fELF")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
