@@ -1,0 +1,268 @@
+// GPU benchmark, one run, one table (+ JSON): C API invoke overhead against a raw
+// cuLaunchKernel of the same empty kernel; elementwise bandwidth against a device-to-device
+// copy; and the time of every Tile op. Device times are CUDA events on a non-default stream,
+// medians of repeated runs after warm-up, on non-zero data. Without a GPU it says why and
+// exits 2.
+//
+//   bazel run //bench:gpu_bench -- [--json PATH]
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "jit/runtime/gpu_runtime.h"
+#include "tessera_jit.h"
+
+namespace {
+
+using tessera::jit::runtime::GpuRuntime;
+
+void Die(const std::string& what, tessera_jit_error_t* error) {
+  if (error == nullptr) return;
+  std::cerr << what << ": " << tessera_jit_error_message(error, nullptr) << "\n";
+  std::exit(1);
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+struct Bench {
+  tessera_jit_context_t* context = nullptr;
+  GpuRuntime* runtime = nullptr;
+  CUstream stream = nullptr;
+  CUevent start = nullptr;
+  CUevent stop = nullptr;
+
+  /// Median device time (ms) of `body` enqueued on `stream`, CUDA events, after warm-up.
+  double DeviceMs(const std::function<void()>& body, int runs = 20) {
+    const auto& d = runtime->driver();
+    for (int i = 0; i < 3; ++i) body();
+    std::vector<double> times;
+    for (int i = 0; i < runs; ++i) {
+      d.cuEventRecord(start, stream);
+      body();
+      d.cuEventRecord(stop, stream);
+      d.cuEventSynchronize(stop);
+      float ms = 0;
+      d.cuEventElapsedTime(&ms, start, stop);
+      times.push_back(ms);
+    }
+    return Median(times);
+  }
+
+  tessera_jit_function_t* Compile(const std::string& source, const char* entry,
+                                  tessera_jit_module_t** module) {
+    Die("compile", tessera_jit_compile(context, source.data(), source.size(), nullptr, module));
+    tessera_jit_function_t* function = nullptr;
+    Die("lookup", tessera_jit_module_get_function(*module, entry, std::strlen(entry), &function));
+    return function;
+  }
+
+  void* Buffer(size_t floats) {
+    void* pointer = nullptr;
+    Die("alloc", tessera_jit_buffer_alloc(context, floats * sizeof(float), &pointer));
+    std::vector<float> host(floats);
+    for (size_t i = 0; i < floats; ++i) host[i] = 0.25f + static_cast<float>(i % 1000) * 1e-3f;
+    Die("copy", tessera_jit_buffer_copy(context, pointer, host.data(), floats * sizeof(float),
+                                        TESSERA_JIT_COPY_HOST_TO_DEVICE));
+    return pointer;
+  }
+};
+
+struct Tensor {
+  std::vector<int64_t> shape;
+  DLTensor view{};
+  Tensor(void* data, std::vector<int64_t> dims) : shape(std::move(dims)) {
+    view.data = data;
+    view.device = {kDLCUDA, 0};
+    view.ndim = static_cast<int32_t>(shape.size());
+    view.dtype = {kDLFloat, 32, 1};
+    view.shape = shape.data();
+  }
+  tessera_jit_arg_t Arg() {
+    tessera_jit_arg_t a{};
+    a.kind = TESSERA_JIT_ARG_TENSOR;
+    a.value.tensor = &view;
+    return a;
+  }
+};
+
+constexpr char kEmpty[] = R"(module attributes {gpu.container_module} {
+  gpu.module @bench {
+    gpu.func @empty() kernel { gpu.return }
+  }
+  func.func @launch_empty() {
+    %c1 = arith.constant 1 : index
+    gpu.launch_func @bench::@empty blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1)
+    return
+  }
+})";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string json_path = "gpu_bench.json";
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (std::string(argv[i]) == "--json") json_path = argv[++i];
+  }
+  auto runtime = GpuRuntime::Get();
+  if (!runtime.ok()) {
+    std::cout << "gpu_bench: no GPU: " << runtime.status().message() << "\n";
+    return 2;
+  }
+  Bench b;
+  b.runtime = *runtime;
+  tessera_jit_context_options_t options;
+  tessera_jit_context_options_init(&options);
+  options.default_target = "nvptx";
+  Die("context", tessera_jit_context_create(&options, &b.context));
+  auto stream = b.runtime->CreateStream(0);
+  if (!stream.ok()) {
+    std::cerr << stream.status() << "\n";
+    return 1;
+  }
+  b.stream = *stream;
+  const auto& d = b.runtime->driver();
+  d.cuEventCreate(&b.start, CU_EVENT_DEFAULT);
+  d.cuEventCreate(&b.stop, CU_EVENT_DEFAULT);
+  tessera_jit_device_info_t info;
+  info.struct_size = sizeof(info);
+  Die("info", tessera_jit_device_get_info(0, &info));
+
+  std::vector<std::string> rows;
+  std::string json = absl::StrCat("{\n  \"benchmark\": \"gpu\",\n  \"device\": \"", info.name,
+                                  "\",\n  \"arch\": \"", info.arch, "\",\n  \"rows\": [\n");
+  auto add = [&](const std::string& what, double value, const std::string& unit,
+                 const std::string& note) {
+    rows.push_back(absl::StrFormat("| %-44s | %12.3f | %-6s | %s |", what, value, unit, note));
+    absl::StrAppend(&json, rows.size() > 1 ? ",\n" : "",
+                    absl::StrFormat("    {\"what\": \"%s\", \"value\": %.6f, \"unit\": \"%s\"}",
+                                    what, value, unit));
+  };
+
+  // 1. Invoke overhead: the same empty kernel through the C API and through cuLaunchKernel.
+  {
+    tessera_jit_module_t* module = nullptr;
+    tessera_jit_function_t* launch = b.Compile(kEmpty, "launch_empty", &module);
+    const char* cubin = nullptr;
+    size_t size = 0;
+    Die("cubin", tessera_jit_module_get_text(module, TESSERA_JIT_TEXT_CUBIN, &cubin, &size));
+    auto raw_module = b.runtime->LoadModule(0, std::string(cubin, size), "");
+    auto raw = b.runtime->GetFunction(*raw_module, "empty");
+    constexpr int kLaunches = 2000;
+    auto host_us = [&](const std::function<void()>& body) {
+      for (int i = 0; i < 100; ++i) body();
+      d.cuStreamSynchronize(b.stream);
+      auto t0 = std::chrono::steady_clock::now();
+      for (int i = 0; i < kLaunches; ++i) body();
+      auto t1 = std::chrono::steady_clock::now();
+      d.cuStreamSynchronize(b.stream);
+      return std::chrono::duration<double, std::micro>(t1 - t0).count() / kLaunches;
+    };
+    double raw_us = host_us([&] {
+      (void)b.runtime->Launch(*raw, {1, 1, 1}, {1, 1, 1}, 0, b.stream, nullptr);
+    });
+    double api_us = host_us([&] {
+      Die("invoke", tessera_jit_function_invoke(launch, nullptr, 0, b.stream, nullptr));
+    });
+    add("raw cuLaunchKernel, empty kernel (host)", raw_us, "us", "per launch");
+    add("tessera_jit_function_invoke, empty kernel", api_us, "us", "per launch");
+    add("invoke overhead over raw launch", api_us - raw_us, "us", "target <= 0.5 us");
+    tessera_jit_module_destroy(module);
+  }
+
+  // 2. Elementwise bandwidth vs a device-to-device copy (read n + write n floats each).
+  {
+    const size_t n = size_t{1} << 28;  // 1 GiB per buffer
+    void* x = b.Buffer(n);
+    void* y = b.Buffer(n);
+    tessera_jit_module_t* module = nullptr;
+    tessera_jit_function_t* scale = b.Compile(R"(func.func @scale(%x: memref<?xf32>, %y: memref<?xf32>) {
+  tile.map ins(%x : memref<?xf32>) outs(%y : memref<?xf32>) {
+  ^bb0(%v: f32):
+    %c = arith.constant 1.5 : f32
+    %r = arith.mulf %v, %c : f32
+    tile.yield %r : f32
+  }
+  return
+})",
+                                              "scale", &module);
+    Tensor tx(x, {static_cast<int64_t>(n)}), ty(y, {static_cast<int64_t>(n)});
+    tessera_jit_arg_t args[] = {tx.Arg(), ty.Arg()};
+    double copy_ms = b.DeviceMs([&] {
+      d.cuMemcpyDtoDAsync(reinterpret_cast<CUdeviceptr>(y), reinterpret_cast<CUdeviceptr>(x),
+                          n * sizeof(float), b.stream);
+    });
+    double map_ms = b.DeviceMs([&] {
+      Die("invoke", tessera_jit_function_invoke(scale, args, 2, b.stream, nullptr));
+    });
+    double bytes = 2.0 * n * sizeof(float);
+    add("device-to-device copy bandwidth", bytes / copy_ms / 1e6, "GB/s", "1 GiB in, 1 GiB out");
+    add("tile.map (y = 1.5 x) bandwidth", bytes / map_ms / 1e6, "GB/s",
+        absl::StrFormat("%.1f %% of copy (target >= 85 %%)", 100.0 * copy_ms / map_ms));
+    tessera_jit_module_destroy(module);
+    Die("free", tessera_jit_buffer_free(b.context, x));
+    Die("free", tessera_jit_buffer_free(b.context, y));
+  }
+
+  // 3. Every Tile op.
+  struct Op {
+    const char* name;
+    const char* source;
+    std::vector<std::vector<int64_t>> shapes;
+  };
+  const std::vector<Op> ops = {
+      {"tile.reduce sum, 4096 x 4096 rows", R"(func.func @f(%x: memref<?x?xf32>, %y: memref<?xf32>) {
+  tile.reduce sum %x -> %y axis = 1 : memref<?x?xf32> -> memref<?xf32>
+  return
+})", {{4096, 4096}, {4096}}},
+      {"tile.softmax, 4096 x 4096", R"(func.func @f(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
+  tile.softmax %x -> %y : memref<?x?xf32> -> memref<?x?xf32>
+  return
+})", {{4096, 4096}, {4096, 4096}}},
+      {"tile.matmul+bias+relu, 2048^3", R"(func.func @f(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %bias: memref<?xf32>, %c: memref<?x?xf32>) {
+  tile.matmul %a, %b -> %c bias(%bias : memref<?xf32>) activation(relu)
+      : memref<?x?xf32>, memref<?x?xf32> -> memref<?x?xf32>
+  return
+})", {{2048, 2048}, {2048, 2048}, {2048}, {2048, 2048}}},
+  };
+  for (const Op& op : ops) {
+    std::vector<void*> buffers;
+    std::vector<Tensor> tensors;
+    tensors.reserve(op.shapes.size());
+    for (const auto& shape : op.shapes) {
+      size_t n = 1;
+      for (int64_t s : shape) n *= static_cast<size_t>(s);
+      buffers.push_back(b.Buffer(n));
+      tensors.emplace_back(buffers.back(), shape);
+    }
+    std::vector<tessera_jit_arg_t> args;
+    for (Tensor& t : tensors) args.push_back(t.Arg());
+    tessera_jit_module_t* module = nullptr;
+    tessera_jit_function_t* f = b.Compile(op.source, "f", &module);
+    double ms = b.DeviceMs([&] {
+      Die("invoke", tessera_jit_function_invoke(f, args.data(), args.size(), b.stream, nullptr));
+    });
+    add(op.name, ms, "ms", "median of 20, CUDA events");
+    tessera_jit_module_destroy(module);
+    for (void* p : buffers) Die("free", tessera_jit_buffer_free(b.context, p));
+  }
+
+  std::cout << "GPU benchmark on " << info.name << " (" << info.arch << ")\n\n";
+  std::cout << absl::StrFormat("| %-44s | %12s | %-6s | %s |\n", "what", "value", "unit", "note");
+  std::cout << "|----------------------------------------------|--------------|--------|------|\n";
+  for (const std::string& row : rows) std::cout << row << "\n";
+  absl::StrAppend(&json, "\n  ]\n}\n");
+  std::ofstream(json_path) << json;
+  std::cout << "\nJSON written to " << json_path << "\n";
+  tessera_jit_context_destroy(b.context);
+  return 0;
+}
