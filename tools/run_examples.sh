@@ -1,17 +1,23 @@
 #!/usr/bin/env bash
-# The README's main-job command: verifies every program in examples/ (parse, verify, the
-# determinism check) with tessera-opt and pretty-prints it.
+# The README's main-job command: verifies every program in examples/ with tessera-opt (parse,
+# verify, the determinism check), then compiles and runs the MLP example (matmul + bias + relu
+# → softmax → reduce) with `tessera-jit run` — on the GPU when one is present, otherwise on the
+# host target, saying which.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 cd "$TESSERA_ROOT"
 
-tessera_build //tools/tessera-opt
+tessera_build //tools/tessera-opt //tools/tessera-jit
 status=0
 for example in examples/*.mlir; do
-  echo "== $example"
-  if ! bazel-bin/tools/tessera-opt/tessera-opt --tessera-verify-determinism "$example"; then
+  if bazel-bin/tools/tessera-opt/tessera-opt --tessera-verify-determinism "$example" >/dev/null; then
+    echo "verified: $example"
+  else
     echo "FAILED: $example" >&2
     status=1
   fi
 done
+echo
+echo "== tessera-jit run examples/mlp.mlir --entry mlp --size 64"
+bazel-bin/tools/tessera-jit/tessera-jit run examples/mlp.mlir --entry mlp --size 64 || status=1
 exit "$status"
