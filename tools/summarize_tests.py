@@ -8,8 +8,9 @@ import sys
 import xml.etree.ElementTree as ET
 
 
-def count(path):
-    """Returns (passed, failed, skipped) for one report; a missing or broken report is a failure."""
+def count(path, skip_reasons):
+    """Returns (passed, failed, skipped) for one report; a missing or broken report is a failure.
+    Adds the reason of every skip to `skip_reasons`."""
     try:
         root = ET.parse(path).getroot()
     except (OSError, ET.ParseError) as error:
@@ -17,10 +18,13 @@ def count(path):
         return 0, 1, 0
     passed = failed = skipped = 0
     for case in root.iter("testcase"):
+        skip = case.find("skipped")
         if case.find("failure") is not None or case.find("error") is not None:
             failed += 1
-        elif case.find("skipped") is not None or case.get("status") == "notrun":
+        elif skip is not None or case.get("status") == "notrun":
             skipped += 1
+            message = (skip.get("message") if skip is not None else None) or "no reason given"
+            skip_reasons.add(message.strip().splitlines()[-1])
         else:
             passed += 1
     if passed + failed + skipped == 0:
@@ -31,14 +35,17 @@ def count(path):
 
 def main(paths):
     total_passed = total_failed = total_skipped = 0
+    skip_reasons = set()
     for path in paths:
-        passed, failed, skipped = count(path)
+        passed, failed, skipped = count(path, skip_reasons)
         print(f"  {path}: {passed} passed, {failed} failed, {skipped} skipped")
         total_passed += passed
         total_failed += failed
         total_skipped += skipped
     if total_skipped:
-        print(f"{total_skipped} skipped (see the reasons above)")
+        print(f"{total_skipped} skipped:")
+        for reason in sorted(skip_reasons):
+            print(f"  {reason}")
     print(f"{total_passed} passed, {total_failed} failed")
     return 1 if total_failed or not paths else 0
 
