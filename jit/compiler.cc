@@ -38,11 +38,22 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
-#include "mlir/InitAllExtensions.h"
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
+#include "mlir/Conversion/GPUCommon/GPUToLLVM.h"
+#include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
+#include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVM/NVVM/Target.h"
-#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 
 namespace tessera::jit {
@@ -55,9 +66,23 @@ const mlir::DialectRegistry& Registry() {
     r->insert<mlir::affine::AffineDialect, mlir::cf::ControlFlowDialect, mlir::index::IndexDialect,
               mlir::LLVM::LLVMDialect, mlir::NVVM::NVVMDialect, mlir::scf::SCFDialect,
               mlir::ub::UBDialect, mlir::vector::VectorDialect>();
-    mlir::registerAllExtensions(*r);
+    // Only what the pipelines use (not registerAll*: fewer dialects to load per context, and a
+    // statically linked bundle does not pull in every backend MLIR knows).
+    mlir::registerConvertFuncToLLVMInterface(*r);
+    mlir::arith::registerConvertArithToLLVMInterface(*r);
+    mlir::cf::registerConvertControlFlowToLLVMInterface(*r);
+    mlir::registerConvertMathToLLVMInterface(*r);
+    mlir::registerConvertMemRefToLLVMInterface(*r);
+    mlir::index::registerConvertIndexToLLVMInterface(*r);
+    mlir::ub::registerConvertUBToLLVMInterface(*r);
+    mlir::registerConvertNVVMToLLVMInterface(*r);
+    mlir::gpu::registerConvertGpuToLLVMInterface(*r);
     mlir::NVVM::registerNVVMTargetInterfaceExternalModels(*r);
-    mlir::registerAllToLLVMIRTranslations(*r);
+    mlir::registerBuiltinDialectTranslation(*r);
+    mlir::registerLLVMDialectTranslation(*r);
+    mlir::registerNVVMDialectTranslation(*r);
+    mlir::registerGPUDialectTranslation(*r);
+    mlir::gpu::registerOffloadingLLVMTranslationInterfaceExternalModels(*r);  // #gpu.select_object
     return r;
   }();
   return *registry;
