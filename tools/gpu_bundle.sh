@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Builds the self-contained GPU check bundle (TOOLCHAIN.md, "The GPU machine": no LLVM, no
+# Bazel, no network there): libtessera_jit.so with MLIR/LLVM linked in statically and stripped,
+# the GPU tests and the GPU benchmark, the abseil libraries they need, and run.sh, which runs
+# everything and prints one results table. Output: gpu-bundle/tessera-gpu-check.tar.xz (and the
+# unpacked directory next to it); prints its size.
+#
+#   tools/gpu_bundle.sh            # then copy the .tar.xz over, unpack, ./tessera-gpu-check/run.sh
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
+cd "$TESSERA_ROOT"
+
+out="$TESSERA_ROOT/gpu-bundle"
+dir="$out/tessera-gpu-check"
+rm -rf "$out"
+mkdir -p "$dir/bin" "$dir/lib"
+
+echo "building (opt, -ffunction-sections) ..."
+tessera_build -c opt --force_pic --copt=-ffunction-sections --copt=-fdata-sections \
+  //capi:capi //tests/gpu:gpu_test //bench:gpu_bench
+objects="bazel-out/k8-opt/bin"
+abseil=$(sed -n '/linkopts = \[/,/\]/p' third_party/system/absl.BUILD | grep -o '"-l[a-z_]*"' | tr -d '"')
+
+echo "linking libtessera_jit.so (MLIR and LLVM static, only tessera_jit_* exported) ..."
+cat > "$out/exports.lds" <<'LDS'
+{ global: tessera_jit_*; local: *; };
+LDS
+# shellcheck disable=SC2046,SC2086
+g++ -shared -o "$dir/lib/libtessera_jit.so" \
+  $(find "$objects"/{dialect,jit,capi} -name '*.pic.o' | sort) \
+  -Wl,--start-group /usr/lib/llvm-22/lib/libMLIR*.a /usr/lib/llvm-22/lib/libLLVM*.a -Wl,--end-group \
+  $abseil -L/usr/local/cuda/lib64 -lnvJitLink -static-libstdc++ -static-libgcc \
+  -lz -l:libzstd.so.1 -Wl,--no-undefined \
+  -Wl,--version-script="$out/exports.lds" -Wl,--gc-sections -Wl,-s -ldl -lpthread \
+  2> >(grep -v 'warning' >&2)
+
+echo "linking the GPU tests and benchmark ..."
+# shellcheck disable=SC2086
+g++ -no-pie -o "$dir/bin/gpu_test" "$objects/tests/gpu/_objs/gpu_test/gpu_test.pic.o" \
+  -L"$dir/lib" -ltessera_jit -l:libgmock.a -l:libgtest.a -l:libgtest_main.a -pthread \
+  -Wl,-rpath,'$ORIGIN/../lib' -Wl,-s
+# shellcheck disable=SC2046,SC2086
+g++ -no-pie -o "$dir/bin/gpu_bench" "$objects/bench/_objs/gpu_bench/gpu_bench.pic.o" \
+  $(find "$objects/jit/runtime" -name '*.pic.o' | sort) \
+  -L"$dir/lib" -ltessera_jit $abseil -ldl -pthread -Wl,-rpath,'$ORIGIN/../lib' -Wl,-s
+
+gcc -std=c11 -o "$dir/bin/c_smoke" tests/capi/c_program.c -Icapi/include -L"$dir/lib" \
+  -ltessera_jit -Wl,-rpath,'$ORIGIN/../lib' -Wl,-s
+
+# The abseil shared libraries (the GPU machine has none); glibc and libstdc++ are the system's.
+for library in $(ldd "$dir/lib/libtessera_jit.so" "$dir/bin/gpu_bench" | awk '/libabsl_/ {print $3}' | sort -u); do
+  cp -L "$library" "$dir/lib/"
+done
+strip --strip-unneeded "$dir"/lib/libabsl_* 2>/dev/null || true
+
+cp tools/gpu_check.sh "$dir/run.sh"
+chmod +x "$dir/run.sh"
+git rev-parse HEAD > "$dir/COMMIT" 2>/dev/null || echo unknown > "$dir/COMMIT"
+
+echo "self-check: the bundled library compiles and runs saxpy on the host target ..."
+LD_LIBRARY_PATH="/usr/local/cuda/lib64" "$dir/bin/c_smoke"
+
+tar -C "$out" -cf - tessera-gpu-check | xz -6 -T2 > "$out/tessera-gpu-check.tar.xz"
+echo
+echo "bundle: $out/tessera-gpu-check.tar.xz ($(du -h "$out/tessera-gpu-check.tar.xz" | cut -f1)," \
+     "$(du -sh "$dir" | cut -f1) unpacked)"

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The GPU check, run from the unpacked bundle on the GPU machine (tools/gpu_bundle.sh builds
+# it): the GPU tests, then the GPU benchmark, then one results table. Needs the NVIDIA driver
+# and, from the machine's CUDA 13 toolkit, libnvJitLink.so.13 and nvvm/libdevice
+# ($CUDA_HOME, default /usr/local/cuda).
+set -uo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+cuda="${CUDA_HOME:-/usr/local/cuda}"
+export CUDA_HOME="$cuda"
+export LD_LIBRARY_PATH="$here/lib:$cuda/lib64:$cuda/targets/x86_64-linux/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+results="$here/results"
+mkdir -p "$results"
+
+echo "== machine"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null ||
+  echo "nvidia-smi: not available"
+for need in "$cuda/nvvm/libdevice/libdevice.10.bc"; do
+  [ -f "$need" ] || echo "warning: $need is missing (kernels using math functions will not compile)"
+done
+if ! ldd "$here/lib/libtessera_jit.so" | grep -q 'libnvJitLink.so.13 => /'; then
+  echo "error: libnvJitLink.so.13 not found (looked in $cuda/lib64); set CUDA_HOME" >&2
+  exit 1
+fi
+
+echo "== host smoke test (C API, host target)"
+"$here/bin/c_smoke" || echo "host smoke test FAILED"
+
+echo "== GPU tests"
+"$here/bin/gpu_test" --gtest_output="xml:$results/gpu_test.xml" > "$results/gpu_test.log" 2>&1
+test_status=$?
+tail -n 3 "$results/gpu_test.log"
+
+echo "== GPU benchmark"
+"$here/bin/gpu_bench" --json "$results/gpu_bench.json" > "$results/gpu_bench.log" 2>&1
+bench_status=$?
+
+echo
+echo "== results ($(cat "$here/COMMIT"))"
+passed=$(grep -c '<testcase[^>]*status="run"[^>]*result="completed"' "$results/gpu_test.xml" 2>/dev/null || true)
+failed=$(grep -c '<failure' "$results/gpu_test.xml" 2>/dev/null || true)
+skipped=$(grep -c 'result="skipped"' "$results/gpu_test.xml" 2>/dev/null || true)
+echo "GPU tests: ${passed:-0} passed, ${failed:-0} failed, ${skipped:-0} skipped (exit $test_status)"
+cat "$results/gpu_bench.log"
+[ "$test_status" -eq 0 ] && [ "$bench_status" -eq 0 ]
