@@ -43,19 +43,23 @@ struct Bench {
 
   /// Median device time (ms) of `body` enqueued on `stream`, CUDA events, after warm-up.
   double DeviceMs(const std::function<void()>& body, int runs = 20) {
-    const auto& d = runtime->driver();
     for (int i = 0; i < 3; ++i) body();
     std::vector<double> times;
     for (int i = 0; i < runs; ++i) {
-      d.cuEventRecord(start, stream);
+      Check(runtime->RecordEvent(start, stream));
       body();
-      d.cuEventRecord(stop, stream);
-      d.cuEventSynchronize(stop);
-      float ms = 0;
-      d.cuEventElapsedTime(&ms, start, stop);
-      times.push_back(ms);
+      Check(runtime->RecordEvent(stop, stream));
+      auto ms = runtime->ElapsedMs(start, stop);
+      Check(ms.status());
+      times.push_back(*ms);
     }
     return Median(times);
+  }
+
+  static void Check(const absl::Status& status) {
+    if (status.ok()) return;
+    std::cerr << status << "\n";
+    std::exit(1);
   }
 
   tessera_jit_function_t* Compile(const std::string& source, const char* entry,
@@ -131,8 +135,12 @@ int main(int argc, char** argv) {
   }
   b.stream = *stream;
   const auto& d = b.runtime->driver();
-  d.cuEventCreate(&b.start, CU_EVENT_DEFAULT);
-  d.cuEventCreate(&b.stop, CU_EVENT_DEFAULT);
+  auto start = b.runtime->CreateEvent(0);
+  auto stop = b.runtime->CreateEvent(0);
+  Bench::Check(start.status());
+  Bench::Check(stop.status());
+  b.start = *start;
+  b.stop = *stop;
   tessera_jit_device_info_t info;
   info.struct_size = sizeof(info);
   Die("info", tessera_jit_device_get_info(0, &info));

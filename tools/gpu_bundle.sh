@@ -44,7 +44,7 @@ g++ -no-pie -o "$dir/bin/gpu_bench" "$objects/bench/_objs/gpu_bench/gpu_bench.pi
   $(find "$objects/jit/runtime" -name '*.pic.o' | sort) \
   -L"$dir/lib" -ltessera_jit $abseil -ldl -pthread -Wl,-rpath,'$ORIGIN/../lib' -Wl,-s
 
-gcc -std=c11 -o "$dir/bin/c_smoke" tests/capi/c_program.c -Icapi/include -L"$dir/lib" \
+gcc -std=c11 -o "$dir/bin/run_mlp" capi/examples/run_mlp.c -Icapi/include -L"$dir/lib" -lm \
   -ltessera_jit -Wl,-rpath,'$ORIGIN/../lib' -Wl,-s
 
 # The abseil shared libraries (the GPU machine has none); glibc and libstdc++ are the system's.
@@ -57,8 +57,9 @@ cp tools/gpu_check.sh "$dir/run.sh"
 chmod +x "$dir/run.sh"
 git rev-parse HEAD > "$dir/COMMIT" 2>/dev/null || echo unknown > "$dir/COMMIT"
 
-echo "self-check: the bundled library compiles and runs saxpy on the host target ..."
-LD_LIBRARY_PATH="/usr/local/cuda/lib64" "$dir/bin/c_smoke"
+echo "self-check: the bundled library compiles and runs the MLP example on the host target ..."
+mkdir -p "$dir/examples" && cp examples/mlp.mlir "$dir/examples/"
+LD_LIBRARY_PATH="/usr/local/cuda/lib64" "$dir/bin/run_mlp" "$dir/examples/mlp.mlir"
 
 tar -C "$out" -cf - tessera-gpu-check | xz -6 -T2 > "$out/tessera-gpu-check.tar.xz"
 echo

@@ -23,7 +23,7 @@ if ! ldd "$here/lib/libtessera_jit.so" | grep -q 'libnvJitLink.so.13 => /'; then
 fi
 
 echo "== host smoke test (C API, host target)"
-"$here/bin/c_smoke" || echo "host smoke test FAILED"
+"$here/bin/run_mlp" "$here/examples/mlp.mlir" || echo "host smoke test FAILED"
 
 echo "== GPU tests"
 "$here/bin/gpu_test" --gtest_output="xml:$results/gpu_test.xml" > "$results/gpu_test.log" 2>&1

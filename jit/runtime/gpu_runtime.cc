@@ -146,6 +146,32 @@ absl::Status GpuRuntime::Synchronize(int ordinal, CUstream stream) {
   return CudaStatus(*driver_, driver_->cuStreamSynchronize(stream), "cuStreamSynchronize");
 }
 
+absl::StatusOr<CUevent> GpuRuntime::CreateEvent(int ordinal) {
+  TESSERA_RETURN_IF_ERROR(Activate(ordinal));
+  CUevent event = nullptr;
+  TESSERA_RETURN_IF_ERROR(
+      CudaStatus(*driver_, driver_->cuEventCreate(&event, CU_EVENT_DEFAULT), "cuEventCreate"));
+  return event;
+}
+
+absl::Status GpuRuntime::RecordEvent(CUevent event, CUstream stream) {
+  return CudaStatus(*driver_, driver_->cuEventRecord(event, stream), "cuEventRecord");
+}
+
+absl::StatusOr<float> GpuRuntime::ElapsedMs(CUevent start, CUevent stop) {
+  TESSERA_RETURN_IF_ERROR(
+      CudaStatus(*driver_, driver_->cuEventSynchronize(stop), "cuEventSynchronize"));
+  float ms = 0.0f;
+  TESSERA_RETURN_IF_ERROR(CudaStatus(*driver_, driver_->cuEventElapsedTime(&ms, start, stop),
+                                     "cuEventElapsedTime"));
+  return ms;
+}
+
+absl::Status GpuRuntime::DestroyEvent(int ordinal, CUevent event) {
+  TESSERA_RETURN_IF_ERROR(Activate(ordinal));
+  return CudaStatus(*driver_, driver_->cuEventDestroy(event), "cuEventDestroy");
+}
+
 absl::StatusOr<CUmodule> GpuRuntime::LoadModule(int ordinal, absl::string_view cubin,
                                                 absl::string_view ptx) {
   TESSERA_RETURN_IF_ERROR(Activate(ordinal));

@@ -56,6 +56,13 @@ class GpuRuntime {
   absl::Status DestroyStream(int ordinal, CUstream stream);
   absl::Status Synchronize(int ordinal, CUstream stream);
 
+  /// Events, for timing on a stream.
+  absl::StatusOr<CUevent> CreateEvent(int ordinal);
+  absl::Status RecordEvent(CUevent event, CUstream stream);
+  /// Waits for `stop`, then the milliseconds between `start` and `stop`.
+  absl::StatusOr<float> ElapsedMs(CUevent start, CUevent stop);
+  absl::Status DestroyEvent(int ordinal, CUevent event);
+
   /// Loads a module: the cubin first; when the driver rejects it (e.g. another GPU
   /// generation), the PTX through the driver's JIT, whose error log a failure carries.
   absl::StatusOr<CUmodule> LoadModule(int ordinal, absl::string_view cubin,
