@@ -1,6 +1,8 @@
 // Host code through LLVM ORC (LLJIT) with an allowlist-only symbol generator.
 #include "jit/host_executable.h"
 
+#include "jit/llvm_optimize.h"
+
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -12,15 +14,11 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
-#include "llvm/Analysis/CGSCCPassManager.h"
-#include "llvm/Analysis/LoopAnalysisManager.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
-#include "llvm/IR/PassManager.h"
-#include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
@@ -85,34 +83,6 @@ void InitializeNativeTarget() {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
   });
-}
-
-llvm::OptimizationLevel ToOptimizationLevel(int opt_level) {
-  switch (opt_level) {
-    case 0:
-      return llvm::OptimizationLevel::O0;
-    case 1:
-      return llvm::OptimizationLevel::O1;
-    case 3:
-      return llvm::OptimizationLevel::O3;
-    default:
-      return llvm::OptimizationLevel::O2;
-  }
-}
-
-void Optimize(llvm::Module& module, llvm::TargetMachine* machine, int opt_level) {
-  if (opt_level == 0) return;
-  llvm::LoopAnalysisManager loops;
-  llvm::FunctionAnalysisManager functions;
-  llvm::CGSCCAnalysisManager cgscc;
-  llvm::ModuleAnalysisManager modules;
-  llvm::PassBuilder builder(machine);
-  builder.registerModuleAnalyses(modules);
-  builder.registerCGSCCAnalyses(cgscc);
-  builder.registerFunctionAnalyses(functions);
-  builder.registerLoopAnalyses(loops);
-  builder.crossRegisterProxies(loops, functions, cgscc, modules);
-  builder.buildPerModuleDefaultPipeline(ToOptimizationLevel(opt_level)).run(module, modules);
 }
 
 /// Removes `array` (llvm.global_ctors or llvm.global_dtors) from `module` and returns its
@@ -203,7 +173,7 @@ absl::StatusOr<std::unique_ptr<HostExecutable>> HostExecutable::Create(
   }
   module->setDataLayout((*machine)->createDataLayout());
   module->setTargetTriple((*machine)->getTargetTriple());
-  Optimize(*module, machine->get(), opt_level);
+  if (opt_level > 0) OptimizeModule(*module, **machine, opt_level);
 
   auto jit = llvm::orc::LLJITBuilder()
                  .setJITTargetMachineBuilder(std::move(*machine_builder))

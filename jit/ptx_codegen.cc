@@ -3,6 +3,8 @@
 // includes NVVMReflect), and emit PTX with the NVPTX backend.
 #include "jit/ptx_codegen.h"
 
+#include "jit/llvm_optimize.h"
+
 #include <map>
 #include <mutex>
 #include <string>
@@ -14,16 +16,12 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
-#include "llvm/Analysis/CGSCCPassManager.h"
-#include "llvm/Analysis/LoopAnalysisManager.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
-#include "llvm/IR/PassManager.h"
 #include "llvm/Linker/Linker.h"
 #include "llvm/MC/TargetRegistry.h"
-#include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
@@ -107,37 +105,6 @@ absl::Status LinkLibdevice(llvm::Module& module, const std::string& cuda_toolkit
   return absl::OkStatus();
 }
 
-llvm::OptimizationLevel ToOptimizationLevel(int level) {
-  switch (level) {
-    case 0:
-      return llvm::OptimizationLevel::O0;
-    case 1:
-      return llvm::OptimizationLevel::O1;
-    case 2:
-      return llvm::OptimizationLevel::O2;
-    default:
-      return llvm::OptimizationLevel::O3;
-  }
-}
-
-void Optimize(llvm::Module& module, llvm::TargetMachine& machine, int level) {
-  llvm::LoopAnalysisManager loops;
-  llvm::FunctionAnalysisManager functions;
-  llvm::CGSCCAnalysisManager cgscc;
-  llvm::ModuleAnalysisManager modules;
-  llvm::PassBuilder builder(&machine);  // the NVPTX callbacks add NVVMReflect
-  builder.registerModuleAnalyses(modules);
-  builder.registerCGSCCAnalyses(cgscc);
-  builder.registerFunctionAnalyses(functions);
-  builder.registerLoopAnalyses(loops);
-  builder.crossRegisterProxies(loops, functions, cgscc, modules);
-  llvm::ModulePassManager passes = level == 0
-                                       ? builder.buildO0DefaultPipeline(llvm::OptimizationLevel::O0)
-                                       : builder.buildPerModuleDefaultPipeline(
-                                             ToOptimizationLevel(level));
-  passes.run(module, modules);
-}
-
 absl::StatusOr<std::string> EmitPtx(mlir::gpu::GPUModuleOp gpu_module,
                                     mlir::NVVM::NVVMTargetAttr target,
                                     const std::string& cuda_toolkit) {
@@ -164,7 +131,7 @@ absl::StatusOr<std::string> EmitPtx(mlir::gpu::GPUModuleOp gpu_module,
   module->setTargetTriple(triple);
   module->setDataLayout(machine->createDataLayout());
   if (absl::Status linked = LinkLibdevice(*module, cuda_toolkit); !linked.ok()) return linked;
-  Optimize(*module, *machine, level);
+  OptimizeModule(*module, *machine, level);  // the NVPTX callbacks add NVVMReflect
 
   llvm::SmallString<0> ptx;
   llvm::raw_svector_ostream stream(ptx);

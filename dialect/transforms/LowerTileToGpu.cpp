@@ -144,11 +144,6 @@ mlir::Value foldStrided(
   return loop.getResult(0);
 }
 
-mlir::Value loadF32(mlir::OpBuilder& b, mlir::Location loc, mlir::Value memref,
-                    mlir::ValueRange indices) {
-  mlir::Value element = b.create<mlir::memref::LoadOp>(loc, memref, indices);
-  return lowering::convertFloat(b, loc, element, b.getF32Type());
-}
 
 void lowerMap(mlir::OpBuilder& b, tile::MapOp op, KernelNamer& namer) {
   mlir::Location loc = op.getLoc();
@@ -199,7 +194,7 @@ void lowerReduce(mlir::OpBuilder& b, tile::ReduceOp op, KernelNamer& namer) {
                  k, loc, thread, count, lowering::reductionIdentity(k, loc, kind),
                  [&](mlir::OpBuilder& in, mlir::Value accumulator, mlir::Value r) {
                    mlir::Value value =
-                       loadF32(in, loc, op.getInput(), lowering::insertAt(outer, axis, r));
+                       lowering::loadAsF32(in, loc, op.getInput(), lowering::insertAt(outer, axis, r));
                    return lowering::reductionCombine(in, loc, kind, accumulator, value);
                  });
              mlir::Value total = blockReduce(k, loc, kind, l.getWorkgroupAttributions()[0],
@@ -245,12 +240,12 @@ void lowerSoftmax(mlir::OpBuilder& b, tile::SoftmaxOp op, KernelNamer& namer) {
                  [&](mlir::OpBuilder& in, mlir::Value accumulator, mlir::Value i) {
                    return lowering::reductionCombine(in, loc, tile::ReduceKind::max,
                                                      accumulator,
-                                                     loadF32(in, loc, op.getInput(), at(i)));
+                                                     lowering::loadAsF32(in, loc, op.getInput(), at(i)));
                  });
              mlir::Value max =
                  blockReduce(k, loc, tile::ReduceKind::max, scratch, thread, partialMax);
              auto shiftedExp = [&](mlir::OpBuilder& in, mlir::Value i) -> mlir::Value {
-               mlir::Value x = loadF32(in, loc, op.getInput(), at(i));
+               mlir::Value x = lowering::loadAsF32(in, loc, op.getInput(), at(i));
                return in.create<mlir::math::ExpOp>(loc,
                                                    in.create<mlir::arith::SubFOp>(loc, x, max));
              };

@@ -57,11 +57,6 @@ mlir::Value foldRange(
   return loop.getResult(0);
 }
 
-mlir::Value loadF32(mlir::OpBuilder& b, mlir::Location loc, mlir::Value memref,
-                    mlir::ValueRange indices) {
-  mlir::Value element = b.create<mlir::memref::LoadOp>(loc, memref, indices);
-  return lowering::convertFloat(b, loc, element, b.getF32Type());
-}
 
 void lowerMap(mlir::OpBuilder& b, tile::MapOp op) {
   mlir::Location loc = op.getLoc();
@@ -94,7 +89,7 @@ void lowerReduce(mlir::OpBuilder& b, tile::ReduceOp op) {
     mlir::Value total = foldRange(
         nested, loc, count, lowering::reductionIdentity(nested, loc, kind),
         [&](mlir::OpBuilder& inner, mlir::Value accumulator, mlir::Value r) {
-          mlir::Value value = loadF32(inner, loc, op.getInput(), lowering::insertAt(ivs, axis, r));
+          mlir::Value value = lowering::loadAsF32(inner, loc, op.getInput(), lowering::insertAt(ivs, axis, r));
           return lowering::reductionCombine(inner, loc, kind, accumulator, value);
         });
     mlir::Value result = lowering::reductionFinalize(nested, loc, kind, total, count);
@@ -155,10 +150,10 @@ void lowerSoftmax(mlir::OpBuilder& b, tile::SoftmaxOp op) {
         nested, loc, length, lowering::reductionIdentity(nested, loc, tile::ReduceKind::max),
         [&](mlir::OpBuilder& inner, mlir::Value accumulator, mlir::Value l) {
           return lowering::reductionCombine(inner, loc, tile::ReduceKind::max, accumulator,
-                                            loadF32(inner, loc, op.getInput(), at(l)));
+                                            lowering::loadAsF32(inner, loc, op.getInput(), at(l)));
         });
     auto shiftedExp = [&](mlir::OpBuilder& inner, mlir::Value l) -> mlir::Value {
-      mlir::Value x = loadF32(inner, loc, op.getInput(), at(l));
+      mlir::Value x = lowering::loadAsF32(inner, loc, op.getInput(), at(l));
       return inner.create<mlir::math::ExpOp>(loc,
                                              inner.create<mlir::arith::SubFOp>(loc, x, max));
     };

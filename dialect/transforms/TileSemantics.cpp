@@ -31,6 +31,12 @@ mlir::Value convertFloat(mlir::OpBuilder& b, mlir::Location loc, mlir::Value val
   return b.create<mlir::arith::TruncFOp>(loc, to, value);
 }
 
+mlir::Value loadAsF32(mlir::OpBuilder& b, mlir::Location loc, mlir::Value memref,
+                      mlir::ValueRange indices) {
+  mlir::Value element = b.create<mlir::memref::LoadOp>(loc, memref, indices);
+  return convertFloat(b, loc, element, b.getF32Type());
+}
+
 mlir::Value roundToTf32(mlir::OpBuilder& b, mlir::Location loc, mlir::Value value) {
   // Add half of the dropped range (ties away from zero on the magnitude), then clear the 13
   // low mantissa bits. Infinities stay infinite; NaN stays NaN.

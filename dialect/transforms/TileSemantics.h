@@ -15,6 +15,10 @@ namespace tessera::lowering {
 mlir::Value convertFloat(mlir::OpBuilder& b, mlir::Location loc, mlir::Value value,
                          mlir::Type target);
 
+/// Loads `memref[indices]` and converts it to f32 (the accumulation type of reductions).
+mlir::Value loadAsF32(mlir::OpBuilder& b, mlir::Location loc, mlir::Value memref,
+                      mlir::ValueRange indices);
+
 /// Rounds an f32 to TF32 (10 explicit mantissa bits), to nearest with ties away from zero —
 /// what `cvt.rna.tf32.f32` and cuBLAS's TF32 mode do to GEMM inputs.
 mlir::Value roundToTf32(mlir::OpBuilder& b, mlir::Location loc, mlir::Value value);
