@@ -509,7 +509,7 @@ tessera_jit_error_t* tessera_jit_module_get_function(tessera_jit_module_t* modul
   }
   if (module->compiled->options.target == Target::kNvptx) {
     absl::call_once(module->device_host_once, [module] {
-      auto host = tessera::jit::LoadDeviceHostCode(*module->compiled);
+      auto host = tessera::jit::LoadHostCode(*module->compiled);
       if (host.ok()) {
         module->device_host = std::move(*host);
       } else {

@@ -384,14 +384,14 @@ absl::Status FinishHost(mlir::ModuleOp module, CompiledModule& out) {
   if (llvm_module == nullptr) {
     return absl::InternalError("translating the host code to LLVM IR failed");
   }
-  {
-    llvm::raw_string_ostream os(out.host_llvm_ir);
-    llvm_module->print(os, nullptr);
-  }
   std::vector<std::string> names;
   for (const EntryFunction& entry : out.entries) {
     TESSERA_RETURN_IF_ERROR(AddPackedWrapper(*llvm_module, entry.name));
     names.push_back(entry.name);
+  }
+  {
+    llvm::raw_string_ostream os(out.host_llvm_ir);
+    llvm_module->print(os, nullptr);
   }
   TESSERA_ASSIGN_OR_RETURN(out.host, HostExecutable::Create(std::move(llvm_module),
                                                             std::move(context), names,
@@ -521,11 +521,7 @@ absl::StatusOr<std::unique_ptr<CompiledModule>> Compile(absl::string_view source
   return out;
 }
 
-absl::StatusOr<std::unique_ptr<HostExecutable>> LoadDeviceHostCode(
-    const CompiledModule& module) {
-  if (module.options.target != Target::kNvptx) {
-    return absl::FailedPreconditionError("only nvptx modules have device-launching host code");
-  }
+absl::StatusOr<std::unique_ptr<HostExecutable>> LoadHostCode(const CompiledModule& module) {
   auto context = std::make_unique<llvm::LLVMContext>();
   llvm::SMDiagnostic error;
   std::unique_ptr<llvm::Module> host = llvm::parseAssemblyString(module.host_llvm_ir, error,
@@ -536,8 +532,33 @@ absl::StatusOr<std::unique_ptr<HostExecutable>> LoadDeviceHostCode(
   }
   std::vector<std::string> names;
   for (const EntryFunction& entry : module.entries) names.push_back(entry.name);
+  const bool device = module.options.target == Target::kNvptx;
   return HostExecutable::Create(std::move(host), std::move(context), names,
-                                module.options.opt_level, runtime::RuntimeSymbols());
+                                module.options.opt_level,
+                                device ? runtime::RuntimeSymbols() : RuntimeSymbolList{});
+}
+
+absl::StatusOr<std::string> CanonicalSource(absl::string_view source) {
+  std::unique_ptr<CompileSession> session = Sessions().Acquire();
+  std::string text;
+  {
+    DiagnosticCollector diagnostics(session->context());
+    mlir::ParserConfig config(&session->context());
+    mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceString<mlir::ModuleOp>(
+        llvm::StringRef(source.data(), source.size()), config);
+    if (!module || diagnostics.HasErrors()) {
+      Sessions().Release(std::move(session));
+      return diagnostics.Failure("invalid Tessera IR");
+    }
+    // The generic form without locations: comments, whitespace and SSA names are gone, every
+    // semantic detail stays.
+    llvm::raw_string_ostream os(text);
+    mlir::OpPrintingFlags flags;
+    flags.printGenericOpForm();
+    module->print(os, flags);
+  }
+  Sessions().Release(std::move(session));
+  return text;
 }
 
 }  // namespace tessera::jit

@@ -20,11 +20,16 @@ namespace tessera::jit {
 absl::StatusOr<std::unique_ptr<CompiledModule>> Compile(absl::string_view source,
                                                         const CompileOptions& options);
 
-/// The host code of an nvptx module, JIT-compiled so its entries can be invoked: they load the
-/// module's device image on the first RunInitializers() and launch kernels through the GPU
-/// runtime (jit/runtime/kernel_abi.h) — call them inside a runtime::InvocationScope.
-/// FailedPrecondition for a host-target module (whose CompiledModule::host is already that).
-absl::StatusOr<std::unique_ptr<HostExecutable>> LoadDeviceHostCode(const CompiledModule& module);
+/// JIT-compiles a module's host code (CompiledModule::host_llvm_ir) so its entries can be
+/// invoked: for a host-target module loaded from a cache, and for an nvptx module, whose entries
+/// load the device image on the first RunInitializers() and launch kernels through the GPU
+/// runtime (jit/runtime/kernel_abi.h) — call those inside a runtime::InvocationScope.
+absl::StatusOr<std::unique_ptr<HostExecutable>> LoadHostCode(const CompiledModule& module);
+
+/// The canonical text of Tessera IR: parsed and printed in MLIR's generic form without
+/// locations, so comments, whitespace and SSA names do not matter and any semantic change does.
+/// InvalidArgument (with diagnostics) when `source` does not parse. Thread-safe.
+absl::StatusOr<std::string> CanonicalSource(absl::string_view source);
 
 }  // namespace tessera::jit
 

@@ -196,17 +196,38 @@ namespace {
 TEST(NvptxHostCodeTest, DeviceLaunchingHostCodeLinksAgainstTheRuntimeOnly) {
   auto module = CompileForGpu(kAllOps, "sm_90");
   ASSERT_NE(module, nullptr);
-  auto host = LoadDeviceHostCode(*module);
+  auto host = LoadHostCode(*module);
   ASSERT_TRUE(host.ok()) << host.status();
   EXPECT_TRUE((*host)->Lookup("ops").ok());
 }
 
-TEST(NvptxHostCodeTest, HostTargetModulesHaveNoDeviceHostCode) {
+TEST(NvptxHostCodeTest, HostTargetCodeReloadsFromItsText) {
   CompileOptions options;
-  auto module = Compile("func.func @f() { return }", options);
+  auto module = Compile(R"mlir(
+func.func @twice(%x: f32) -> f32 {
+  %r = arith.addf %x, %x : f32
+  return %r : f32
+}
+)mlir", options);
   ASSERT_TRUE(module.ok()) << module.status();
-  EXPECT_EQ(LoadDeviceHostCode(**module).status().code(),
-            absl::StatusCode::kFailedPrecondition);
+  auto host = LoadHostCode(**module);
+  ASSERT_TRUE(host.ok()) << host.status();
+  auto entry = (*host)->Lookup("twice");
+  ASSERT_TRUE(entry.ok()) << entry.status();
+  float x = 1.25f, result = 0.0f;
+  void* args[] = {&x, &result};
+  (*entry)(args);
+  EXPECT_EQ(result, 2.5f);
+}
+
+TEST(NvptxHostCodeTest, CanonicalSourceIgnoresSpellingButNotMeaning) {
+  auto a = CanonicalSource("func.func @f(%a: f32) -> f32 {\n  %s = arith.addf %a, %a : f32\n  return %s : f32\n}");
+  auto b = CanonicalSource("// a comment\nfunc.func @f(%x: f32)->f32{%y=arith.addf %x,%x:f32\n return %y:f32}");
+  auto c = CanonicalSource("func.func @f(%a: f32) -> f32 {\n  %s = arith.mulf %a, %a : f32\n  return %s : f32\n}");
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+  EXPECT_EQ(*a, *b);
+  EXPECT_NE(*a, *c);
+  EXPECT_EQ(CanonicalSource("func.func @f(").status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace
