@@ -1,0 +1,188 @@
+// A small length-prefixed binary format for compiled modules.
+#include "cache/artifact.h"
+
+#include <cstdint>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+
+namespace tessera::cache {
+namespace {
+
+constexpr char kMagic[8] = {'T', 'S', 'R', 'A', 'R', 'T', '\n', '\0'};
+
+class Writer {
+ public:
+  void U64(uint64_t value) { bytes_.append(reinterpret_cast<const char*>(&value), 8); }
+  void I64(int64_t value) { U64(static_cast<uint64_t>(value)); }
+  void String(const std::string& value) {
+    U64(value.size());
+    bytes_.append(value);
+  }
+  std::string Take() { return std::move(bytes_); }
+
+ private:
+  std::string bytes_;
+};
+
+class Reader {
+ public:
+  explicit Reader(const std::string& bytes) : bytes_(bytes) {}
+  bool U64(uint64_t& value) {
+    if (bytes_.size() - at_ < 8) return false;
+    std::memcpy(&value, bytes_.data() + at_, 8);
+    at_ += 8;
+    return true;
+  }
+  bool I64(int64_t& value) {
+    uint64_t raw;
+    if (!U64(raw)) return false;
+    value = static_cast<int64_t>(raw);
+    return true;
+  }
+  bool Int(int& value) {
+    int64_t raw;
+    if (!I64(raw)) return false;
+    value = static_cast<int>(raw);
+    return true;
+  }
+  bool String(std::string& value) {
+    uint64_t size;
+    if (!U64(size) || bytes_.size() - at_ < size) return false;
+    value.assign(bytes_, at_, size);
+    at_ += size;
+    return true;
+  }
+  bool Count(uint64_t& value) { return U64(value) && value <= bytes_.size(); }
+  bool AtEnd() const { return at_ == bytes_.size(); }
+  size_t at() const { return at_; }
+
+ private:
+  const std::string& bytes_;
+  size_t at_ = 0;
+};
+
+void WriteArgument(Writer& w, const jit::EntryArgument& argument) {
+  w.I64(static_cast<int64_t>(argument.kind));
+  w.String(argument.type);
+  w.I64(static_cast<int64_t>(argument.element.type_class));
+  w.I64(argument.element.bits);
+  w.I64(argument.rank);
+  w.U64(argument.shape.size());
+  for (int64_t size : argument.shape) w.I64(size);
+}
+
+bool ReadArgument(Reader& r, jit::EntryArgument& argument) {
+  int kind = 0;
+  int type_class = 0;
+  uint64_t dims = 0;
+  if (!r.Int(kind) || !r.String(argument.type) || !r.Int(type_class) ||
+      !r.Int(argument.element.bits) || !r.I64(argument.rank) || !r.Count(dims)) {
+    return false;
+  }
+  argument.kind = static_cast<jit::EntryArgument::Kind>(kind);
+  argument.element.type_class = static_cast<jit::ElementType::Class>(type_class);
+  argument.shape.resize(dims);
+  for (int64_t& size : argument.shape) {
+    if (!r.I64(size)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string SerializeArtifact(const jit::CompiledModule& module) {
+  Writer w;
+  w.String(std::string(kMagic, sizeof(kMagic)));
+  w.I64(kArtifactFormatVersion);
+  const jit::CompileOptions& o = module.options;
+  w.I64(static_cast<int64_t>(o.target));
+  w.String(o.arch);
+  w.I64(o.opt_level);
+  w.I64(o.deterministic);
+  w.I64(o.link_cubin);
+  w.String(o.source_name);
+  w.U64(module.entries.size());
+  for (const jit::EntryFunction& entry : module.entries) {
+    w.String(entry.name);
+    w.I64(entry.deterministic);
+    w.U64(entry.arguments.size());
+    for (const jit::EntryArgument& argument : entry.arguments) WriteArgument(w, argument);
+    w.U64(entry.results.size());
+    for (const jit::EntryArgument& result : entry.results) WriteArgument(w, result);
+  }
+  w.String(module.host_llvm_ir);
+  w.U64(module.device_images.size());
+  for (const jit::DeviceImage& image : module.device_images) {
+    w.String(image.module_name);
+    w.U64(image.kernels.size());
+    for (const std::string& kernel : image.kernels) w.String(kernel);
+    w.String(image.ptx);
+    w.String(image.cubin);
+  }
+  return w.Take();
+}
+
+absl::StatusOr<std::unique_ptr<jit::CompiledModule>> DeserializeArtifact(const std::string& bytes) {
+  Reader r(bytes);
+  auto broken = [&](absl::string_view what) {
+    return absl::DataLossError(absl::StrCat("malformed artifact (", what, " at byte ", r.at(), ")"));
+  };
+  std::string magic;
+  int version = 0;
+  if (!r.String(magic) || magic != std::string(kMagic, sizeof(kMagic))) return broken("magic");
+  if (!r.Int(version)) return broken("version");
+  if (version != kArtifactFormatVersion) {
+    return absl::DataLossError(absl::StrCat("artifact format ", version, " → ",
+                                            kArtifactFormatVersion));
+  }
+  auto module = std::make_unique<jit::CompiledModule>();
+  jit::CompileOptions& o = module->options;
+  int target = 0;
+  int deterministic = 0;
+  int link_cubin = 0;
+  if (!r.Int(target) || !r.String(o.arch) || !r.Int(o.opt_level) || !r.Int(deterministic) ||
+      !r.Int(link_cubin) || !r.String(o.source_name)) {
+    return broken("options");
+  }
+  o.target = static_cast<jit::Target>(target);
+  o.deterministic = deterministic != 0;
+  o.link_cubin = link_cubin != 0;
+  uint64_t entries = 0;
+  if (!r.Count(entries)) return broken("entries");
+  module->entries.resize(entries);
+  for (jit::EntryFunction& entry : module->entries) {
+    int entry_deterministic = 0;
+    uint64_t arguments = 0;
+    uint64_t results = 0;
+    if (!r.String(entry.name) || !r.Int(entry_deterministic) || !r.Count(arguments)) {
+      return broken("entry");
+    }
+    entry.deterministic = entry_deterministic != 0;
+    entry.arguments.resize(arguments);
+    for (jit::EntryArgument& argument : entry.arguments) {
+      if (!ReadArgument(r, argument)) return broken("argument");
+    }
+    if (!r.Count(results)) return broken("results");
+    entry.results.resize(results);
+    for (jit::EntryArgument& result : entry.results) {
+      if (!ReadArgument(r, result)) return broken("result");
+    }
+  }
+  uint64_t images = 0;
+  if (!r.String(module->host_llvm_ir) || !r.Count(images)) return broken("host code");
+  module->device_images.resize(images);
+  for (jit::DeviceImage& image : module->device_images) {
+    uint64_t kernels = 0;
+    if (!r.String(image.module_name) || !r.Count(kernels)) return broken("image");
+    image.kernels.resize(kernels);
+    for (std::string& kernel : image.kernels) {
+      if (!r.String(kernel)) return broken("kernel");
+    }
+    if (!r.String(image.ptx) || !r.String(image.cubin)) return broken("image payload");
+  }
+  if (!r.AtEnd()) return broken("trailing bytes");
+  return module;
+}
+
+}  // namespace tessera::cache

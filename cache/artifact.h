@@ -1,0 +1,26 @@
+// The on-disk form of a compiled module: everything Compile produced except the live JIT (which
+// is rebuilt from the host code's LLVM IR on load).
+#ifndef TESSERA_CACHE_ARTIFACT_H_
+#define TESSERA_CACHE_ARTIFACT_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "jit/compiled_module.h"
+
+namespace tessera::cache {
+
+/// The artifact format; a different version on disk is a miss.
+inline constexpr int kArtifactFormatVersion = 1;
+
+/// Serializes `module` (options, entries, host LLVM IR, device images).
+std::string SerializeArtifact(const jit::CompiledModule& module);
+
+/// The module back, without CompiledModule::host; DataLoss when `bytes` is not a well-formed
+/// artifact of this format version.
+absl::StatusOr<std::unique_ptr<jit::CompiledModule>> DeserializeArtifact(const std::string& bytes);
+
+}  // namespace tessera::cache
+
+#endif  // TESSERA_CACHE_ARTIFACT_H_

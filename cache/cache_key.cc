@@ -1,0 +1,89 @@
+// Cache keys and toolchain identity.
+#include "cache/cache_key.h"
+
+#include <cuda.h>
+
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "jit/nvjitlink.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/SHA256.h"
+
+namespace tessera::cache {
+namespace {
+
+constexpr char kTesseraVersion[] = "0.1.0";
+
+}  // namespace
+
+ToolchainIdentity ToolchainIdentity::Current() {
+  ToolchainIdentity identity;
+  identity.tessera = kTesseraVersion;
+  identity.llvm = LLVM_VERSION_STRING;
+  identity.cuda = absl::StrCat(CUDA_VERSION / 1000, ".", (CUDA_VERSION % 1000) / 10);
+  identity.nvjitlink = jit::NvJitLinkVersion();
+  return identity;
+}
+
+std::string Sha256Hex(const std::string& data) {
+  std::array<uint8_t, 32> hash = llvm::SHA256::hash(
+      llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t*>(data.data()), data.size()));
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string text;
+  text.reserve(64);
+  for (uint8_t byte : hash) {
+    text.push_back(kHex[byte >> 4]);
+    text.push_back(kHex[byte & 15]);
+  }
+  return text;
+}
+
+CacheKey MakeCacheKey(const std::string& canonical_ir, const jit::CompileOptions& options,
+                      const ToolchainIdentity& toolchain) {
+  CacheKey key;
+  key.components = {
+      {"ir", Sha256Hex(canonical_ir)},
+      {"target", std::string(jit::TargetName(options.target))},
+      {"arch", options.target == jit::Target::kNvptx ? options.arch : "-"},
+      {"opt_level", absl::StrCat(options.opt_level)},
+      {"deterministic", options.deterministic ? "yes" : "no"},
+      {"link_cubin", options.link_cubin ? "yes" : "no"},
+  };
+  const size_t base_size = key.components.size();
+  key.components.insert(key.components.end(),
+                        {{"tessera", toolchain.tessera},
+                         {"llvm", toolchain.llvm},
+                         {"cuda", toolchain.cuda},
+                         {"nvjitlink", toolchain.nvjitlink},
+                         {"delegates", absl::StrJoin(toolchain.delegates, ",")}});
+  auto join = [&](size_t count) {
+    std::string text;
+    for (size_t i = 0; i < count; ++i) {
+      absl::StrAppend(&text, key.components[i].first, "=", key.components[i].second, "\n");
+    }
+    return text;
+  };
+  key.base_digest = Sha256Hex(join(base_size));
+  key.digest = Sha256Hex(join(key.components.size()));
+  return key;
+}
+
+std::string DescribeChange(const std::vector<std::pair<std::string, std::string>>& before,
+                           const std::vector<std::pair<std::string, std::string>>& after) {
+  std::map<std::string, std::string> old_values(before.begin(), before.end());
+  std::vector<std::string> changes;
+  for (const auto& [name, value] : after) {
+    auto it = old_values.find(name);
+    std::string old_value = it == old_values.end() ? "(none)" : it->second;
+    if (old_value != value) {
+      changes.push_back(absl::StrCat(name, " ", old_value.empty() ? "(none)" : old_value, " → ",
+                                     value.empty() ? "(none)" : value));
+    }
+  }
+  return absl::StrJoin(changes, ", ");
+}
+
+}  // namespace tessera::cache

@@ -1,0 +1,362 @@
+// The compile cache: hits and misses with their reasons, spelling-insensitive keys, every key
+// component, every kind of damaged entry, eviction, an unwritable directory, and single flight
+// across threads and across processes.
+#include "cache/compile_cache.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+extern char** environ;
+
+namespace tessera::cache {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+constexpr char kSaxpy[] = R"mlir(
+func.func @saxpy(%alpha: f32, %x: memref<?xf32>, %y: memref<?xf32>, %out: memref<?xf32>) {
+  tile.map ins(%alpha, %x, %y : f32, memref<?xf32>, memref<?xf32>) outs(%out : memref<?xf32>) {
+  ^bb0(%a: f32, %xi: f32, %yi: f32):
+    %ax = arith.mulf %a, %xi : f32
+    %r = arith.addf %ax, %yi : f32
+    tile.yield %r : f32
+  }
+  return
+}
+)mlir";
+
+// The same program spelled differently: comments, whitespace, SSA names.
+constexpr char kSaxpyRespelled[] = R"mlir(// respelled
+func.func @saxpy(%s: f32, %in: memref<?xf32>, %acc: memref<?xf32>, %o: memref<?xf32>) {
+  tile.map ins(%s, %in, %acc : f32, memref<?xf32>, memref<?xf32>) outs(%o : memref<?xf32>) {
+  ^bb0(%p: f32, %q: f32, %r: f32):
+    %t = arith.mulf %p, %q : f32
+    %u = arith.addf %t, %r : f32
+    tile.yield %u : f32
+  }
+  return
+})mlir";
+
+std::string Scratch(const std::string& name) {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  fs::path dir = fs::path(tmp != nullptr ? tmp : "/tmp") / ("cache_test_" + name);
+  fs::remove_all(dir);
+  return dir.string();
+}
+
+CompileCacheOptions OnDisk(const std::string& root) {
+  CompileCacheOptions options;
+  options.disk_root = root;
+  return options;
+}
+
+/// Runs saxpy from a host module and checks the result: a cached module must still work.
+void ExpectSaxpyWorks(const jit::CompiledModule& module) {
+  ASSERT_NE(module.host, nullptr);
+  auto entry = module.host->Lookup("saxpy");
+  ASSERT_TRUE(entry.ok()) << entry.status();
+  float x[3] = {1, 2, 3}, y[3] = {1, 1, 1}, out[3] = {};
+  int64_t descriptors[3][5];
+  float* buffers[3] = {x, y, out};
+  for (int i = 0; i < 3; ++i) {
+    descriptors[i][0] = descriptors[i][1] = reinterpret_cast<int64_t>(buffers[i]);
+    descriptors[i][2] = 0;
+    descriptors[i][3] = 3;
+    descriptors[i][4] = 1;
+  }
+  float alpha = 2.0f;
+  void* args[] = {&alpha, descriptors[0], descriptors[1], descriptors[2]};
+  (*entry)(args);
+  EXPECT_EQ(out[0], 3.0f);
+  EXPECT_EQ(out[2], 7.0f);
+}
+
+fs::path EntryDir(const std::string& root, const std::string& digest) {
+  return fs::path(root) / "v1" / "entries" / digest;
+}
+
+TEST(CompileCacheTest, MemoryHitThenDiskHitInAFreshCache) {
+  const std::string root = Scratch("hits");
+  jit::CompileOptions options;
+  std::string digest;
+  {
+    CompileCache cache(OnDisk(root));
+    auto first = cache.Compile(kSaxpy, options);
+    ASSERT_TRUE(first.ok()) << first.status();
+    EXPECT_EQ(first->source, CacheSource::kCompiled);
+    EXPECT_EQ(first->miss_reason, "not cached");
+    auto second = cache.Compile(kSaxpy, options);
+    ASSERT_TRUE(second.ok());
+    EXPECT_EQ(second->source, CacheSource::kMemory);
+    EXPECT_EQ(second->module, first->module);
+    EXPECT_EQ(cache.LookupByKey(first->digest), first->module);
+    digest = first->digest;
+    CacheStats stats = cache.stats();
+    EXPECT_EQ(stats.compiles, 1u);
+    EXPECT_EQ(stats.memory_hits, 1u);
+    EXPECT_EQ(stats.misses_by_reason["not cached"], 1u);
+    EXPECT_EQ(stats.memory_entries, 1u);
+  }
+  CompileCache fresh(OnDisk(root));  // a new process, as far as memory goes
+  auto third = fresh.Compile(kSaxpy, options);
+  ASSERT_TRUE(third.ok()) << third.status();
+  EXPECT_EQ(third->source, CacheSource::kDisk);
+  EXPECT_EQ(third->digest, digest);
+  ExpectSaxpyWorks(*third->module);
+  EXPECT_EQ(fresh.stats().disk_hits, 1u);
+}
+
+TEST(CompileCacheTest, SpellingDoesNotMatterMeaningDoes) {
+  CompileCache cache(OnDisk(Scratch("spelling")));
+  jit::CompileOptions options;
+  auto original = cache.Compile(kSaxpy, options);
+  auto respelled = cache.Compile(kSaxpyRespelled, options);
+  ASSERT_TRUE(original.ok() && respelled.ok());
+  EXPECT_EQ(respelled->source, CacheSource::kMemory);
+  EXPECT_EQ(respelled->digest, original->digest);
+  std::string changed = kSaxpy;
+  changed.replace(changed.find("arith.addf"), 10, "arith.subf");
+  auto different = cache.Compile(changed, options);
+  ASSERT_TRUE(different.ok());
+  EXPECT_EQ(different->source, CacheSource::kCompiled);
+  EXPECT_NE(different->digest, original->digest);
+}
+
+TEST(CompileCacheTest, EachKeyComponentAloneMisses) {
+  const std::string root = Scratch("components");
+  CompileCache cache(OnDisk(root));
+  jit::CompileOptions base;
+  base.target = jit::Target::kNvptx;
+  ASSERT_TRUE(cache.Compile(kSaxpy, base).ok());
+  std::vector<std::pair<std::string, jit::CompileOptions>> variants;
+  jit::CompileOptions v = base;
+  v.target = jit::Target::kHost;
+  variants.emplace_back("target", v);
+  v = base;
+  v.arch = "sm_80";
+  variants.emplace_back("arch", v);
+  v = base;
+  v.opt_level = 3;
+  variants.emplace_back("opt_level", v);
+  v = base;
+  v.deterministic = true;
+  variants.emplace_back("deterministic", v);
+  for (const auto& [what, options] : variants) {
+    auto result = cache.Compile(kSaxpy, options);
+    ASSERT_TRUE(result.ok()) << what << ": " << result.status();
+    EXPECT_EQ(result->source, CacheSource::kCompiled) << what;
+  }
+  // A different toolchain: the old entry is found through the base key and named.
+  CompileCacheOptions newer = OnDisk(root);
+  newer.toolchain.llvm = "99.0.0";
+  CompileCache upgraded(newer);
+  auto result = upgraded.Compile(kSaxpy, base);
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(result->source, CacheSource::kCompiled);
+  EXPECT_THAT(result->miss_reason, HasSubstr("stale: llvm "));
+  EXPECT_THAT(result->miss_reason, HasSubstr("→ 99.0.0"));
+  EXPECT_EQ(upgraded.stats().misses_by_reason["stale"], 1u);
+}
+
+enum class Damage { kTruncate, kFlipBit, kForeignFormat, kNoManifest, kHalfWritten };
+
+class DamagedEntryTest : public ::testing::TestWithParam<std::pair<Damage, const char*>> {};
+
+TEST_P(DamagedEntryTest, IsAMissThatRecompiles) {
+  const auto [damage, reason] = GetParam();
+  const std::string root = Scratch(std::string("damage_") + reason);
+  jit::CompileOptions options;
+  std::string digest;
+  {
+    CompileCache cache(OnDisk(root));
+    auto first = cache.Compile(kSaxpy, options);
+    ASSERT_TRUE(first.ok());
+    digest = first->digest;
+  }
+  const fs::path dir = EntryDir(root, digest);
+  const fs::path payload = dir / "payload.bin";
+  const fs::path manifest = dir / "manifest.txt";
+  switch (damage) {
+    case Damage::kTruncate:
+      fs::resize_file(payload, fs::file_size(payload) / 2);
+      break;
+    case Damage::kFlipBit: {
+      std::fstream file(payload, std::ios::in | std::ios::out | std::ios::binary);
+      file.seekg(100);
+      char byte = 0;
+      file.read(&byte, 1);
+      byte ^= 0x10;
+      file.seekp(100);
+      file.write(&byte, 1);
+      break;
+    }
+    case Damage::kForeignFormat: {
+      std::ifstream in(manifest);
+      std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      text.replace(text.find("format=1"), 8, "format=0");
+      std::ofstream(manifest) << text;
+      break;
+    }
+    case Damage::kNoManifest:
+      fs::remove(manifest);
+      break;
+    case Damage::kHalfWritten:
+      // A writer died between its payload and its manifest, and left its staging directory.
+      fs::remove(manifest);
+      fs::create_directories(fs::path(root) / "v1" / "tmp" / (digest + ".999.0.0"));
+      break;
+  }
+  CompileCache cache(OnDisk(root));
+  auto again = cache.Compile(kSaxpy, options);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->source, CacheSource::kCompiled);
+  EXPECT_THAT(again->miss_reason, StartsWith(reason));
+  ExpectSaxpyWorks(*again->module);
+  // The entry was rewritten whole: a fresh cache hits it.
+  CompileCache later(OnDisk(root));
+  auto hit = later.Compile(kSaxpy, options);
+  ASSERT_TRUE(hit.ok());
+  EXPECT_EQ(hit->source, CacheSource::kDisk);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Kinds, DamagedEntryTest,
+    ::testing::Values(std::make_pair(Damage::kTruncate, "truncated payload"),
+                      std::make_pair(Damage::kFlipBit, "checksum mismatch"),
+                      std::make_pair(Damage::kForeignFormat, "artifact format 0 → 1"),
+                      std::make_pair(Damage::kNoManifest, "manifest missing"),
+                      std::make_pair(Damage::kHalfWritten, "manifest missing")));
+
+TEST(CompileCacheTest, EvictsLeastRecentlyUsedBeyondTheBound) {
+  const std::string root = Scratch("evict");
+  CompileCacheOptions options = OnDisk(root);
+  options.disk_max_bytes = 1;  // keeps only the newest entry
+  CompileCache cache(options);
+  jit::CompileOptions compile;
+  for (int level = 0; level < 3; ++level) {
+    compile.opt_level = level;
+    ASSERT_TRUE(cache.Compile(kSaxpy, compile).ok());
+  }
+  EXPECT_EQ(cache.disk()->List().size(), 1u);
+  CompileCache fresh(OnDisk(root));
+  compile.opt_level = 2;
+  auto kept = fresh.Compile(kSaxpy, compile);
+  ASSERT_TRUE(kept.ok());
+  EXPECT_EQ(kept->source, CacheSource::kDisk);
+}
+
+TEST(CompileCacheTest, UnwritableDirectoryDegradesToMemoryOnly) {
+  const std::string file = Scratch("not_a_dir");
+  std::ofstream(file) << "a file where the cache directory should be";
+  CompileCache cache(OnDisk(file + "/cache"));
+  EXPECT_FALSE(cache.stats().disk_enabled);
+  jit::CompileOptions options;
+  auto first = cache.Compile(kSaxpy, options);
+  ASSERT_TRUE(first.ok()) << first.status();
+  ExpectSaxpyWorks(*first->module);
+  auto second = cache.Compile(kSaxpy, options);
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(second->source, CacheSource::kMemory);
+}
+
+TEST(CompileCacheTest, ThreadsCompileANewKeyOnce) {
+  CompileCache cache(OnDisk(Scratch("threads")));
+  jit::CompileOptions options;
+  options.target = jit::Target::kNvptx;
+  std::vector<std::thread> threads;
+  std::vector<std::shared_ptr<const jit::CompiledModule>> modules(8);
+  for (int i = 0; i < 8; ++i) {
+    threads.emplace_back([&, i] {
+      auto result = cache.Compile(kSaxpy, options);
+      if (result.ok()) modules[i] = result->module;
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(cache.stats().compiles, 1u);
+  for (const auto& module : modules) EXPECT_EQ(module, modules[0]);
+}
+
+TEST(CompileCacheTest, ProcessesCompileANewKeyOnce) {
+  const std::string root = Scratch("processes");
+  const std::string source_path = root + ".mlir";
+  std::ofstream(source_path) << kSaxpy;
+  const char* srcdir = std::getenv("TEST_SRCDIR");
+  std::string child = srcdir != nullptr
+                          ? std::string(srcdir) + "/tessera_jit/tests/cache/cache_child"
+                          : "tests/cache/cache_child";
+  std::vector<pid_t> pids;
+  std::vector<std::string> outputs;
+  for (int i = 0; i < 8; ++i) {
+    std::string output = root + ".out" + std::to_string(i);
+    outputs.push_back(output);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, output.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0644);
+    const char* argv[] = {child.c_str(), root.c_str(), source_path.c_str(), nullptr};
+    pid_t pid = 0;
+    ASSERT_EQ(posix_spawn(&pid, child.c_str(), &actions, nullptr, const_cast<char**>(argv),
+                          environ),
+              0);
+    posix_spawn_file_actions_destroy(&actions);
+    pids.push_back(pid);
+  }
+  for (pid_t pid : pids) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  int compiled = 0;
+  std::set<std::string> cubins;
+  for (const std::string& output : outputs) {
+    std::ifstream in(output);
+    std::string how, cubin;
+    in >> how >> cubin;
+    compiled += how == "compiled";
+    EXPECT_TRUE(how == "compiled" || how == "disk") << how;
+    cubins.insert(cubin);
+  }
+  EXPECT_EQ(compiled, 1);
+  EXPECT_EQ(cubins.size(), 1u);  // every process got identical artifacts
+}
+
+TEST(CompileCacheTest, ExplainSaysWhatWouldHappen) {
+  const std::string root = Scratch("explain");
+  CompileCache cache(OnDisk(root));
+  jit::CompileOptions options;
+  auto before = cache.Explain(kSaxpy, options);
+  ASSERT_TRUE(before.ok());
+  EXPECT_EQ(before->verdict, "miss: not cached");
+  ASSERT_TRUE(cache.Compile(kSaxpy, options).ok());
+  EXPECT_EQ(cache.Explain(kSaxpy, options)->verdict, "memory hit");
+  CompileCache fresh(OnDisk(root));
+  EXPECT_EQ(fresh.Explain(kSaxpyRespelled, options)->verdict, "disk hit");
+}
+
+TEST(CompileCacheTest, CompileErrorsPassThroughUncached) {
+  CompileCache cache(OnDisk(Scratch("errors")));
+  jit::CompileOptions options;
+  options.source_name = "broken.mlir";
+  auto result = cache.Compile("func.func @f(%x: memref<4xf32>) {\n  tile.nope %x\n}", options);
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(result.status().message(), HasSubstr("broken.mlir:2:"));
+  EXPECT_EQ(cache.stats().compiles, 0u);
+}
+
+}  // namespace
+}  // namespace tessera::cache
