@@ -1,6 +1,7 @@
 // The C API over the compiler and the runtime: handles, argument checking, DLPack → memref
 // descriptors, invoke on the host or on the GPU.
 #include <algorithm>
+#include <cstddef>
 #include <array>
 #include <cstdint>
 #include <cstdio>
@@ -17,6 +18,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/strings/match.h"
+#include "cache/compile_cache.h"
 #include "capi/include/tessera_jit.h"
 #include "jit/compile_options.h"
 #include "jit/compiler.h"
@@ -40,6 +43,9 @@ struct tessera_jit_context {
   Target default_target = Target::kHost;
   int device = 0;
   tessera_jit_log_level_t log_level = TESSERA_JIT_LOG_WARNING;
+  std::unique_ptr<tessera::cache::CompileCache> cache;
+  absl::Mutex mu;
+  std::string last_miss_reason ABSL_GUARDED_BY(mu);
 };
 
 struct tessera_jit_function {
@@ -50,7 +56,7 @@ struct tessera_jit_function {
 
 struct tessera_jit_module {
   tessera_jit_context* context = nullptr;
-  std::unique_ptr<CompiledModule> compiled;
+  std::shared_ptr<const CompiledModule> compiled;  // shared with the compile cache
   std::string all_ptx;
 
   /// nvptx: the JIT'd host code that launches the kernels, created on first lookup.
@@ -67,6 +73,10 @@ struct tessera_jit_module {
 };
 
 namespace {
+
+/// The context options of API 0.1 (up to log_level): the smallest struct accepted.
+constexpr size_t kContextOptionsMinimumSize =
+    offsetof(tessera_jit_context_options_t, log_level) + sizeof(tessera_jit_log_level_t);
 
 tessera_jit_error_t* MakeError(absl::Status status) {
   if (status.ok()) return nullptr;
@@ -306,13 +316,6 @@ const char* tessera_jit_error_message(const tessera_jit_error_t* error, size_t* 
 
 void tessera_jit_error_destroy(tessera_jit_error_t* error) { delete error; }
 
-void tessera_jit_context_options_init(tessera_jit_context_options_t* out_options) {
-  if (out_options == nullptr) return;
-  *out_options = tessera_jit_context_options_t{};
-  out_options->struct_size = TESSERA_JIT_CONTEXT_OPTIONS_STRUCT_SIZE;
-  out_options->log_level = TESSERA_JIT_LOG_WARNING;
-}
-
 tessera_jit_error_t* tessera_jit_context_create(const tessera_jit_context_options_t* options,
                                                 tessera_jit_context_t** out_context) {
   if (out_context == nullptr) return InvalidArgument("out_context is NULL");
@@ -320,7 +323,7 @@ tessera_jit_error_t* tessera_jit_context_create(const tessera_jit_context_option
   tessera_jit_context_options_init(&defaults);
   if (options == nullptr) options = &defaults;
   if (absl::Status status = CheckStructSize(options->struct_size,
-                                            TESSERA_JIT_CONTEXT_OPTIONS_STRUCT_SIZE,
+                                            kContextOptionsMinimumSize,
                                             "tessera_jit_context_options_t");
       !status.ok()) {
     return MakeError(status);
@@ -328,6 +331,21 @@ tessera_jit_error_t* tessera_jit_context_create(const tessera_jit_context_option
   auto context = std::make_unique<tessera_jit_context>();
   context->device = options->device_ordinal;
   context->log_level = options->log_level;
+  // Fields after log_level arrived in API 0.2; a 0.1 caller's struct ends before them.
+  auto has = [&](size_t end) { return options->struct_size >= end; };
+  tessera::cache::CompileCacheOptions cache;
+  if (has(offsetof(tessera_jit_context_options_t, cache_dir) + sizeof(const char*)) &&
+      options->cache_dir != nullptr) {
+    cache.disk_root = options->cache_dir;
+  }
+  if (has(offsetof(tessera_jit_context_options_t, cache_memory_bytes) + sizeof(uint64_t)) &&
+      options->cache_memory_bytes != 0) {
+    cache.memory_max_bytes = options->cache_memory_bytes;
+  }
+  if (has(TESSERA_JIT_CONTEXT_OPTIONS_STRUCT_SIZE) && options->cache_disk_bytes != 0) {
+    cache.disk_max_bytes = options->cache_disk_bytes;
+  }
+  context->cache = std::make_unique<tessera::cache::CompileCache>(std::move(cache));
   if (options->default_target != nullptr) {
     auto target = tessera::jit::ParseTarget(options->default_target);
     if (!target.ok()) {
@@ -346,6 +364,49 @@ tessera_jit_error_t* tessera_jit_context_create(const tessera_jit_context_option
 }
 
 void tessera_jit_context_destroy(tessera_jit_context_t* context) { delete context; }
+
+tessera_jit_error_t* tessera_jit_context_get_cache_stats(tessera_jit_context_t* context,
+                                                         tessera_jit_cache_stats_t* out_stats) {
+  if (context == nullptr) return InvalidArgument("context is NULL");
+  if (out_stats == nullptr) return InvalidArgument("out_stats is NULL");
+  if (absl::Status status = CheckStructSize(out_stats->struct_size,
+                                            TESSERA_JIT_CACHE_STATS_STRUCT_SIZE,
+                                            "tessera_jit_cache_stats_t");
+      !status.ok()) {
+    return MakeError(status);
+  }
+  tessera::cache::CacheStats stats = context->cache->stats();
+  out_stats->memory_hits = stats.memory_hits;
+  out_stats->disk_hits = stats.disk_hits;
+  out_stats->compiles = stats.compiles;
+  out_stats->misses_not_cached = 0;
+  out_stats->misses_stale = 0;
+  out_stats->misses_damaged = 0;
+  for (const auto& [reason, count] : stats.misses_by_reason) {
+    if (absl::StartsWith(reason, "not cached")) {
+      out_stats->misses_not_cached += count;
+    } else if (reason == "stale") {
+      out_stats->misses_stale += count;
+    } else {
+      out_stats->misses_damaged += count;
+    }
+  }
+  out_stats->memory_entries = stats.memory_entries;
+  out_stats->memory_bytes = stats.memory_bytes;
+  out_stats->disk_enabled = stats.disk_enabled ? 1 : 0;
+  out_stats->disk_entries = 0;
+  out_stats->disk_bytes = 0;
+  if (stats.disk_enabled) {
+    for (const auto& entry : context->cache->disk()->List()) {
+      ++out_stats->disk_entries;
+      out_stats->disk_bytes += entry.bytes;
+    }
+  }
+  absl::MutexLock lock(&context->mu);
+  std::snprintf(out_stats->last_miss_reason, sizeof(out_stats->last_miss_reason), "%s",
+                context->last_miss_reason.c_str());
+  return nullptr;
+}
 
 int tessera_jit_is_gpu_available(void) { return GpuAvailable() ? 1 : 0; }
 
@@ -373,13 +434,6 @@ tessera_jit_error_t* tessera_jit_device_get_info(int32_t ordinal,
   out_info->total_memory_bytes = info->total_memory;
   out_info->multiprocessors = info->multiprocessors;
   return nullptr;
-}
-
-void tessera_jit_compile_options_init(tessera_jit_compile_options_t* out_options) {
-  if (out_options == nullptr) return;
-  *out_options = tessera_jit_compile_options_t{};
-  out_options->struct_size = TESSERA_JIT_COMPILE_OPTIONS_STRUCT_SIZE;
-  out_options->opt_level = 2;
 }
 
 tessera_jit_error_t* tessera_jit_compile(tessera_jit_context_t* context, const char* source,
@@ -419,11 +473,15 @@ tessera_jit_error_t* tessera_jit_compile(tessera_jit_context_t* context, const c
   }
   compile.opt_level = options->opt_level;
   compile.deterministic = (options->flags & TESSERA_JIT_DETERMINISTIC) != 0;
-  auto compiled = tessera::jit::Compile(absl::string_view(source, source_size), compile);
+  auto compiled = context->cache->Compile(absl::string_view(source, source_size), compile);
   if (!compiled.ok()) return MakeError(compiled.status());
+  if (compiled->source == tessera::cache::CacheSource::kCompiled) {
+    absl::MutexLock lock(&context->mu);
+    context->last_miss_reason = compiled->miss_reason;
+  }
   auto module = std::make_unique<tessera_jit_module>();
   module->context = context;
-  module->compiled = std::move(*compiled);
+  module->compiled = std::move(compiled->module);
   for (const auto& image : module->compiled->device_images) {
     absl::StrAppend(&module->all_ptx, "// gpu.module @", image.module_name, "\n", image.ptx);
   }

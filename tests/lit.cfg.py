@@ -18,6 +18,10 @@ if not os.path.exists(tessera_opt):
                      % tessera_opt)
 
 config.substitutions.append(("%examples", os.path.join(repo_root, "examples")))
+# The CLI's compile cache goes to a private directory, not the user's.
+config.environment["TESSERA_JIT_CACHE_DIR"] = os.path.join(
+    config.test_exec_root if hasattr(config, "test_exec_root") and config.test_exec_root
+    else repo_root, ".lit-cache")
 # The project tools, then FileCheck and not from LLVM 22 (Debian installs them under /usr/lib/llvm-22/bin).
 config.environment["PATH"] = os.pathsep.join(
     [os.path.dirname(tessera_opt), os.path.join(bazel_bin, "tools", "tessera-jit"),

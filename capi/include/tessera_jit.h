@@ -4,8 +4,9 @@
  *  - Opaque handles. A fallible call returns tessera_jit_error_t*: NULL on success, otherwise
  *    an error the caller owns and releases with tessera_jit_error_destroy(). Nothing throws or
  *    aborts across this boundary.
- *  - Option structs start with `struct_size`; fill them with their _init() function. Newer
- *    callers may pass larger structs; smaller than the minimum is INVALID_ARGUMENT.
+ *  - Option structs start with `struct_size`; fill them with their (inline) _init() function.
+ *    Newer callers may pass larger structs, older ones smaller; smaller than the first
+ *    version's struct is INVALID_ARGUMENT.
  *  - Ownership is in the verb: _create/_destroy, _get_* borrows (valid as long as its owner).
  *  - Strings are pointer + length; returned strings are also NUL-terminated.
  *  - Thread safety is stated per function; contexts, modules and functions are thread-safe.
@@ -16,13 +17,14 @@
 #include <dlpack/dlpack.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 #define TESSERA_JIT_API_MAJOR 0
-#define TESSERA_JIT_API_MINOR 1
+#define TESSERA_JIT_API_MINOR 2
 
 /* The API version the library implements. Thread-safe. */
 void tessera_jit_get_api_version(int* out_major, int* out_minor);
@@ -76,16 +78,51 @@ typedef struct tessera_jit_context_options_t {
   const char* default_target; /* "host" or "nvptx"; NULL: nvptx when a GPU is present, else host */
   int32_t device_ordinal;     /* the CUDA device nvptx modules run on */
   tessera_jit_log_level_t log_level; /* what is written to stderr */
+  /* --- API 0.2: the compile cache (callers built against 0.1 get the defaults) --- */
+  const char* cache_dir;       /* NULL: $TESSERA_JIT_CACHE_DIR, else ~/.cache/tessera-jit;
+                                  "": no disk tier (memory only) */
+  uint64_t cache_memory_bytes; /* 0: 256 MiB */
+  uint64_t cache_disk_bytes;   /* 0: 1 GiB */
 } tessera_jit_context_options_t;
 #define TESSERA_JIT_CONTEXT_OPTIONS_STRUCT_SIZE \
-  (offsetof(tessera_jit_context_options_t, log_level) + sizeof(tessera_jit_log_level_t))
+  (offsetof(tessera_jit_context_options_t, cache_disk_bytes) + sizeof(uint64_t))
 
-void tessera_jit_context_options_init(tessera_jit_context_options_t* out_options);
+/* Fills `out_options` with the defaults. Inline, so that it writes exactly the struct the caller
+ * was compiled with (a newer library never writes past an older caller's struct). */
+static inline void tessera_jit_context_options_init(tessera_jit_context_options_t* out_options) {
+  memset(out_options, 0, sizeof(*out_options));
+  out_options->struct_size = TESSERA_JIT_CONTEXT_OPTIONS_STRUCT_SIZE;
+  out_options->log_level = TESSERA_JIT_LOG_WARNING;
+}
 /* Creates a context; the caller owns it. `options` may be NULL (the defaults). */
 tessera_jit_error_t* tessera_jit_context_create(const tessera_jit_context_options_t* options,
                                                 tessera_jit_context_t** out_context);
 /* Destroys a context; every module created from it must have been destroyed. */
 void tessera_jit_context_destroy(tessera_jit_context_t* context);
+
+/* The context's compile cache: every tessera_jit_compile goes through it (memory, then disk,
+ * then a real compile). Counters are since the context was created; disk figures are of the
+ * shared directory. */
+typedef struct tessera_jit_cache_stats_t {
+  size_t struct_size;      /* TESSERA_JIT_CACHE_STATS_STRUCT_SIZE */
+  uint64_t memory_hits;
+  uint64_t disk_hits;
+  uint64_t compiles;       /* = misses */
+  uint64_t misses_not_cached;
+  uint64_t misses_stale;   /* an entry from another toolchain or library version existed */
+  uint64_t misses_damaged; /* truncated, checksum mismatch, foreign format, half-written */
+  uint64_t memory_entries;
+  uint64_t memory_bytes;
+  uint64_t disk_entries;
+  uint64_t disk_bytes;
+  int32_t disk_enabled;    /* 0 when there is no disk tier or it turned itself off */
+  char last_miss_reason[256];
+} tessera_jit_cache_stats_t;
+#define TESSERA_JIT_CACHE_STATS_STRUCT_SIZE \
+  (offsetof(tessera_jit_cache_stats_t, last_miss_reason) + 256)
+
+tessera_jit_error_t* tessera_jit_context_get_cache_stats(tessera_jit_context_t* context,
+                                                         tessera_jit_cache_stats_t* out_stats);
 
 /* ------------------------------------------------------------------------------------------- */
 /* Devices. Without a driver or device, count is 0 and is_gpu_available false (not an error).   */
@@ -128,7 +165,12 @@ typedef struct tessera_jit_compile_options_t {
 #define TESSERA_JIT_COMPILE_OPTIONS_STRUCT_SIZE \
   (offsetof(tessera_jit_compile_options_t, opt_level) + sizeof(int32_t))
 
-void tessera_jit_compile_options_init(tessera_jit_compile_options_t* out_options);
+/* Fills `out_options` with the defaults (inline, like tessera_jit_context_options_init). */
+static inline void tessera_jit_compile_options_init(tessera_jit_compile_options_t* out_options) {
+  memset(out_options, 0, sizeof(*out_options));
+  out_options->struct_size = TESSERA_JIT_COMPILE_OPTIONS_STRUCT_SIZE;
+  out_options->opt_level = 2;
+}
 
 /* Compiles Tessera IR (`source`, `source_size` bytes, MLIR text) into a module the caller owns.
  * `options` may be NULL. Errors carry every diagnostic with its location. Thread-safe. */

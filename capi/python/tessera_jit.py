@@ -59,7 +59,19 @@ class _Arg(ctypes.Structure):
 
 class _ContextOptions(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_size_t), ("default_target", ctypes.c_char_p),
-                ("device_ordinal", ctypes.c_int32), ("log_level", ctypes.c_int)]
+                ("device_ordinal", ctypes.c_int32), ("log_level", ctypes.c_int),
+                ("cache_dir", ctypes.c_char_p), ("cache_memory_bytes", ctypes.c_uint64),
+                ("cache_disk_bytes", ctypes.c_uint64)]
+
+
+class _CacheStats(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_size_t), ("memory_hits", ctypes.c_uint64),
+                ("disk_hits", ctypes.c_uint64), ("compiles", ctypes.c_uint64),
+                ("misses_not_cached", ctypes.c_uint64), ("misses_stale", ctypes.c_uint64),
+                ("misses_damaged", ctypes.c_uint64), ("memory_entries", ctypes.c_uint64),
+                ("memory_bytes", ctypes.c_uint64), ("disk_entries", ctypes.c_uint64),
+                ("disk_bytes", ctypes.c_uint64), ("disk_enabled", ctypes.c_int32),
+                ("last_miss_reason", ctypes.c_char * 256)]
 
 
 class _CompileOptions(ctypes.Structure):
@@ -106,17 +118,15 @@ _error_message = _declare("tessera_jit_error_message", ctypes.c_char_p, _ERR,
 _error_destroy = _declare("tessera_jit_error_destroy", None, _ERR)
 _get_api_version = _declare("tessera_jit_get_api_version", None, ctypes.POINTER(ctypes.c_int),
                             ctypes.POINTER(ctypes.c_int))
-_context_options_init = _declare("tessera_jit_context_options_init", None,
-                                 ctypes.POINTER(_ContextOptions))
 _context_create = _declare("tessera_jit_context_create", _ERR, ctypes.POINTER(_ContextOptions),
                            ctypes.POINTER(_P))
 _context_destroy = _declare("tessera_jit_context_destroy", None, _P)
+_context_cache_stats = _declare("tessera_jit_context_get_cache_stats", _ERR, _P,
+                                ctypes.POINTER(_CacheStats))
 _is_gpu_available = _declare("tessera_jit_is_gpu_available", ctypes.c_int)
 _device_count = _declare("tessera_jit_device_count", ctypes.c_int32)
 _device_get_info = _declare("tessera_jit_device_get_info", _ERR, ctypes.c_int32,
                             ctypes.POINTER(_DeviceInfo))
-_compile_options_init = _declare("tessera_jit_compile_options_init", None,
-                                 ctypes.POINTER(_CompileOptions))
 _compile = _declare("tessera_jit_compile", _ERR, _P, ctypes.c_char_p, ctypes.c_size_t,
                     ctypes.POINTER(_CompileOptions), ctypes.POINTER(_P))
 _module_destroy = _declare("tessera_jit_module_destroy", None, _P)
@@ -320,13 +330,18 @@ class Module:
 
 
 class Context:
-    """A Tessera JIT context. `default_target`: "host", "nvptx" or None (the GPU when present)."""
+    """A Tessera JIT context. `default_target`: "host", "nvptx" or None (the GPU when present);
+    `cache_dir`: the compile cache directory (None: the default; "": memory only)."""
 
-    def __init__(self, default_target=None, device=0):
+    def __init__(self, default_target=None, device=0, cache_dir=None):
+        # The _init functions are inline in the header; the binding fills its own structs.
         options = _ContextOptions()
-        _context_options_init(ctypes.byref(options))
+        options.struct_size = ctypes.sizeof(_ContextOptions)
+        options.log_level = 1  # TESSERA_JIT_LOG_WARNING
         options.default_target = default_target.encode() if default_target else None
         options.device_ordinal = device
+        self._cache_dir = cache_dir.encode() if cache_dir is not None else None
+        options.cache_dir = self._cache_dir
         handle = _P()
         _check(_context_create(ctypes.byref(options), ctypes.byref(handle)))
         self._handle = handle.value
@@ -334,7 +349,7 @@ class Context:
 
     def compile(self, source, target=None, arch=None, deterministic=False, opt_level=2):
         options = _CompileOptions()
-        _compile_options_init(ctypes.byref(options))
+        options.struct_size = ctypes.sizeof(_CompileOptions)
         options.target = target.encode() if target else None
         options.arch = arch.encode() if arch else None
         options.flags = 1 if deterministic else 0
@@ -352,6 +367,14 @@ class Context:
 
     def synchronize(self, stream=None):
         _check(_stream_synchronize(self._handle, stream))
+
+    def cache_stats(self):
+        stats = _CacheStats()
+        stats.struct_size = ctypes.sizeof(_CacheStats)
+        _check(_context_cache_stats(self._handle, ctypes.byref(stats)))
+        return {name: (getattr(stats, name).decode() if name == "last_miss_reason"
+                       else getattr(stats, name))
+                for name, _ in _CacheStats._fields_ if name != "struct_size"}
 
     def device_info(self, ordinal=0):
         info = _DeviceInfo()

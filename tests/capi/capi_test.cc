@@ -2,6 +2,8 @@
 // a C++ reference; every argument check returns INVALID_ARGUMENT naming the argument; many
 // threads compile and invoke on one context at once; GPU-only calls say UNAVAILABLE here.
 #include <cmath>
+#include <cstddef>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -97,12 +99,23 @@ func.func @count(%n: i32, %scale: f64) -> f64 {
 }
 )mlir";
 
+/// A private compile cache directory per test.
+std::string CacheDir(const std::string& name) {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  std::string dir = std::string(tmp != nullptr ? tmp : "/tmp") + "/capi_cache_" + name;
+  std::string command = "rm -rf '" + dir + "'";
+  EXPECT_EQ(std::system(command.c_str()), 0);
+  return dir;
+}
+
 class CapiTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    cache_dir_ = CacheDir(::testing::UnitTest::GetInstance()->current_test_info()->name());
     tessera_jit_context_options_t options;
     tessera_jit_context_options_init(&options);
     options.default_target = "host";
+    options.cache_dir = cache_dir_.c_str();
     ASSERT_OK(tessera_jit_context_create(&options, &context_));
     ASSERT_OK(tessera_jit_compile(context_, kSource, sizeof(kSource) - 1, nullptr, &module_));
   }
@@ -117,9 +130,73 @@ class CapiTest : public ::testing::Test {
     return function;
   }
 
+  std::string cache_dir_;
   tessera_jit_context_t* context_ = nullptr;
   tessera_jit_module_t* module_ = nullptr;
 };
+
+tessera_jit_cache_stats_t Stats(tessera_jit_context_t* context) {
+  tessera_jit_cache_stats_t stats;
+  stats.struct_size = sizeof(stats);
+  Error error(tessera_jit_context_get_cache_stats(context, &stats));
+  EXPECT_EQ(error.code(), TESSERA_JIT_OK) << error.message();
+  return stats;
+}
+
+TEST_F(CapiTest, CompilesGoThroughTheCache) {
+  tessera_jit_cache_stats_t before = Stats(context_);
+  EXPECT_EQ(before.compiles, 1u);  // SetUp compiled kSource
+  EXPECT_EQ(before.misses_not_cached, 1u);
+  EXPECT_STREQ(before.last_miss_reason, "not cached");
+  EXPECT_EQ(before.disk_enabled, 1);
+  EXPECT_EQ(before.disk_entries, 1u);
+  tessera_jit_module_t* again = nullptr;
+  ASSERT_OK(tessera_jit_compile(context_, kSource, sizeof(kSource) - 1, nullptr, &again));
+  EXPECT_EQ(Stats(context_).memory_hits, 1u);
+  // The cached module works like the first.
+  tessera_jit_function_t* saxpy = nullptr;
+  ASSERT_OK(tessera_jit_module_get_function(again, "saxpy", 5, &saxpy));
+  Tensor x({3}, 2.0f), y({3}, 1.0f), out({3});
+  tessera_jit_arg_t args[] = {Float(3.0), x.arg(), y.arg(), out.arg()};
+  ASSERT_OK(tessera_jit_function_invoke(saxpy, args, 4, nullptr, nullptr));
+  EXPECT_EQ(out.data[1], 7.0f);
+  tessera_jit_module_destroy(again);
+
+  // Another context on the same directory (as another process would) finds it on disk.
+  tessera_jit_context_options_t options;
+  tessera_jit_context_options_init(&options);
+  options.default_target = "host";
+  options.cache_dir = cache_dir_.c_str();
+  tessera_jit_context_t* other = nullptr;
+  ASSERT_OK(tessera_jit_context_create(&options, &other));
+  tessera_jit_module_t* loaded = nullptr;
+  ASSERT_OK(tessera_jit_compile(other, kSource, sizeof(kSource) - 1, nullptr, &loaded));
+  tessera_jit_cache_stats_t stats = Stats(other);
+  EXPECT_EQ(stats.disk_hits, 1u);
+  EXPECT_EQ(stats.compiles, 0u);
+  tessera_jit_module_destroy(loaded);
+  tessera_jit_context_destroy(other);
+
+  tessera_jit_cache_stats_t small;
+  small.struct_size = 8;
+  Error error(tessera_jit_context_get_cache_stats(context_, &small));
+  EXPECT_EQ(error.code(), TESSERA_JIT_INVALID_ARGUMENT);
+}
+
+TEST(CapiCacheTest, ApiZeroOneContextOptionsStillWork) {
+  // A caller built against API 0.1 passes the shorter struct: no cache fields, defaults apply.
+  tessera_jit_context_options_t options;
+  tessera_jit_context_options_init(&options);
+  options.struct_size = offsetof(tessera_jit_context_options_t, log_level) + sizeof(int);
+  options.default_target = "host";
+  tessera_jit_context_t* context = nullptr;
+  ASSERT_OK(tessera_jit_context_create(&options, &context));
+  tessera_jit_context_destroy(context);
+  options.struct_size = offsetof(tessera_jit_context_options_t, log_level);
+  Error error(tessera_jit_context_create(&options, &context));
+  EXPECT_EQ(error.code(), TESSERA_JIT_INVALID_ARGUMENT);
+  EXPECT_THAT(error.message(), HasSubstr("tessera_jit_context_options_t.struct_size"));
+}
 
 TEST_F(CapiTest, ReportsVersionAndEntries) {
   int major = -1, minor = -1;
@@ -300,18 +377,21 @@ TEST(CapiGpuAbsentTest, GpuCallsSayUnavailableWithoutADriver) {
   EXPECT_EQ(no_info.code(), TESSERA_JIT_UNAVAILABLE);
   EXPECT_THAT(no_info.message(), HasSubstr("libcuda.so.1"));
 
+  tessera_jit_context_options_t options;
+  tessera_jit_context_options_init(&options);
+  options.cache_dir = "";  // memory only
   tessera_jit_context_t* context = nullptr;
-  ASSERT_OK(tessera_jit_context_create(nullptr, &context));  // defaults to host without a GPU
+  ASSERT_OK(tessera_jit_context_create(&options, &context));  // defaults to host without a GPU
   void* pointer = nullptr;
   Error alloc(tessera_jit_buffer_alloc(context, 64, &pointer));
   EXPECT_EQ(alloc.code(), TESSERA_JIT_UNAVAILABLE);
 
   // An nvptx module still compiles here; invoking it says the GPU is unavailable.
-  tessera_jit_compile_options_t options;
-  tessera_jit_compile_options_init(&options);
-  options.target = "nvptx";
+  tessera_jit_compile_options_t compile;
+  tessera_jit_compile_options_init(&compile);
+  compile.target = "nvptx";
   tessera_jit_module_t* module = nullptr;
-  ASSERT_OK(tessera_jit_compile(context, kSource, sizeof(kSource) - 1, &options, &module));
+  ASSERT_OK(tessera_jit_compile(context, kSource, sizeof(kSource) - 1, &compile, &module));
   const char* ptx = nullptr;
   size_t size = 0;
   ASSERT_OK(tessera_jit_module_get_text(module, TESSERA_JIT_TEXT_PTX, &ptx, &size));

@@ -118,6 +118,12 @@ class PythonBindingTest(unittest.TestCase):
             t.join()
         self.assertEqual(failures, [])
 
+    def test_cache(self):
+        stats = self.ctx.cache_stats()
+        self.assertGreaterEqual(stats["compiles"], 1)
+        self.ctx.compile(SOURCE)
+        self.assertEqual(self.ctx.cache_stats()["memory_hits"], stats["memory_hits"] + 1)
+
     def test_gpu_absent(self):
         if tj.is_gpu_available():
             self.skipTest("a GPU is present")

@@ -3,6 +3,7 @@
 # libtessera_jit.so built by Bazel.
 set -euo pipefail
 runfiles="${TEST_SRCDIR:-$0.runfiles}/${TEST_WORKSPACE:-tessera_jit}"
+export TESSERA_JIT_CACHE_DIR="${TEST_TMPDIR:-/tmp}/tessera-jit-cache"
 export TESSERA_JIT_LIBRARY="$runfiles/capi/libtessera_jit.so"
 export PYTHONPATH="$runfiles/capi/python"
 exec /usr/bin/python3 "$runfiles/tests/capi/python_test.py"

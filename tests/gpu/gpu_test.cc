@@ -41,6 +41,7 @@ class GpuTest : public ::testing::Test {
     tessera_jit_context_options_t options;
     tessera_jit_context_options_init(&options);
     options.default_target = "nvptx";
+    options.cache_dir = "";  // memory only: each run compiles for real
     ASSERT_OK(tessera_jit_context_create(&options, &context_));
   }
   void TearDown() override { tessera_jit_context_destroy(context_); }
