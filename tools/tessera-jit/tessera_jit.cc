@@ -5,6 +5,7 @@
 //   tessera-jit run FILE --entry NAME [--target auto|host|nvptx] [--size N] [--shape I=AxB]
 //                        [--scalar I=V] [--runs N] [--seed S]
 //   tessera-jit repl
+//   tessera-jit cache stats|ls|explain FILE|clear [--dir DIR]
 //   tessera-jit --help | --version
 #include <unistd.h>
 
@@ -19,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "jit/compile_options.h"
 #include "jit/compiler.h"
+#include "tools/tessera-jit/cache_command.h"
 #include "tools/tessera-jit/repl.h"
 #include "tools/tessera-jit/runner.h"
 
@@ -32,6 +34,8 @@ constexpr char kUsage[] = R"(usage:
                                        run an entry on random inputs: checksum, timing, and
                                        host-vs-device agreement when it runs on the GPU
   tessera-jit repl                     an interactive session (:help inside)
+  tessera-jit cache stats|ls|explain FILE|clear
+                                       inspect or clear the compile cache on disk
   tessera-jit --help                   this text
   tessera-jit --version                the version
 
@@ -275,6 +279,7 @@ int main(int argc, char** argv) {
   }
   if (command == "compile") return Compile(argc, argv);
   if (command == "run") return Run(argc, argv);
+  if (command == "cache") return tessera::tools::RunCacheCommand(argc, argv, std::cout, std::cerr);
   if (command == "repl") return tessera::tools::RunRepl(std::cin, std::cout, isatty(0) != 0);
   return Fail(absl::StrCat("unknown command '", command, "'\n", kUsage));
 }
