@@ -4,6 +4,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_join.h"
 #include "absl/synchronization/notification.h"
 #include "jit/compiler.h"
 
@@ -23,14 +25,46 @@ struct CompileCache::Flight {
 
 CompileCache::CompileCache(CompileCacheOptions options)
     : options_(std::move(options)), memory_(options_.memory_max_bytes) {
+  const ToolchainIdentity& t = options_.toolchain;
+  toolchain_fingerprint_ = absl::StrCat(t.tessera, "|", t.llvm, "|", t.cuda, "|", t.nvjitlink, "|",
+                                        absl::StrJoin(t.delegates, ","));
   if (!options_.disk_root.empty()) {
     disk_ = std::make_unique<DiskCache>(options_.disk_root, options_.disk_max_bytes);
   }
 }
 
-std::string CompileCache::TextKey(absl::string_view source, const jit::CompileOptions& o) {
-  return absl::StrCat(jit::TargetName(o.target), "|", o.arch, "|", o.opt_level, "|",
-                      o.deterministic, "|", o.link_cubin, "|", o.cuda_toolkit, "|", source);
+std::string CompileCache::TextKey(absl::string_view source,
+                                  const jit::CompileOptions& o) const {
+  return absl::StrCat(toolchain_fingerprint_, "|", jit::TargetName(o.target), "|", o.arch, "|",
+                      o.opt_level, "|", o.deterministic, "|", o.link_cubin, "|", o.cuda_toolkit,
+                      "|", source);
+}
+
+std::shared_ptr<const jit::CompiledModule> CompileCache::Adopt(
+    std::unique_ptr<jit::CompiledModule> loaded, const std::string& digest,
+    const jit::CompileOptions& options) {
+  if (loaded->options.target == jit::Target::kHost) {
+    auto host = jit::LoadHostCode(*loaded);
+    if (!host.ok()) return nullptr;
+    loaded->host = std::move(*host);
+  }
+  loaded->options.source_name = options.source_name;
+  std::shared_ptr<const jit::CompiledModule> module = std::move(loaded);
+  memory_.Put(digest, module);
+  return module;
+}
+
+std::shared_ptr<const jit::CompiledModule> CompileCache::LoadByText(
+    const std::string& text_key, const jit::CompileOptions& options, std::string& digest,
+    std::string& miss_reason) {
+  if (disk_ == nullptr || !disk_->enabled()) return nullptr;
+  digest = disk_->LookupText(Sha256Hex(text_key));
+  if (digest.empty()) return nullptr;
+  CacheKey key;
+  key.digest = digest;
+  std::unique_ptr<jit::CompiledModule> loaded = disk_->Load(key, miss_reason);
+  if (loaded == nullptr) return nullptr;
+  return Adopt(std::move(loaded), digest, options);
 }
 
 absl::StatusOr<CacheResult> CompileCache::Compile(absl::string_view source,
@@ -49,6 +83,15 @@ absl::StatusOr<CacheResult> CompileCache::Compile(absl::string_view source,
       return CacheResult{std::move(module), digest, CacheSource::kMemory, ""};
     }
   }
+  // A fresh process: the disk's text index finds the entry without parsing the IR.
+  std::string text_miss;
+  if (auto module = LoadByText(text_key, options, digest, text_miss)) {
+    absl::MutexLock lock(&mu_);
+    ++stats_.disk_hits;
+    if (digest_by_text_.size() >= kMaxIndexedTexts) digest_by_text_.clear();
+    digest_by_text_[text_key] = digest;
+    return CacheResult{std::move(module), digest, CacheSource::kDisk, ""};
+  }
   absl::StatusOr<std::string> canonical = jit::CanonicalSource(source);
   if (!canonical.ok()) {
     // Let the compiler report the error with the caller's source name.
@@ -57,8 +100,11 @@ absl::StatusOr<CacheResult> CompileCache::Compile(absl::string_view source,
     return canonical.status();
   }
   CacheKey key = MakeCacheKey(*canonical, options, options_.toolchain);
-  absl::StatusOr<CacheResult> result = CompileKey(key, source, options);
+  const bool same_entry = !digest.empty() && digest == key.digest;
+  absl::StatusOr<CacheResult> result =
+      CompileKey(key, source, options, same_entry ? text_miss : std::string());
   if (result.ok()) {
+    if (disk_ != nullptr) disk_->RecordText(Sha256Hex(text_key), key.digest);
     absl::MutexLock lock(&mu_);
     if (digest_by_text_.size() >= kMaxIndexedTexts) digest_by_text_.clear();
     digest_by_text_[text_key] = key.digest;
@@ -67,7 +113,8 @@ absl::StatusOr<CacheResult> CompileCache::Compile(absl::string_view source,
 }
 
 absl::StatusOr<CacheResult> CompileCache::CompileKey(const CacheKey& key, absl::string_view source,
-                                                     const jit::CompileOptions& options) {
+                                                     const jit::CompileOptions& options,
+                                                     const std::string& known_miss) {
   if (auto module = memory_.Get(key.digest)) {
     absl::MutexLock lock(&mu_);
     ++stats_.memory_hits;
@@ -97,7 +144,7 @@ absl::StatusOr<CacheResult> CompileCache::CompileKey(const CacheKey& key, absl::
     }
     return flight->result;
   }
-  flight->result = LoadOrCompile(key, source, options);
+  flight->result = LoadOrCompile(key, source, options, known_miss);
   {
     absl::MutexLock lock(&mu_);
     in_flight_.erase(key.digest);
@@ -108,7 +155,8 @@ absl::StatusOr<CacheResult> CompileCache::CompileKey(const CacheKey& key, absl::
 
 absl::StatusOr<CacheResult> CompileCache::LoadOrCompile(const CacheKey& key,
                                                         absl::string_view source,
-                                                        const jit::CompileOptions& options) {
+                                                        const jit::CompileOptions& options,
+                                                        const std::string& known_miss) {
   std::string miss_reason = "not cached";
   std::unique_ptr<DiskCache::KeyLock> lock;
   if (disk_ != nullptr && disk_->enabled()) {
@@ -116,23 +164,14 @@ absl::StatusOr<CacheResult> CompileCache::LoadOrCompile(const CacheKey& key,
     lock = disk_->Lock(key.digest);
     std::unique_ptr<jit::CompiledModule> loaded = disk_->Load(key, miss_reason);
     if (loaded != nullptr) {
-      if (loaded->options.target == jit::Target::kHost) {
-        auto host = jit::LoadHostCode(*loaded);
-        if (host.ok()) {
-          loaded->host = std::move(*host);
-        } else {
-          miss_reason = absl::StrCat("host code does not load: ", host.status().message());
-          loaded = nullptr;
-        }
-      }
-      if (loaded != nullptr) {
-        loaded->options.source_name = options.source_name;
-        std::shared_ptr<const jit::CompiledModule> module = std::move(loaded);
-        memory_.Put(key.digest, module);
+      if (auto module = Adopt(std::move(loaded), key.digest, options)) {
         absl::MutexLock stats_lock(&mu_);
         ++stats_.disk_hits;
         return CacheResult{std::move(module), key.digest, CacheSource::kDisk, ""};
       }
+      miss_reason = "host code does not load";
+    } else if (!known_miss.empty() && absl::StartsWith(miss_reason, "not cached")) {
+      miss_reason = known_miss;  // the entry this text names was damaged and removed just now
     }
   } else if (disk_ != nullptr) {
     miss_reason = "not cached (disk cache off)";

@@ -76,11 +76,23 @@ class CompileCache {
 
  private:
   struct Flight;
+  /// `known_miss`: why the disk entry of this key already failed to load during this call
+  /// (found through the text index), so the miss keeps its real reason.
   absl::StatusOr<CacheResult> CompileKey(const CacheKey& key, absl::string_view source,
-                                         const jit::CompileOptions& options);
+                                         const jit::CompileOptions& options,
+                                         const std::string& known_miss);
   absl::StatusOr<CacheResult> LoadOrCompile(const CacheKey& key, absl::string_view source,
-                                            const jit::CompileOptions& options);
-  static std::string TextKey(absl::string_view source, const jit::CompileOptions& options);
+                                            const jit::CompileOptions& options,
+                                            const std::string& known_miss);
+  std::string TextKey(absl::string_view source, const jit::CompileOptions& options) const;
+  /// A disk hit found through the text index (no IR parsing); null on any miss.
+  std::shared_ptr<const jit::CompiledModule> LoadByText(const std::string& text_key,
+                                                        const jit::CompileOptions& options,
+                                                        std::string& digest,
+                                                        std::string& miss_reason);
+  std::shared_ptr<const jit::CompiledModule> Adopt(std::unique_ptr<jit::CompiledModule> loaded,
+                                                   const std::string& digest,
+                                                   const jit::CompileOptions& options);
 
   const CompileCacheOptions options_;
   MemoryCache memory_;
@@ -88,6 +100,7 @@ class CompileCache {
 
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, std::string> digest_by_text_ ABSL_GUARDED_BY(mu_);
+  std::string toolchain_fingerprint_;
   absl::flat_hash_map<std::string, std::shared_ptr<Flight>> in_flight_ ABSL_GUARDED_BY(mu_);
   CacheStats stats_ ABSL_GUARDED_BY(mu_);
 };

@@ -120,7 +120,7 @@ std::string DiskCache::DefaultRoot() {
 DiskCache::DiskCache(std::string root, uint64_t max_bytes)
     : root_(std::move(root)), max_bytes_(max_bytes) {
   std::error_code error;
-  for (const char* sub : {"entries", "index", "locks", "tmp"}) {
+  for (const char* sub : {"entries", "index", "text", "locks", "tmp"}) {
     fs::create_directories(fs::path(root_) / kLayout / sub, error);
     if (error) {
       Disable(absl::StrCat("cannot create ", (fs::path(root_) / kLayout / sub).string(), ": ",
@@ -270,6 +270,21 @@ void DiskCache::Evict(const std::string& keep) {
   }
 }
 
+std::string DiskCache::LookupText(const std::string& text_digest) const {
+  if (!enabled()) return "";
+  std::string digest;
+  if (!ReadFile(fs::path(root_) / kLayout / "text" / text_digest, digest)) return "";
+  return digest.size() == 64 ? digest : "";
+}
+
+void DiskCache::RecordText(const std::string& text_digest, const std::string& digest) {
+  if (!enabled()) return;
+  const fs::path path = fs::path(root_) / kLayout / "text" / text_digest;
+  const fs::path staging = fs::path(path.string() + "." + UniqueSuffix());
+  std::error_code error;
+  if (WriteFile(staging, digest)) fs::rename(staging, path, error);
+}
+
 DiskCache::KeyLock::~KeyLock() {
   flock(fd_, LOCK_UN);
   close(fd_);
@@ -325,8 +340,10 @@ absl::Status DiskCache::Clear() {
           absl::StrCat("cannot clear ", root_, ": ", error.message()));
     }
   }
-  fs::remove_all(fs::path(root_) / kLayout / "index", error);
-  fs::create_directories(fs::path(root_) / kLayout / "index", error);
+  for (const char* sub : {"index", "text"}) {
+    fs::remove_all(fs::path(root_) / kLayout / sub, error);
+    fs::create_directories(fs::path(root_) / kLayout / sub, error);
+  }
   return absl::OkStatus();
 }
 

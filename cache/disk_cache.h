@@ -49,6 +49,12 @@ class DiskCache {
   /// least recently used entries beyond the size bound. Failures switch the tier off.
   void Store(const CacheKey& key, const jit::CompiledModule& module);
 
+  /// The digest recorded for a source text (`text_digest`: SHA-256 of the text, the options and
+  /// the toolchain), so a fresh process can find an entry without parsing the IR; empty when
+  /// none is recorded.
+  std::string LookupText(const std::string& text_digest) const;
+  void RecordText(const std::string& text_digest, const std::string& digest);
+
   /// Holds the cross-process lock of one key while alive.
   class KeyLock {
    public:
