@@ -19,6 +19,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "cache/artifact.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/xxhash.h"
 
 namespace tessera::cache {
 namespace {
@@ -48,7 +50,7 @@ bool WriteFile(const fs::path& path, const std::string& contents) {
 struct Manifest {
   int format = 0;
   std::string digest;
-  std::string payload_sha256;
+  std::string payload_xxh3;
   uint64_t payload_bytes = 0;
   std::string source_name;
   std::vector<std::pair<std::string, std::string>> components;
@@ -56,7 +58,7 @@ struct Manifest {
 
 std::string WriteManifest(const Manifest& m) {
   std::string text = absl::StrCat("format=", m.format, "\ndigest=", m.digest,
-                                  "\npayload_sha256=", m.payload_sha256,
+                                  "\npayload_xxh3=", m.payload_xxh3,
                                   "\npayload_bytes=", m.payload_bytes,
                                   "\nsource_name=", m.source_name, "\n");
   for (const auto& [name, value] : m.components) {
@@ -76,8 +78,8 @@ bool ParseManifest(const std::string& text, Manifest& m) {
       has_format = absl::SimpleAtoi(value, &m.format);
     } else if (name == "digest") {
       m.digest = value;
-    } else if (name == "payload_sha256") {
-      m.payload_sha256 = value;
+    } else if (name == "payload_xxh3") {
+      m.payload_xxh3 = value;
     } else if (name == "payload_bytes") {
       if (!absl::SimpleAtoi(value, &m.payload_bytes)) return false;
     } else if (name == "source_name") {
@@ -96,6 +98,14 @@ int64_t ModifiedUnix(const fs::path& path) {
   auto system = std::chrono::time_point_cast<std::chrono::seconds>(
       time - fs::file_time_type::clock::now() + std::chrono::system_clock::now());
   return system.time_since_epoch().count();
+}
+
+/// The payload checksum: XXH3-64, which detects truncation and bit flips at memory speed (the
+/// SHA-256 of the key already names the content).
+std::string PayloadChecksum(const std::string& payload) {
+  uint64_t hash = llvm::xxh3_64bits(llvm::ArrayRef<uint8_t>(
+      reinterpret_cast<const uint8_t*>(payload.data()), payload.size()));
+  return absl::StrCat(absl::Hex(hash, absl::kZeroPad16));
 }
 
 std::string UniqueSuffix() {
@@ -209,7 +219,7 @@ std::unique_ptr<jit::CompiledModule> DiskCache::Load(const CacheKey& key,
     Remove(dir.string());
     return nullptr;
   }
-  if (Sha256Hex(payload) != manifest.payload_sha256) {
+  if (PayloadChecksum(payload) != manifest.payload_xxh3) {
     miss_reason = "checksum mismatch";
     Remove(dir.string());
     return nullptr;
@@ -233,7 +243,7 @@ void DiskCache::Store(const CacheKey& key, const jit::CompiledModule& module) {
   fs::create_directories(staging, error);
   if (error) return Disable(absl::StrCat("cannot create ", staging.string(), ": ", error.message()));
   const std::string payload = SerializeArtifact(module);
-  Manifest manifest{kArtifactFormatVersion, key.digest, Sha256Hex(payload), payload.size(),
+  Manifest manifest{kArtifactFormatVersion, key.digest, PayloadChecksum(payload), payload.size(),
                     module.options.source_name, key.components};
   // The manifest goes last: an entry without one is never trusted.
   if (!WriteFile(staging / kPayload, payload) ||
