@@ -11,6 +11,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -18,6 +19,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "cache/compile_cache.h"
 #include "jit/compile_options.h"
 #include "jit/compiler.h"
 #include "tools/tessera-jit/cache_command.h"
@@ -182,20 +184,32 @@ int Compile(int argc, char** argv) {
   if (!ReadFile(args.file, source)) return Fail(absl::StrCat("cannot read '", args.file, "'"));
   args.options.source_name = args.file;
   args.options.dump_stages = args.emit == "mlir";
-  auto module = tessera::jit::Compile(source, args.options);
-  if (!module.ok()) {
-    std::cerr << args.file << ": " << absl::StatusCodeToString(module.status().code()) << ": "
-              << module.status().message() << "\n";
+  // Through the compile cache, except when the stages are asked for (they are not cached).
+  std::shared_ptr<const tessera::jit::CompiledModule> compiled;
+  absl::Status status;
+  if (args.options.dump_stages) {
+    auto module = tessera::jit::Compile(source, args.options);
+    status = module.status();
+    if (module.ok()) compiled = std::move(*module);
+  } else {
+    tessera::cache::CompileCache cache;
+    auto result = cache.Compile(source, args.options);
+    status = result.status();
+    if (result.ok()) compiled = result->module;
+  }
+  if (!status.ok()) {
+    std::cerr << args.file << ": " << absl::StatusCodeToString(status.code()) << ": "
+              << status.message() << "\n";
     return 1;
   }
   if (args.emit == "cubin") {
-    const auto& images = (*module)->device_images;
+    const auto& images = compiled->device_images;
     if (images.size() != 1) {
       return Fail(absl::StrCat("--emit cubin writes one image; this module has ", images.size()));
     }
     return WriteOutput(args.output, images[0].cubin) ? 0 : Fail("cannot write " + args.output);
   }
-  return WriteOutput(args.output, Render(**module, args.emit)) ? 0
+  return WriteOutput(args.output, Render(*compiled, args.emit)) ? 0
                                                                : Fail("cannot write output");
 }
 
