@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/base/call_once.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -136,7 +137,8 @@ std::string ShapeText(const int64_t* shape, int ndim) {
 
 /// A memref descriptor built from a DLTensor: {allocated, aligned, offset, sizes, strides}.
 absl::Status BuildDescriptor(const EntryFunction& entry, size_t index, const DLTensor* tensor,
-                             Target target, int device, std::vector<int64_t>& descriptor) {
+                             Target target, int device,
+                             absl::InlinedVector<int64_t, 11>& descriptor) {
   const EntryArgument& expected = entry.arguments[index];
   auto where = [&] {
     return absl::StrCat("argument #", index, " of @", entry.name, " (", expected.type, ")");
@@ -641,9 +643,10 @@ tessera_jit_error_t* tessera_jit_function_invoke(tessera_jit_function_t* functio
   }
   if (num_args > 0 && args == nullptr) return InvalidArgument("args is NULL");
 
-  std::vector<std::vector<int64_t>> descriptors(num_args);
-  std::vector<std::array<unsigned char, 8>> scalars(num_args + 1);
-  std::vector<void*> packed(num_args + 1, nullptr);
+  // Inline storage: no heap allocation on the invoke path for up to 16 arguments of rank ≤ 4.
+  absl::InlinedVector<absl::InlinedVector<int64_t, 11>, 16> descriptors(num_args);
+  absl::InlinedVector<std::array<unsigned char, 8>, 17> scalars(num_args + 1);
+  absl::InlinedVector<void*, 17> packed(num_args + 1, nullptr);
   for (size_t i = 0; i < num_args; ++i) {
     const EntryArgument& expected = entry.arguments[i];
     if (expected.kind == EntryArgument::Kind::kMemRef) {

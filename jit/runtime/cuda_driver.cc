@@ -74,7 +74,6 @@ absl::StatusOr<DriverApi> Load() {
   TESSERA_RESOLVE(cuModuleUnload);
   TESSERA_RESOLVE(cuModuleGetFunction);
   TESSERA_RESOLVE(cuLaunchKernel);
-  TESSERA_RESOLVE(cuPointerGetAttribute);
 #undef TESSERA_RESOLVE
   if (!ok) {
     return absl::UnavailableError(

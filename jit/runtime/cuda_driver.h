@@ -45,7 +45,6 @@ struct DriverApi {
   decltype(&::cuModuleUnload) cuModuleUnload;
   decltype(&::cuModuleGetFunction) cuModuleGetFunction;
   decltype(&::cuLaunchKernel) cuLaunchKernel;
-  decltype(&::cuPointerGetAttribute) cuPointerGetAttribute;
 };
 
 /// The driver, loaded and initialised once per process (thread-safe). UNAVAILABLE, saying which,

@@ -221,12 +221,4 @@ absl::Status GpuRuntime::Launch(CUfunction function, std::array<unsigned, 3> gri
                     "cuLaunchKernel");
 }
 
-bool GpuRuntime::IsDevicePointer(const void* pointer) const {
-  unsigned int memory_type = 0;
-  return driver_->cuPointerGetAttribute(&memory_type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
-                                        reinterpret_cast<CUdeviceptr>(pointer)) ==
-             CUDA_SUCCESS &&
-         memory_type == CU_MEMORYTYPE_DEVICE;
-}
-
 }  // namespace tessera::jit::runtime

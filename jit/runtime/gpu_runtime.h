@@ -73,9 +73,6 @@ class GpuRuntime {
                       std::array<unsigned, 3> block, unsigned shared_bytes, CUstream stream,
                       void** params);
 
-  /// Whether `pointer` is device memory the driver knows (for argument checks).
-  bool IsDevicePointer(const void* pointer) const;
-
   const DriverApi& driver() const { return *driver_; }
 
  private:

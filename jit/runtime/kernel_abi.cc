@@ -4,7 +4,9 @@
 #include <cstdint>
 #include <cstring>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "jit/runtime/gpu_runtime.h"
 
 namespace tessera::jit::runtime {
@@ -23,6 +25,18 @@ void Fail(absl::Status status) {
 bool Failed() { return current_scope != nullptr && !current_scope->status().ok(); }
 
 int CurrentOrdinal() { return current_scope != nullptr ? current_scope->ordinal() : 0; }
+
+/// Functions already looked up, by (module, name pointer): the host code asks before every
+/// launch with the same constant string, and cuModuleGetFunction is a driver round trip.
+struct FunctionCache {
+  absl::Mutex mu;
+  absl::flat_hash_map<std::pair<void*, const char*>, void*> functions ABSL_GUARDED_BY(mu);
+};
+
+FunctionCache& Functions() {
+  static auto* cache = new FunctionCache();
+  return *cache;
+}
 
 GpuRuntime* RuntimeOrFail() {
   absl::StatusOr<GpuRuntime*> runtime = GpuRuntime::Get();
@@ -59,6 +73,12 @@ extern "C" void* TesseraModuleLoadJit(void* data, int /*opt_level*/) {
 
 extern "C" void TesseraModuleUnload(void* module) {
   if (module == nullptr) return;
+  {
+    // Forget its functions: the driver may hand the same handle to a later module.
+    absl::MutexLock lock(&Functions().mu);
+    absl::erase_if(Functions().functions,
+                   [module](const auto& entry) { return entry.first.first == module; });
+  }
   absl::StatusOr<GpuRuntime*> runtime = GpuRuntime::Get();
   if (!runtime.ok()) return;
   Fail((*runtime)->UnloadModule(CurrentOrdinal(), static_cast<CUmodule>(module)));
@@ -66,6 +86,11 @@ extern "C" void TesseraModuleUnload(void* module) {
 
 extern "C" void* TesseraModuleGetFunction(void* module, const char* name) {
   if (Failed()) return nullptr;
+  {
+    absl::MutexLock lock(&Functions().mu);
+    auto it = Functions().functions.find({module, name});
+    if (it != Functions().functions.end()) return it->second;
+  }
   if (module == nullptr) {
     Fail(absl::FailedPreconditionError(
         absl::StrCat("kernel '", name, "': its device image was not loaded")));
@@ -78,6 +103,8 @@ extern "C" void* TesseraModuleGetFunction(void* module, const char* name) {
     Fail(function.status());
     return nullptr;
   }
+  absl::MutexLock lock(&Functions().mu);
+  Functions().functions[{module, name}] = *function;
   return *function;
 }
 
