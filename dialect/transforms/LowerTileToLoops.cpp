@@ -102,40 +102,50 @@ void lowerReduce(mlir::OpBuilder& b, tile::ReduceOp op) {
   });
 }
 
+// Row by row, K outer and N inner, into a row of accumulators: the inner loop runs over
+// contiguous B and C elements (vectorisable), and every C element still sums its K products in
+// ascending order from zero — the same order and rounding as a dot product per element.
 void lowerMatmul(mlir::OpBuilder& b, tile::MatmulOp op) {
   mlir::Location loc = op.getLoc();
   auto outputSizes = memrefSizes(b, loc, op.getOutput());
-  auto lhsSizes = memrefSizes(b, loc, op.getLhs());
-  mlir::Value k = lhsSizes[op.getTransposeA() ? 0 : 1];
+  mlir::Value m = outputSizes[0];
+  mlir::Value n = outputSizes[1];
+  mlir::Value k = memrefSizes(b, loc, op.getLhs())[op.getTransposeA() ? 0 : 1];
   mlir::Type accumulatorType = lowering::matmulAccumulatorType(op);
-  forEachIndex(b, loc, outputSizes, [&](mlir::OpBuilder& nested, mlir::ValueRange ivs) {
-    mlir::Value i = ivs[0];
-    mlir::Value j = ivs[1];
-    mlir::Value zero = nested.create<mlir::arith::ConstantOp>(
-        loc, nested.getFloatAttr(accumulatorType, 0.0));
-    mlir::Value sum = foldRange(
-        nested, loc, k, zero,
-        [&](mlir::OpBuilder& inner, mlir::Value accumulator, mlir::Value kk) {
-          llvm::SmallVector<mlir::Value> aIndex = op.getTransposeA()
-                                                      ? llvm::SmallVector<mlir::Value>{kk, i}
-                                                      : llvm::SmallVector<mlir::Value>{i, kk};
-          llvm::SmallVector<mlir::Value> bIndex = op.getTransposeB()
-                                                      ? llvm::SmallVector<mlir::Value>{j, kk}
-                                                      : llvm::SmallVector<mlir::Value>{kk, j};
-          mlir::Value a = lowering::prepareMatmulInput(
-              inner, loc, op, inner.create<mlir::memref::LoadOp>(loc, op.getLhs(), aIndex));
-          mlir::Value bb = lowering::prepareMatmulInput(
-              inner, loc, op, inner.create<mlir::memref::LoadOp>(loc, op.getRhs(), bIndex));
-          mlir::Value productValue = inner.create<mlir::arith::MulFOp>(loc, a, bb);
-          return inner.create<mlir::arith::AddFOp>(loc, accumulator, productValue);
-        });
-    mlir::Value bias;
-    if (op.getBias()) {
-      bias = nested.create<mlir::memref::LoadOp>(loc, op.getBias(), mlir::ValueRange{j});
-    }
-    mlir::Value result = lowering::applyMatmulEpilogue(nested, loc, op, sum, bias);
-    nested.create<mlir::memref::StoreOp>(loc, result, op.getOutput(), ivs);
+  // Heap, not stack: N may be large.
+  auto rowType = mlir::MemRefType::get({mlir::ShapedType::kDynamic}, accumulatorType);
+  mlir::Value row = b.create<mlir::memref::AllocOp>(loc, rowType, mlir::ValueRange{n});
+  mlir::Value zero = b.create<mlir::arith::ConstantOp>(loc, b.getFloatAttr(accumulatorType, 0.0));
+  forEachIndex(b, loc, mlir::ValueRange{m}, [&](mlir::OpBuilder& rows, mlir::ValueRange is) {
+    mlir::Value i = is[0];
+    forEachIndex(rows, loc, mlir::ValueRange{n}, [&](mlir::OpBuilder& in, mlir::ValueRange js) {
+      in.create<mlir::memref::StoreOp>(loc, zero, row, js);
+    });
+    forEachIndex(rows, loc, mlir::ValueRange{k}, [&](mlir::OpBuilder& ks, mlir::ValueRange kk) {
+      llvm::SmallVector<mlir::Value> aIndex{i, kk[0]};
+      if (op.getTransposeA()) aIndex = {kk[0], i};
+      mlir::Value a = lowering::prepareMatmulInput(
+          ks, loc, op, ks.create<mlir::memref::LoadOp>(loc, op.getLhs(), aIndex));
+      forEachIndex(ks, loc, mlir::ValueRange{n}, [&](mlir::OpBuilder& in, mlir::ValueRange js) {
+        llvm::SmallVector<mlir::Value> bIndex{kk[0], js[0]};
+        if (op.getTransposeB()) bIndex = {js[0], kk[0]};
+        mlir::Value bValue = lowering::prepareMatmulInput(
+            in, loc, op, in.create<mlir::memref::LoadOp>(loc, op.getRhs(), bIndex));
+        mlir::Value product = in.create<mlir::arith::MulFOp>(loc, a, bValue);
+        mlir::Value accumulator = in.create<mlir::memref::LoadOp>(loc, row, js);
+        in.create<mlir::memref::StoreOp>(
+            loc, in.create<mlir::arith::AddFOp>(loc, accumulator, product), row, js);
+      });
+    });
+    forEachIndex(rows, loc, mlir::ValueRange{n}, [&](mlir::OpBuilder& in, mlir::ValueRange js) {
+      mlir::Value bias;
+      if (op.getBias()) bias = in.create<mlir::memref::LoadOp>(loc, op.getBias(), js);
+      mlir::Value sum = in.create<mlir::memref::LoadOp>(loc, row, js);
+      mlir::Value result = lowering::applyMatmulEpilogue(in, loc, op, sum, bias);
+      in.create<mlir::memref::StoreOp>(loc, result, op.getOutput(), mlir::ValueRange{i, js[0]});
+    });
   });
+  b.create<mlir::memref::DeallocOp>(loc, row);
 }
 
 void lowerSoftmax(mlir::OpBuilder& b, tile::SoftmaxOp op) {
