@@ -103,7 +103,8 @@ def Tile_MatmulOp : Tile_Op<"matmul"> {
                        UnitAttr:$transpose_a,
                        UnitAttr:$transpose_b,
                        OptionalAttr<Tile_ActivationAttr>:$activation,
-                       OptionalAttr<Tile_NumericPolicyAttr>:$numeric_policy);
+                       OptionalAttr<Tile_NumericPolicyAttr>:$numeric_policy,
+                       OptionalAttr<StrAttr>:$delegate);
   let assemblyFormat = [{
     $lhs `,` $rhs `->` $output (`bias` `(` $bias^ `:` type($bias) `)`)?
     (`activation` `(` $activation^ `)`)? (`policy` `(` $numeric_policy^ `)`)? attr-dict

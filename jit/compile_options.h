@@ -2,6 +2,7 @@
 #ifndef TESSERA_JIT_COMPILE_OPTIONS_H_
 #define TESSERA_JIT_COMPILE_OPTIONS_H_
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,10 @@
 #include "absl/strings/string_view.h"
 
 namespace tessera::jit {
+
+namespace delegates {
+class DelegateRegistry;
+}  // namespace delegates
 
 /// The two targets that compile the same IR: NVIDIA GPUs (PTX + cubin) and the host CPU (native
 /// code through LLVM ORC; also the accuracy reference).
@@ -45,6 +50,12 @@ struct CompileOptions {
   std::string source_name = "<source>";
   /// The CUDA toolkit (libdevice for math functions). Empty: $CUDA_HOME, else /usr/local/cuda.
   std::string cuda_toolkit;
+  /// Where kernel_call callees resolve (null: nothing registered, so every delegate call fails
+  /// to resolve). Shared, read-only during the compile.
+  std::shared_ptr<const delegates::DelegateRegistry> delegates;
+  /// A matmul provider ("openblas", "cublas") that serves every tile.matmul; empty: only ops
+  /// carrying `delegate = "…"` use one.
+  std::string matmul_delegate;
 };
 
 /// The toolkit `options` resolves to.

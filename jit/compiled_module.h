@@ -52,6 +52,10 @@ struct EntryFunction {
 struct CompiledModule {
   CompileOptions options;
   std::vector<EntryFunction> entries;
+  /// The c_abi callees the host code calls (resolved in CompileOptions::delegates when the code
+  /// is JIT-linked) and the identities of every delegate used.
+  std::vector<std::string> delegate_symbols;
+  std::vector<std::string> delegate_identities;
   /// The IR after each stage, when CompileOptions::dump_stages: (stage name, IR text).
   std::vector<std::pair<std::string, std::string>> stages;
 

@@ -16,6 +16,9 @@
 #include "dialect/Registration.h"
 #include "dialect/TesseraDialect.h"
 #include "jit/nvjitlink.h"
+#include "jit/delegates/delegate_passes.h"
+#include "jit/delegates/registry.h"
+#include "jit/runtime/delegate_abi.h"
 #include "jit/runtime/kernel_abi.h"
 #include "jit/pipeline.h"
 #include "llvm/IR/IRBuilder.h"
@@ -310,12 +313,11 @@ absl::StatusOr<std::vector<EntryFunction>> DescribeEntries(mlir::ModuleOp module
 absl::Status CheckSupported(mlir::ModuleOp module, Target target) {
   absl::Status status = absl::OkStatus();
   module.walk([&](mlir::Operation* op) {
-    if (auto delegate = llvm::dyn_cast<nvidia::DelegateOpInterface>(op)) {
+    if (auto ptx = llvm::dyn_cast<nvidia::InlinePtxOp>(op)) {
       status = absl::UnimplementedError(absl::StrCat(
-          FormatLocation(op->getLoc()), ": error: '", op->getName().getStringRef().str(),
-          "' (delegate '", delegate.getDelegateName().str(),
-          "') cannot be compiled: delegate calls need resolution against registered vendor "
-          "libraries, which this build of the compiler does not provide yet"));
+          FormatLocation(op->getLoc()),
+          ": error: 'tessera_nvidia.inline_ptx' is verified and checked for determinism, but "
+          "this compiler does not generate code for it yet"));
       return mlir::WalkResult::interrupt();
     }
     if (auto gpuModule = llvm::dyn_cast<mlir::gpu::GPUModuleOp>(op);
@@ -378,6 +380,39 @@ absl::Status AddPackedWrapper(llvm::Module& module, const std::string& name) {
   return absl::OkStatus();
 }
 
+/// The symbols JIT'd host code may call besides the C library allowlist: the device runtime
+/// (nvptx), the delegate runtime, and the module's c_abi callees resolved in the registry.
+absl::StatusOr<RuntimeSymbolList> HostSymbols(const CompiledModule& module) {
+  RuntimeSymbolList symbols = runtime::DelegateRuntimeSymbols();
+  if (module.options.target == Target::kNvptx) {
+    for (auto& symbol : runtime::RuntimeSymbols()) symbols.push_back(symbol);
+  }
+  for (const std::string& name : module.delegate_symbols) {
+    if (module.options.delegates == nullptr) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("host code calls '", name, "' but no delegate registry was given"));
+    }
+    auto resolved = module.options.delegates->ResolveCAbi(name);
+    if (!resolved.ok()) return resolved.status();
+    symbols.emplace_back(name, resolved->address);
+  }
+  return symbols;
+}
+
+/// Moves the lowering's record of resolved delegates from module attributes into `out`.
+void TakeDelegateRecord(mlir::ModuleOp module, CompiledModule& out) {
+  auto take = [&](const char* name, std::vector<std::string>& into) {
+    if (auto list = module->getAttrOfType<mlir::ArrayAttr>(name)) {
+      for (mlir::Attribute value : list) {
+        into.push_back(llvm::cast<mlir::StringAttr>(value).getValue().str());
+      }
+      module->removeAttr(name);
+    }
+  };
+  take(delegates::kDelegateSymbolsAttr, out.delegate_symbols);
+  take(delegates::kDelegateIdentitiesAttr, out.delegate_identities);
+}
+
 absl::Status FinishHost(mlir::ModuleOp module, CompiledModule& out) {
   auto context = std::make_unique<llvm::LLVMContext>();
   std::unique_ptr<llvm::Module> llvm_module = mlir::translateModuleToLLVMIR(module, *context);
@@ -393,9 +428,10 @@ absl::Status FinishHost(mlir::ModuleOp module, CompiledModule& out) {
     llvm::raw_string_ostream os(out.host_llvm_ir);
     llvm_module->print(os, nullptr);
   }
+  TESSERA_ASSIGN_OR_RETURN(RuntimeSymbolList symbols, HostSymbols(out));
   TESSERA_ASSIGN_OR_RETURN(out.host, HostExecutable::Create(std::move(llvm_module),
                                                             std::move(context), names,
-                                                            out.options.opt_level));
+                                                            out.options.opt_level, symbols));
   return absl::OkStatus();
 }
 
@@ -471,7 +507,9 @@ absl::Status CheckOptions(const CompileOptions& options) {
 /// Everything that changes the passes a stage adds.
 std::string PipelineKey(const CompileOptions& options, const PipelineOptions& pipeline) {
   return absl::StrCat(TargetName(options.target), "/", pipeline.arch, "/O", pipeline.opt_level,
-                      pipeline.deterministic ? "/det" : "", "/", pipeline.cuda_toolkit);
+                      pipeline.deterministic ? "/det" : "", "/", pipeline.cuda_toolkit, "/",
+                      reinterpret_cast<uintptr_t>(options.delegates.get()), "/",
+                      options.matmul_delegate);
 }
 
 absl::Status CompileInSession(CompileSession& session, absl::string_view source,
@@ -490,9 +528,27 @@ absl::Status CompileInSession(CompileSession& session, absl::string_view source,
   PipelineOptions pipeline{options.arch, options.opt_level, options.deterministic,
                            ResolveCudaToolkit(options)};
   const std::string key = PipelineKey(options, pipeline);
+  // Delegates chosen for Tile ops become kernel_calls first, so the contract checks see them.
+  TESSERA_RETURN_IF_ERROR(RunStage(
+      session, key, *module,
+      PipelineStage{"select-delegates",
+                    [&](mlir::OpPassManager& pm) {
+                      pm.addPass(delegates::CreateSelectMatmulDelegatesPass(
+                          options.target, options.matmul_delegate));
+                    }},
+      diagnostics, out));
   TESSERA_RETURN_IF_ERROR(
       RunStage(session, key, *module, ContractStage(pipeline), diagnostics, out));
   TESSERA_RETURN_IF_ERROR(CheckSupported(*module, options.target));
+  TESSERA_RETURN_IF_ERROR(RunStage(
+      session, key, *module,
+      PipelineStage{"delegates",
+                    [&](mlir::OpPassManager& pm) {
+                      pm.addPass(delegates::CreateLowerDelegateCallsPass(options.delegates.get(),
+                                                                         options.target));
+                    }},
+      diagnostics, out));
+  TakeDelegateRecord(*module, out);
 
   // Entry points get a C interface (memref descriptors by pointer) for the packed wrappers.
   for (mlir::func::FuncOp function : EntryFunctions(*module)) {
@@ -532,10 +588,9 @@ absl::StatusOr<std::unique_ptr<HostExecutable>> LoadHostCode(const CompiledModul
   }
   std::vector<std::string> names;
   for (const EntryFunction& entry : module.entries) names.push_back(entry.name);
-  const bool device = module.options.target == Target::kNvptx;
+  TESSERA_ASSIGN_OR_RETURN(RuntimeSymbolList symbols, HostSymbols(module));
   return HostExecutable::Create(std::move(host), std::move(context), names,
-                                module.options.opt_level,
-                                device ? runtime::RuntimeSymbols() : RuntimeSymbolList{});
+                                module.options.opt_level, symbols);
 }
 
 absl::StatusOr<std::string> CanonicalSource(absl::string_view source) {

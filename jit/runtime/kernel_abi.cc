@@ -161,6 +161,16 @@ bool UnpackDeviceImage(absl::string_view data, absl::string_view& cubin,
   return true;
 }
 
+int CurrentInvocationOrdinal() { return CurrentOrdinal(); }
+
+CUstream CurrentInvocationStream() {
+  return current_scope != nullptr ? current_scope->stream() : nullptr;
+}
+
+bool InvocationFailed() { return Failed(); }
+
+void RecordFailure(absl::Status status) { Fail(std::move(status)); }
+
 InvocationScope::InvocationScope(int ordinal, CUstream stream)
     : ordinal_(ordinal), stream_(stream), previous_(current_scope) {
   current_scope = this;

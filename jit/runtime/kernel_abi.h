@@ -49,6 +49,14 @@ class InvocationScope {
   InvocationScope* previous_;
 };
 
+/// For runtime entry points called by JIT'd code: the enclosing scope's device and stream (0
+/// and the default stream outside any scope), whether it already failed, and recording a
+/// failure in it (dropped outside any scope).
+int CurrentInvocationOrdinal();
+CUstream CurrentInvocationStream();
+bool InvocationFailed();
+void RecordFailure(absl::Status status);
+
 /// The runtime's symbols for the JIT: (name, address) of every `mgpu*` entry point.
 std::vector<std::pair<std::string, void*>> RuntimeSymbols();
 

@@ -77,7 +77,7 @@ TEST_F(DialectTest, BuiltMatmulWithEpilogueVerifies) {
   auto matmul = builder_.create<tile::MatmulOp>(
       builder_.getUnknownLoc(), args[0], args[1], args[3], args[2], /*transpose_a=*/false,
       /*transpose_b=*/false, tile::ActivationAttr::get(&context_, tile::Activation::relu),
-      /*numeric_policy=*/nullptr);
+      /*numeric_policy=*/nullptr, /*delegate=*/nullptr);
   EXPECT_TRUE(mlir::succeeded(mlir::verify(matmul)));
   EXPECT_TRUE(errors_.empty());
   EXPECT_TRUE(matmul.hasFusedEpilogue());
@@ -90,7 +90,7 @@ TEST_F(DialectTest, MatmulWithoutBiasOrActivationHasNoEpilogue) {
   auto args = function.getArguments();
   auto matmul = builder_.create<tile::MatmulOp>(builder_.getUnknownLoc(), args[0], args[1],
                                                 args[2], /*bias=*/mlir::Value(), false, false,
-                                                nullptr, nullptr);
+                                                nullptr, nullptr, nullptr);
   EXPECT_TRUE(mlir::succeeded(mlir::verify(matmul)));
   EXPECT_FALSE(matmul.hasFusedEpilogue());
 }
@@ -100,7 +100,7 @@ TEST_F(DialectTest, BuiltMatmulWithMismatchedKFailsWithMessage) {
   auto args = function.getArguments();
   auto matmul = builder_.create<tile::MatmulOp>(builder_.getUnknownLoc(), args[0], args[1],
                                                 args[2], mlir::Value(), false, false, nullptr,
-                                                nullptr);
+                                                nullptr, nullptr);
   EXPECT_TRUE(mlir::failed(mlir::verify(matmul)));
   EXPECT_THAT(errors_, ElementsAre(HasSubstr("expected K of A (64) to equal K of B (32)")));
 }

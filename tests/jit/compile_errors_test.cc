@@ -112,7 +112,7 @@ TEST(CompileErrorsTest, DeterministicCompileCoversUndeclaredFunctions) {
               HasSubstr("compile without the deterministic requirement"));
 }
 
-TEST(CompileErrorsTest, DelegatesAreNotCompiledYetAndSaySo) {
+TEST(CompileErrorsTest, UnregisteredDelegateIsACompileError) {
   absl::Status status = CompileStatus(R"mlir(
 func.func @gemm(%a: memref<4x4xf32>) {
   tessera_nvidia.kernel_call %a {callee = "cblas_sgemm", arch = "sm_80+",
@@ -121,8 +121,23 @@ func.func @gemm(%a: memref<4x4xf32>) {
   return
 }
 )mlir");
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(),
+              AllOf(HasSubstr("bad.mlir:3:3"),
+                    HasSubstr("'cblas_sgemm' not found in registered libraries (searched: none "
+                              "registered)")));
+}
+
+TEST(CompileErrorsTest, InlinePtxIsNotCompiledYetAndSaysSo) {
+  absl::Status status = CompileStatus(R"mlir(
+func.func @f(%x: f32) -> f32 {
+  %y = tessera_nvidia.inline_ptx %x {ptx = "mov.f32 $0, $1;", constraints = "=f,f",
+      arch = "sm_80+", accuracy = "reference_exact", determinism = "deterministic"} : (f32) -> f32
+  return %y : f32
+}
+)mlir");
   EXPECT_EQ(status.code(), absl::StatusCode::kUnimplemented);
-  EXPECT_THAT(status.message(), AllOf(HasSubstr("bad.mlir:3:3"), HasSubstr("'cblas_sgemm'")));
+  EXPECT_THAT(status.message(), AllOf(HasSubstr("bad.mlir:3:8"), HasSubstr("inline_ptx")));
 }
 
 TEST(CompileErrorsTest, HostCodeCannotReachProcessSymbols) {

@@ -1,0 +1,103 @@
+// Vendor libraries and hand-written kernel images the host registers, and the only places a
+// delegate callee resolves (DESIGN.md §6): a `c_abi` callee inside a registered library, never
+// in the process's global symbols; a `cuda_kernel` callee as an `.entry` of a registered image.
+#ifndef TESSERA_JIT_DELEGATES_REGISTRY_H_
+#define TESSERA_JIT_DELEGATES_REGISTRY_H_
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "jit/compile_options.h"
+
+namespace tessera::jit::delegates {
+
+/// Who a resolved delegate is: an input to caches and decision records.
+struct DelegateIdentity {
+  std::string name;     ///< the registered name ("openblas", "my_kernels")
+  std::string kind;     ///< "library" or "kernel_image"
+  std::string path;     ///< the file actually loaded (libraries), or "" for images
+  std::string soname;   ///< DT_SONAME of the loaded library, or "" for images
+  std::string version;  ///< what the library reports (e.g. "OpenBLAS 0.3.21"), else from the file name
+  std::string sha256;   ///< content hash of the loaded file or image bytes
+
+  /// One line, e.g. "openblas libopenblas.so.0 OpenBLAS 0.3.21 sha256:1a2b…".
+  std::string ToString() const;
+};
+
+/// A registered kernel image.
+struct KernelImage {
+  std::string name;
+  std::string ptx;    ///< PTX text (given, or from NVRTC); may be empty for cubin images
+  std::string cubin;  ///< cubin bytes; may be empty for PTX images
+  std::vector<std::string> entries;
+  DelegateIdentity identity;
+};
+
+/// A `c_abi` callee found in a registered library.
+struct ResolvedSymbol {
+  void* address = nullptr;
+  DelegateIdentity library;
+};
+
+/// Thread-safe.
+class DelegateRegistry {
+ public:
+  DelegateRegistry() = default;
+  ~DelegateRegistry();
+  DelegateRegistry(const DelegateRegistry&) = delete;
+  DelegateRegistry& operator=(const DelegateRegistry&) = delete;
+
+  /// Loads `path` (dlopen, RTLD_LOCAL: nothing it exports becomes global) under `name`.
+  /// InvalidArgument when it cannot be loaded or the name is taken.
+  absl::Status RegisterLibrary(const std::string& name, const std::string& path);
+
+  /// The default set for a target, which a user opts into: `openblas` → libopenblas.so.0
+  /// (host), `cublas` → libcublas.so.13 (nvptx).
+  absl::Status RegisterDefaultLibraries(Target target);
+
+  /// Registers PTX text or cubin bytes; their `.entry` / function symbols become callable.
+  absl::Status RegisterPtx(const std::string& name, std::string ptx);
+  absl::Status RegisterCubin(const std::string& name, std::string cubin);
+
+  /// Compiles CUDA C++ with NVRTC for `arch` (e.g. "sm_90", to PTX for compute_90) and
+  /// registers the result; InvalidArgument carries NVRTC's log. Compiles of the same source and
+  /// arch are reused.
+  absl::Status RegisterCudaSource(const std::string& name, const std::string& source,
+                                  const std::string& arch);
+
+  /// `callee` in the registered libraries only. NotFound names what was searched:
+  /// "'system' not found in registered libraries (searched: openblas …)".
+  absl::StatusOr<ResolvedSymbol> ResolveCAbi(absl::string_view callee) const;
+
+  /// The registered image with `callee` as an entry; NotFound lists the images searched.
+  absl::StatusOr<KernelImage> ResolveKernel(absl::string_view callee) const;
+
+  /// Every registered library and image.
+  std::vector<DelegateIdentity> Identities() const;
+
+ private:
+  struct Library {
+    void* handle = nullptr;
+    DelegateIdentity identity;
+  };
+
+  absl::Status AddImage(KernelImage image);
+
+  mutable absl::Mutex mu_;
+  std::map<std::string, Library> libraries_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, KernelImage> images_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::string> nvrtc_cache_ ABSL_GUARDED_BY(mu_);  // hash → PTX
+};
+
+/// The `.entry` names of a PTX text, in order.
+std::vector<std::string> PtxEntries(absl::string_view ptx);
+
+}  // namespace tessera::jit::delegates
+
+#endif  // TESSERA_JIT_DELEGATES_REGISTRY_H_
