@@ -112,6 +112,11 @@ std::string SerializeArtifact(const jit::CompiledModule& module) {
     for (const jit::EntryArgument& result : entry.results) WriteArgument(w, result);
   }
   w.String(module.host_llvm_ir);
+  for (const std::vector<std::string>* list : {&module.delegate_symbols, &module.delegate_identities}) {
+    w.U64(list->size());
+    for (const std::string& item : *list) w.String(item);
+  }
+  w.String(o.matmul_delegate);
   w.U64(module.device_images.size());
   for (const jit::DeviceImage& image : module.device_images) {
     w.String(image.module_name);
@@ -170,7 +175,16 @@ absl::StatusOr<std::unique_ptr<jit::CompiledModule>> DeserializeArtifact(const s
     }
   }
   uint64_t images = 0;
-  if (!r.String(module->host_llvm_ir) || !r.Count(images)) return broken("host code");
+  if (!r.String(module->host_llvm_ir)) return broken("host code");
+  for (std::vector<std::string>* list : {&module->delegate_symbols, &module->delegate_identities}) {
+    uint64_t count = 0;
+    if (!r.Count(count)) return broken("delegates");
+    list->resize(count);
+    for (std::string& item : *list) {
+      if (!r.String(item)) return broken("delegate");
+    }
+  }
+  if (!r.String(o.matmul_delegate) || !r.Count(images)) return broken("images");
   module->device_images.resize(images);
   for (jit::DeviceImage& image : module->device_images) {
     uint64_t kernels = 0;

@@ -12,7 +12,7 @@
 namespace tessera::cache {
 
 /// The artifact format; a different version on disk is a miss.
-inline constexpr int kArtifactFormatVersion = 1;
+inline constexpr int kArtifactFormatVersion = 2;  // 2: delegate symbols and identities
 
 /// Serializes `module` (options, entries, host LLVM IR, device images).
 std::string SerializeArtifact(const jit::CompiledModule& module);

@@ -51,6 +51,7 @@ CacheKey MakeCacheKey(const std::string& canonical_ir, const jit::CompileOptions
       {"opt_level", absl::StrCat(options.opt_level)},
       {"deterministic", options.deterministic ? "yes" : "no"},
       {"link_cubin", options.link_cubin ? "yes" : "no"},
+      {"matmul_delegate", options.matmul_delegate.empty() ? "-" : options.matmul_delegate},
   };
   const size_t base_size = key.components.size();
   key.components.insert(key.components.end(),
@@ -58,7 +59,7 @@ CacheKey MakeCacheKey(const std::string& canonical_ir, const jit::CompileOptions
                          {"llvm", toolchain.llvm},
                          {"cuda", toolchain.cuda},
                          {"nvjitlink", toolchain.nvjitlink},
-                         {"delegates", absl::StrJoin(toolchain.delegates, ",")}});
+                         {"delegates", absl::StrJoin(toolchain.delegates, "; ")}});
   auto join = [&](size_t count) {
     std::string text;
     for (size_t i = 0; i < count; ++i) {

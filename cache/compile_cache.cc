@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/notification.h"
 #include "jit/compiler.h"
+#include "jit/delegates/registry.h"
 
 namespace tessera::cache {
 namespace {
@@ -33,16 +34,32 @@ CompileCache::CompileCache(CompileCacheOptions options)
   }
 }
 
+ToolchainIdentity CompileCache::ToolchainFor(const jit::CompileOptions& options) const {
+  ToolchainIdentity toolchain = options_.toolchain;
+  if (options.delegates != nullptr) {
+    for (const auto& identity : options.delegates->Identities()) {
+      toolchain.delegates.push_back(identity.ToString());
+    }
+  }
+  return toolchain;
+}
+
 std::string CompileCache::TextKey(absl::string_view source,
                                   const jit::CompileOptions& o) const {
-  return absl::StrCat(toolchain_fingerprint_, "|", jit::TargetName(o.target), "|", o.arch, "|",
-                      o.opt_level, "|", o.deterministic, "|", o.link_cubin, "|", o.cuda_toolkit,
-                      "|", source);
+  std::string delegates;
+  for (const std::string& identity : ToolchainFor(o).delegates) {
+    absl::StrAppend(&delegates, identity, ";");
+  }
+  return absl::StrCat(toolchain_fingerprint_, "|", delegates, "|", jit::TargetName(o.target), "|",
+                      o.arch, "|", o.opt_level, "|", o.deterministic, "|", o.link_cubin, "|",
+                      o.cuda_toolkit, "|", o.matmul_delegate, "|", source);
 }
 
 std::shared_ptr<const jit::CompiledModule> CompileCache::Adopt(
     std::unique_ptr<jit::CompiledModule> loaded, const std::string& digest,
     const jit::CompileOptions& options) {
+  // The registry is the caller's: its libraries resolve the module's c_abi callees.
+  loaded->options.delegates = options.delegates;
   if (loaded->options.target == jit::Target::kHost) {
     auto host = jit::LoadHostCode(*loaded);
     if (!host.ok()) return nullptr;
@@ -99,7 +116,7 @@ absl::StatusOr<CacheResult> CompileCache::Compile(absl::string_view source,
     if (!compiled.ok()) return compiled.status();
     return canonical.status();
   }
-  CacheKey key = MakeCacheKey(*canonical, options, options_.toolchain);
+  CacheKey key = MakeCacheKey(*canonical, options, ToolchainFor(options));
   const bool same_entry = !digest.empty() && digest == key.digest;
   absl::StatusOr<CacheResult> result =
       CompileKey(key, source, options, same_entry ? text_miss : std::string());
@@ -197,7 +214,7 @@ absl::StatusOr<CompileCache::Explanation> CompileCache::Explain(
     absl::string_view source, const jit::CompileOptions& options) {
   absl::StatusOr<std::string> canonical = jit::CanonicalSource(source);
   if (!canonical.ok()) return canonical.status();
-  Explanation explanation{MakeCacheKey(*canonical, options, options_.toolchain), ""};
+  Explanation explanation{MakeCacheKey(*canonical, options, ToolchainFor(options)), ""};
   if (memory_.Get(explanation.key.digest) != nullptr) {
     explanation.verdict = "memory hit";
     return explanation;

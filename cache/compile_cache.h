@@ -85,6 +85,8 @@ class CompileCache {
                                             const jit::CompileOptions& options,
                                             const std::string& known_miss);
   std::string TextKey(absl::string_view source, const jit::CompileOptions& options) const;
+  /// The toolchain plus the identities of the delegates `options` can resolve against.
+  ToolchainIdentity ToolchainFor(const jit::CompileOptions& options) const;
   /// A disk hit found through the text index (no IR parsing); null on any miss.
   std::shared_ptr<const jit::CompiledModule> LoadByText(const std::string& text_key,
                                                         const jit::CompileOptions& options,

@@ -3,6 +3,8 @@
 // across threads and across processes.
 #include "cache/compile_cache.h"
 
+#include "cache/artifact.h"
+
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -208,7 +210,8 @@ TEST_P(DamagedEntryTest, IsAMissThatRecompiles) {
     case Damage::kForeignFormat: {
       std::ifstream in(manifest);
       std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      text.replace(text.find("format=1"), 8, "format=0");
+      const std::string current = "format=" + std::to_string(kArtifactFormatVersion);
+      text.replace(text.find(current), current.size(), "format=0");
       std::ofstream(manifest) << text;
       break;
     }
@@ -238,7 +241,7 @@ INSTANTIATE_TEST_SUITE_P(
     Kinds, DamagedEntryTest,
     ::testing::Values(std::make_pair(Damage::kTruncate, "truncated payload"),
                       std::make_pair(Damage::kFlipBit, "checksum mismatch"),
-                      std::make_pair(Damage::kForeignFormat, "artifact format 0 → 1"),
+                      std::make_pair(Damage::kForeignFormat, "artifact format 0 → "),
                       std::make_pair(Damage::kNoManifest, "manifest missing"),
                       std::make_pair(Damage::kHalfWritten, "manifest missing")));
 
