@@ -24,6 +24,8 @@
 #include "capi/include/tessera_jit.h"
 #include "jit/compile_options.h"
 #include "jit/compiler.h"
+#include "jit/delegates/registry.h"
+#include "jit/runtime/delegate_abi.h"
 #include "jit/runtime/gpu_runtime.h"
 #include "jit/runtime/kernel_abi.h"
 
@@ -45,8 +47,11 @@ struct tessera_jit_context {
   int device = 0;
   tessera_jit_log_level_t log_level = TESSERA_JIT_LOG_WARNING;
   std::unique_ptr<tessera::cache::CompileCache> cache;
+  std::shared_ptr<tessera::jit::delegates::DelegateRegistry> delegates =
+      std::make_shared<tessera::jit::delegates::DelegateRegistry>();
   absl::Mutex mu;
   std::string last_miss_reason ABSL_GUARDED_BY(mu);
+  std::vector<std::string> delegate_identities ABSL_GUARDED_BY(mu);
 };
 
 struct tessera_jit_function {
@@ -78,6 +83,9 @@ namespace {
 /// The context options of API 0.1 (up to log_level): the smallest struct accepted.
 constexpr size_t kContextOptionsMinimumSize =
     offsetof(tessera_jit_context_options_t, log_level) + sizeof(tessera_jit_log_level_t);
+/// The compile options of API 0.1 (up to opt_level).
+constexpr size_t kCompileOptionsMinimumSize =
+    offsetof(tessera_jit_compile_options_t, opt_level) + sizeof(int32_t);
 
 tessera_jit_error_t* MakeError(absl::Status status) {
   if (status.ok()) return nullptr;
@@ -410,6 +418,72 @@ tessera_jit_error_t* tessera_jit_context_get_cache_stats(tessera_jit_context_t* 
   return nullptr;
 }
 
+tessera_jit_error_t* tessera_jit_context_register_library(tessera_jit_context_t* context,
+                                                          const char* name, const char* path) {
+  if (context == nullptr) return InvalidArgument("context is NULL");
+  if (name == nullptr || path == nullptr) return InvalidArgument("name or path is NULL");
+  return MakeError(context->delegates->RegisterLibrary(name, path));
+}
+
+tessera_jit_error_t* tessera_jit_context_register_default_libraries(
+    tessera_jit_context_t* context, const char* target) {
+  if (context == nullptr) return InvalidArgument("context is NULL");
+  Target chosen = context->default_target;
+  if (target != nullptr) {
+    auto parsed = tessera::jit::ParseTarget(target);
+    if (!parsed.ok()) return MakeError(parsed.status());
+    chosen = *parsed;
+  }
+  return MakeError(context->delegates->RegisterDefaultLibraries(chosen));
+}
+
+tessera_jit_error_t* tessera_jit_context_register_kernel_image(
+    tessera_jit_context_t* context, const char* name, const void* data, size_t size,
+    tessera_jit_image_format_t format, const char* arch) {
+  if (context == nullptr) return InvalidArgument("context is NULL");
+  if (name == nullptr || (data == nullptr && size > 0)) return InvalidArgument("name or data is NULL");
+  std::string bytes(static_cast<const char*>(data), size);
+  switch (format) {
+    case TESSERA_JIT_IMAGE_PTX:
+      return MakeError(context->delegates->RegisterPtx(name, std::move(bytes)));
+    case TESSERA_JIT_IMAGE_CUBIN:
+      return MakeError(context->delegates->RegisterCubin(name, std::move(bytes)));
+    case TESSERA_JIT_IMAGE_CUDA_SOURCE: {
+      std::string target_arch = arch != nullptr ? arch : "sm_90";
+      if (arch == nullptr) {
+        if (auto runtime = GpuRuntime::Get(); runtime.ok()) {
+          auto info = (*runtime)->Info(context->device);
+          if (info.ok() && tessera::jit::ValidateArch(info->arch).ok()) target_arch = info->arch;
+        }
+      }
+      return MakeError(context->delegates->RegisterCudaSource(name, bytes, target_arch));
+    }
+  }
+  return InvalidArgument(absl::StrCat("unknown image format ", static_cast<int>(format)));
+}
+
+size_t tessera_jit_context_get_delegate_count(tessera_jit_context_t* context) {
+  return context == nullptr ? 0 : context->delegates->Identities().size();
+}
+
+const char* tessera_jit_context_get_delegate_identity(tessera_jit_context_t* context,
+                                                      size_t index, size_t* out_size) {
+  if (out_size != nullptr) *out_size = 0;
+  if (context == nullptr) return nullptr;
+  auto identities = context->delegates->Identities();
+  if (index >= identities.size()) return nullptr;
+  absl::MutexLock lock(&context->mu);
+  context->delegate_identities.clear();
+  for (const auto& identity : identities) context->delegate_identities.push_back(identity.ToString());
+  const std::string& text = context->delegate_identities[index];
+  if (out_size != nullptr) *out_size = text.size();
+  return text.c_str();
+}
+
+uint64_t tessera_jit_get_delegate_dispatch_count(void) {
+  return tessera::jit::runtime::DelegateDispatchCount();
+}
+
 int tessera_jit_is_gpu_available(void) { return GpuAvailable() ? 1 : 0; }
 
 int32_t tessera_jit_device_count(void) {
@@ -448,8 +522,7 @@ tessera_jit_error_t* tessera_jit_compile(tessera_jit_context_t* context, const c
   tessera_jit_compile_options_t defaults;
   tessera_jit_compile_options_init(&defaults);
   if (options == nullptr) options = &defaults;
-  if (absl::Status status = CheckStructSize(options->struct_size,
-                                            TESSERA_JIT_COMPILE_OPTIONS_STRUCT_SIZE,
+  if (absl::Status status = CheckStructSize(options->struct_size, kCompileOptionsMinimumSize,
                                             "tessera_jit_compile_options_t");
       !status.ok()) {
     return MakeError(status);
@@ -475,6 +548,11 @@ tessera_jit_error_t* tessera_jit_compile(tessera_jit_context_t* context, const c
   }
   compile.opt_level = options->opt_level;
   compile.deterministic = (options->flags & TESSERA_JIT_DETERMINISTIC) != 0;
+  compile.delegates = context->delegates;
+  if (options->struct_size >= TESSERA_JIT_COMPILE_OPTIONS_STRUCT_SIZE &&
+      options->matmul_delegate != nullptr) {
+    compile.matmul_delegate = options->matmul_delegate;
+  }
   auto compiled = context->cache->Compile(absl::string_view(source, source_size), compile);
   if (!compiled.ok()) return MakeError(compiled.status());
   if (compiled->source == tessera::cache::CacheSource::kCompiled) {

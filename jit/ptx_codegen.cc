@@ -174,7 +174,9 @@ class GpuModuleToPtxPass
       }
       absl::StatusOr<std::string> ptx = EmitPtx(gpu_module, target, toolkit_);
       if (!ptx.ok()) {
-        gpu_module.emitError() << "PTX generation failed: " << ptx.status().message();
+        // (absl::string_view would stream into a diagnostic as a character range.)
+        gpu_module.emitError() << "PTX generation failed: "
+                               << std::string(ptx.status().message());
         return signalPassFailure();
       }
       mlir::OpBuilder builder(gpu_module);

@@ -125,6 +125,41 @@ tessera_jit_error_t* tessera_jit_context_get_cache_stats(tessera_jit_context_t* 
                                                          tessera_jit_cache_stats_t* out_stats);
 
 /* ------------------------------------------------------------------------------------------- */
+/* Delegates (API 0.2): vendor libraries and kernel images a module's tessera_nvidia.kernel_call
+ * ops resolve against — only these, never the process's own symbols. Register before
+ * compiling; registrations are part of the compile cache key. Thread-safe.                     */
+
+/* dlopen()s `path` (RTLD_LOCAL) under `name`. INVALID_ARGUMENT if it cannot be loaded. */
+tessera_jit_error_t* tessera_jit_context_register_library(tessera_jit_context_t* context,
+                                                          const char* name, const char* path);
+/* The default set for `target` ("host": openblas → libopenblas.so.0; "nvptx": cublas →
+ * libcublas.so.13); NULL: the context's default target. */
+tessera_jit_error_t* tessera_jit_context_register_default_libraries(
+    tessera_jit_context_t* context, const char* target);
+
+typedef enum tessera_jit_image_format_t {
+  TESSERA_JIT_IMAGE_PTX = 0,         /* PTX text */
+  TESSERA_JIT_IMAGE_CUBIN = 1,       /* cubin bytes */
+  TESSERA_JIT_IMAGE_CUDA_SOURCE = 2, /* CUDA C++, compiled in process with NVRTC for `arch` */
+} tessera_jit_image_format_t;
+
+/* Registers hand-written kernels under `name`; their entries serve `binding = "cuda_kernel"`
+ * calls. `arch` (CUDA source only): NULL = the context's device, else sm_90. A CUDA source that
+ * does not compile is INVALID_ARGUMENT carrying NVRTC's log. */
+tessera_jit_error_t* tessera_jit_context_register_kernel_image(
+    tessera_jit_context_t* context, const char* name, const void* data, size_t size,
+    tessera_jit_image_format_t format, const char* arch);
+
+/* The registered delegates' identities, one line each ("name (library) soname version
+ * sha256:… path"). The string is valid until the next registration on the context. */
+size_t tessera_jit_context_get_delegate_count(tessera_jit_context_t* context);
+const char* tessera_jit_context_get_delegate_identity(tessera_jit_context_t* context,
+                                                      size_t index, size_t* out_size);
+
+/* Delegate calls made by JIT'd code in this process so far (all contexts). */
+uint64_t tessera_jit_get_delegate_dispatch_count(void);
+
+/* ------------------------------------------------------------------------------------------- */
 /* Devices. Without a driver or device, count is 0 and is_gpu_available false (not an error).   */
 
 typedef struct tessera_jit_device_info_t {
@@ -161,9 +196,12 @@ typedef struct tessera_jit_compile_options_t {
   const char* arch;   /* "sm_90"; NULL = the context's device (sm_90 without one) */
   uint32_t flags;     /* TESSERA_JIT_DETERMINISTIC, … */
   int32_t opt_level;  /* 0-3 */
+  /* --- API 0.2 --- */
+  const char* matmul_delegate; /* "openblas" (host) or "cublas" (nvptx) serves every tile.matmul;
+                                  NULL: only ops with `delegate = "…"` use one */
 } tessera_jit_compile_options_t;
 #define TESSERA_JIT_COMPILE_OPTIONS_STRUCT_SIZE \
-  (offsetof(tessera_jit_compile_options_t, opt_level) + sizeof(int32_t))
+  (offsetof(tessera_jit_compile_options_t, matmul_delegate) + sizeof(const char*))
 
 /* Fills `out_options` with the defaults (inline, like tessera_jit_context_options_init). */
 static inline void tessera_jit_compile_options_init(tessera_jit_compile_options_t* out_options) {

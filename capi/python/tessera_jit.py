@@ -77,7 +77,7 @@ class _CacheStats(ctypes.Structure):
 class _CompileOptions(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_size_t), ("target", ctypes.c_char_p),
                 ("arch", ctypes.c_char_p), ("flags", ctypes.c_uint32),
-                ("opt_level", ctypes.c_int32)]
+                ("opt_level", ctypes.c_int32), ("matmul_delegate", ctypes.c_char_p)]
 
 
 class _ArgInfo(ctypes.Structure):

@@ -15,8 +15,10 @@ class DelegateRegistry;
 
 /// Module attributes the lowering leaves for the compiler: the resolved c_abi callees and the
 /// identities of every delegate used (arrays of strings).
-inline constexpr char kDelegateSymbolsAttr[] = "tessera.delegate_symbols";
-inline constexpr char kDelegateIdentitiesAttr[] = "tessera.delegate_identities";
+/// (Not `tessera.*`: the tessera dialect verifies its attributes and knows only
+/// `tessera.deterministic`; these never leave the compiler.)
+inline constexpr char kDelegateSymbolsAttr[] = "tessera_jit.delegate_symbols";
+inline constexpr char kDelegateIdentitiesAttr[] = "tessera_jit.delegate_identities";
 
 /// tile.matmul with `delegate = "<provider>"` — or every tile.matmul when `forced` names a
 /// provider — becomes a `tessera_nvidia.kernel_call` to that vendor library (cblas_sgemm on the

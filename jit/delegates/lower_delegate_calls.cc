@@ -151,7 +151,7 @@ class LowerDelegateCalls
                                    "registered)";
     }
     absl::StatusOr<ResolvedSymbol> resolved = registry_->ResolveCAbi(callee);
-    if (!resolved.ok()) return call.emitOpError() << resolved.status().message();
+    if (!resolved.ok()) return call.emitOpError() << std::string(resolved.status().message());
 
     // The C parameters, and which operand feeds each.
     const AbiSignature* known = KnownSignature(callee);
@@ -282,7 +282,7 @@ class LowerDelegateCalls
                                    "registered)";
     }
     absl::StatusOr<KernelImage> image = registry_->ResolveKernel(callee);
-    if (!image.ok()) return call.emitOpError() << image.status().message();
+    if (!image.ok()) return call.emitOpError() << std::string(image.status().message());
     auto grid = call->getAttrOfType<mlir::DenseI64ArrayAttr>("grid");
     auto block = call->getAttrOfType<mlir::DenseI64ArrayAttr>("block");
     if (!grid || !block || grid.empty() || block.empty() || grid.size() > 3 ||

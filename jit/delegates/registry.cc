@@ -166,6 +166,7 @@ absl::Status DelegateRegistry::RegisterLibrary(const std::string& name, const st
   id.kind = "library";
   id.path = LoadedPath(handle, path);
   id.soname = Soname(handle);
+  if (id.soname.empty()) id.soname = id.path.substr(id.path.rfind('/') + 1);  // no DT_SONAME
   id.version = ReportedVersion(handle, id.path);
   std::string bytes;
   if (!ReadFile(id.path, bytes)) {
@@ -271,10 +272,16 @@ absl::StatusOr<ResolvedSymbol> DelegateRegistry::ResolveCAbi(absl::string_view c
   std::vector<std::string> searched;
   std::string name(callee);
   for (const auto& [library_name, library] : libraries_) {
-    // dlsym on the library's own handle: its symbols and its dependencies', never the global
-    // scope of the process.
-    if (void* address = dlsym(library.handle, name.c_str())) {
-      return ResolvedSymbol{address, library.identity};
+    // dlsym on the library's own handle, never the global scope of the process.
+    // dlsym also searches the library's dependencies (libc has `system`); only a symbol the
+    // registered file itself defines counts.
+    void* address = dlsym(library.handle, name.c_str());
+    Dl_info info;
+    if (address != nullptr && dladdr(address, &info) != 0 && info.dli_fname != nullptr) {
+      char defining[PATH_MAX];
+      if (realpath(info.dli_fname, defining) != nullptr && library.identity.path == defining) {
+        return ResolvedSymbol{address, library.identity};
+      }
     }
     searched.push_back(absl::StrCat(library_name, " (", library.identity.path, ")"));
   }

@@ -22,7 +22,7 @@ struct DelegateIdentity {
   std::string name;     ///< the registered name ("openblas", "my_kernels")
   std::string kind;     ///< "library" or "kernel_image"
   std::string path;     ///< the file actually loaded (libraries), or "" for images
-  std::string soname;   ///< DT_SONAME of the loaded library, or "" for images
+  std::string soname;   ///< DT_SONAME of the loaded library (its file name if it has none)
   std::string version;  ///< what the library reports (e.g. "OpenBLAS 0.3.21"), else from the file name
   std::string sha256;   ///< content hash of the loaded file or image bytes
 
