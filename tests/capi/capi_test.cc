@@ -183,6 +183,68 @@ TEST_F(CapiTest, CompilesGoThroughTheCache) {
   EXPECT_EQ(error.code(), TESSERA_JIT_INVALID_ARGUMENT);
 }
 
+TEST(CapiDelegateTest, RegisteredOpenBlasServesMatmulThroughTheCApi) {
+  tessera_jit_context_options_t options;
+  tessera_jit_context_options_init(&options);
+  options.default_target = "host";
+  options.cache_dir = "";
+  tessera_jit_context_t* context = nullptr;
+  ASSERT_OK(tessera_jit_context_create(&options, &context));
+  Error bad(tessera_jit_context_register_library(context, "x", "/no/such/library.so"));
+  EXPECT_EQ(bad.code(), TESSERA_JIT_INVALID_ARGUMENT);
+  ASSERT_OK(tessera_jit_context_register_default_libraries(context, nullptr));
+  ASSERT_EQ(tessera_jit_context_get_delegate_count(context), 1u);
+  size_t size = 0;
+  std::string identity(tessera_jit_context_get_delegate_identity(context, 0, &size));
+  EXPECT_EQ(identity.size(), size);
+  EXPECT_THAT(identity, HasSubstr("openblas (library) libopenblas.so.0 OpenBLAS"));
+
+  const char source[] = R"mlir(
+func.func @mm(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>) {
+  tile.matmul %a, %b -> %c : memref<?x?xf32>, memref<?x?xf32> -> memref<?x?xf32>
+  return
+}
+)mlir";
+  tessera_jit_compile_options_t compile;
+  tessera_jit_compile_options_init(&compile);
+  compile.matmul_delegate = "openblas";
+  tessera_jit_module_t* module = nullptr;
+  ASSERT_OK(tessera_jit_compile(context, source, sizeof(source) - 1, &compile, &module));
+  tessera_jit_function_t* mm = nullptr;
+  ASSERT_OK(tessera_jit_module_get_function(module, "mm", 2, &mm));
+  Tensor a({2, 3}, 1.0f), b({3, 4}, 2.0f), c({2, 4});
+  tessera_jit_arg_t args[] = {a.arg(), b.arg(), c.arg()};
+  const uint64_t before = tessera_jit_get_delegate_dispatch_count();
+  ASSERT_OK(tessera_jit_function_invoke(mm, args, 3, nullptr, nullptr));
+  EXPECT_EQ(tessera_jit_get_delegate_dispatch_count(), before + 1);
+  for (float value : c.data) EXPECT_EQ(value, 6.0f);
+  tessera_jit_module_destroy(module);
+
+  // Without the library registered, the same request is a compile error naming the search.
+  tessera_jit_context_t* bare = nullptr;
+  ASSERT_OK(tessera_jit_context_create(&options, &bare));
+  Error missing(tessera_jit_compile(bare, source, sizeof(source) - 1, &compile, &module));
+  EXPECT_EQ(missing.code(), TESSERA_JIT_INVALID_ARGUMENT);
+  EXPECT_THAT(missing.message(), HasSubstr("'cblas_sgemm' not found in registered libraries"));
+  tessera_jit_context_destroy(bare);
+  tessera_jit_context_destroy(context);
+}
+
+TEST(CapiDelegateTest, CudaSourceImagesCompileOrCarryTheNvrtcLog) {
+  tessera_jit_context_t* context = nullptr;
+  ASSERT_OK(tessera_jit_context_create(nullptr, &context));
+  const char good[] = "extern \"C\" __global__ void twice(float* x) { x[threadIdx.x] *= 2; }";
+  ASSERT_OK(tessera_jit_context_register_kernel_image(context, "mine", good, sizeof(good) - 1,
+                                                      TESSERA_JIT_IMAGE_CUDA_SOURCE, "sm_80"));
+  const char bad[] = "__global__ void broken( {";
+  Error error(tessera_jit_context_register_kernel_image(context, "bad", bad, sizeof(bad) - 1,
+                                                        TESSERA_JIT_IMAGE_CUDA_SOURCE, "sm_80"));
+  EXPECT_EQ(error.code(), TESSERA_JIT_INVALID_ARGUMENT);
+  EXPECT_THAT(error.message(), HasSubstr("NVRTC could not compile kernel source 'bad'"));
+  EXPECT_EQ(tessera_jit_context_get_delegate_count(context), 1u);
+  tessera_jit_context_destroy(context);
+}
+
 TEST(CapiCacheTest, ApiZeroOneContextOptionsStillWork) {
   // A caller built against API 0.1 passes the shorter struct: no cache fields, defaults apply.
   tessera_jit_context_options_t options;

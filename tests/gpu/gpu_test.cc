@@ -209,6 +209,43 @@ INSTANTIATE_TEST_SUITE_P(
                {{0, 16}, {0, 16}}, 0.0f, 0.0f}),
     [](const ::testing::TestParamInfo<OpCase>& info) { return info.param.name; });
 
+TEST_F(GpuTest, CublasServesMatmulAndMatchesTheHost) {
+  ASSERT_OK(tessera_jit_context_register_default_libraries(context_, "nvptx"));
+  const char* source = R"(func.func @f(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>) {
+  tile.matmul %a, %b -> %c {transpose_b} : memref<?x?xf32>, memref<?x?xf32> -> memref<?x?xf32>
+  return
+})";
+  DeviceTensor a(context_, {96, 130}, 1), b(context_, {77, 130}, 2), c(context_, {96, 77}, 3);
+  std::vector<DLTensor> device = {a.View(true), b.View(true), c.View(true)};
+  std::vector<DLTensor> host = {a.View(false), b.View(false), c.View(false)};
+  auto run = [&](const char* target, const char* delegate, std::vector<DLTensor>& views) {
+    tessera_jit_compile_options_t options;
+    tessera_jit_compile_options_init(&options);
+    options.target = target;
+    options.matmul_delegate = delegate;
+    tessera_jit_module_t* module = nullptr;
+    ASSERT_OK(tessera_jit_compile(context_, source, std::strlen(source), &options, &module));
+    tessera_jit_function_t* f = nullptr;
+    ASSERT_OK(tessera_jit_module_get_function(module, "f", 1, &f));
+    tessera_jit_arg_t args[3];
+    for (int i = 0; i < 3; ++i) {
+      args[i].kind = TESSERA_JIT_ARG_TENSOR;
+      args[i].value.tensor = &views[i];
+    }
+    ASSERT_OK(tessera_jit_function_invoke(f, args, 3, nullptr, nullptr));
+    ASSERT_OK(tessera_jit_stream_synchronize(context_, nullptr));
+    tessera_jit_module_destroy(module);
+  };
+  const uint64_t before = tessera_jit_get_delegate_dispatch_count();
+  run("nvptx", "cublas", device);
+  EXPECT_EQ(tessera_jit_get_delegate_dispatch_count(), before + 1);
+  run("host", nullptr, host);
+  std::vector<float> result = c.Download();
+  for (size_t i = 0; i < result.size(); ++i) {
+    EXPECT_LE(std::fabs(result[i] - c.host[i]), 1e-3f + 1e-5f * std::fabs(c.host[i])) << i;
+  }
+}
+
 TEST_F(GpuTest, HostMemoryIsRejectedBeforeLaunch) {
   const char* source = R"(func.func @f(%x: memref<?xf32>) {
   tile.map outs(%x : memref<?xf32>) {
