@@ -231,6 +231,23 @@ TEST(MatmulDelegateTest, OpenBlasServesMatmulAndMatchesTheCompiledKernel) {
   }
 }
 
+TEST(MatmulDelegateTest, CublasServesMatmulOnNvptxThroughTheRuntimeHandle) {
+  auto registry = std::make_shared<DelegateRegistry>();
+  ASSERT_TRUE(registry->RegisterDefaultLibraries(Target::kNvptx).ok());  // dlopen needs no GPU
+  EXPECT_THAT(registry->Identities().at(0).version, HasSubstr("cuBLAS 13."));
+  auto module = CompileWith(MatmulSource("{transpose_a}"), registry, Target::kNvptx, false,
+                            "cublas");
+  ASSERT_TRUE(module.ok()) << module.status();
+  EXPECT_THAT((*module)->delegate_symbols, ::testing::ElementsAre("cublasSgemm_v2"));
+  EXPECT_THAT((*module)->host_llvm_ir,
+              AllOf(HasSubstr("call ptr @tessera_rt_cublas_handle()"),
+                    HasSubstr("call i32 @cublasSgemm_v2("),
+                    HasSubstr("call void @tessera_rt_delegate_status(")));
+  EXPECT_TRUE((*module)->device_images.empty());  // no compiled kernel left for the matmul
+  auto host = LoadHostCode(**module);  // cublasSgemm_v2 resolves in the registered library
+  EXPECT_TRUE(host.ok()) << host.status();
+}
+
 TEST(MatmulDelegateTest, GatesDeclineWithTheReason) {
   auto blas = std::make_shared<DelegateRegistry>();
   ASSERT_TRUE(blas->RegisterDefaultLibraries(Target::kHost).ok());
