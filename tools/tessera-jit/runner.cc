@@ -126,6 +126,7 @@ std::string Run(tessera_jit_context_t* context, const std::string& source,
   tessera_jit_compile_options_t compile;
   tessera_jit_compile_options_init(&compile);
   compile.target = target.c_str();
+  if (!options.matmul_delegate.empty()) compile.matmul_delegate = options.matmul_delegate.c_str();
   if (!options.arch.empty()) compile.arch = options.arch.c_str();
   Module module;
   if (Error e(tessera_jit_compile(context, source.data(), source.size(), &compile, &module.handle));
@@ -245,6 +246,24 @@ int RunEntry(const std::string& source, const std::string& source_name, const Ru
     out << "error: " << e.text() << "\n";
     return 1;
   }
+  for (const auto& [name, path] : options.libraries) {
+    if (Error e(tessera_jit_context_register_library(context.handle, name.c_str(), path.c_str()));
+        !e.ok()) {
+      out << "error: " << e.text() << "\n";
+      return 1;
+    }
+  }
+  if (options.default_libraries) {
+    if (Error e(tessera_jit_context_register_default_libraries(context.handle, target.c_str()));
+        !e.ok()) {
+      out << "error: " << e.text() << "\n";
+      return 1;
+    }
+  }
+  for (size_t i = 0; i < tessera_jit_context_get_delegate_count(context.handle); ++i) {
+    out << "delegate: " << tessera_jit_context_get_delegate_identity(context.handle, i, nullptr)
+        << "\n";
+  }
   if (target == "nvptx") {
     tessera_jit_device_info_t info;
     info.struct_size = sizeof(info);
@@ -332,6 +351,7 @@ int RunEntry(const std::string& source, const std::string& source_name, const Ru
     Execution reference;
     RunOptions once = options;
     once.runs = 0;
+    once.matmul_delegate.clear();  // the reference is the compiled host code
     std::string error = Run(context.handle, source, "host", once, false, arguments, reference);
     if (!error.empty()) {
       out << "host-vs-device agreement: host run failed: " << error << "\n";

@@ -23,6 +23,11 @@ struct RunOptions {
   std::map<int, double> scalars;               ///< argument index → value (default 1)
   int runs = 10;
   uint32_t seed = 1;
+  /// Delegates: libraries to register as (name, path), the target's default set, and a matmul
+  /// provider for the run on the chosen target (the host reference never uses one).
+  std::vector<std::pair<std::string, std::string>> libraries;
+  bool default_libraries = false;
+  std::string matmul_delegate;
 };
 
 /// Compiles `source`, runs `options.entry` and prints the report to `out`. Returns the process

@@ -6,6 +6,7 @@
 //                        [--scalar I=V] [--runs N] [--seed S]
 //   tessera-jit repl
 //   tessera-jit cache stats|ls|explain FILE|clear [--dir DIR]
+//   tessera-jit delegates [--library NAME=PATH]... [--default-libraries] [--target T]
 //   tessera-jit --help | --version
 #include <unistd.h>
 
@@ -22,6 +23,7 @@
 #include "cache/compile_cache.h"
 #include "jit/compile_options.h"
 #include "jit/compiler.h"
+#include "jit/delegates/registry.h"
 #include "tools/tessera-jit/cache_command.h"
 #include "tools/tessera-jit/repl.h"
 #include "tools/tessera-jit/runner.h"
@@ -38,6 +40,8 @@ constexpr char kUsage[] = R"(usage:
   tessera-jit repl                     an interactive session (:help inside)
   tessera-jit cache stats|ls|explain FILE|clear
                                        inspect or clear the compile cache on disk
+  tessera-jit delegates [--library NAME=PATH]... [--default-libraries] [--target T]
+                                       register delegates and print their identities
   tessera-jit --help                   this text
   tessera-jit --version                the version
 
@@ -53,8 +57,11 @@ compile options:
                         cubin the cubin of the device image (nvptx; needs -o)
                         (default: nothing; the compile is checked and a summary printed)
   -o OUT                write the output to OUT instead of standard output
+  --library NAME=PATH   register a vendor library as delegate NAME (repeatable)
+  --default-libraries   register the target's default set (host: openblas; nvptx: cublas)
+  --matmul-delegate P   serve every tile.matmul with provider P (openblas, cublas)
 
-run options:
+run options (and --library, --default-libraries, --matmul-delegate as above):
   --entry NAME          the entry function (required)
   --target T            auto (default: the GPU when present, else host), host or nvptx
   --arch sm_XX          GPU architecture (default: the device's)
@@ -70,7 +77,33 @@ struct Arguments {
   std::string emit;
   std::string output;
   tessera::jit::CompileOptions options;
+  std::vector<std::pair<std::string, std::string>> libraries;
+  bool default_libraries = false;
 };
+
+/// Parses NAME=PATH; false when malformed.
+bool ParseLibrary(const std::string& text, std::vector<std::pair<std::string, std::string>>& out) {
+  size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) return false;
+  out.emplace_back(text.substr(0, eq), text.substr(eq + 1));
+  return true;
+}
+
+/// A registry with `libraries` and, if asked, the default set of `target`.
+absl::StatusOr<std::shared_ptr<tessera::jit::delegates::DelegateRegistry>> MakeRegistry(
+    const std::vector<std::pair<std::string, std::string>>& libraries, bool defaults,
+    tessera::jit::Target target) {
+  auto registry = std::make_shared<tessera::jit::delegates::DelegateRegistry>();
+  for (const auto& [name, path] : libraries) {
+    if (absl::Status status = registry->RegisterLibrary(name, path); !status.ok()) return status;
+  }
+  if (defaults) {
+    if (absl::Status status = registry->RegisterDefaultLibraries(target); !status.ok()) {
+      return status;
+    }
+  }
+  return registry;
+}
 
 int Fail(const std::string& message) {
   std::cerr << "tessera-jit: " << message << "\n";
@@ -127,6 +160,12 @@ std::string ParseCompile(int argc, char** argv, Arguments& args) {
       }
     } else if (arg == "-o") {
       if (!value(args.output)) return "-o needs a path";
+    } else if (arg == "--library") {
+      if (!value(text) || !ParseLibrary(text, args.libraries)) return "--library needs NAME=PATH";
+    } else if (arg == "--default-libraries") {
+      args.default_libraries = true;
+    } else if (arg == "--matmul-delegate") {
+      if (!value(args.options.matmul_delegate)) return "--matmul-delegate needs a provider";
     } else if (!arg.empty() && arg[0] == '-') {
       return absl::StrCat("unknown option '", arg, "'");
     } else if (args.file.empty()) {
@@ -184,6 +223,9 @@ int Compile(int argc, char** argv) {
   if (!ReadFile(args.file, source)) return Fail(absl::StrCat("cannot read '", args.file, "'"));
   args.options.source_name = args.file;
   args.options.dump_stages = args.emit == "mlir";
+  auto registry = MakeRegistry(args.libraries, args.default_libraries, args.options.target);
+  if (!registry.ok()) return Fail(std::string(registry.status().message()));
+  args.options.delegates = *registry;
   // Through the compile cache, except when the stages are asked for (they are not cached).
   std::shared_ptr<const tessera::jit::CompiledModule> compiled;
   absl::Status status;
@@ -243,6 +285,14 @@ int Run(int argc, char** argv) {
       }
     } else if (arg == "--seed") {
       if (!value(text) || !absl::SimpleAtoi(text, &options.seed)) return Fail("--seed needs a number");
+    } else if (arg == "--library") {
+      if (!value(text) || !ParseLibrary(text, options.libraries)) {
+        return Fail("--library needs NAME=PATH");
+      }
+    } else if (arg == "--default-libraries") {
+      options.default_libraries = true;
+    } else if (arg == "--matmul-delegate") {
+      if (!value(options.matmul_delegate)) return Fail("--matmul-delegate needs a provider");
     } else if (arg == "--shape" || arg == "--scalar") {
       if (!value(text)) return Fail(arg + " needs I=VALUE");
       size_t eq = text.find('=');
@@ -278,6 +328,35 @@ int Run(int argc, char** argv) {
   return tessera::tools::RunEntry(source, file, options, std::cout);
 }
 
+int Delegates(int argc, char** argv) {
+  std::vector<std::pair<std::string, std::string>> libraries;
+  bool defaults = false;
+  tessera::jit::Target target = tessera::jit::Target::kHost;
+  for (int i = 2; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--library" && i + 1 < argc) {
+      if (!ParseLibrary(argv[++i], libraries)) return Fail("--library needs NAME=PATH");
+    } else if (arg == "--default-libraries") {
+      defaults = true;
+    } else if (arg == "--target" && i + 1 < argc) {
+      auto parsed = tessera::jit::ParseTarget(argv[++i]);
+      if (!parsed.ok()) return Fail(std::string(parsed.status().message()));
+      target = *parsed;
+    } else {
+      return Fail(absl::StrCat("unknown argument '", arg, "'\n", kUsage));
+    }
+  }
+  auto registry = MakeRegistry(libraries, defaults, target);
+  if (!registry.ok()) return Fail(std::string(registry.status().message()));
+  for (const auto& identity : (*registry)->Identities()) {
+    std::cout << identity.name << "\n  kind:    " << identity.kind << "\n  path:    "
+              << identity.path << "\n  soname:  " << identity.soname << "\n  version: "
+              << identity.version << "\n  sha256:  " << identity.sha256 << "\n";
+  }
+  if ((*registry)->Identities().empty()) std::cout << "no delegates registered\n";
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -293,6 +372,7 @@ int main(int argc, char** argv) {
   }
   if (command == "compile") return Compile(argc, argv);
   if (command == "run") return Run(argc, argv);
+  if (command == "delegates") return Delegates(argc, argv);
   if (command == "cache") return tessera::tools::RunCacheCommand(argc, argv, std::cout, std::cerr);
   if (command == "repl") return tessera::tools::RunRepl(std::cin, std::cout, isatty(0) != 0);
   return Fail(absl::StrCat("unknown command '", command, "'\n", kUsage));

@@ -1,0 +1,27 @@
+// The CLI registers delegates, prints their identities, and serves tile.matmul with OpenBLAS.
+// RUN: tessera-jit delegates --default-libraries --target host | FileCheck %s --check-prefix=LIST
+// LIST: openblas
+// LIST-NEXT: kind: library
+// LIST: soname: libopenblas.so.0
+// LIST-NEXT: version: OpenBLAS
+// LIST-NEXT: sha256: {{[0-9a-f]+}}
+// RUN: tessera-jit delegates | FileCheck %s --check-prefix=NONE
+// NONE: no delegates registered
+
+// RUN: tessera-jit run %s --entry mm --size 24 --runs 1 --target host --default-libraries --matmul-delegate openblas | FileCheck %s --check-prefix=EXEC
+// EXEC: delegate: openblas (library) libopenblas.so.0
+// EXEC: entry @mm: 3 argument(s)
+// EXEC: time: median
+
+// The same request on the MLP example is refused: openblas covers root_only and its matmuls
+// carry epilogues.
+// RUN: not tessera-jit run %examples/mlp.mlir --entry mlp --target host --default-libraries --matmul-delegate openblas 2>&1 | FileCheck %s --check-prefix=DECLINE
+// DECLINE: delegate 'openblas' declines this op: it covers root_only and the op has a fused epilogue
+
+// Without the library, the compile names what it searched.
+// RUN: not tessera-jit compile %s --matmul-delegate openblas 2>&1 | FileCheck %s --check-prefix=MISSING
+// MISSING: 'cblas_sgemm' not found in registered libraries (searched: none registered)
+func.func @mm(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>) {
+  tile.matmul %a, %b -> %c : memref<?x?xf32>, memref<?x?xf32> -> memref<?x?xf32>
+  return
+}
