@@ -16,7 +16,7 @@ import os
 import numpy as np
 
 __all__ = ["TesseraError", "Context", "Module", "Function", "DeviceArray", "is_gpu_available",
-           "device_count", "api_version"]
+           "device_count", "api_version", "delegate_dispatch_count"]
 
 # ---------------------------------------------------------------------------------------------
 # DLPack and C API structures (tessera_jit.h, dlpack.h 0.6)
@@ -121,6 +121,14 @@ _get_api_version = _declare("tessera_jit_get_api_version", None, ctypes.POINTER(
 _context_create = _declare("tessera_jit_context_create", _ERR, ctypes.POINTER(_ContextOptions),
                            ctypes.POINTER(_P))
 _context_destroy = _declare("tessera_jit_context_destroy", None, _P)
+_register_library = _declare("tessera_jit_context_register_library", _ERR, _P, ctypes.c_char_p,
+                             ctypes.c_char_p)
+_register_defaults = _declare("tessera_jit_context_register_default_libraries", _ERR, _P,
+                              ctypes.c_char_p)
+_delegate_count = _declare("tessera_jit_context_get_delegate_count", ctypes.c_size_t, _P)
+_delegate_identity = _declare("tessera_jit_context_get_delegate_identity", ctypes.c_char_p, _P,
+                              ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t))
+_dispatch_count = _declare("tessera_jit_get_delegate_dispatch_count", ctypes.c_uint64)
 _context_cache_stats = _declare("tessera_jit_context_get_cache_stats", _ERR, _P,
                                 ctypes.POINTER(_CacheStats))
 _is_gpu_available = _declare("tessera_jit_is_gpu_available", ctypes.c_int)
@@ -173,6 +181,11 @@ def api_version():
     major, minor = ctypes.c_int(), ctypes.c_int()
     _get_api_version(ctypes.byref(major), ctypes.byref(minor))
     return major.value, minor.value
+
+
+def delegate_dispatch_count():
+    """Delegate calls made by JIT'd code in this process so far."""
+    return int(_dispatch_count())
 
 
 def is_gpu_available():
@@ -347,9 +360,23 @@ class Context:
         self._handle = handle.value
         self._modules = []
 
-    def compile(self, source, target=None, arch=None, deterministic=False, opt_level=2):
+    def register_library(self, name, path):
+        """Registers a vendor library as delegate `name` (kernel_call callees resolve in it)."""
+        _check(_register_library(self._handle, name.encode(), path.encode()))
+
+    def register_default_libraries(self, target=None):
+        _check(_register_defaults(self._handle, target.encode() if target else None))
+
+    def delegates(self):
+        """The registered delegates' identities, one string each."""
+        return [_delegate_identity(self._handle, i, None).decode()
+                for i in range(_delegate_count(self._handle))]
+
+    def compile(self, source, target=None, arch=None, deterministic=False, opt_level=2,
+                matmul_delegate=None):
         options = _CompileOptions()
         options.struct_size = ctypes.sizeof(_CompileOptions)
+        options.matmul_delegate = matmul_delegate.encode() if matmul_delegate else None
         options.target = target.encode() if target else None
         options.arch = arch.encode() if arch else None
         options.flags = 1 if deterministic else 0

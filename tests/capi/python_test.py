@@ -124,6 +124,21 @@ class PythonBindingTest(unittest.TestCase):
         self.ctx.compile(SOURCE)
         self.assertEqual(self.ctx.cache_stats()["memory_hits"], stats["memory_hits"] + 1)
 
+    def test_openblas_delegate(self):
+        ctx = tj.Context(default_target="host", cache_dir="")
+        ctx.register_default_libraries()
+        self.assertIn("openblas (library) libopenblas.so.0", ctx.delegates()[0])
+        module = ctx.compile(SOURCE.replace(" activation(relu)", "").replace(
+            " bias(%bias : memref<?xf32>)", ""), matmul_delegate="openblas")
+        a = np.random.default_rng(3).standard_normal((7, 5)).astype(np.float32)
+        b = np.random.default_rng(4).standard_normal((5, 6)).astype(np.float32)
+        c = np.empty((7, 6), np.float32)
+        before = tj.delegate_dispatch_count()
+        module.function("dense")(a, b, np.zeros(6, np.float32), c)
+        self.assertEqual(tj.delegate_dispatch_count(), before + 1)
+        np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-5)
+        ctx.close()
+
     def test_gpu_absent(self):
         if tj.is_gpu_available():
             self.skipTest("a GPU is present")
