@@ -27,10 +27,10 @@ cat > "$out/exports.lds" <<'LDS'
 LDS
 # shellcheck disable=SC2046,SC2086
 g++ -shared -o "$dir/lib/libtessera_jit.so" \
-  $(find "$objects"/{dialect,jit,capi} -name '*.pic.o' | sort) \
+  $(find "$objects"/{dialect,jit,cache,capi} -name '*.pic.o' | sort) \
   -Wl,--start-group /usr/lib/llvm-22/lib/libMLIR*.a /usr/lib/llvm-22/lib/libLLVM*.a -Wl,--end-group \
-  $abseil -L/usr/local/cuda/lib64 -lnvJitLink -static-libstdc++ -static-libgcc \
-  -lz -l:libzstd.so.1 -Wl,--no-undefined \
+  $abseil -L/usr/local/cuda/lib64 -lnvJitLink -lnvrtc -static-libstdc++ -static-libgcc \
+  -lz -l:libzstd.so.1 -Wl,--no-undefined -fuse-ld=gold -Wl,--icf=all \
   -Wl,--version-script="$out/exports.lds" -Wl,--gc-sections -Wl,-s -ldl -lpthread \
   2> >(grep -v 'warning' >&2)
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The GPU check, run from the unpacked bundle on the GPU machine (tools/gpu_bundle.sh builds
 # it): the GPU tests, then the GPU benchmark, then one results table. Needs the NVIDIA driver
-# and, from the machine's CUDA 13 toolkit, libnvJitLink.so.13 and nvvm/libdevice
+# and, from the machine's CUDA 13 toolkit, libnvJitLink.so.13, libnvrtc.so.13, libcublas.so.13
+# and nvvm/libdevice
 # ($CUDA_HOME, default /usr/local/cuda).
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -17,7 +18,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>
 for need in "$cuda/nvvm/libdevice/libdevice.10.bc"; do
   [ -f "$need" ] || echo "warning: $need is missing (kernels using math functions will not compile)"
 done
-if ! ldd "$here/lib/libtessera_jit.so" | grep -q 'libnvJitLink.so.13 => /'; then
+if ! ldd "$here/lib/libtessera_jit.so" | grep -q "libnvJitLink.so.13 => /"; then
   echo "error: libnvJitLink.so.13 not found (looked in $cuda/lib64); set CUDA_HOME" >&2
   exit 1
 fi
