@@ -7,10 +7,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/sha256.h"
 #include "jit/nvjitlink.h"
 #include "llvm/Config/llvm-config.h"
-#include "llvm/ADT/ArrayRef.h"
-#include "llvm/Support/SHA256.h"
 
 namespace tessera::cache {
 namespace {
@@ -28,18 +27,7 @@ ToolchainIdentity ToolchainIdentity::Current() {
   return identity;
 }
 
-std::string Sha256Hex(const std::string& data) {
-  std::array<uint8_t, 32> hash = llvm::SHA256::hash(
-      llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t*>(data.data()), data.size()));
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string text;
-  text.reserve(64);
-  for (uint8_t byte : hash) {
-    text.push_back(kHex[byte >> 4]);
-    text.push_back(kHex[byte & 15]);
-  }
-  return text;
-}
+std::string Sha256Hex(const std::string& data) { return tessera::Sha256Hex(data); }
 
 CacheKey MakeCacheKey(const std::string& canonical_ir, const jit::CompileOptions& options,
                       const ToolchainIdentity& toolchain) {

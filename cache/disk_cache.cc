@@ -18,6 +18,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "base/files.h"
 #include "cache/artifact.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/xxhash.h"
@@ -32,19 +33,11 @@ constexpr char kPayload[] = "payload.bin";
 constexpr char kManifest[] = "manifest.txt";
 
 bool ReadFile(const fs::path& path, std::string& contents) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  contents = buffer.str();
-  return true;
+  return tessera::ReadFile(path.string(), contents);
 }
 
 bool WriteFile(const fs::path& path, const std::string& contents) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
-  out.flush();
-  return static_cast<bool>(out);
+  return tessera::WriteFile(path.string(), contents);
 }
 
 struct Manifest {

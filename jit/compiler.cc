@@ -435,19 +435,6 @@ absl::Status FinishHost(mlir::ModuleOp module, CompiledModule& out) {
   return absl::OkStatus();
 }
 
-/// The names of the `.entry` functions of a PTX text, in order.
-std::vector<std::string> PtxEntries(absl::string_view ptx) {
-  std::vector<std::string> entries;
-  constexpr absl::string_view kEntry = ".entry ";
-  for (size_t at = ptx.find(kEntry); at != absl::string_view::npos;
-       at = ptx.find(kEntry, at + kEntry.size())) {
-    size_t begin = at + kEntry.size();
-    size_t end = ptx.find_first_of("( \n", begin);
-    entries.emplace_back(ptx.substr(begin, end - begin));
-  }
-  return entries;
-}
-
 absl::Status FinishNvptx(mlir::ModuleOp module, CompiledModule& out) {
   std::vector<mlir::gpu::BinaryOp> binaries(module.getOps<mlir::gpu::BinaryOp>().begin(),
                                             module.getOps<mlir::gpu::BinaryOp>().end());
@@ -459,7 +446,7 @@ absl::Status FinishNvptx(mlir::ModuleOp module, CompiledModule& out) {
       DeviceImage image;
       image.module_name = binary.getName().str();
       image.ptx = object.getObject().getValue().str();
-      image.kernels = PtxEntries(image.ptx);
+      image.kernels = delegates::PtxEntries(image.ptx);
       if (out.options.link_cubin) {
         TESSERA_ASSIGN_OR_RETURN(image.cubin, LinkPtxToCubin(image.ptx, out.options.arch,
                                                              out.options.opt_level));

@@ -6,16 +6,15 @@
 
 #include <climits>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/files.h"
+#include "base/sha256.h"
 #include "jit/runtime/delegate_abi.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Object/ObjectFile.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/SHA256.h"
 
 // After LLVM: <elf.h> defines macros (EI_MAG0, …) that collide with llvm/BinaryFormat/ELF.h.
 #include <elf.h>
@@ -23,18 +22,6 @@
 
 namespace tessera::jit::delegates {
 namespace {
-
-std::string Sha256Hex(absl::string_view data) {
-  std::array<uint8_t, 32> hash = llvm::SHA256::hash(
-      llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t*>(data.data()), data.size()));
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string text;
-  for (uint8_t byte : hash) {
-    text.push_back(kHex[byte >> 4]);
-    text.push_back(kHex[byte & 15]);
-  }
-  return text;
-}
 
 /// The DT_SONAME of a loaded library, read from its dynamic section in memory.
 std::string Soname(void* handle) {
@@ -86,15 +73,6 @@ std::string ReportedVersion(void* handle, const std::string& path) {
   }
   size_t so = path.find(".so.");
   return so == std::string::npos ? "unknown" : path.substr(so + 4);
-}
-
-bool ReadFile(const std::string& path, std::string& contents) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  contents = buffer.str();
-  return true;
 }
 
 /// Function symbols of a cubin (an ELF file).

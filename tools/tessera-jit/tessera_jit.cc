@@ -20,6 +20,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "base/files.h"
 #include "cache/compile_cache.h"
 #include "jit/compile_options.h"
 #include "jit/compiler.h"
@@ -108,15 +109,6 @@ absl::StatusOr<std::shared_ptr<tessera::jit::delegates::DelegateRegistry>> MakeR
 int Fail(const std::string& message) {
   std::cerr << "tessera-jit: " << message << "\n";
   return 2;
-}
-
-bool ReadFile(const std::string& path, std::string& contents) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  contents = buffer.str();
-  return true;
 }
 
 bool WriteOutput(const std::string& path, const std::string& contents) {
@@ -220,7 +212,7 @@ int Compile(int argc, char** argv) {
     return Fail(absl::StrCat(error, "\n", kUsage));
   }
   std::string source;
-  if (!ReadFile(args.file, source)) return Fail(absl::StrCat("cannot read '", args.file, "'"));
+  if (!tessera::ReadFile(args.file, source)) return Fail(absl::StrCat("cannot read '", args.file, "'"));
   args.options.source_name = args.file;
   args.options.dump_stages = args.emit == "mlir";
   auto registry = MakeRegistry(args.libraries, args.default_libraries, args.options.target);
@@ -324,7 +316,7 @@ int Run(int argc, char** argv) {
     return Fail(absl::StrCat("run needs FILE and --entry NAME\n", kUsage));
   }
   std::string source;
-  if (!ReadFile(file, source)) return Fail(absl::StrCat("cannot read '", file, "'"));
+  if (!tessera::ReadFile(file, source)) return Fail(absl::StrCat("cannot read '", file, "'"));
   return tessera::tools::RunEntry(source, file, options, std::cout);
 }
 
