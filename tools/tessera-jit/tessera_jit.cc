@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <iostream>
 #include <sstream>
@@ -116,9 +115,7 @@ bool WriteOutput(const std::string& path, const std::string& contents) {
     std::cout << contents;
     return static_cast<bool>(std::cout);
   }
-  std::ofstream out(path, std::ios::binary);
-  out << contents;
-  return static_cast<bool>(out);
+  return tessera::WriteFile(path, contents);
 }
 
 /// Parses `compile` arguments; returns an error message, or "" on success.
