@@ -1,29 +1,21 @@
 // Cache keys and toolchain identity.
 #include "cache/cache_key.h"
 
-#include <cuda.h>
-
 #include <map>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/sha256.h"
-#include "jit/nvjitlink.h"
-#include "llvm/Config/llvm-config.h"
+#include "jit/toolchain.h"
 
 namespace tessera::cache {
-namespace {
-
-constexpr char kTesseraVersion[] = "0.1.0";
-
-}  // namespace
-
 ToolchainIdentity ToolchainIdentity::Current() {
+  const jit::Toolchain toolchain = jit::Toolchain::Current();
   ToolchainIdentity identity;
-  identity.tessera = kTesseraVersion;
-  identity.llvm = LLVM_VERSION_STRING;
-  identity.cuda = absl::StrCat(CUDA_VERSION / 1000, ".", (CUDA_VERSION % 1000) / 10);
-  identity.nvjitlink = jit::NvJitLinkVersion();
+  identity.tessera = toolchain.tessera;
+  identity.llvm = toolchain.llvm;
+  identity.cuda = toolchain.cuda;
+  identity.nvjitlink = toolchain.nvjitlink;
   return identity;
 }
 
@@ -40,6 +32,7 @@ CacheKey MakeCacheKey(const std::string& canonical_ir, const jit::CompileOptions
       {"deterministic", options.deterministic ? "yes" : "no"},
       {"link_cubin", options.link_cubin ? "yes" : "no"},
       {"matmul_delegate", options.matmul_delegate.empty() ? "-" : options.matmul_delegate},
+      {"arbitrate", options.arbitrate ? "yes" : "no"},
   };
   const size_t base_size = key.components.size();
   key.components.insert(key.components.end(),

@@ -40,6 +40,14 @@ ToolchainIdentity CompileCache::ToolchainFor(const jit::CompileOptions& options)
     for (const auto& identity : options.delegates->Identities()) {
       toolchain.delegates.push_back(identity.ToString());
     }
+    // Declared providers are arbiter candidates: a new one can change a decision.
+    for (jit::Target target : {jit::Target::kHost, jit::Target::kNvptx}) {
+      for (const auto& provider : options.delegates->MatmulProviders(target)) {
+        if (jit::delegates::BuiltinMatmulProvider(provider.name) == nullptr) {
+          toolchain.delegates.push_back(provider.ToString());
+        }
+      }
+    }
   }
   return toolchain;
 }
@@ -52,7 +60,7 @@ std::string CompileCache::TextKey(absl::string_view source,
   }
   return absl::StrCat(toolchain_fingerprint_, "|", delegates, "|", jit::TargetName(o.target), "|",
                       o.arch, "|", o.opt_level, "|", o.deterministic, "|", o.link_cubin, "|",
-                      o.cuda_toolkit, "|", o.matmul_delegate, "|", source);
+                      o.cuda_toolkit, "|", o.matmul_delegate, "|", o.arbitrate, "|", source);
 }
 
 std::shared_ptr<const jit::CompiledModule> CompileCache::Adopt(

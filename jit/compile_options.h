@@ -15,6 +15,13 @@ namespace tessera::jit {
 namespace delegates {
 class DelegateRegistry;
 }  // namespace delegates
+}  // namespace tessera::jit
+
+namespace tessera::arbiter {
+class DecisionCache;
+}  // namespace tessera::arbiter
+
+namespace tessera::jit {
 
 /// The two targets that compile the same IR: NVIDIA GPUs (PTX + cubin) and the host CPU (native
 /// code through LLVM ORC; also the accuracy reference).
@@ -53,9 +60,16 @@ struct CompileOptions {
   /// Where kernel_call callees resolve (null: nothing registered, so every delegate call fails
   /// to resolve). Shared, read-only during the compile.
   std::shared_ptr<const delegates::DelegateRegistry> delegates;
-  /// A matmul provider ("openblas", "cublas") that serves every tile.matmul; empty: only ops
-  /// carrying `delegate = "…"` use one.
+  /// Forces every tile.matmul onto one arbiter candidate: a matmul provider ("openblas",
+  /// "cublas", a declared one) or "compiled". A `delegate = "…"` attribute on the op wins over
+  /// it. Empty: the arbiter chooses.
   std::string matmul_delegate;
+  /// Each Tile op is decided by the arbiter (arbiter/arbiter.h): contract gates, accuracy
+  /// probes against the host reference, measurement. Off: a forced candidate runs as declared
+  /// and everything else compiled, unprobed and unrecorded (the arbiter's own probe compiles).
+  bool arbitrate = true;
+  /// Where decisions are reused from and kept; null: every compile decides afresh.
+  std::shared_ptr<arbiter::DecisionCache> decisions;
 };
 
 /// The toolkit `options` resolves to.

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "arbiter/decision_record.h"
 #include "jit/compile_options.h"
 #include "jit/host_executable.h"
 
@@ -56,6 +57,8 @@ struct CompiledModule {
   /// is JIT-linked) and the identities of every delegate used.
   std::vector<std::string> delegate_symbols;
   std::vector<std::string> delegate_identities;
+  /// One decision record per Tile op, in program order (CompileOptions::arbitrate).
+  std::vector<arbiter::DecisionRecord> decisions;
   /// The IR after each stage, when CompileOptions::dump_stages: (stage name, IR text).
   std::vector<std::pair<std::string, std::string>> stages;
 

@@ -15,7 +15,10 @@
 #include "dialect/NVIDIAOps.h"
 #include "dialect/Registration.h"
 #include "dialect/TesseraDialect.h"
+#include "arbiter/arbiter.h"
 #include "jit/nvjitlink.h"
+#include "jit/probers.h"
+#include "jit/toolchain.h"
 #include "jit/delegates/delegate_passes.h"
 #include "jit/delegates/registry.h"
 #include "jit/runtime/delegate_abi.h"
@@ -491,12 +494,38 @@ absl::Status CheckOptions(const CompileOptions& options) {
   return absl::OkStatus();
 }
 
+/// Decides every Tile op (arbiter/arbiter.h) and writes the decisions back into `module`.
+absl::Status ArbitrateModule(mlir::ModuleOp module, CompiledModule& out) {
+  const CompileOptions& options = out.options;
+  delegates::DelegateSelection selection;
+  selection.target = options.target;
+  selection.arch = options.target == Target::kHost ? "host" : options.arch;
+  selection.deterministic = options.deterministic;
+  selection.forced = options.matmul_delegate;
+  selection.registry = options.delegates.get();
+  selection.toolchain = Toolchain::Current().ToString();
+  std::unique_ptr<arbiter::Prober> prober;  // made on the first contest
+  if (options.arbitrate) {
+    selection.arbitrate = [&](const arbiter::ArbitrationPoint& point,
+                              const std::vector<arbiter::Candidate>& candidates) {
+      arbiter::ArbitrationContext context;
+      if (candidates.size() > 1) {
+        if (prober == nullptr) prober = MakeProber(options);
+        context.prober = prober.get();
+      }
+      context.cache = options.decisions.get();
+      context.toolchain = selection.toolchain;
+      return arbiter::Arbitrate(point, candidates, context);
+    };
+  }
+  return delegates::SelectDelegates(module, selection, out.decisions);
+}
+
 /// Everything that changes the passes a stage adds.
 std::string PipelineKey(const CompileOptions& options, const PipelineOptions& pipeline) {
   return absl::StrCat(TargetName(options.target), "/", pipeline.arch, "/O", pipeline.opt_level,
                       pipeline.deterministic ? "/det" : "", "/", pipeline.cuda_toolkit, "/",
-                      reinterpret_cast<uintptr_t>(options.delegates.get()), "/",
-                      options.matmul_delegate);
+                      reinterpret_cast<uintptr_t>(options.delegates.get()));
 }
 
 absl::Status CompileInSession(CompileSession& session, absl::string_view source,
@@ -515,15 +544,10 @@ absl::Status CompileInSession(CompileSession& session, absl::string_view source,
   PipelineOptions pipeline{options.arch, options.opt_level, options.deterministic,
                            ResolveCudaToolkit(options)};
   const std::string key = PipelineKey(options, pipeline);
-  // Delegates chosen for Tile ops become kernel_calls first, so the contract checks see them.
-  TESSERA_RETURN_IF_ERROR(RunStage(
-      session, key, *module,
-      PipelineStage{"select-delegates",
-                    [&](mlir::OpPassManager& pm) {
-                      pm.addPass(delegates::CreateSelectMatmulDelegatesPass(
-                          options.target, options.matmul_delegate));
-                    }},
-      diagnostics, out));
+  // Every Tile op is arbitrated first; a winning delegate becomes a kernel_call, so the
+  // contract checks see it.
+  TESSERA_RETURN_IF_ERROR(ArbitrateModule(*module, out));
+  if (options.dump_stages) out.stages.emplace_back("arbitrate", Print(*module));
   TESSERA_RETURN_IF_ERROR(
       RunStage(session, key, *module, ContractStage(pipeline), diagnostics, out));
   TESSERA_RETURN_IF_ERROR(CheckSupported(*module, options.target));

@@ -1,7 +1,11 @@
 // The ABI catalogue: signatures from cblas.h and cublas_api.h.
 #include "jit/delegates/abi_catalogue.h"
 
+#include <cmath>
 #include <map>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
 
 namespace tessera::jit::delegates {
 namespace {
@@ -71,21 +75,76 @@ std::string Describe(AbiParam param) {
   return "?";
 }
 
-const std::vector<MatmulProvider>& MatmulProviders() {
+std::string MatmulProvider::ToString() const {
+  return absl::StrCat("matmul provider ", name, ": ", callee, " (", abi, ") in ", library, " for ",
+                      TargetName(target), " ", arch, ", ", provenance, ", ", covers, ", ",
+                      determinism, ", ", accuracy,
+                      tolerance ? absl::StrCat(", tolerance ", *tolerance) : "",
+                      tolerance_rel ? absl::StrCat(", tolerance_rel ", *tolerance_rel) : "");
+}
+
+const std::vector<MatmulProvider>& BuiltinMatmulProviders() {
   static const auto* providers = new std::vector<MatmulProvider>{
-      {"openblas", Target::kHost, "cblas_sgemm", "host", "root_only", "deterministic",
-       "reference_exact"},
-      {"cublas", Target::kNvptx, "cublasSgemm_v2", "sm_75+", "root_only", "deterministic",
-       "reference_exact"},
+      {"openblas", "openblas", Target::kHost, "cblas_sgemm", "cblas_sgemm", "host",
+       "vendor_library", "root_only", "deterministic", "reference_exact"},
+      {"cublas", "cublas", Target::kNvptx, "cublasSgemm_v2", "cublasSgemm_v2", "sm_75+",
+       "vendor_library", "root_only", "deterministic", "reference_exact"},
   };
   return *providers;
 }
 
-const MatmulProvider* FindMatmulProvider(absl::string_view name) {
-  for (const MatmulProvider& provider : MatmulProviders()) {
+const MatmulProvider* BuiltinMatmulProvider(absl::string_view name) {
+  for (const MatmulProvider& provider : BuiltinMatmulProviders()) {
     if (provider.name == name) return &provider;
   }
   return nullptr;
+}
+
+absl::Status ValidateMatmulProvider(const MatmulProvider& p) {
+  auto bad = [&](const std::string& what) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("matmul provider '", p.name, "': ", what));
+  };
+  if (p.name.empty()) return bad("needs a non-empty name");
+  if (p.name == "compiled") return bad("'compiled' names the compiled lowering");
+  if (p.library.empty()) return bad("needs the registered library that defines its callee");
+  if (p.callee.empty()) return bad("needs a non-empty callee");
+  const std::string expected_abi = p.target == Target::kHost ? "cblas_sgemm" : "cublasSgemm_v2";
+  if (p.abi != expected_abi) {
+    return bad(absl::StrCat("abi must be '", expected_abi, "' for the ", TargetName(p.target),
+                            " target, found '", p.abi, "'"));
+  }
+  if (p.arch.empty()) return bad("needs a non-empty arch");
+  if (p.provenance != "vendor_library" && p.provenance != "handwritten_kernel") {
+    return bad("provenance must be vendor_library or handwritten_kernel, found '" +
+               p.provenance + "'");
+  }
+  if (p.covers != "root_only" && p.covers != "whole_region") {
+    return bad("covers must be root_only or whole_region, found '" + p.covers + "'");
+  }
+  if (p.determinism != "deterministic" && p.determinism != "nondeterministic") {
+    return bad("determinism must be deterministic or nondeterministic, found '" + p.determinism +
+               "'");
+  }
+  for (const auto& [field, bound] : {std::pair<const char*, std::optional<double>>{"tolerance", p.tolerance},
+                                     {"tolerance_rel", p.tolerance_rel}}) {
+    if (bound && !(std::isfinite(*bound) && *bound > 0)) {
+      return bad(absl::StrCat("`", field, "` must be finite and greater than zero"));
+    }
+  }
+  if (p.accuracy == "tolerance_bounded") {
+    if (!p.tolerance && !p.tolerance_rel) {
+      return bad("accuracy=tolerance_bounded requires `tolerance` and/or `tolerance_rel`");
+    }
+  } else if (p.accuracy == "reference_exact") {
+    if (p.tolerance || p.tolerance_rel) {
+      return bad("accuracy=reference_exact must not carry a tolerance");
+    }
+  } else {
+    return bad("accuracy must be reference_exact or tolerance_bounded, found '" + p.accuracy +
+               "'");
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace tessera::jit::delegates

@@ -4,8 +4,11 @@
 #ifndef TESSERA_JIT_DELEGATES_ABI_CATALOGUE_H_
 #define TESSERA_JIT_DELEGATES_ABI_CATALOGUE_H_
 
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "absl/status/status.h"
 
 #include "absl/strings/string_view.h"
 #include "jit/compile_options.h"
@@ -43,22 +46,37 @@ const AbiSignature* KnownSignature(absl::string_view callee);
 /// Text of a parameter kind for error messages, e.g. "memref of f32 (float*)".
 std::string Describe(AbiParam param);
 
-/// A vendor library that can serve tile.matmul, and the contract it declares.
+/// A delegate that can serve tile.matmul — an arbiter candidate — and the contract it declares.
 struct MatmulProvider {
-  std::string name;    ///< the registered library name: "openblas", "cublas"
+  std::string name;     ///< the candidate id: "openblas", "cublas", or a declared name
+  std::string library;  ///< the registered library that defines `callee`
   Target target;
-  std::string callee;  ///< cblas_sgemm / cublasSgemm_v2
-  std::string arch;    ///< the contract's arch envelope
+  std::string callee;  ///< the C symbol called
+  /// The calling convention of `callee`: "cblas_sgemm" (row-major CBLAS, host) or
+  /// "cublasSgemm_v2" (column-major cuBLAS, nvptx).
+  std::string abi;
+  std::string arch;  ///< the contract's arch envelope
+  std::string provenance = "vendor_library";  ///< or "handwritten_kernel"
   std::string covers;  ///< "root_only": declines a matmul with a fused epilogue
   std::string determinism;
   std::string accuracy;
+  std::optional<double> tolerance;      ///< absolute bound (tolerance_bounded)
+  std::optional<double> tolerance_rel;  ///< relative bound (tolerance_bounded)
+
+  /// The whole declaration on one line (for cache keys and messages).
+  std::string ToString() const;
 };
 
-/// The provider called `name`, or null.
-const MatmulProvider* FindMatmulProvider(absl::string_view name);
+/// The built-in providers (openblas → cblas_sgemm on the host, cublas → cublasSgemm_v2 on
+/// nvptx): candidates whenever a library is registered under their name.
+const std::vector<MatmulProvider>& BuiltinMatmulProviders();
 
-/// Every known provider (for messages).
-const std::vector<MatmulProvider>& MatmulProviders();
+/// The built-in provider called `name`, or null.
+const MatmulProvider* BuiltinMatmulProvider(absl::string_view name);
+
+/// OK when `provider` is a well-formed contract (known abi for its target, closed enums, the
+/// delegation contract's tolerance rules); InvalidArgument naming the field otherwise.
+absl::Status ValidateMatmulProvider(const MatmulProvider& provider);
 
 }  // namespace tessera::jit::delegates
 

@@ -3,10 +3,19 @@
 #ifndef TESSERA_JIT_DELEGATES_DELEGATE_PASSES_H_
 #define TESSERA_JIT_DELEGATES_DELEGATE_PASSES_H_
 
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "arbiter/arbitration_point.h"
+#include "arbiter/candidate.h"
+#include "arbiter/decision_record.h"
 
 #include "jit/compile_options.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
 namespace tessera::jit::delegates {
@@ -20,13 +29,35 @@ class DelegateRegistry;
 inline constexpr char kDelegateSymbolsAttr[] = "tessera_jit.delegate_symbols";
 inline constexpr char kDelegateIdentitiesAttr[] = "tessera_jit.delegate_identities";
 
-/// tile.matmul with `delegate = "<provider>"` — or every tile.matmul when `forced` names a
-/// provider — becomes a `tessera_nvidia.kernel_call` to that vendor library (cblas_sgemm on the
-/// host, cublasSgemm_v2 on nvptx) with the provider's contract, its operands marshalled into
-/// the callee's ABI (layout, transposes, leading dimensions). A provider that does not apply is
-/// an error naming the gate: the target, f32-only storage, the numeric policy, or `covers =
-/// "root_only"` declining a fused epilogue.
-std::unique_ptr<mlir::Pass> CreateSelectMatmulDelegatesPass(Target target, std::string forced);
+/// The attribute the selection writes back on every Tile op (or the kernel_call replacing it):
+/// `{winner, route, why, record}` — so the printed IR shows what runs and why.
+inline constexpr char kDecisionAttr[] = "tessera_jit.decision";
+
+/// What SelectDelegates needs besides the module.
+struct DelegateSelection {
+  Target target = Target::kHost;
+  std::string arch;             ///< "host" or the GPU arch
+  bool deterministic = false;   ///< the whole compile is deterministic
+  std::string forced;           ///< CompileOptions::matmul_delegate
+  const DelegateRegistry* registry = nullptr;
+  std::string toolchain;        ///< identifies the compiled lowering
+  /// Decides one arbitration point. Null: no arbitration — a forced candidate runs as declared
+  /// (after the applicability gate), anything else runs compiled (the probe compiles).
+  std::function<absl::StatusOr<arbiter::DecisionRecord>(const arbiter::ArbitrationPoint&,
+                                                         const std::vector<arbiter::Candidate>&)>
+      arbitrate;
+};
+
+/// Every Tile op is an arbitration point. Candidates: the compiled lowering and every matmul
+/// provider (built-in or declared in the registry); a tile.matmul `{delegate = "<id>"}` or
+/// `DelegateSelection::forced` forces one ("compiled" forces the compiled lowering). The
+/// decision is written back as `tessera_jit.decision`; when a delegate wins, the tile.matmul
+/// becomes a `tessera_nvidia.kernel_call` of its callee with its contract, operands marshalled
+/// into the callee's ABI (cblas row-major, or cuBLAS's column-major trick). Appends one record
+/// per op to `records`. Errors (InvalidArgument, prefixed with the op's location) are the
+/// arbiter's: a forced candidate rejected by a gate, or no candidate left.
+absl::Status SelectDelegates(mlir::ModuleOp module, const DelegateSelection& selection,
+                             std::vector<arbiter::DecisionRecord>& records);
 
 /// Every kernel_call in host code is resolved against `registry` (null: nothing registered) and
 /// lowered: `c_abi` → a call of the symbol found in a registered library, operands checked

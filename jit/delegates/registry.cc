@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "base/files.h"
 #include "base/sha256.h"
+#include "base/status_macros.h"
 #include "jit/runtime/delegate_abi.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Object/ObjectFile.h"
@@ -245,27 +246,91 @@ absl::Status DelegateRegistry::RegisterCudaSource(const std::string& name,
   return RegisterPtx(name, std::move(ptx));
 }
 
+void* DelegateRegistry::DefinedIn(const Library& library, const std::string& name) {
+  // dlsym on the library's own handle, never the global scope of the process.
+  // dlsym also searches the library's dependencies (libc has `system`); only a symbol the
+  // registered file itself defines counts.
+  void* address = dlsym(library.handle, name.c_str());
+  Dl_info info;
+  if (address != nullptr && dladdr(address, &info) != 0 && info.dli_fname != nullptr) {
+    char defining[PATH_MAX];
+    if (realpath(info.dli_fname, defining) != nullptr && library.identity.path == defining) {
+      return address;
+    }
+  }
+  return nullptr;
+}
+
 absl::StatusOr<ResolvedSymbol> DelegateRegistry::ResolveCAbi(absl::string_view callee) const {
   absl::MutexLock lock(&mu_);
   std::vector<std::string> searched;
   std::string name(callee);
   for (const auto& [library_name, library] : libraries_) {
-    // dlsym on the library's own handle, never the global scope of the process.
-    // dlsym also searches the library's dependencies (libc has `system`); only a symbol the
-    // registered file itself defines counts.
-    void* address = dlsym(library.handle, name.c_str());
-    Dl_info info;
-    if (address != nullptr && dladdr(address, &info) != 0 && info.dli_fname != nullptr) {
-      char defining[PATH_MAX];
-      if (realpath(info.dli_fname, defining) != nullptr && library.identity.path == defining) {
-        return ResolvedSymbol{address, library.identity};
-      }
-    }
+    if (void* address = DefinedIn(library, name)) return ResolvedSymbol{address, library.identity};
     searched.push_back(absl::StrCat(library_name, " (", library.identity.path, ")"));
   }
   return absl::NotFoundError(absl::StrCat(
       "'", name, "' not found in registered libraries (searched: ",
       searched.empty() ? "none registered" : absl::StrJoin(searched, ", "), ")"));
+}
+
+absl::StatusOr<ResolvedSymbol> DelegateRegistry::ResolveCAbiIn(absl::string_view library_name,
+                                                               absl::string_view callee) const {
+  absl::MutexLock lock(&mu_);
+  auto it = libraries_.find(std::string(library_name));
+  if (it == libraries_.end()) {
+    return absl::NotFoundError(
+        absl::StrCat("library '", library_name, "' is not registered"));
+  }
+  if (void* address = DefinedIn(it->second, std::string(callee))) {
+    return ResolvedSymbol{address, it->second.identity};
+  }
+  return absl::NotFoundError(absl::StrCat("'", callee, "' is not defined by library '",
+                                          library_name, "' (", it->second.identity.path, ")"));
+}
+
+bool DelegateRegistry::HasLibrary(absl::string_view name) const {
+  absl::MutexLock lock(&mu_);
+  return libraries_.count(std::string(name)) > 0;
+}
+
+absl::Status DelegateRegistry::DeclareMatmulProvider(const MatmulProvider& provider) {
+  TESSERA_RETURN_IF_ERROR(ValidateMatmulProvider(provider));
+  if (BuiltinMatmulProvider(provider.name) != nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "matmul provider '", provider.name, "' is built in; declare yours under another name"));
+  }
+  TESSERA_ASSIGN_OR_RETURN(ResolvedSymbol own, ResolveCAbiIn(provider.library, provider.callee));
+  // kernel_call binds a callee by name across all registered libraries: the name must lead
+  // to this library.
+  TESSERA_ASSIGN_OR_RETURN(ResolvedSymbol bound, ResolveCAbi(provider.callee));
+  if (bound.address != own.address) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "matmul provider '", provider.name, "': callee '", provider.callee,
+        "' is also defined by library '", bound.library.name,
+        "', which a call by that name would bind; give the callee a unique name"));
+  }
+  absl::MutexLock lock(&mu_);
+  for (const MatmulProvider& declared : providers_) {
+    if (declared.name == provider.name) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("a matmul provider named '", provider.name, "' is already declared"));
+    }
+  }
+  providers_.push_back(provider);
+  return absl::OkStatus();
+}
+
+std::vector<MatmulProvider> DelegateRegistry::MatmulProviders(Target target) const {
+  std::vector<MatmulProvider> providers;
+  for (const MatmulProvider& provider : BuiltinMatmulProviders()) {
+    if (provider.target == target) providers.push_back(provider);
+  }
+  absl::MutexLock lock(&mu_);
+  for (const MatmulProvider& provider : providers_) {
+    if (provider.target == target) providers.push_back(provider);
+  }
+  return providers;
 }
 
 absl::StatusOr<KernelImage> DelegateRegistry::ResolveKernel(absl::string_view callee) const {

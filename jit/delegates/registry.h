@@ -14,6 +14,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "jit/compile_options.h"
+#include "jit/delegates/abi_catalogue.h"
 
 namespace tessera::jit::delegates {
 
@@ -78,6 +79,23 @@ class DelegateRegistry {
   /// The registered image with `callee` as an entry; NotFound lists the images searched.
   absl::StatusOr<KernelImage> ResolveKernel(absl::string_view callee) const;
 
+  /// Declares that `provider.library` (registered) serves tile.matmul through
+  /// `provider.callee`: the provider becomes an arbiter candidate. InvalidArgument for a
+  /// malformed contract (ValidateMatmulProvider), an unregistered library, a callee that
+  /// library does not define, or a name already taken.
+  absl::Status DeclareMatmulProvider(const MatmulProvider& provider);
+
+  /// The matmul providers for `target`: the built-in ones (whether or not their library is
+  /// registered — the arbiter reports them unavailable) and the declared ones.
+  std::vector<MatmulProvider> MatmulProviders(Target target) const;
+
+  /// Whether a library is registered under `name`.
+  bool HasLibrary(absl::string_view name) const;
+
+  /// `callee` in the library registered as `library` only; NotFound otherwise.
+  absl::StatusOr<ResolvedSymbol> ResolveCAbiIn(absl::string_view library,
+                                               absl::string_view callee) const;
+
   /// Every registered library and image.
   std::vector<DelegateIdentity> Identities() const;
 
@@ -88,11 +106,14 @@ class DelegateRegistry {
   };
 
   absl::Status AddImage(KernelImage image);
+  /// `name` when the file of `library` itself defines it (not one of its dependencies).
+  static void* DefinedIn(const Library& library, const std::string& name);
 
   mutable absl::Mutex mu_;
   std::map<std::string, Library> libraries_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, KernelImage> images_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::string> nvrtc_cache_ ABSL_GUARDED_BY(mu_);  // hash → PTX
+  std::vector<MatmulProvider> providers_ ABSL_GUARDED_BY(mu_);  // declared
 };
 
 /// The `.entry` names of a PTX text, in order.

@@ -1,15 +1,20 @@
-// tile.matmul → kernel_call of a vendor GEMM, when a provider is selected.
+// Arbitration points → decisions written back into the IR: each Tile op gets its candidates
+// listed (compiled lowering + matmul providers, with applicability and availability), the
+// arbiter decides, and a winning delegate replaces the tile.matmul with a kernel_call.
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "dialect/NVIDIAOps.h"
+#include "dialect/TesseraDialect.h"
 #include "dialect/TileOps.h"
 #include "jit/delegates/abi_catalogue.h"
 #include "jit/delegates/delegate_passes.h"
+#include "jit/delegates/registry.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/Pass/Pass.h"
 
 namespace tessera::jit::delegates {
 namespace {
@@ -21,7 +26,24 @@ constexpr int kCblasTrans = 112;
 constexpr int kCublasOpN = 0;
 constexpr int kCublasOpT = 1;
 
-/// Why `provider` cannot serve `op`, or "" when it can.
+std::string Text(mlir::Type type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << type;
+  return text;
+}
+
+std::string LocationText(mlir::Location location) {
+  if (auto file = location->findInstanceOf<mlir::FileLineColLoc>()) {
+    return absl::StrCat(file.getFilename().str(), ":", file.getLine(), ":", file.getColumn());
+  }
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << location;
+  return text;
+}
+
+/// Why `provider` cannot serve `op` (gate 1), or "" when it can.
 std::string Decline(const MatmulProvider& provider, Target target, tile::MatmulOp op) {
   if (provider.target != target) {
     return "it serves the " + std::string(TargetName(provider.target)) +
@@ -30,14 +52,18 @@ std::string Decline(const MatmulProvider& provider, Target target, tile::MatmulO
   auto f32 = [](mlir::Value value) {
     return llvm::cast<mlir::MemRefType>(value.getType()).getElementType().isF32();
   };
-  if (!f32(op.getLhs()) || !f32(op.getRhs()) || !f32(op.getOutput())) {
-    return "it computes f32 only (A, B and C must be f32)";
+  if (!f32(op.getLhs()) || !f32(op.getRhs()) || !f32(op.getOutput()) ||
+      (op.getBias() && !f32(op.getBias()))) {
+    return "it computes f32 only (A, B, C and bias must be f32)";
   }
   if (op.getNumericPolicyOrDefault() != tile::NumericPolicy::f32) {
     return "it implements the f32 numeric policy only";
   }
   if (provider.covers == "root_only" && op.hasFusedEpilogue()) {
     return "it covers root_only and the op has a fused epilogue (bias or activation)";
+  }
+  if (provider.covers == "whole_region" && op.hasFusedEpilogue()) {
+    return "its ABI computes the product only; a fused epilogue needs the compiled lowering";
   }
   for (mlir::Value memref : {op.getLhs(), op.getRhs(), op.getOutput()}) {
     if (!llvm::cast<mlir::MemRefType>(memref.getType()).getLayout().isIdentity()) {
@@ -47,95 +73,218 @@ std::string Decline(const MatmulProvider& provider, Target target, tile::MatmulO
   return "";
 }
 
-class SelectMatmulDelegates
-    : public mlir::PassWrapper<SelectMatmulDelegates, mlir::OperationPass<mlir::ModuleOp>> {
- public:
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(SelectMatmulDelegates)
-
-  SelectMatmulDelegates(Target target, std::string forced)
-      : target_(target), forced_(std::move(forced)) {}
-
-  llvm::StringRef getArgument() const override { return "tessera-select-matmul-delegates"; }
-
-  void getDependentDialects(mlir::DialectRegistry& registry) const override {
-    registry.insert<nvidia::NVIDIADialect, mlir::arith::ArithDialect,
-                    mlir::memref::MemRefDialect>();
+/// Why `provider` cannot run here (gate 2), or "".
+std::string Unavailable(const MatmulProvider& provider, const DelegateRegistry* registry) {
+  if (registry == nullptr || !registry->HasLibrary(provider.library)) {
+    return absl::StrCat("library '", provider.library, "' is not registered");
   }
+  absl::StatusOr<ResolvedSymbol> resolved =
+      registry->ResolveCAbiIn(provider.library, provider.callee);
+  if (!resolved.ok()) return std::string(resolved.status().message());
+  return "";
+}
 
-  void runOnOperation() override {
-    bool failed = false;
-    getOperation().walk([&](tile::MatmulOp op) {
-      std::string name = op.getDelegate() ? op.getDelegate()->str() : forced_;
-      if (name.empty()) return;
-      const MatmulProvider* provider = FindMatmulProvider(name);
-      if (provider == nullptr) {
-        std::string known;
-        for (const MatmulProvider& p : MatmulProviders()) known += (known.empty() ? "" : ", ") + p.name;
-        op.emitOpError() << "unknown matmul delegate '" << name << "'; known: " << known;
-        failed = true;
-        return;
-      }
-      if (std::string why = Decline(*provider, target_, op); !why.empty()) {
-        op.emitOpError() << "delegate '" << name << "' declines this op: " << why;
-        failed = true;
-        return;
-      }
-      Rewrite(op, *provider);
-    });
-    if (failed) signalPassFailure();
-  }
+arbiter::Candidate ProviderCandidate(const MatmulProvider& provider,
+                                     const DelegateRegistry* registry) {
+  arbiter::Candidate c;
+  c.id = provider.name;
+  c.provenance = provider.provenance;
+  c.determinism = provider.determinism;
+  c.accuracy = provider.accuracy;
+  c.budget = arbiter::BudgetFor(provider.accuracy, provider.tolerance, provider.tolerance_rel);
+  c.covers = provider.covers;
+  c.route = absl::StrCat("kernel_call ", provider.callee, " (", provider.abi, " ABI) in library ",
+                         provider.library);
+  absl::StatusOr<ResolvedSymbol> resolved =
+      registry == nullptr ? absl::StatusOr<ResolvedSymbol>(absl::NotFoundError(""))
+                          : registry->ResolveCAbiIn(provider.library, provider.callee);
+  c.identity = resolved.ok()
+                   ? absl::StrCat(provider.callee, " in ", resolved->library.ToString())
+                   : absl::StrCat(provider.callee, " in library '", provider.library,
+                                  "' (not resolved)");
+  return c;
+}
 
- private:
-  void Rewrite(tile::MatmulOp op, const MatmulProvider& provider) {
-    mlir::OpBuilder b(op);
-    mlir::Location loc = op.getLoc();
-    auto i32 = [&](int64_t value) -> mlir::Value {
-      return b.create<mlir::arith::ConstantOp>(loc, b.getI32IntegerAttr(value));
-    };
-    auto dim = [&](mlir::Value memref, int64_t d) -> mlir::Value {
-      mlir::Value size = b.create<mlir::memref::DimOp>(loc, memref, d);
-      return b.create<mlir::arith::IndexCastOp>(loc, b.getI32Type(), size);
-    };
-    auto f32 = [&](float value) -> mlir::Value {
-      return b.create<mlir::arith::ConstantOp>(loc, b.getF32FloatAttr(value));
-    };
-    mlir::Value a = op.getLhs();
-    mlir::Value bm = op.getRhs();
-    mlir::Value c = op.getOutput();
-    mlir::Value m = dim(c, 0);
-    mlir::Value n = dim(c, 1);
-    mlir::Value k = dim(a, op.getTransposeA() ? 0 : 1);
-    // Row-major leading dimensions: the row length of each stored matrix.
-    mlir::Value lda = dim(a, 1);
-    mlir::Value ldb = dim(bm, 1);
-    mlir::Value ldc = dim(c, 1);
-    llvm::SmallVector<mlir::Value> operands;
-    if (provider.target == Target::kHost) {
-      operands = {i32(kCblasRowMajor),
-                  i32(op.getTransposeA() ? kCblasTrans : kCblasNoTrans),
-                  i32(op.getTransposeB() ? kCblasTrans : kCblasNoTrans),
-                  m, n, k, f32(1.0f), a, lda, bm, ldb, f32(0.0f), c, ldc};
-    } else {
-      // cuBLAS is column-major: compute Cᵀ = op(B)ᵀ · op(A)ᵀ on the same bytes.
-      operands = {i32(op.getTransposeB() ? kCublasOpT : kCublasOpN),
-                  i32(op.getTransposeA() ? kCublasOpT : kCublasOpN),
-                  n, m, k, f32(1.0f), bm, ldb, a, lda, f32(0.0f), c, ldc};
+/// The arbitration point of any Tile op: the memref operands' element types and the first
+/// one's shape; tile.matmul in full.
+arbiter::ArbitrationPoint PointOf(mlir::Operation* op, const DelegateSelection& selection) {
+  arbiter::ArbitrationPoint p;
+  p.op = op->getName().getStringRef().str();
+  p.location = LocationText(op->getLoc());
+  auto function = op->getParentOfType<mlir::func::FuncOp>();
+  p.function = function ? function.getName().str() : "";
+  p.target = std::string(TargetName(selection.target));
+  p.arch = selection.arch;
+  p.deterministic = selection.deterministic || (function && isDeterministic(function));
+  for (mlir::Value operand : op->getOperands()) {
+    auto memref = llvm::dyn_cast<mlir::MemRefType>(operand.getType());
+    if (!memref) continue;
+    p.element_types.push_back(Text(memref.getElementType()));
+    if (!memref.getLayout().isIdentity()) p.layout = "strided";
+    if (p.shape.empty()) {
+      for (int64_t size : memref.getShape()) {
+        p.shape.push_back(mlir::ShapedType::isDynamic(size) ? -1 : size);
+      }
     }
-    b.create<nvidia::KernelCallOp>(
-        loc, mlir::TypeRange{}, operands, provider.callee, provider.arch, "c_abi",
-        "vendor_library", provider.accuracy, provider.determinism, /*tolerance=*/nullptr,
-        /*tolerance_rel=*/nullptr, b.getStringAttr(provider.covers));
-    op.erase();
   }
+  auto matmul = llvm::dyn_cast<tile::MatmulOp>(op);
+  if (!matmul) return p;
+  auto dim = [](mlir::Value value, unsigned d) {
+    int64_t size = llvm::cast<mlir::MemRefType>(value.getType()).getDimSize(d);
+    return mlir::ShapedType::isDynamic(size) ? int64_t{-1} : size;
+  };
+  p.transpose_a = matmul.getTransposeA();
+  p.transpose_b = matmul.getTransposeB();
+  p.shape = {dim(matmul.getOutput(), 0), dim(matmul.getOutput(), 1),
+             dim(matmul.getLhs(), matmul.getTransposeA() ? 0 : 1)};
+  p.bias = matmul.getBias() != nullptr;
+  p.activation = tile::stringifyActivation(matmul.getActivationOrNone()).str();
+  p.numeric_policy = tile::stringifyNumericPolicy(matmul.getNumericPolicyOrDefault()).str();
+  if (matmul.getDelegate()) {
+    p.forced = matmul.getDelegate()->str();
+    p.forced_by = "attribute `delegate`";
+  } else if (!selection.forced.empty()) {
+    p.forced = selection.forced;
+    p.forced_by = "option `matmul_delegate`";
+  }
+  return p;
+}
 
-  Target target_;
-  std::string forced_;
-};
+mlir::Attribute DecisionAttr(mlir::Builder& b, const arbiter::DecisionRecord& record) {
+  return b.getDictionaryAttr({
+      b.getNamedAttr("winner", b.getStringAttr(record.winner)),
+      b.getNamedAttr("route", b.getStringAttr(record.route)),
+      b.getNamedAttr("why", b.getStringAttr(record.reason)),
+      b.getNamedAttr("source", b.getStringAttr(record.source)),
+      b.getNamedAttr("record", b.getStringAttr(record.key.substr(0, 16))),
+  });
+}
+
+/// tile.matmul → kernel_call of `provider`.
+mlir::Operation* Rewrite(tile::MatmulOp op, const MatmulProvider& provider) {
+  mlir::OpBuilder b(op);
+  mlir::Location loc = op.getLoc();
+  auto i32 = [&](int64_t value) -> mlir::Value {
+    return b.create<mlir::arith::ConstantOp>(loc, b.getI32IntegerAttr(value));
+  };
+  auto dim = [&](mlir::Value memref, int64_t d) -> mlir::Value {
+    mlir::Value size = b.create<mlir::memref::DimOp>(loc, memref, d);
+    return b.create<mlir::arith::IndexCastOp>(loc, b.getI32Type(), size);
+  };
+  auto f32 = [&](float value) -> mlir::Value {
+    return b.create<mlir::arith::ConstantOp>(loc, b.getF32FloatAttr(value));
+  };
+  mlir::Value a = op.getLhs();
+  mlir::Value bm = op.getRhs();
+  mlir::Value c = op.getOutput();
+  mlir::Value m = dim(c, 0);
+  mlir::Value n = dim(c, 1);
+  mlir::Value k = dim(a, op.getTransposeA() ? 0 : 1);
+  // Row-major leading dimensions: the row length of each stored matrix.
+  mlir::Value lda = dim(a, 1);
+  mlir::Value ldb = dim(bm, 1);
+  mlir::Value ldc = dim(c, 1);
+  llvm::SmallVector<mlir::Value> operands;
+  if (provider.abi == "cblas_sgemm") {
+    operands = {i32(kCblasRowMajor),
+                i32(op.getTransposeA() ? kCblasTrans : kCblasNoTrans),
+                i32(op.getTransposeB() ? kCblasTrans : kCblasNoTrans),
+                m, n, k, f32(1.0f), a, lda, bm, ldb, f32(0.0f), c, ldc};
+  } else {
+    // cuBLAS is column-major: compute Cᵀ = op(B)ᵀ · op(A)ᵀ on the same bytes.
+    operands = {i32(op.getTransposeB() ? kCublasOpT : kCublasOpN),
+                i32(op.getTransposeA() ? kCublasOpT : kCublasOpN),
+                n, m, k, f32(1.0f), bm, ldb, a, lda, f32(0.0f), c, ldc};
+  }
+  auto tolerance = [&](const std::optional<double>& bound) -> mlir::FloatAttr {
+    return bound ? b.getF64FloatAttr(*bound) : nullptr;
+  };
+  auto call = b.create<nvidia::KernelCallOp>(
+      loc, mlir::TypeRange{}, operands, provider.callee, provider.arch, "c_abi",
+      provider.provenance, provider.accuracy, provider.determinism,
+      tolerance(provider.tolerance), tolerance(provider.tolerance_rel),
+      b.getStringAttr(provider.covers));
+  if (KnownSignature(provider.callee) == nullptr) {
+    // A declared provider's own symbol: its C signature is the ABI it declares.
+    llvm::SmallVector<mlir::Type> types;
+    for (mlir::Value operand : operands) types.push_back(operand.getType());
+    call->setAttr("signature", mlir::TypeAttr::get(b.getFunctionType(types, {})));
+  }
+  op.erase();
+  return call;
+}
 
 }  // namespace
 
-std::unique_ptr<mlir::Pass> CreateSelectMatmulDelegatesPass(Target target, std::string forced) {
-  return std::make_unique<SelectMatmulDelegates>(target, std::move(forced));
+absl::Status SelectDelegates(mlir::ModuleOp module, const DelegateSelection& selection,
+                             std::vector<arbiter::DecisionRecord>& records) {
+  std::vector<MatmulProvider> providers = BuiltinMatmulProviders();
+  if (selection.registry != nullptr) {
+    providers.clear();
+    for (Target target : {Target::kHost, Target::kNvptx}) {
+      for (MatmulProvider& p : selection.registry->MatmulProviders(target)) {
+        providers.push_back(std::move(p));
+      }
+    }
+  }
+  std::vector<mlir::Operation*> points;
+  module.walk([&](mlir::Operation* op) {
+    if (op->getDialect() != nullptr && op->getDialect()->getNamespace() == "tile" &&
+        !llvm::isa<tile::YieldOp>(op)) {
+      points.push_back(op);
+    }
+  });
+  mlir::Builder builder(module.getContext());
+  for (mlir::Operation* op : points) {
+    const arbiter::ArbitrationPoint point = PointOf(op, selection);
+    auto matmul = llvm::dyn_cast<tile::MatmulOp>(op);
+    std::vector<arbiter::Candidate> candidates = {
+        arbiter::CompiledCandidate(point.target, selection.toolchain)};
+    if (matmul) {
+      for (const MatmulProvider& provider : providers) {
+        arbiter::Candidate candidate = ProviderCandidate(provider, selection.registry);
+        candidate.inapplicable = Decline(provider, selection.target, matmul);
+        candidate.unavailable = Unavailable(provider, selection.registry);
+        candidates.push_back(std::move(candidate));
+      }
+    }
+    std::string winner;
+    if (selection.arbitrate) {
+      absl::StatusOr<arbiter::DecisionRecord> record = selection.arbitrate(point, candidates);
+      if (!record.ok()) return record.status();
+      winner = record->winner;
+      op->setAttr(kDecisionAttr, DecisionAttr(builder, *record));
+      records.push_back(*std::move(record));
+    } else if (!point.forced.empty() && point.forced != arbiter::kCompiledCandidate) {
+      // Unarbitrated (a probe compile): the forced candidate, if it applies at all.
+      const arbiter::Candidate* forced = nullptr;
+      for (const arbiter::Candidate& c : candidates) {
+        if (c.id == point.forced) forced = &c;
+      }
+      if (forced == nullptr) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            point.location, ": error: ", point.op, ": the forced candidate '", point.forced,
+            "' (", point.forced_by, ") is unknown"));
+      }
+      if (!forced->inapplicable.empty()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            point.location, ": error: ", point.op, ": the forced candidate '", point.forced,
+            "' (", point.forced_by, ") is rejected by the applicability gate: ",
+            forced->inapplicable));
+      }
+      winner = point.forced;
+    }
+    if (matmul) matmul.removeDelegateAttr();
+    if (!matmul || winner.empty() || winner == arbiter::kCompiledCandidate) continue;
+    for (const MatmulProvider& provider : providers) {
+      if (provider.name != winner) continue;
+      mlir::Attribute decision = op->getAttr(kDecisionAttr);
+      mlir::Operation* call = Rewrite(matmul, provider);
+      if (decision) call->setAttr(kDecisionAttr, decision);
+      break;
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace tessera::jit::delegates

@@ -261,13 +261,16 @@ func.func @dense(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %bias: memref<?xf32>,
                               blas);
   EXPECT_EQ(epilogue.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(epilogue.status().message(),
-              HasSubstr("delegate 'openblas' declines this op: it covers root_only and the op "
-                        "has a fused epilogue (bias or activation)"));
+              HasSubstr("d.mlir:3:3: error: tile.matmul: the forced candidate 'openblas' "
+                        "(attribute `delegate`) is rejected by the applicability gate: it covers "
+                        "root_only and the op has a fused epilogue (bias or activation)"));
   EXPECT_THAT(CompileWith(MatmulSource(""), blas, Target::kHost, false, "cublas").status().message(),
-              HasSubstr("delegate 'cublas' declines this op: it serves the nvptx target and "
-                        "this compile is for host"));
+              HasSubstr("the forced candidate 'cublas' (option `matmul_delegate`) is rejected "
+                        "by the applicability gate: it serves the nvptx target and this compile "
+                        "is for host"));
   EXPECT_THAT(CompileWith(MatmulSource(""), blas, Target::kHost, false, "mkl").status().message(),
-              HasSubstr("unknown matmul delegate 'mkl'; known: openblas, cublas"));
+              HasSubstr("the forced candidate 'mkl' (option `matmul_delegate`) is unknown; "
+                        "candidates: compiled, openblas, cublas"));
   EXPECT_THAT(CompileWith(MatmulSource("policy(tf32)"), blas, Target::kHost, false, "openblas")
                   .status()
                   .message(),

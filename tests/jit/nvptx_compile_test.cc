@@ -175,7 +175,7 @@ TEST(NvptxCompileTest, StagesAreDumpedOnRequest) {
   ASSERT_NE(module, nullptr);
   std::vector<std::string> names;
   for (const auto& [name, ir] : module->stages) names.push_back(name);
-  EXPECT_THAT(names, ElementsAre("select-delegates", "contracts", "delegates", "tile-to-gpu",
+  EXPECT_THAT(names, ElementsAre("arbitrate", "contracts", "delegates", "tile-to-gpu",
                                  "nvvm", "host-llvm", "ptx"));
   EXPECT_THAT(Stage(*module, "tile-to-gpu"), HasSubstr("gpu.func @ops_matmul_0"));
   EXPECT_THAT(Stage(*module, "nvvm"), HasSubstr("nvvm."));

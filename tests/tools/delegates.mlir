@@ -16,11 +16,11 @@
 // The same request on the MLP example is refused: openblas covers root_only and its matmuls
 // carry epilogues.
 // RUN: not tessera-jit run %examples/mlp.mlir --entry mlp --target host --default-libraries --matmul-delegate openblas 2>&1 | FileCheck %s --check-prefix=DECLINE
-// DECLINE: delegate 'openblas' declines this op: it covers root_only and the op has a fused epilogue
+// DECLINE: the forced candidate 'openblas' (option `matmul_delegate`) is rejected by the applicability gate: it covers root_only and the op has a fused epilogue
 
 // Without the library, the compile names what it searched.
 // RUN: not tessera-jit compile %s --matmul-delegate openblas 2>&1 | FileCheck %s --check-prefix=MISSING
-// MISSING: 'cblas_sgemm' not found in registered libraries (searched: none registered)
+// MISSING: delegates.mlir:25:3: error: tile.matmul: the forced candidate 'openblas' (option `matmul_delegate`) is rejected by the availability gate: library 'openblas' is not registered
 func.func @mm(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>) {
   tile.matmul %a, %b -> %c : memref<?x?xf32>, memref<?x?xf32> -> memref<?x?xf32>
   return

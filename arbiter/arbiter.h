@@ -1,0 +1,52 @@
+// The arbiter (DESIGN.md §2, §4, §5, §7): for one arbitration point, filters the candidates —
+// applicability, availability, determinism, forcing, accuracy on probes — then measures the
+// survivors and picks one under the noise rule, or reuses the cached decision. Every decision
+// is a DecisionRecord; when nothing survives, or a forced candidate is rejected, the compile
+// fails with a report instead of falling back silently.
+#ifndef TESSERA_ARBITER_ARBITER_H_
+#define TESSERA_ARBITER_ARBITER_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "arbiter/arbitration_point.h"
+#include "arbiter/candidate.h"
+#include "arbiter/decision_cache.h"
+#include "arbiter/decision_record.h"
+#include "arbiter/prober.h"
+
+namespace tessera::arbiter {
+
+struct ArbitrationContext {
+  /// Runs candidates on probes; null when nothing can run (then only the compiled lowering, or
+  /// a forced delegate taken as declared, can be chosen).
+  Prober* prober = nullptr;
+  /// Where decisions are reused from and kept; null: every compile decides afresh.
+  DecisionCache* cache = nullptr;
+  /// The toolchain digest (Tessera, LLVM, CUDA, nvJitLink versions) that keys decisions.
+  std::string toolchain;
+};
+
+/// Decides who runs `point` among `candidates` (which must include the compiled lowering).
+/// InvalidArgument, prefixed with the op's location, when a forced candidate is unknown or
+/// rejected by a gate (naming the gate and why) or when no candidate survives (listing each
+/// candidate and the gate that removed it). Measurements of concurrent arbitrations in one
+/// process never overlap.
+absl::StatusOr<DecisionRecord> Arbitrate(const ArbitrationPoint& point,
+                                         const std::vector<Candidate>& candidates,
+                                         const ArbitrationContext& context);
+
+/// The decision-cache keys of `point` with `candidates`: `base` covers the op (kind, shape
+/// bucket, dtype, arch/device, layout, numeric policy, movement, determinism, forcing);
+/// `full` adds the toolchain digest and every candidate's identity and contract.
+struct DecisionKeys {
+  std::string base;
+  std::string full;
+};
+DecisionKeys KeysFor(const ArbitrationPoint& point, const std::vector<Candidate>& candidates,
+                     const std::string& device, const std::string& toolchain);
+
+}  // namespace tessera::arbiter
+
+#endif  // TESSERA_ARBITER_ARBITER_H_

@@ -1,0 +1,48 @@
+// An arbitration point: one Tile op, described by everything that decides which candidate may
+// and should run it (DESIGN.md §2, §7). Built from the IR by the compiler; MLIR-free.
+#ifndef TESSERA_ARBITER_ARBITRATION_POINT_H_
+#define TESSERA_ARBITER_ARBITRATION_POINT_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tessera::arbiter {
+
+struct ArbitrationPoint {
+  std::string op;        ///< "tile.matmul", "tile.map", …
+  std::string location;  ///< "file:line:col"
+  std::string function;  ///< the enclosing entry function
+  std::string target;    ///< "host" or "nvptx"
+  std::string arch;      ///< "host" or the GPU arch, e.g. "sm_90"
+  std::string device;    ///< what runs it: CPU model and cores, or GPU name (filled by the prober)
+  /// Element types of the operands, e.g. {"f32", "f32", "f32"} (A, B, C; then bias).
+  std::vector<std::string> element_types;
+  /// tile.matmul: {M, N, K}; -1 for a size only known at run time.
+  std::vector<int64_t> shape;
+  bool transpose_a = false;
+  bool transpose_b = false;
+  bool bias = false;
+  std::string activation = "none";  ///< none | relu | gelu | silu
+  std::string numeric_policy = "f32";
+  std::string layout = "row-major";  ///< or "strided" when an operand has a non-identity layout
+  bool deterministic = false;        ///< a deterministic function or compile
+  /// A candidate the IR or the options force ("" when none), and which of the two did.
+  std::string forced;
+  std::string forced_by;  ///< "attribute `delegate`" or "option `matmul_delegate`"
+
+  /// The shape bucket decisions are shared across: each static size rounded up to a power of
+  /// two, "?" for a dynamic one; e.g. "128x256x1024".
+  std::string ShapeBucket() const;
+  /// The shape as written, e.g. "100x256x?".
+  std::string ShapeText() const;
+  /// The op's data movement: transposes and fused epilogue, e.g. "A^T,bias+relu" or "plain".
+  std::string Movement() const;
+  /// A, B and C (and bias) element types joined, e.g. "f32,f32->f32".
+  std::string DtypeText() const;
+  bool HasFusedEpilogue() const { return bias || activation != "none"; }
+};
+
+}  // namespace tessera::arbiter
+
+#endif  // TESSERA_ARBITER_ARBITRATION_POINT_H_

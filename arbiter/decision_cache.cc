@@ -1,0 +1,115 @@
+#include "arbiter/decision_cache.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <system_error>
+
+#include "absl/strings/str_cat.h"
+#include "base/files.h"
+
+namespace tessera::arbiter {
+namespace fs = std::filesystem;
+
+DecisionCache::DecisionCache(std::string directory) : directory_(std::move(directory)) {}
+
+std::optional<DecisionRecord> DecisionCache::Load(const std::string& path) {
+  std::string text;
+  if (!tessera::ReadFile(path, text)) return std::nullopt;
+  absl::StatusOr<DecisionRecord> record = RecordFromJson(text);
+  if (!record.ok()) {
+    // Damaged (truncated, foreign, hand-edited): a miss, and the file goes.
+    ++stats_.damaged;
+    std::error_code ignored;
+    fs::remove(path, ignored);
+    return std::nullopt;
+  }
+  return *record;
+}
+
+DecisionCache::Lookup DecisionCache::Find(const std::string& key, const std::string& base_key) {
+  absl::MutexLock lock(&mu_);
+  Lookup lookup;
+  if (auto it = memory_.find(key); it != memory_.end()) {
+    lookup.fresh = it->second;
+  } else if (!directory_.empty()) {
+    if (auto record = Load(absl::StrCat(directory_, "/", base_key, "/", key, ".json"))) {
+      if (record->key == key) {
+        memory_[key] = *record;
+        lookup.fresh = std::move(record);
+      }
+    }
+  }
+  if (lookup.fresh) {
+    ++stats_.hits;
+    return lookup;
+  }
+  ++stats_.misses;
+  auto newer = [&](const DecisionRecord& candidate) {
+    if (candidate.base_key != base_key || candidate.key == key) return;
+    if (!lookup.stale || candidate.created > lookup.stale->created) lookup.stale = candidate;
+  };
+  for (const auto& [ignored, record] : memory_) newer(record);
+  if (!directory_.empty()) {
+    std::error_code error;
+    for (const fs::directory_entry& entry :
+         fs::directory_iterator(fs::path(directory_) / base_key, error)) {
+      if (entry.path().extension() != ".json") continue;
+      if (auto record = Load(entry.path().string())) newer(*record);
+    }
+  }
+  if (lookup.stale) ++stats_.stale;
+  return lookup;
+}
+
+void DecisionCache::Store(const DecisionRecord& record) {
+  absl::MutexLock lock(&mu_);
+  memory_[record.key] = record;
+  ++stats_.stores;
+  if (directory_.empty()) return;
+  std::error_code error;
+  const fs::path folder = fs::path(directory_) / record.base_key;
+  fs::create_directories(folder, error);
+  const fs::path final_path = folder / (record.key + ".json");
+  const fs::path temporary =
+      folder / absl::StrCat(".", record.key, ".", getpid(), ".tmp");
+  // Written whole, then renamed: a reader sees the old record or the new one, never half.
+  if (error || !tessera::WriteFile(temporary.string(), ToJson(record))) {
+    ++stats_.disk_errors;
+    fs::remove(temporary, error);
+    return;
+  }
+  fs::rename(temporary, final_path, error);
+  if (error) {
+    ++stats_.disk_errors;
+    fs::remove(temporary, error);
+  }
+}
+
+std::vector<DecisionRecord> DecisionCache::Records() {
+  absl::MutexLock lock(&mu_);
+  std::map<std::string, DecisionRecord> all = memory_;
+  if (!directory_.empty()) {
+    std::error_code error;
+    for (const fs::directory_entry& entry :
+         fs::recursive_directory_iterator(directory_, error)) {
+      if (entry.path().extension() != ".json") continue;
+      if (auto record = Load(entry.path().string())) all.emplace(record->key, *record);
+    }
+  }
+  std::vector<DecisionRecord> records;
+  for (auto& [ignored, record] : all) records.push_back(std::move(record));
+  std::stable_sort(records.begin(), records.end(),
+                   [](const DecisionRecord& a, const DecisionRecord& b) {
+                     return a.created > b.created;
+                   });
+  return records;
+}
+
+DecisionCacheStats DecisionCache::stats() const {
+  absl::MutexLock lock(&mu_);
+  return stats_;
+}
+
+}  // namespace tessera::arbiter

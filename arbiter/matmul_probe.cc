@@ -1,0 +1,113 @@
+#include "arbiter/matmul_probe.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "absl/strings/str_cat.h"
+
+namespace tessera::arbiter {
+namespace {
+
+double Activate(double x, const std::string& activation) {
+  if (activation == "relu") return x > 0 ? x : 0;
+  if (activation == "gelu") return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+  if (activation == "silu") return x / (1 + std::exp(-x));
+  return x;
+}
+
+void Fill(std::vector<float>& values, size_t count, std::mt19937& generator) {
+  std::uniform_real_distribution<float> distribution(-1.0f, 1.0f);
+  values.resize(count);
+  for (float& value : values) value = distribution(generator);
+}
+
+}  // namespace
+
+std::string MatmulProblem::ShapeText() const { return absl::StrCat(m, "x", n, "x", k); }
+
+MatmulProblem ProblemFor(const ArbitrationPoint& point, int64_t m, int64_t n, int64_t k) {
+  MatmulProblem problem;
+  problem.m = m;
+  problem.n = n;
+  problem.k = k;
+  problem.transpose_a = point.transpose_a;
+  problem.transpose_b = point.transpose_b;
+  problem.bias = point.bias;
+  problem.activation = point.activation;
+  return problem;
+}
+
+MatmulInputs MakeInputs(const MatmulProblem& problem, uint32_t seed) {
+  MatmulInputs inputs;
+  inputs.problem = problem;
+  std::mt19937 generator(seed);
+  Fill(inputs.a, static_cast<size_t>(problem.m * problem.k), generator);
+  Fill(inputs.b, static_cast<size_t>(problem.k * problem.n), generator);
+  if (problem.bias) Fill(inputs.bias, static_cast<size_t>(problem.n), generator);
+  return inputs;
+}
+
+std::vector<double> ReferenceMatmul(const MatmulInputs& in) {
+  const MatmulProblem& p = in.problem;
+  std::vector<double> out(static_cast<size_t>(p.m * p.n));
+  for (int64_t i = 0; i < p.m; ++i) {
+    for (int64_t j = 0; j < p.n; ++j) {
+      double sum = 0;
+      for (int64_t l = 0; l < p.k; ++l) {
+        const double a = in.a[p.transpose_a ? l * p.m + i : i * p.k + l];
+        const double b = in.b[p.transpose_b ? j * p.k + l : l * p.n + j];
+        sum += a * b;
+      }
+      if (p.bias) sum += in.bias[j];
+      out[i * p.n + j] = Activate(sum, p.activation);
+    }
+  }
+  return out;
+}
+
+AccuracyCheck CheckAccuracy(const std::vector<float>& out, const std::vector<double>& ref,
+                            const AccuracyBudget& budget) {
+  AccuracyCheck check;
+  if (out.size() != ref.size()) {
+    check.ratio = std::numeric_limits<double>::infinity();
+    check.max_abs_error = std::numeric_limits<double>::infinity();
+    return check;
+  }
+  for (size_t i = 0; i < out.size(); ++i) {
+    const double error = std::fabs(static_cast<double>(out[i]) - ref[i]);
+    const double bound = budget.atol + budget.rtol * std::fabs(ref[i]);
+    double ratio = 0;
+    if (!std::isfinite(error)) {
+      ratio = std::numeric_limits<double>::infinity();
+    } else if (error > 0) {
+      ratio = bound > 0 ? error / bound : std::numeric_limits<double>::infinity();
+    }
+    if (ratio > check.ratio || check.worst_index < 0) {
+      check.ratio = ratio;
+      check.max_abs_error = std::isfinite(error) ? error : std::numeric_limits<double>::infinity();
+      check.worst_index = static_cast<int64_t>(i);
+    }
+  }
+  return check;
+}
+
+std::vector<MatmulProblem> AccuracyProbes(const ArbitrationPoint& point) {
+  auto size = [&](size_t index, int64_t dynamic, int64_t clip) {
+    const int64_t value = point.shape.size() > index ? point.shape[index] : -1;
+    return value < 0 ? dynamic : std::max<int64_t>(1, std::min(value, clip));
+  };
+  return {ProblemFor(point, size(0, 64, 64), size(1, 64, 64), size(2, 256, 4096)),
+          ProblemFor(point, 7, 13, 5), ProblemFor(point, 16, 16, 4096)};
+}
+
+MatmulProblem TimedProblem(const ArbitrationPoint& point) {
+  auto size = [&](size_t index) {
+    const int64_t value = point.shape.size() > index ? point.shape[index] : -1;
+    return value < 0 ? int64_t{256} : value;
+  };
+  return ProblemFor(point, size(0), size(1), size(2));
+}
+
+}  // namespace tessera::arbiter

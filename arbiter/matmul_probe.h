@@ -1,0 +1,61 @@
+// Probe problems for tile.matmul: deterministic inputs, the plain C++ host reference (double
+// accumulation) and the accuracy check `|out − ref| ≤ atol + rtol·|ref|` (selection step 5).
+#ifndef TESSERA_ARBITER_MATMUL_PROBE_H_
+#define TESSERA_ARBITER_MATMUL_PROBE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "arbiter/arbitration_point.h"
+#include "arbiter/candidate.h"
+
+namespace tessera::arbiter {
+
+/// One matmul problem: sizes plus the op's movement (transposes, epilogue).
+struct MatmulProblem {
+  int64_t m = 0, n = 0, k = 0;
+  bool transpose_a = false;
+  bool transpose_b = false;
+  bool bias = false;
+  std::string activation = "none";
+
+  /// "MxNxK".
+  std::string ShapeText() const;
+};
+
+/// `point` with these sizes.
+MatmulProblem ProblemFor(const ArbitrationPoint& point, int64_t m, int64_t n, int64_t k);
+
+/// Inputs as stored: A is K×M when transposed (else M×K), B is N×K when transposed (else K×N),
+/// row-major; bias has N elements (empty without bias). Uniform in [-1, 1) from `seed`.
+struct MatmulInputs {
+  MatmulProblem problem;
+  std::vector<float> a, b, bias;
+};
+MatmulInputs MakeInputs(const MatmulProblem& problem, uint32_t seed);
+
+/// C = act(op(A)·op(B) + bias), accumulated in double; M×N row-major.
+std::vector<double> ReferenceMatmul(const MatmulInputs& inputs);
+
+/// The worst element of `out` against `ref` under `budget`: ratio = |out − ref| / (atol +
+/// rtol·|ref|), so ≤ 1 passes; a NaN or infinite output, or a size mismatch, is +inf.
+struct AccuracyCheck {
+  double ratio = 0;
+  double max_abs_error = 0;
+  int64_t worst_index = -1;
+};
+AccuracyCheck CheckAccuracy(const std::vector<float>& out, const std::vector<double>& ref,
+                            const AccuracyBudget& budget);
+
+/// The probes every candidate is checked on: the op's own shape (rows and columns clipped to
+/// 64, K kept up to 4096; dynamic sizes probed at 64 / 256), a small ragged one (7×13×5) and
+/// a large-K one (16×16×4096) where accumulated rounding shows against relative bounds.
+std::vector<MatmulProblem> AccuracyProbes(const ArbitrationPoint& point);
+
+/// The problem timed: the op's shape, a dynamic size taken as 256.
+MatmulProblem TimedProblem(const ArbitrationPoint& point);
+
+}  // namespace tessera::arbiter
+
+#endif  // TESSERA_ARBITER_MATMUL_PROBE_H_

@@ -1,0 +1,46 @@
+// Timing statistics and the noise rule of measurement (selection step 6): a candidate wins on
+// speed only when it is separated from the runner-up by more than twice the noise.
+#ifndef TESSERA_ARBITER_TIMING_H_
+#define TESSERA_ARBITER_TIMING_H_
+
+#include <string>
+#include <vector>
+
+namespace tessera::arbiter {
+
+/// The smallest noise the rule assumes (1 %): clock granularity and scheduling jitter make two
+/// medians closer than this indistinguishable even when their samples agree perfectly.
+inline constexpr double kNoiseFloor = 0.01;
+
+struct TimingSummary {
+  double median_s = 0;
+  double spread = 0;  ///< interquartile range / median
+  int samples = 0;
+};
+
+/// Median and relative interquartile spread of `samples` (seconds); zeros for no samples.
+TimingSummary Summarize(std::vector<double> samples);
+
+/// One measured contestant.
+struct Contestant {
+  std::string id;
+  TimingSummary timing;
+};
+
+struct Ranking {
+  std::string winner;
+  double separation = 0;  ///< (runner-up median − fastest median) / fastest median
+  double noise = 0;       ///< max(spread of the two, kNoiseFloor)
+  std::string reason;
+};
+
+/// Applies the rule to at least one contestant. The fastest wins when separation > 2 × noise.
+/// Otherwise, among the contestants within 2 × noise of the fastest, `incumbent` stays when it
+/// is one of them; else the first of them in `tie_order` (a fixed order, so that independent
+/// processes converge).
+Ranking Rank(const std::vector<Contestant>& contestants, const std::string& incumbent,
+             const std::vector<std::string>& tie_order);
+
+}  // namespace tessera::arbiter
+
+#endif  // TESSERA_ARBITER_TIMING_H_

@@ -1,0 +1,337 @@
+#include "jit/probers.h"
+
+#include <chrono>
+#include <fstream>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "base/status_macros.h"
+#include "jit/compiler.h"
+#include "jit/runtime/gpu_runtime.h"
+#include "jit/runtime/kernel_abi.h"
+
+namespace tessera::jit {
+namespace {
+
+using arbiter::ArbitrationPoint;
+using arbiter::Candidate;
+using arbiter::MatmulInputs;
+using arbiter::MatmulProblem;
+
+std::string Matrix(int64_t rows, int64_t columns, const std::string& element, bool dynamic) {
+  if (dynamic) return absl::StrCat("memref<?x?x", element, ">");
+  return absl::StrCat("memref<", rows, "x", columns, "x", element, ">");
+}
+
+/// The memref descriptor of a row-major buffer: {allocated, aligned, offset, sizes, strides}.
+std::vector<int64_t> Descriptor(const void* data, std::vector<int64_t> shape) {
+  std::vector<int64_t> descriptor = {reinterpret_cast<int64_t>(data),
+                                     reinterpret_cast<int64_t>(data), 0};
+  for (int64_t size : shape) descriptor.push_back(size);
+  int64_t stride = 1;
+  std::vector<int64_t> strides(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    strides[d] = stride;
+    stride *= shape[d];
+  }
+  for (int64_t s : strides) descriptor.push_back(s);
+  return descriptor;
+}
+
+/// Stored shapes of A and B.
+std::vector<int64_t> ShapeA(const MatmulProblem& p) {
+  return p.transpose_a ? std::vector<int64_t>{p.k, p.m} : std::vector<int64_t>{p.m, p.k};
+}
+std::vector<int64_t> ShapeB(const MatmulProblem& p) {
+  return p.transpose_b ? std::vector<int64_t>{p.n, p.k} : std::vector<int64_t>{p.k, p.n};
+}
+
+/// Descriptors of A, B, C (and bias) over the given data pointers, and the packed arguments.
+struct PackedArguments {
+  std::vector<std::vector<int64_t>> descriptors;
+  std::vector<void*> args;
+
+  PackedArguments(const MatmulProblem& p, const void* a, const void* b, const void* c,
+                  const void* bias) {
+    descriptors.push_back(Descriptor(a, ShapeA(p)));
+    descriptors.push_back(Descriptor(b, ShapeB(p)));
+    descriptors.push_back(Descriptor(c, {p.m, p.n}));
+    if (p.bias) descriptors.push_back(Descriptor(bias, {p.n}));
+    for (std::vector<int64_t>& d : descriptors) args.push_back(d.data());
+  }
+};
+
+CompileOptions ProbeOptions(const CompileOptions& base, const Candidate& candidate) {
+  CompileOptions options = base;
+  options.arbitrate = false;
+  options.matmul_delegate = candidate.id;
+  options.deterministic = false;  // the determinism gate has already run
+  options.dump_stages = false;
+  options.source_name = "<arbiter probe>";
+  options.decisions = nullptr;
+  return options;
+}
+
+std::string CpuModel() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  std::string model = "unknown CPU";
+  while (std::getline(cpuinfo, line)) {
+    if (absl::StartsWith(line, "model name")) {
+      model = line.substr(line.find(':') + 2);
+      break;
+    }
+  }
+  return absl::StrCat(model, " (", std::thread::hardware_concurrency(), " threads)");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Host
+
+class HostKernel : public arbiter::ProbeKernel {
+ public:
+  HostKernel(std::unique_ptr<CompiledModule> module, PackedEntry entry)
+      : module_(std::move(module)), entry_(entry) {}
+
+  absl::StatusOr<std::vector<float>> Run(const MatmulInputs& inputs) override {
+    inputs_ = inputs;
+    output_.assign(static_cast<size_t>(inputs.problem.m * inputs.problem.n), 0.0f);
+    packed_ = std::make_unique<PackedArguments>(inputs_.problem, inputs_.a.data(),
+                                                inputs_.b.data(), output_.data(),
+                                                inputs_.bias.data());
+    entry_(packed_->args.data());
+    return output_;
+  }
+
+  absl::StatusOr<double> Time(int repetitions) override {
+    if (packed_ == nullptr) return absl::FailedPreconditionError("Time before Run");
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < repetitions; ++i) entry_(packed_->args.data());
+    const auto stop = std::chrono::steady_clock::now();
+    return std::chrono::duration<double>(stop - start).count() / repetitions;
+  }
+
+ private:
+  std::unique_ptr<CompiledModule> module_;
+  PackedEntry entry_;
+  MatmulInputs inputs_;
+  std::vector<float> output_;
+  std::unique_ptr<PackedArguments> packed_;
+};
+
+class HostProber : public arbiter::Prober {
+ public:
+  explicit HostProber(CompileOptions options) : options_(std::move(options)) {}
+
+  std::string Device() const override {
+    static const std::string* model = new std::string(CpuModel());
+    return *model;
+  }
+  std::string TimingSource() const override { return "host steady_clock"; }
+  std::string Unavailable() const override { return ""; }
+
+  absl::StatusOr<std::unique_ptr<arbiter::ProbeKernel>> Prepare(
+      const ArbitrationPoint& point, const Candidate& candidate,
+      const MatmulProblem* problem) override {
+    TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<CompiledModule> module,
+                             Compile(MatmulProbeModule(point, problem),
+                                     ProbeOptions(options_, candidate)));
+    TESSERA_ASSIGN_OR_RETURN(PackedEntry entry, module->host->Lookup("probe"));
+    return std::unique_ptr<arbiter::ProbeKernel>(new HostKernel(std::move(module), entry));
+  }
+
+ private:
+  CompileOptions options_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// GPU
+
+class GpuKernel : public arbiter::ProbeKernel {
+ public:
+  GpuKernel(runtime::GpuRuntime* runtime, int ordinal, std::unique_ptr<CompiledModule> module,
+            std::unique_ptr<HostExecutable> host, PackedEntry entry, CUstream stream)
+      : runtime_(runtime),
+        ordinal_(ordinal),
+        module_(std::move(module)),
+        host_(std::move(host)),
+        entry_(entry),
+        stream_(stream) {}
+
+  ~GpuKernel() override {
+    runtime::InvocationScope scope(ordinal_, stream_);
+    (void)runtime_->Activate(ordinal_);
+    for (CUdeviceptr buffer : buffers_) (void)runtime_->Free(ordinal_, buffer);
+    host_.reset();  // its destructors unload the device image
+    (void)runtime_->DestroyStream(ordinal_, stream_);
+  }
+
+  absl::Status Initialize() {
+    runtime::InvocationScope scope(ordinal_, stream_);
+    TESSERA_RETURN_IF_ERROR(runtime_->Activate(ordinal_));
+    host_->RunInitializers();  // loads the device image
+    return scope.status();
+  }
+
+  absl::StatusOr<std::vector<float>> Run(const MatmulInputs& inputs) override {
+    const MatmulProblem& p = inputs.problem;
+    for (CUdeviceptr buffer : buffers_) TESSERA_RETURN_IF_ERROR(runtime_->Free(ordinal_, buffer));
+    buffers_.clear();
+    auto upload = [&](const std::vector<float>& data, size_t count) -> absl::StatusOr<CUdeviceptr> {
+      TESSERA_ASSIGN_OR_RETURN(CUdeviceptr buffer,
+                               runtime_->Allocate(ordinal_, std::max<size_t>(count, 1) * 4));
+      buffers_.push_back(buffer);
+      if (!data.empty()) {
+        TESSERA_RETURN_IF_ERROR(runtime_->Copy(ordinal_, reinterpret_cast<void*>(buffer),
+                                               data.data(), count * 4,
+                                               runtime::CopyKind::kHostToDevice, stream_));
+      }
+      return buffer;
+    };
+    const size_t c_count = static_cast<size_t>(p.m * p.n);
+    TESSERA_ASSIGN_OR_RETURN(CUdeviceptr a, upload(inputs.a, inputs.a.size()));
+    TESSERA_ASSIGN_OR_RETURN(CUdeviceptr b, upload(inputs.b, inputs.b.size()));
+    TESSERA_ASSIGN_OR_RETURN(CUdeviceptr c, upload({}, c_count));
+    TESSERA_ASSIGN_OR_RETURN(CUdeviceptr bias, upload(inputs.bias, inputs.bias.size()));
+    packed_ = std::make_unique<PackedArguments>(
+        p, reinterpret_cast<void*>(a), reinterpret_cast<void*>(b), reinterpret_cast<void*>(c),
+        reinterpret_cast<void*>(bias));
+    {
+      runtime::InvocationScope scope(ordinal_, stream_);
+      TESSERA_RETURN_IF_ERROR(runtime_->Activate(ordinal_));
+      entry_(packed_->args.data());
+      TESSERA_RETURN_IF_ERROR(scope.status());
+    }
+    TESSERA_RETURN_IF_ERROR(runtime_->Synchronize(ordinal_, stream_));
+    std::vector<float> out(c_count);
+    TESSERA_RETURN_IF_ERROR(runtime_->Copy(ordinal_, out.data(), reinterpret_cast<void*>(c),
+                                           c_count * 4, runtime::CopyKind::kDeviceToHost,
+                                           stream_));
+    return out;
+  }
+
+  absl::StatusOr<double> Time(int repetitions) override {
+    if (packed_ == nullptr) return absl::FailedPreconditionError("Time before Run");
+    TESSERA_ASSIGN_OR_RETURN(CUevent start, runtime_->CreateEvent(ordinal_));
+    TESSERA_ASSIGN_OR_RETURN(CUevent stop, runtime_->CreateEvent(ordinal_));
+    absl::Status status;
+    {
+      runtime::InvocationScope scope(ordinal_, stream_);
+      status = runtime_->Activate(ordinal_);
+      if (status.ok()) status = runtime_->RecordEvent(start, stream_);
+      for (int i = 0; status.ok() && i < repetitions; ++i) entry_(packed_->args.data());
+      if (status.ok()) status = scope.status();
+      if (status.ok()) status = runtime_->RecordEvent(stop, stream_);
+    }
+    absl::StatusOr<float> ms = status.ok() ? runtime_->ElapsedMs(start, stop)
+                                           : absl::StatusOr<float>(status);
+    (void)runtime_->DestroyEvent(ordinal_, start);
+    (void)runtime_->DestroyEvent(ordinal_, stop);
+    if (!ms.ok()) return ms.status();
+    return *ms / 1e3 / repetitions;
+  }
+
+ private:
+  runtime::GpuRuntime* runtime_;
+  int ordinal_;
+  std::unique_ptr<CompiledModule> module_;
+  std::unique_ptr<HostExecutable> host_;
+  PackedEntry entry_;
+  CUstream stream_;
+  std::vector<CUdeviceptr> buffers_;
+  std::unique_ptr<PackedArguments> packed_;
+};
+
+class GpuProber : public arbiter::Prober {
+ public:
+  explicit GpuProber(CompileOptions options) : options_(std::move(options)) {
+    absl::StatusOr<runtime::GpuRuntime*> runtime = runtime::GpuRuntime::Get();
+    if (!runtime.ok()) {
+      unavailable_ = absl::StrCat("no GPU to probe on: ", runtime.status().message());
+      return;
+    }
+    std::vector<std::string> found;
+    for (int ordinal = 0; ordinal < (*runtime)->device_count(); ++ordinal) {
+      absl::StatusOr<runtime::DeviceInfo> info = (*runtime)->Info(ordinal);
+      if (!info.ok()) continue;
+      if (info->arch == options_.arch) {
+        runtime_ = *runtime;
+        ordinal_ = ordinal;
+        device_ = absl::StrCat(info->name, " (", info->arch, ", device ", ordinal, ")");
+        return;
+      }
+      found.push_back(info->arch);
+    }
+    unavailable_ = absl::StrCat("no ", options_.arch, " device to probe on (found: ",
+                                found.empty() ? "none" : absl::StrJoin(found, ", "), ")");
+  }
+
+  std::string Device() const override { return device_.empty() ? "no device" : device_; }
+  std::string TimingSource() const override { return "CUDA events on a non-default stream"; }
+  std::string Unavailable() const override { return unavailable_; }
+
+  absl::StatusOr<std::unique_ptr<arbiter::ProbeKernel>> Prepare(
+      const ArbitrationPoint& point, const Candidate& candidate,
+      const MatmulProblem* problem) override {
+    if (runtime_ == nullptr) return absl::UnavailableError(unavailable_);
+    TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<CompiledModule> module,
+                             Compile(MatmulProbeModule(point, problem),
+                                     ProbeOptions(options_, candidate)));
+    TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<HostExecutable> host, LoadHostCode(*module));
+    TESSERA_ASSIGN_OR_RETURN(PackedEntry entry, host->Lookup("probe"));
+    TESSERA_ASSIGN_OR_RETURN(CUstream stream, runtime_->CreateStream(ordinal_));
+    auto kernel = std::make_unique<GpuKernel>(runtime_, ordinal_, std::move(module),
+                                              std::move(host), entry, stream);
+    TESSERA_RETURN_IF_ERROR(kernel->Initialize());
+    return std::unique_ptr<arbiter::ProbeKernel>(std::move(kernel));
+  }
+
+ private:
+  CompileOptions options_;
+  runtime::GpuRuntime* runtime_ = nullptr;
+  int ordinal_ = 0;
+  std::string device_;
+  std::string unavailable_;
+};
+
+}  // namespace
+
+std::string MatmulProbeModule(const ArbitrationPoint& point, const MatmulProblem* problem) {
+  const bool dynamic = problem == nullptr;
+  const MatmulProblem p = dynamic ? arbiter::ProblemFor(point, 0, 0, 0) : *problem;
+  auto element = [&](size_t index) {
+    return point.element_types.size() > index ? point.element_types[index] : std::string("f32");
+  };
+  const std::vector<int64_t> a = ShapeA(p);
+  const std::vector<int64_t> b = ShapeB(p);
+  const std::string a_type = Matrix(a[0], a[1], element(0), dynamic);
+  const std::string b_type = Matrix(b[0], b[1], element(1), dynamic);
+  const std::string c_type = Matrix(p.m, p.n, element(2), dynamic);
+  const std::string bias_type =
+      dynamic ? absl::StrCat("memref<?x", element(3), ">")
+              : absl::StrCat("memref<", p.n, "x", element(3), ">");
+  std::string attributes;
+  if (p.transpose_a || p.transpose_b) {
+    attributes = absl::StrCat(" {", p.transpose_a ? "transpose_a" : "",
+                              p.transpose_a && p.transpose_b ? ", " : "",
+                              p.transpose_b ? "transpose_b" : "", "}");
+  }
+  return absl::StrCat(
+      "func.func @probe(%a: ", a_type, ", %b: ", b_type, ", %c: ", c_type,
+      p.bias ? absl::StrCat(", %bias: ", bias_type) : "", ") {\n  tile.matmul %a, %b -> %c",
+      p.bias ? absl::StrCat(" bias(%bias : ", bias_type, ")") : "",
+      p.activation != "none" ? absl::StrCat(" activation(", p.activation, ")") : "",
+      " policy(", point.numeric_policy, ")", attributes, " : ", a_type, ", ", b_type, " -> ",
+      c_type, "\n  return\n}\n");
+}
+
+std::unique_ptr<arbiter::Prober> MakeProber(const CompileOptions& options) {
+  if (options.target == Target::kHost) return std::make_unique<HostProber>(options);
+  return std::make_unique<GpuProber>(options);
+}
+
+}  // namespace tessera::jit
