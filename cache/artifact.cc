@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "arbiter/decision_record.h"
 
 namespace tessera::cache {
 namespace {
@@ -117,6 +118,8 @@ std::string SerializeArtifact(const jit::CompiledModule& module) {
     for (const std::string& item : *list) w.String(item);
   }
   w.String(o.matmul_delegate);
+  w.I64(o.arbitrate);
+  w.String(arbiter::ToJson(module.decisions));
   w.U64(module.device_images.size());
   for (const jit::DeviceImage& image : module.device_images) {
     w.String(image.module_name);
@@ -184,7 +187,16 @@ absl::StatusOr<std::unique_ptr<jit::CompiledModule>> DeserializeArtifact(const s
       if (!r.String(item)) return broken("delegate");
     }
   }
-  if (!r.String(o.matmul_delegate) || !r.Count(images)) return broken("images");
+  int arbitrate = 0;
+  std::string decisions;
+  if (!r.String(o.matmul_delegate) || !r.Int(arbitrate) || !r.String(decisions)) {
+    return broken("decisions");
+  }
+  o.arbitrate = arbitrate != 0;
+  absl::StatusOr<std::vector<arbiter::DecisionRecord>> records = arbiter::RecordsFromJson(decisions);
+  if (!records.ok()) return broken(records.status().message());
+  module->decisions = *std::move(records);
+  if (!r.Count(images)) return broken("images");
   module->device_images.resize(images);
   for (jit::DeviceImage& image : module->device_images) {
     uint64_t kernels = 0;

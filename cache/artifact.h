@@ -12,9 +12,9 @@
 namespace tessera::cache {
 
 /// The artifact format; a different version on disk is a miss.
-inline constexpr int kArtifactFormatVersion = 2;  // 2: delegate symbols and identities
+inline constexpr int kArtifactFormatVersion = 3;  // 2: delegates; 3: arbiter decisions
 
-/// Serializes `module` (options, entries, host LLVM IR, device images).
+/// Serializes `module` (options, entries, host LLVM IR, decision records, device images).
 std::string SerializeArtifact(const jit::CompiledModule& module);
 
 /// The module back, without CompiledModule::host; DataLoss when `bytes` is not a well-formed

@@ -1,0 +1,418 @@
+// The arbiter without a compiler: the noise rule, timing statistics, the host reference and
+// accuracy check, decision records as JSON, the decision cache, and Arbitrate's gates driven
+// by a scripted prober (exact timings and outputs, so every rule is checked deterministically).
+#include "arbiter/arbiter.h"
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "arbiter/decision_cache.h"
+#include "arbiter/decision_record.h"
+#include "arbiter/matmul_probe.h"
+#include "arbiter/timing.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace tessera::arbiter {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(TimingTest, MedianAndRelativeInterquartileSpread) {
+  TimingSummary s = Summarize({5, 1, 3, 2, 4});
+  EXPECT_EQ(s.samples, 5);
+  EXPECT_DOUBLE_EQ(s.median_s, 3);
+  EXPECT_DOUBLE_EQ(s.spread, (4.0 - 2.0) / 3.0);
+  EXPECT_EQ(Summarize({}).samples, 0);
+}
+
+TEST(TimingTest, FastestWinsOnlyWhenSeparatedByMoreThanTwiceTheNoise) {
+  const std::vector<std::string> order = {"compiled", "openblas"};
+  // 30 % apart, 2 % noise: separated.
+  Ranking clear = Rank({{"compiled", {1.3, 0.02, 9}}, {"openblas", {1.0, 0.01, 9}}}, "", order);
+  EXPECT_EQ(clear.winner, "openblas");
+  EXPECT_NEAR(clear.separation, 0.3, 1e-12);
+  EXPECT_DOUBLE_EQ(clear.noise, 0.02);
+  EXPECT_THAT(clear.reason, HasSubstr("more than 2 × noise"));
+  // 3 % apart, 2 % noise: a tie. The stable order decides…
+  Ranking tie = Rank({{"compiled", {1.03, 0.02, 9}}, {"openblas", {1.0, 0.02, 9}}}, "", order);
+  EXPECT_EQ(tie.winner, "compiled");
+  EXPECT_THAT(tie.reason, HasSubstr("stable tie-break picks compiled"));
+  // …unless the incumbent is among the tied.
+  Ranking kept =
+      Rank({{"compiled", {1.0, 0.02, 9}}, {"openblas", {1.03, 0.02, 9}}}, "openblas", order);
+  EXPECT_EQ(kept.winner, "openblas");
+  EXPECT_THAT(kept.reason, HasSubstr("the incumbent openblas stays"));
+  // Perfectly steady samples still face the 1 % floor: 1.5 % apart is a tie.
+  Ranking floor = Rank({{"compiled", {1.015, 0, 9}}, {"openblas", {1.0, 0, 9}}}, "", order);
+  EXPECT_DOUBLE_EQ(floor.noise, kNoiseFloor);
+  EXPECT_EQ(floor.winner, "compiled");
+}
+
+TEST(MatmulProbeTest, ReferenceAppliesTransposesBiasAndActivation) {
+  MatmulInputs in;
+  in.problem.m = 1;
+  in.problem.n = 2;
+  in.problem.k = 2;
+  in.problem.transpose_b = true;  // B stored N×K
+  in.problem.bias = true;
+  in.problem.activation = "relu";
+  in.a = {1, 2};
+  in.b = {3, 4, -5, -6};  // columns (3,4) and (-5,-6)
+  in.bias = {0.5f, 1};
+  std::vector<double> out = ReferenceMatmul(in);
+  EXPECT_DOUBLE_EQ(out[0], 1 * 3 + 2 * 4 + 0.5);
+  EXPECT_DOUBLE_EQ(out[1], 0);  // relu(-17 + 1)
+}
+
+TEST(MatmulProbeTest, AccuracyRatioAgainstTheBudget) {
+  const AccuracyBudget budget{1e-3, 1e-5};
+  AccuracyCheck pass = CheckAccuracy({1.0f, 100.0f}, {1.0005, 100.0}, budget);
+  EXPECT_LT(pass.ratio, 1);
+  AccuracyCheck fail = CheckAccuracy({1.0f, 100.1f}, {1.0, 100.0}, budget);
+  EXPECT_GT(fail.ratio, 1);
+  EXPECT_EQ(fail.worst_index, 1);
+  EXPECT_TRUE(std::isinf(
+      CheckAccuracy({std::numeric_limits<float>::quiet_NaN()}, {0.0}, budget).ratio));
+  EXPECT_TRUE(std::isinf(CheckAccuracy({1.0f}, {1.0, 2.0}, budget).ratio));
+}
+
+TEST(MatmulProbeTest, ProbesIncludeTheOpShapeARaggedOneAndALargeK) {
+  ArbitrationPoint point;
+  point.shape = {1000, 30, 8192};
+  std::vector<MatmulProblem> probes = AccuracyProbes(point);
+  ASSERT_EQ(probes.size(), 3u);
+  EXPECT_EQ(probes[0].ShapeText(), "64x30x4096");
+  EXPECT_EQ(probes[1].ShapeText(), "7x13x5");
+  EXPECT_EQ(probes[2].ShapeText(), "16x16x4096");
+  point.shape = {-1, 30, -1};
+  EXPECT_EQ(AccuracyProbes(point)[0].ShapeText(), "64x30x256");
+  EXPECT_EQ(TimedProblem(point).ShapeText(), "256x30x256");
+  EXPECT_EQ(point.ShapeBucket(), "?x32x?");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Arbitrate with a scripted prober.
+
+struct Script {
+  double seconds = 1e-3;   ///< what Time reports per run
+  double error = 0;        ///< added to every output element
+  double error_from_k = 0; ///< … only for problems with K at least this
+  bool fail_prepare = false;
+};
+
+class ScriptedKernel : public ProbeKernel {
+ public:
+  explicit ScriptedKernel(Script script) : script_(script) {}
+  absl::StatusOr<std::vector<float>> Run(const MatmulInputs& inputs) override {
+    std::vector<double> reference = ReferenceMatmul(inputs);
+    std::vector<float> out(reference.begin(), reference.end());
+    if (inputs.problem.k >= script_.error_from_k) {
+      for (float& value : out) value += static_cast<float>(script_.error);
+    }
+    return out;
+  }
+  absl::StatusOr<double> Time(int) override {
+    // A little deterministic jitter, so spreads are real but tiny.
+    jitter_ = (jitter_ + 1) % 3;
+    return script_.seconds * (1 + 0.001 * jitter_);
+  }
+
+ private:
+  Script script_;
+  int jitter_ = 0;
+};
+
+class ScriptedProber : public Prober {
+ public:
+  std::map<std::string, Script> scripts;
+  int prepares = 0;
+  std::string unavailable;
+
+  std::string Device() const override { return "scripted device"; }
+  std::string TimingSource() const override { return "script"; }
+  std::string Unavailable() const override { return unavailable; }
+  absl::StatusOr<std::unique_ptr<ProbeKernel>> Prepare(const ArbitrationPoint&,
+                                                       const Candidate& candidate,
+                                                       const MatmulProblem*) override {
+    ++prepares;
+    Script script = scripts[candidate.id];
+    if (script.fail_prepare) return absl::InternalError("probe compile failed");
+    return std::unique_ptr<ProbeKernel>(new ScriptedKernel(script));
+  }
+};
+
+ArbitrationPoint Matmul(int64_t m, int64_t n, int64_t k) {
+  ArbitrationPoint p;
+  p.op = "tile.matmul";
+  p.location = "t.mlir:3:3";
+  p.function = "mm";
+  p.target = "host";
+  p.arch = "host";
+  p.element_types = {"f32", "f32", "f32"};
+  p.shape = {m, n, k};
+  return p;
+}
+
+Candidate Delegate(const std::string& id, const std::string& determinism = "deterministic") {
+  Candidate c;
+  c.id = id;
+  c.provenance = "vendor_library";
+  c.determinism = determinism;
+  c.accuracy = "reference_exact";
+  c.budget = BudgetFor(c.accuracy, std::nullopt, std::nullopt);
+  c.covers = "root_only";
+  c.identity = id + " v1";
+  c.route = "kernel_call " + id;
+  return c;
+}
+
+std::vector<Candidate> Field() {
+  return {CompiledCandidate("host", "toolchain 1"), Delegate("fastblas"), Delegate("slowblas")};
+}
+
+class ArbitrateTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    prober_.scripts["compiled"] = {2e-3};
+    prober_.scripts["fastblas"] = {1e-3};
+    prober_.scripts["slowblas"] = {4e-3};
+    context_.prober = &prober_;
+    context_.toolchain = "toolchain 1";
+  }
+  ScriptedProber prober_;
+  ArbitrationContext context_;
+};
+
+TEST_F(ArbitrateTest, MeasuresEverySurvivorAndPicksTheSeparatedFastest) {
+  absl::StatusOr<DecisionRecord> record = Arbitrate(Matmul(64, 64, 64), Field(), context_);
+  ASSERT_TRUE(record.ok()) << record.status();
+  EXPECT_EQ(record->winner, "fastblas");
+  EXPECT_EQ(record->route, "kernel_call fastblas");
+  EXPECT_EQ(record->source, "measured");
+  EXPECT_EQ(record->timing_source, "script");
+  EXPECT_EQ(record->measured_shape, "64x64x64");
+  EXPECT_NEAR(record->separation, 1.0, 0.01);  // compiled is 2× slower
+  for (const CandidateOutcome& o : record->candidates) {
+    EXPECT_EQ(o.gate, "") << o.candidate.id;
+    EXPECT_GE(o.samples, 3) << o.candidate.id;
+    EXPECT_GE(o.error_ratio, 0) << o.candidate.id;
+  }
+  EXPECT_NEAR(record->Find("slowblas")->median_s, 4e-3, 1e-5);
+}
+
+TEST_F(ArbitrateTest, GatesRunInOrderAndEachRemovalNamesItsGate) {
+  std::vector<Candidate> field = Field();
+  field.push_back(Delegate("gpublas"));
+  field.back().inapplicable = "it serves the nvptx target and this compile is for host";
+  field.push_back(Delegate("missing"));
+  field.back().unavailable = "library 'missing' is not registered";
+  field.push_back(Delegate("racy", "nondeterministic"));
+  prober_.scripts["racy"] = {1e-4};
+  prober_.scripts["slowblas"].error = 0.5;  // wrong everywhere
+  ArbitrationPoint point = Matmul(64, 64, 64);
+  point.deterministic = true;
+  absl::StatusOr<DecisionRecord> record = Arbitrate(point, field, context_);
+  ASSERT_TRUE(record.ok()) << record.status();
+  EXPECT_EQ(record->winner, "fastblas");
+  EXPECT_EQ(record->Find("gpublas")->gate, "applicability");
+  EXPECT_EQ(record->Find("missing")->gate, "availability");
+  EXPECT_EQ(record->Find("racy")->gate, "determinism");
+  EXPECT_THAT(record->Find("racy")->reason, HasSubstr("@mm must be deterministic"));
+  EXPECT_EQ(record->Find("racy")->samples, 0);  // removed before any probe
+  EXPECT_EQ(record->Find("slowblas")->gate, "accuracy");
+  EXPECT_THAT(record->Find("slowblas")->reason, HasSubstr("exceeds atol + rtol*|ref|"));
+}
+
+TEST_F(ArbitrateTest, TheLargeKProbeCatchesErrorThatGrowsWithK) {
+  prober_.scripts["fastblas"].error = 0.01;
+  prober_.scripts["fastblas"].error_from_k = 4096;
+  absl::StatusOr<DecisionRecord> record = Arbitrate(Matmul(32, 32, 32), Field(), context_);
+  ASSERT_TRUE(record.ok()) << record.status();
+  EXPECT_EQ(record->Find("fastblas")->gate, "accuracy");
+  EXPECT_EQ(record->Find("fastblas")->worst_probe, "16x16x4096");
+  EXPECT_EQ(record->winner, "compiled");
+  // A tolerance_bounded contract that covers the error passes the same probes.
+  std::vector<Candidate> field = Field();
+  field[1].accuracy = "tolerance_bounded";
+  field[1].budget = BudgetFor("tolerance_bounded", 0.02, std::nullopt);
+  record = Arbitrate(Matmul(32, 32, 32), field, context_);
+  ASSERT_TRUE(record.ok()) << record.status();
+  EXPECT_EQ(record->winner, "fastblas");
+  EXPECT_LT(record->Find("fastblas")->error_ratio, 1);
+}
+
+TEST_F(ArbitrateTest, ForcingRestrictsTheFieldAndAForcedRejectionNamesTheGate) {
+  ArbitrationPoint point = Matmul(64, 64, 64);
+  point.forced = "slowblas";
+  point.forced_by = "option `matmul_delegate`";
+  absl::StatusOr<DecisionRecord> record = Arbitrate(point, Field(), context_);
+  ASSERT_TRUE(record.ok()) << record.status();
+  EXPECT_EQ(record->winner, "slowblas");
+  EXPECT_EQ(record->Find("fastblas")->gate, "forcing");
+  EXPECT_EQ(record->Find("slowblas")->samples, 0);  // no contest, no timing
+
+  prober_.scripts["slowblas"].error = 1;
+  absl::Status wrong = Arbitrate(point, Field(), context_).status();
+  EXPECT_EQ(wrong.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(wrong.message(),
+              HasSubstr("t.mlir:3:3: error: tile.matmul: the forced candidate 'slowblas' "
+                        "(option `matmul_delegate`) is rejected by the accuracy gate: on probe"));
+
+  std::vector<Candidate> field = Field();
+  field[2].determinism = "nondeterministic";
+  point.deterministic = true;
+  EXPECT_THAT(Arbitrate(point, field, context_).status().message(),
+              HasSubstr("is rejected by the determinism gate: it declares determinism = "
+                        "\"nondeterministic\""));
+  point.forced = "mkl";
+  EXPECT_THAT(Arbitrate(point, field, context_).status().message(),
+              HasSubstr("the forced candidate 'mkl' (option `matmul_delegate`) is unknown; "
+                        "candidates: compiled, fastblas, slowblas"));
+}
+
+TEST_F(ArbitrateTest, NoSurvivorIsAReportNotAFallback) {
+  for (const char* id : {"compiled", "fastblas", "slowblas"}) prober_.scripts[id].error = 1;
+  absl::Status status = Arbitrate(Matmul(8, 8, 8), Field(), context_).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(),
+              AllOf(HasSubstr("no candidate can run tile.matmul (shape 8x8x8"),
+                    HasSubstr("compiled: removed by the accuracy gate"),
+                    HasSubstr("fastblas: removed by the accuracy gate"),
+                    HasSubstr("slowblas: removed by the accuracy gate")));
+}
+
+TEST_F(ArbitrateTest, TheSoleCompiledLoweringIsNeitherProbedNorCached) {
+  DecisionCache cache;
+  context_.cache = &cache;
+  std::vector<Candidate> field = Field();
+  field[1].unavailable = "library 'fastblas' is not registered";
+  field[2].unavailable = "library 'slowblas' is not registered";
+  absl::StatusOr<DecisionRecord> record = Arbitrate(Matmul(8, 8, 8), field, context_);
+  ASSERT_TRUE(record.ok()) << record.status();
+  EXPECT_EQ(record->winner, "compiled");
+  EXPECT_EQ(record->source, "sole candidate");
+  EXPECT_EQ(prober_.prepares, 0);
+  EXPECT_EQ(cache.stats().stores, 0u);
+}
+
+TEST_F(ArbitrateTest, WithoutProbesOnlyTheCompiledLoweringOrAForcedDelegateIsChosen) {
+  prober_.unavailable = "no sm_90 device to probe on (found: none)";
+  absl::StatusOr<DecisionRecord> record = Arbitrate(Matmul(64, 64, 64), Field(), context_);
+  ASSERT_TRUE(record.ok()) << record.status();
+  EXPECT_EQ(record->winner, "compiled");
+  EXPECT_EQ(record->source, "unprobed");
+  EXPECT_THAT(record->Find("fastblas")->reason, HasSubstr("not probed: no sm_90 device"));
+  ArbitrationPoint forced = Matmul(64, 64, 64);
+  forced.forced = "fastblas";
+  forced.forced_by = "attribute `delegate`";
+  record = Arbitrate(forced, Field(), context_);
+  ASSERT_TRUE(record.ok()) << record.status();
+  EXPECT_EQ(record->winner, "fastblas");
+  EXPECT_THAT(record->reason, HasSubstr("taken as declared"));
+  EXPECT_EQ(prober_.prepares, 0);
+}
+
+TEST_F(ArbitrateTest, DecisionsAreReusedAndAChangedIdentityMissesButKeepsTheRecord) {
+  const std::string dir = ::testing::TempDir() + "/decisions_reuse";
+  std::filesystem::remove_all(dir);
+  DecisionCache cache(dir);
+  context_.cache = &cache;
+  ASSERT_TRUE(Arbitrate(Matmul(64, 64, 64), Field(), context_).ok());
+  const int prepares = prober_.prepares;
+  // 60 rounds up to the same bucket (64): a hit, nothing probed.
+  absl::StatusOr<DecisionRecord> hit = Arbitrate(Matmul(60, 64, 64), Field(), context_);
+  ASSERT_TRUE(hit.ok());
+  EXPECT_EQ(hit->source, "cache");
+  EXPECT_EQ(hit->winner, "fastblas");
+  EXPECT_EQ(prober_.prepares, prepares);
+  // A fresh process reads the disk.
+  DecisionCache reopened(dir);
+  context_.cache = &reopened;
+  EXPECT_EQ(Arbitrate(Matmul(64, 64, 64), Field(), context_)->source, "cache");
+  // fastblas v2: a miss that names the change; within noise, the incumbent stays.
+  std::vector<Candidate> field = Field();
+  field[1].identity = "fastblas v2";
+  prober_.scripts["compiled"] = {1.005e-3};
+  absl::StatusOr<DecisionRecord> remeasured = Arbitrate(Matmul(64, 64, 64), field, context_);
+  ASSERT_TRUE(remeasured.ok());
+  EXPECT_THAT(remeasured->source,
+              HasSubstr("stale record (fastblas: fastblas v1 → fastblas v2) kept"));
+  EXPECT_EQ(remeasured->winner, "fastblas");
+  EXPECT_THAT(remeasured->reason, HasSubstr("the incumbent fastblas stays"));
+  EXPECT_EQ(reopened.stats().stale, 1u);
+  EXPECT_EQ(reopened.Records().size(), 2u);  // the old record is kept
+}
+
+TEST(DecisionRecordTest, JsonRoundTripsAndDamageIsDataLoss) {
+  DecisionRecord record;
+  record.key = "k";
+  record.base_key = "b";
+  record.point = Matmul(3, 4, 5);
+  record.point.forced = "x";
+  record.shape_bucket = "4x4x8";
+  CandidateOutcome outcome;
+  outcome.candidate = Delegate("fastblas");
+  outcome.median_s = 1.5e-3;
+  outcome.samples = 9;
+  outcome.gate = "accuracy";
+  outcome.reason = "too far \"off\"";
+  record.candidates.push_back(outcome);
+  record.winner = "compiled";
+  record.separation = 0.25;
+  absl::StatusOr<DecisionRecord> back = RecordFromJson(ToJson(record));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(ToJson(*back), ToJson(record));
+  EXPECT_EQ(back->point.shape, (std::vector<int64_t>{3, 4, 5}));
+  EXPECT_EQ(back->Find("fastblas")->reason, "too far \"off\"");
+  absl::StatusOr<std::vector<DecisionRecord>> list = RecordsFromJson(ToJson({record, record}));
+  ASSERT_TRUE(list.ok());
+  EXPECT_EQ(list->size(), 2u);
+  EXPECT_EQ(RecordFromJson("{\"key\": 1}").status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(RecordFromJson("{\"key\": \"k\"").status().message(), HasSubstr("not valid JSON"));
+  EXPECT_THAT(FormatRecord(record), AllOf(HasSubstr("tile.matmul at t.mlir:3:3 in @mm"),
+                                          HasSubstr("removed by accuracy: too far")));
+}
+
+TEST(DecisionCacheTest, ADamagedFileIsAMissAndIsRemoved) {
+  const std::string dir = ::testing::TempDir() + "/decisions_damaged";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir + "/base");
+  std::FILE* file = std::fopen((dir + "/base/key.json").c_str(), "w");
+  std::fputs("{\"key\": \"key\", truncated", file);
+  std::fclose(file);
+  DecisionCache cache(dir);
+  DecisionCache::Lookup lookup = cache.Find("key", "base");
+  EXPECT_FALSE(lookup.fresh);
+  EXPECT_FALSE(lookup.stale);
+  EXPECT_EQ(cache.stats().damaged, 1u);
+  EXPECT_FALSE(std::filesystem::exists(dir + "/base/key.json"));
+}
+
+TEST(DecisionKeysTest, EachComponentChangesTheKey) {
+  const std::vector<Candidate> field = Field();
+  const DecisionKeys base = KeysFor(Matmul(64, 64, 64), field, "cpu", "t1");
+  EXPECT_EQ(KeysFor(Matmul(50, 64, 64), field, "cpu", "t1").full, base.full);  // same bucket
+  EXPECT_NE(KeysFor(Matmul(65, 64, 64), field, "cpu", "t1").base, base.base);
+  EXPECT_NE(KeysFor(Matmul(64, 64, 64), field, "gpu", "t1").base, base.base);
+  ArbitrationPoint deterministic = Matmul(64, 64, 64);
+  deterministic.deterministic = true;
+  EXPECT_NE(KeysFor(deterministic, field, "cpu", "t1").base, base.base);
+  // Toolchain and identities change the key, not the base key.
+  const DecisionKeys toolchain = KeysFor(Matmul(64, 64, 64), field, "cpu", "t2");
+  EXPECT_EQ(toolchain.base, base.base);
+  EXPECT_NE(toolchain.full, base.full);
+  std::vector<Candidate> changed = field;
+  changed[1].identity = "fastblas v2";
+  EXPECT_NE(KeysFor(Matmul(64, 64, 64), changed, "cpu", "t1").full, base.full);
+}
+
+}  // namespace
+}  // namespace tessera::arbiter

@@ -1,0 +1,54 @@
+/* CBLAS-compatible row-major SGEMMs registered as matmul providers by the arbiter tests:
+ * tessera_test_sgemm computes exactly like the reference (f32 products, sequential sums);
+ * tessera_test_sgemm_tf32 rounds A and B to TF32 (10 mantissa bits, to nearest) first — inside
+ * a reference_exact budget for short sums, outside it once K is large. Built twice (TESSERA_TEST_GEMM_BUILD)
+ * so the tests can change the library's identity. */
+#include <stdint.h>
+#include <string.h>
+
+#ifndef TESSERA_TEST_GEMM_BUILD
+#define TESSERA_TEST_GEMM_BUILD "a"
+#endif
+
+const char* tessera_test_gemm_build(void) { return "test gemm build " TESSERA_TEST_GEMM_BUILD; }
+
+static float Tf32(float value) {
+  uint32_t bits;
+  memcpy(&bits, &value, sizeof(bits));
+  bits = (bits + 0x1000u) & 0xffffe000u; /* round to nearest (ties away) */
+  memcpy(&value, &bits, sizeof(bits));
+  return value;
+}
+
+static void Gemm(int layout, int trans_a, int trans_b, int m, int n, int k, float alpha,
+                 const float* a, int lda, const float* b, int ldb, float beta, float* c,
+                 int ldc, int tf32) {
+  if (layout != 101) return; /* row-major only */
+  for (int i = 0; i < m; ++i) {
+    for (int j = 0; j < n; ++j) {
+      float sum = 0.0f;
+      for (int l = 0; l < k; ++l) {
+        float x = trans_a == 112 ? a[l * lda + i] : a[i * lda + l];
+        float y = trans_b == 112 ? b[j * ldb + l] : b[l * ldb + j];
+        if (tf32) {
+          x = Tf32(x);
+          y = Tf32(y);
+        }
+        sum += x * y;
+      }
+      c[i * ldc + j] = alpha * sum + (beta == 0.0f ? 0.0f : beta * c[i * ldc + j]);
+    }
+  }
+}
+
+void tessera_test_sgemm(int layout, int trans_a, int trans_b, int m, int n, int k, float alpha,
+                        const float* a, int lda, const float* b, int ldb, float beta, float* c,
+                        int ldc) {
+  Gemm(layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, 0);
+}
+
+void tessera_test_sgemm_tf32(int layout, int trans_a, int trans_b, int m, int n, int k,
+                             float alpha, const float* a, int lda, const float* b, int ldb,
+                             float beta, float* c, int ldc) {
+  Gemm(layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, 1);
+}
