@@ -20,6 +20,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/strings/match.h"
+#include "arbiter/decision_cache.h"
+#include "arbiter/decision_record.h"
 #include "cache/compile_cache.h"
 #include "capi/include/tessera_jit.h"
 #include "jit/compile_options.h"
@@ -49,6 +51,9 @@ struct tessera_jit_context {
   std::unique_ptr<tessera::cache::CompileCache> cache;
   std::shared_ptr<tessera::jit::delegates::DelegateRegistry> delegates =
       std::make_shared<tessera::jit::delegates::DelegateRegistry>();
+  /// The arbiter's decisions: `<cache root>/decisions` beside the compile cache (memory only
+  /// when the compile cache has no disk tier).
+  std::shared_ptr<tessera::arbiter::DecisionCache> decisions;
   absl::Mutex mu;
   std::string last_miss_reason ABSL_GUARDED_BY(mu);
   std::vector<std::string> delegate_identities ABSL_GUARDED_BY(mu);
@@ -64,6 +69,7 @@ struct tessera_jit_module {
   tessera_jit_context* context = nullptr;
   std::shared_ptr<const CompiledModule> compiled;  // shared with the compile cache
   std::string all_ptx;
+  std::string decisions_json;
 
   /// nvptx: the JIT'd host code that launches the kernels, created on first lookup.
   absl::once_flag device_host_once;
@@ -356,6 +362,9 @@ tessera_jit_error_t* tessera_jit_context_create(const tessera_jit_context_option
     cache.disk_max_bytes = options->cache_disk_bytes;
   }
   context->cache = std::make_unique<tessera::cache::CompileCache>(std::move(cache));
+  const tessera::cache::CacheStats cache_stats = context->cache->stats();
+  context->decisions = std::make_shared<tessera::arbiter::DecisionCache>(
+      cache_stats.disk_enabled ? cache_stats.disk_root + "/decisions" : "");
   if (options->default_target != nullptr) {
     auto target = tessera::jit::ParseTarget(options->default_target);
     if (!target.ok()) {
@@ -435,6 +444,41 @@ tessera_jit_error_t* tessera_jit_context_register_default_libraries(
     chosen = *parsed;
   }
   return MakeError(context->delegates->RegisterDefaultLibraries(chosen));
+}
+
+tessera_jit_error_t* tessera_jit_context_declare_matmul_provider(
+    tessera_jit_context_t* context, const tessera_jit_matmul_provider_t* provider) {
+  if (context == nullptr) return InvalidArgument("context is NULL");
+  if (provider == nullptr) return InvalidArgument("provider is NULL");
+  if (absl::Status status = CheckStructSize(provider->struct_size,
+                                            TESSERA_JIT_MATMUL_PROVIDER_STRUCT_SIZE,
+                                            "tessera_jit_matmul_provider_t");
+      !status.ok()) {
+    return MakeError(status);
+  }
+  auto text = [](const char* value) { return value == nullptr ? std::string() : std::string(value); };
+  tessera::jit::delegates::MatmulProvider declared;
+  declared.name = text(provider->name);
+  declared.library = text(provider->library);
+  declared.callee = text(provider->callee);
+  auto target = tessera::jit::ParseTarget(text(provider->target));
+  if (!target.ok()) {
+    return MakeError(absl::InvalidArgumentError(
+        absl::StrCat("tessera_jit_matmul_provider_t.target: ", target.status().message())));
+  }
+  declared.target = *target;
+  declared.abi = *target == Target::kHost ? "cblas_sgemm" : "cublasSgemm_v2";
+  declared.arch = text(provider->arch);
+  declared.provenance = text(provider->provenance);
+  declared.covers = text(provider->covers);
+  declared.determinism = text(provider->determinism);
+  declared.accuracy = text(provider->accuracy);
+  if (provider->tolerance != 0) declared.tolerance = provider->tolerance;
+  if (provider->tolerance_rel != 0) declared.tolerance_rel = provider->tolerance_rel;
+  if (absl::Status status = context->delegates->DeclareMatmulProvider(declared); !status.ok()) {
+    return MakeError(status);
+  }
+  return nullptr;
 }
 
 tessera_jit_error_t* tessera_jit_context_register_kernel_image(
@@ -549,6 +593,7 @@ tessera_jit_error_t* tessera_jit_compile(tessera_jit_context_t* context, const c
   compile.opt_level = options->opt_level;
   compile.deterministic = (options->flags & TESSERA_JIT_DETERMINISTIC) != 0;
   compile.delegates = context->delegates;
+  compile.decisions = context->decisions;
   if (options->struct_size >= TESSERA_JIT_COMPILE_OPTIONS_STRUCT_SIZE &&
       options->matmul_delegate != nullptr) {
     compile.matmul_delegate = options->matmul_delegate;
@@ -565,6 +610,7 @@ tessera_jit_error_t* tessera_jit_compile(tessera_jit_context_t* context, const c
   for (const auto& image : module->compiled->device_images) {
     absl::StrAppend(&module->all_ptx, "// gpu.module @", image.module_name, "\n", image.ptx);
   }
+  module->decisions_json = tessera::arbiter::ToJson(module->compiled->decisions);
   *out_module = module.release();
   return nullptr;
 }
@@ -615,6 +661,10 @@ tessera_jit_error_t* tessera_jit_module_get_text(const tessera_jit_module_t* mod
         text = &module->compiled->device_images.front().cubin;
       }
       break;
+    case TESSERA_JIT_TEXT_DECISIONS:
+      *out_data = module->decisions_json.c_str();  // "[]" for a module without Tile ops
+      *out_size = module->decisions_json.size();
+      return nullptr;
     default:
       return InvalidArgument(absl::StrCat("unknown text kind ", static_cast<int>(kind)));
   }

@@ -24,7 +24,7 @@ extern "C" {
 #endif
 
 #define TESSERA_JIT_API_MAJOR 0
-#define TESSERA_JIT_API_MINOR 2
+#define TESSERA_JIT_API_MINOR 3
 
 /* The API version the library implements. Thread-safe. */
 void tessera_jit_get_api_version(int* out_major, int* out_minor);
@@ -156,6 +156,41 @@ size_t tessera_jit_context_get_delegate_count(tessera_jit_context_t* context);
 const char* tessera_jit_context_get_delegate_identity(tessera_jit_context_t* context,
                                                       size_t index, size_t* out_size);
 
+/* A matmul provider (API 0.3): declares that `library` (registered) serves tile.matmul through
+ * `callee`, which has the ABI of cblas_sgemm (target "host") or cublasSgemm_v2 ("nvptx"). It
+ * becomes an arbiter candidate with this contract (the delegation contract of docs/ir.md). */
+typedef struct tessera_jit_matmul_provider_t {
+  size_t struct_size;      /* TESSERA_JIT_MATMUL_PROVIDER_STRUCT_SIZE */
+  const char* name;        /* the candidate id; not "compiled", "openblas" or "cublas" */
+  const char* library;     /* a registered library that defines `callee` */
+  const char* callee;
+  const char* target;      /* "host" or "nvptx" */
+  const char* arch;        /* the arch envelope, e.g. "host" or "sm_80+" */
+  const char* provenance;  /* "vendor_library" | "handwritten_kernel" */
+  const char* covers;      /* "root_only" | "whole_region" */
+  const char* determinism; /* "deterministic" | "nondeterministic" */
+  const char* accuracy;    /* "reference_exact" | "tolerance_bounded" */
+  double tolerance;        /* absolute bound; 0: none */
+  double tolerance_rel;    /* relative bound; 0: none */
+} tessera_jit_matmul_provider_t;
+#define TESSERA_JIT_MATMUL_PROVIDER_STRUCT_SIZE \
+  (offsetof(tessera_jit_matmul_provider_t, tolerance_rel) + sizeof(double))
+
+static inline void tessera_jit_matmul_provider_init(tessera_jit_matmul_provider_t* out_provider) {
+  memset(out_provider, 0, sizeof(*out_provider));
+  out_provider->struct_size = TESSERA_JIT_MATMUL_PROVIDER_STRUCT_SIZE;
+  out_provider->target = "host";
+  out_provider->arch = "host";
+  out_provider->provenance = "handwritten_kernel";
+  out_provider->covers = "root_only";
+  out_provider->determinism = "deterministic";
+  out_provider->accuracy = "reference_exact";
+}
+/* INVALID_ARGUMENT naming the field for a malformed contract, an unregistered library or a
+ * callee it does not define. */
+tessera_jit_error_t* tessera_jit_context_declare_matmul_provider(
+    tessera_jit_context_t* context, const tessera_jit_matmul_provider_t* provider);
+
 /* Delegate calls made by JIT'd code in this process so far (all contexts). */
 uint64_t tessera_jit_get_delegate_dispatch_count(void);
 
@@ -197,8 +232,9 @@ typedef struct tessera_jit_compile_options_t {
   uint32_t flags;     /* TESSERA_JIT_DETERMINISTIC, … */
   int32_t opt_level;  /* 0-3 */
   /* --- API 0.2 --- */
-  const char* matmul_delegate; /* "openblas" (host) or "cublas" (nvptx) serves every tile.matmul;
-                                  NULL: only ops with `delegate = "…"` use one */
+  const char* matmul_delegate; /* forces every tile.matmul onto one arbiter candidate: a matmul
+                                  provider ("openblas", "cublas", a declared one) or "compiled";
+                                  NULL: the arbiter chooses (ops with `delegate = "…"` are forced) */
 } tessera_jit_compile_options_t;
 #define TESSERA_JIT_COMPILE_OPTIONS_STRUCT_SIZE \
   (offsetof(tessera_jit_compile_options_t, matmul_delegate) + sizeof(const char*))
@@ -228,6 +264,8 @@ typedef enum tessera_jit_text_kind_t {
   TESSERA_JIT_TEXT_LLVM = 0,  /* the host code as LLVM IR */
   TESSERA_JIT_TEXT_PTX = 1,   /* the PTX of every device image (nvptx) */
   TESSERA_JIT_TEXT_CUBIN = 2, /* the cubin of the first device image (nvptx; binary) */
+  TESSERA_JIT_TEXT_DECISIONS = 3, /* API 0.3: the arbiter's decision records, one per Tile op,
+                                     as a JSON array (docs/arbiter.md) */
 } tessera_jit_text_kind_t;
 
 /* Borrows an artifact of the module (valid while the module). NOT_FOUND when the module has

@@ -11,6 +11,7 @@ Errors raise TesseraError carrying the C API's code and message. The shared libr
 through $TESSERA_JIT_LIBRARY, else bazel-bin/capi/libtessera_jit.so in the source tree.
 """
 import ctypes
+import json
 import os
 
 import numpy as np
@@ -24,7 +25,7 @@ __all__ = ["TesseraError", "Context", "Module", "Function", "DeviceArray", "is_g
 _KDL_CPU, _KDL_CUDA = 1, 2
 _KDL_INT, _KDL_UINT, _KDL_FLOAT, _KDL_BFLOAT = 0, 1, 2, 4
 _ARG_TENSOR, _ARG_INT, _ARG_FLOAT = 0, 1, 2
-_TEXT_LLVM, _TEXT_PTX, _TEXT_CUBIN = 0, 1, 2
+_TEXT_LLVM, _TEXT_PTX, _TEXT_CUBIN, _TEXT_DECISIONS = 0, 1, 2, 3
 _COPY_H2D, _COPY_D2H = 0, 1
 
 _CODE_NAMES = {0: "OK", 1: "CANCELLED", 2: "UNKNOWN", 3: "INVALID_ARGUMENT",
@@ -80,6 +81,13 @@ class _CompileOptions(ctypes.Structure):
                 ("opt_level", ctypes.c_int32), ("matmul_delegate", ctypes.c_char_p)]
 
 
+class _MatmulProvider(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_size_t)] + [
+        (name, ctypes.c_char_p) for name in ("name", "library", "callee", "target", "arch",
+                                             "provenance", "covers", "determinism", "accuracy")
+    ] + [("tolerance", ctypes.c_double), ("tolerance_rel", ctypes.c_double)]
+
+
 class _ArgInfo(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_size_t), ("kind", ctypes.c_int), ("dtype", _DLDataType),
                 ("ndim", ctypes.c_int32), ("shape", ctypes.POINTER(ctypes.c_int64)),
@@ -121,6 +129,8 @@ _get_api_version = _declare("tessera_jit_get_api_version", None, ctypes.POINTER(
 _context_create = _declare("tessera_jit_context_create", _ERR, ctypes.POINTER(_ContextOptions),
                            ctypes.POINTER(_P))
 _context_destroy = _declare("tessera_jit_context_destroy", None, _P)
+_declare_provider = _declare("tessera_jit_context_declare_matmul_provider", _ERR, _P,
+                             ctypes.POINTER(_MatmulProvider))
 _register_library = _declare("tessera_jit_context_register_library", _ERR, _P, ctypes.c_char_p,
                              ctypes.c_char_p)
 _register_defaults = _declare("tessera_jit_context_register_default_libraries", _ERR, _P,
@@ -336,6 +346,10 @@ class Module:
     def cubin(self):
         return self._text(_TEXT_CUBIN)
 
+    def decisions(self):
+        """The arbiter's decision records, one dict per Tile op (docs/arbiter.md)."""
+        return json.loads(self._text(_TEXT_DECISIONS).decode())
+
     def __del__(self):
         if getattr(self, "_handle", None):
             _module_destroy(self._handle)
@@ -363,6 +377,23 @@ class Context:
     def register_library(self, name, path):
         """Registers a vendor library as delegate `name` (kernel_call callees resolve in it)."""
         _check(_register_library(self._handle, name.encode(), path.encode()))
+
+    def declare_matmul_provider(self, name, library, callee, target="host", arch="host",
+                                provenance="handwritten_kernel", covers="root_only",
+                                determinism="deterministic", accuracy="reference_exact",
+                                tolerance=0.0, tolerance_rel=0.0):
+        """Declares that registered `library` serves tile.matmul through `callee` (cblas_sgemm's
+        ABI on the host, cublasSgemm_v2's on nvptx): a new arbiter candidate."""
+        provider = _MatmulProvider()
+        provider.struct_size = ctypes.sizeof(_MatmulProvider)
+        for field, value in (("name", name), ("library", library), ("callee", callee),
+                             ("target", target), ("arch", arch), ("provenance", provenance),
+                             ("covers", covers), ("determinism", determinism),
+                             ("accuracy", accuracy)):
+            setattr(provider, field, value.encode())
+        provider.tolerance = tolerance
+        provider.tolerance_rel = tolerance_rel
+        _check(_declare_provider(self._handle, ctypes.byref(provider)))
 
     def register_default_libraries(self, target=None):
         _check(_register_defaults(self._handle, target.encode() if target else None))

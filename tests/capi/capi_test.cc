@@ -229,6 +229,37 @@ func.func @mm(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>) {
               HasSubstr("the forced candidate 'openblas' (option `matmul_delegate`) is rejected "
                         "by the availability gate: library 'openblas' is not registered"));
   tessera_jit_context_destroy(bare);
+
+  // The arbiter decides when nothing is forced; its records come back as JSON.
+  compile.matmul_delegate = nullptr;
+  ASSERT_OK(tessera_jit_compile(context, source, sizeof(source) - 1, &compile, &module));
+  const char* json = nullptr;
+  size_t json_size = 0;
+  ASSERT_OK(tessera_jit_module_get_text(module, TESSERA_JIT_TEXT_DECISIONS, &json, &json_size));
+  const std::string decisions(json, json_size);
+  EXPECT_THAT(decisions, AllOf(HasSubstr("\"op\": \"tile.matmul\""), HasSubstr("\"id\": \"openblas\""),
+                               HasSubstr("\"timing_source\": \"host steady_clock\""),
+                               HasSubstr("\"winner\": ")));
+  tessera_jit_module_destroy(module);
+
+  // Declared providers: the contract is checked field by field.
+  tessera_jit_matmul_provider_t provider;
+  tessera_jit_matmul_provider_init(&provider);
+  provider.name = "blas2";
+  provider.library = "openblas";
+  provider.callee = "cblas_sgemm";
+  provider.accuracy = "tolerance_bounded";
+  Error unbounded(tessera_jit_context_declare_matmul_provider(context, &provider));
+  EXPECT_EQ(unbounded.code(), TESSERA_JIT_INVALID_ARGUMENT);
+  EXPECT_THAT(unbounded.message(),
+              HasSubstr("accuracy=tolerance_bounded requires `tolerance` and/or `tolerance_rel`"));
+  provider.tolerance = 1e-3;
+  ASSERT_OK(tessera_jit_context_declare_matmul_provider(context, &provider));
+  compile.matmul_delegate = "blas2";
+  ASSERT_OK(tessera_jit_compile(context, source, sizeof(source) - 1, &compile, &module));
+  ASSERT_OK(tessera_jit_module_get_text(module, TESSERA_JIT_TEXT_DECISIONS, &json, &json_size));
+  EXPECT_THAT(std::string(json, json_size), HasSubstr("\"winner\": \"blas2\""));
+  tessera_jit_module_destroy(module);
   tessera_jit_context_destroy(context);
 }
 

@@ -139,6 +139,28 @@ class PythonBindingTest(unittest.TestCase):
         np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-5)
         ctx.close()
 
+    def test_arbiter_decisions(self):
+        ctx = tj.Context(default_target="host", cache_dir="")
+        ctx.register_default_libraries()
+        # openblas's own cblas_sgemm, declared again as a provider with a bounded contract.
+        ctx.declare_matmul_provider("blas2", "openblas", "cblas_sgemm", provenance="vendor_library",
+                                    accuracy="tolerance_bounded", tolerance=1e-3)
+        with self.assertRaises(tj.TesseraError) as raised:
+            ctx.declare_matmul_provider("bad", "nolib", "cblas_sgemm")
+        self.assertIn("library 'nolib' is not registered", str(raised.exception))
+        module = ctx.compile(SOURCE.replace(" activation(relu)", "").replace(
+            " bias(%bias : memref<?xf32>)", ""))
+        records = module.decisions()
+        self.assertIn("tile.map", [r["point"]["op"] for r in records])  # every Tile op has one
+        [record] = [r for r in records if r["point"]["op"] == "tile.matmul"]
+        ids = {c["id"]: c for c in record["candidates"]}
+        self.assertEqual(set(ids), {"compiled", "openblas", "cublas", "blas2"})
+        self.assertEqual(ids["cublas"]["gate"], "applicability")
+        self.assertIn(record["winner"], ("compiled", "openblas", "blas2"))
+        self.assertEqual(ids["blas2"]["atol"], 1e-3)
+        self.assertEqual(record["source"], "measured")
+        ctx.close()
+
     def test_gpu_absent(self):
         if tj.is_gpu_available():
             self.skipTest("a GPU is present")
