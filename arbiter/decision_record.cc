@@ -306,7 +306,8 @@ std::string FormatRecord(const DecisionRecord& r) {
                   p.DtypeText(), ", ", p.Movement(), ", policy ", p.numeric_policy, ", ",
                   p.layout, ", ", p.deterministic ? "deterministic" : "determinism not required",
                   "\n");
-  absl::StrAppend(&text, "  target ", p.target, " ", p.arch, " on ", p.device, "\n");
+  absl::StrAppend(&text, "  target ", p.target, p.arch == p.target ? "" : " " + p.arch, " on ",
+                  p.device, "\n");
   if (!p.forced.empty()) absl::StrAppend(&text, "  forced: ", p.forced, " by ", p.forced_by, "\n");
   absl::StrAppend(&text, "  winner: ", r.winner, " — ", r.reason, "\n");
   absl::StrAppend(&text, "  route: ", r.route, "\n");

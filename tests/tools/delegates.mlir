@@ -18,7 +18,7 @@
 // RUN: not tessera-jit run %examples/mlp.mlir --entry mlp --target host --default-libraries --matmul-delegate openblas 2>&1 | FileCheck %s --check-prefix=DECLINE
 // DECLINE: the forced candidate 'openblas' (option `matmul_delegate`) is rejected by the applicability gate: it covers root_only and the op has a fused epilogue
 
-// Without the library, the compile names what it searched.
+// Without the library, forcing it names the gate that refused it.
 // RUN: not tessera-jit compile %s --matmul-delegate openblas 2>&1 | FileCheck %s --check-prefix=MISSING
 // MISSING: delegates.mlir:25:3: error: tile.matmul: the forced candidate 'openblas' (option `matmul_delegate`) is rejected by the availability gate: library 'openblas' is not registered
 func.func @mm(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>) {

@@ -4,6 +4,7 @@
 //                            [--emit mlir|llvm|ptx|cubin] [-o OUT]
 //   tessera-jit run FILE --entry NAME [--target auto|host|nvptx] [--size N] [--shape I=AxB]
 //                        [--scalar I=V] [--runs N] [--seed S]
+//   tessera-jit explain FILE [compile options] [--json]
 //   tessera-jit repl
 //   tessera-jit cache stats|ls|explain FILE|clear [--dir DIR]
 //   tessera-jit delegates [--library NAME=PATH]... [--default-libraries] [--target T]
@@ -20,6 +21,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "base/files.h"
+#include "arbiter/decision_cache.h"
+#include "arbiter/decision_record.h"
 #include "cache/compile_cache.h"
 #include "jit/compile_options.h"
 #include "jit/compiler.h"
@@ -37,6 +40,9 @@ constexpr char kUsage[] = R"(usage:
   tessera-jit run FILE --entry NAME [options]
                                        run an entry on random inputs: checksum, timing, and
                                        host-vs-device agreement when it runs on the GPU
+  tessera-jit explain FILE [options] [--json]
+                                       compile (or reuse) and print the arbiter's decision
+                                       for every Tile op: candidates, gates, timings, winner
   tessera-jit repl                     an interactive session (:help inside)
   tessera-jit cache stats|ls|explain FILE|clear
                                        inspect or clear the compile cache on disk
@@ -59,7 +65,9 @@ compile options:
   -o OUT                write the output to OUT instead of standard output
   --library NAME=PATH   register a vendor library as delegate NAME (repeatable)
   --default-libraries   register the target's default set (host: openblas; nvptx: cublas)
-  --matmul-delegate P   serve every tile.matmul with provider P (openblas, cublas)
+  --matmul-delegate P   force every tile.matmul onto arbiter candidate P (openblas, cublas,
+                        compiled); by default the arbiter measures and chooses
+  --json                explain: the decision records as JSON
 
 run options (and --library, --default-libraries, --matmul-delegate as above):
   --entry NAME          the entry function (required)
@@ -79,6 +87,7 @@ struct Arguments {
   tessera::jit::CompileOptions options;
   std::vector<std::pair<std::string, std::string>> libraries;
   bool default_libraries = false;
+  bool json = false;
 };
 
 /// Parses NAME=PATH; false when malformed.
@@ -155,6 +164,8 @@ std::string ParseCompile(int argc, char** argv, Arguments& args) {
       args.default_libraries = true;
     } else if (arg == "--matmul-delegate") {
       if (!value(args.options.matmul_delegate)) return "--matmul-delegate needs a provider";
+    } else if (arg == "--json") {
+      args.json = true;
     } else if (!arg.empty() && arg[0] == '-') {
       return absl::StrCat("unknown option '", arg, "'");
     } else if (args.file.empty()) {
@@ -163,7 +174,7 @@ std::string ParseCompile(int argc, char** argv, Arguments& args) {
       return absl::StrCat("unexpected argument '", arg, "'");
     }
   }
-  if (args.file.empty()) return "compile needs a FILE";
+  if (args.file.empty()) return absl::StrCat(argv[1], " needs a FILE");
   if ((args.emit == "ptx" || args.emit == "cubin") &&
       args.options.target != tessera::jit::Target::kNvptx) {
     return absl::StrCat("--emit ", args.emit, " needs --target nvptx");
@@ -203,45 +214,77 @@ std::string Render(const tessera::jit::CompiledModule& module, const std::string
   return text;
 }
 
+/// Compiles `args.file` with its options and registry: through the compile cache (and the
+/// decision cache beside it), except when the stages are asked for (they are not cached).
+absl::StatusOr<std::shared_ptr<const tessera::jit::CompiledModule>> CompileFile(Arguments& args) {
+  std::string source;
+  if (!tessera::ReadFile(args.file, source)) {
+    return absl::NotFoundError(absl::StrCat("cannot read '", args.file, "'"));
+  }
+  args.options.source_name = args.file;
+  auto registry = MakeRegistry(args.libraries, args.default_libraries, args.options.target);
+  if (!registry.ok()) return registry.status();
+  args.options.delegates = *registry;
+  tessera::cache::CompileCache cache;
+  const tessera::cache::CacheStats stats = cache.stats();
+  args.options.decisions = std::make_shared<tessera::arbiter::DecisionCache>(
+      stats.disk_enabled ? stats.disk_root + "/decisions" : "");
+  if (args.options.dump_stages) {
+    auto module = tessera::jit::Compile(source, args.options);
+    if (!module.ok()) return module.status();
+    return std::shared_ptr<const tessera::jit::CompiledModule>(std::move(*module));
+  }
+  auto result = cache.Compile(source, args.options);
+  if (!result.ok()) return result.status();
+  return result->module;
+}
+
+int ReportFailure(const Arguments& args, const absl::Status& status) {
+  std::cerr << args.file << ": " << absl::StatusCodeToString(status.code()) << ": "
+            << status.message() << "\n";
+  return 1;
+}
+
 int Compile(int argc, char** argv) {
   Arguments args;
   if (std::string error = ParseCompile(argc, argv, args); !error.empty()) {
     return Fail(absl::StrCat(error, "\n", kUsage));
   }
-  std::string source;
-  if (!tessera::ReadFile(args.file, source)) return Fail(absl::StrCat("cannot read '", args.file, "'"));
-  args.options.source_name = args.file;
+  if (args.json) return Fail("--json is an option of explain");
   args.options.dump_stages = args.emit == "mlir";
-  auto registry = MakeRegistry(args.libraries, args.default_libraries, args.options.target);
-  if (!registry.ok()) return Fail(std::string(registry.status().message()));
-  args.options.delegates = *registry;
-  // Through the compile cache, except when the stages are asked for (they are not cached).
-  std::shared_ptr<const tessera::jit::CompiledModule> compiled;
-  absl::Status status;
-  if (args.options.dump_stages) {
-    auto module = tessera::jit::Compile(source, args.options);
-    status = module.status();
-    if (module.ok()) compiled = std::move(*module);
-  } else {
-    tessera::cache::CompileCache cache;
-    auto result = cache.Compile(source, args.options);
-    status = result.status();
-    if (result.ok()) compiled = result->module;
-  }
-  if (!status.ok()) {
-    std::cerr << args.file << ": " << absl::StatusCodeToString(status.code()) << ": "
-              << status.message() << "\n";
-    return 1;
-  }
+  auto compiled = CompileFile(args);
+  if (!compiled.ok()) return ReportFailure(args, compiled.status());
   if (args.emit == "cubin") {
-    const auto& images = compiled->device_images;
+    const auto& images = (*compiled)->device_images;
     if (images.size() != 1) {
       return Fail(absl::StrCat("--emit cubin writes one image; this module has ", images.size()));
     }
     return WriteOutput(args.output, images[0].cubin) ? 0 : Fail("cannot write " + args.output);
   }
-  return WriteOutput(args.output, Render(*compiled, args.emit)) ? 0
-                                                               : Fail("cannot write output");
+  return WriteOutput(args.output, Render(**compiled, args.emit)) ? 0
+                                                                : Fail("cannot write output");
+}
+
+int Explain(int argc, char** argv) {
+  Arguments args;
+  if (std::string error = ParseCompile(argc, argv, args); !error.empty()) {
+    return Fail(absl::StrCat(error, "\n", kUsage));
+  }
+  if (!args.emit.empty()) return Fail("--emit is an option of compile");
+  auto compiled = CompileFile(args);
+  if (!compiled.ok()) return ReportFailure(args, compiled.status());
+  const std::vector<tessera::arbiter::DecisionRecord>& records = (*compiled)->decisions;
+  std::string text;
+  if (args.json) {
+    text = tessera::arbiter::ToJson(records) + "\n";
+  } else if (records.empty()) {
+    text = absl::StrCat(args.file, ": no Tile ops, nothing to decide\n");
+  } else {
+    for (const tessera::arbiter::DecisionRecord& record : records) {
+      absl::StrAppend(&text, tessera::arbiter::FormatRecord(record), "\n");
+    }
+  }
+  return WriteOutput(args.output, text) ? 0 : Fail("cannot write output");
 }
 
 int Run(int argc, char** argv) {
@@ -361,6 +404,7 @@ int main(int argc, char** argv) {
   }
   if (command == "compile") return Compile(argc, argv);
   if (command == "run") return Run(argc, argv);
+  if (command == "explain") return Explain(argc, argv);
   if (command == "delegates") return Delegates(argc, argv);
   if (command == "cache") return tessera::tools::RunCacheCommand(argc, argv, std::cout, std::cerr);
   if (command == "repl") return tessera::tools::RunRepl(std::cin, std::cout, isatty(0) != 0);
