@@ -43,7 +43,7 @@ struct DecisionRecord {
   std::string route;   ///< the artifact that runs
   std::string reason;  ///< one line: why the winner won
   /// Relative separation of the fastest from the runner-up, and the noise it was held against
-  /// (max of their spreads, at least the clock floor); 0 when not measured.
+  /// (the larger relative standard error of their medians, at least 1 %); 0 when not measured.
   double separation = 0;
   double noise = 0;
   std::string timing_source;  ///< "host steady_clock", "CUDA events on a non-default stream", or "none"

@@ -1,6 +1,7 @@
 #include "arbiter/timing.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -34,6 +35,11 @@ TimingSummary Summarize(std::vector<double> samples) {
   return summary;
 }
 
+double MedianNoise(const TimingSummary& summary) {
+  return summary.samples > 0 ? summary.spread / std::sqrt(static_cast<double>(summary.samples))
+                             : summary.spread;
+}
+
 Ranking Rank(const std::vector<Contestant>& contestants, const std::string& incumbent,
              const std::vector<std::string>& tie_order) {
   Ranking ranking;
@@ -52,7 +58,7 @@ Ranking Rank(const std::vector<Contestant>& contestants, const std::string& incu
   const Contestant& runner_up = *by_speed[1];
   const double base = fastest.timing.median_s;
   ranking.noise =
-      std::max({fastest.timing.spread, runner_up.timing.spread, kNoiseFloor});
+      std::max({MedianNoise(fastest.timing), MedianNoise(runner_up.timing), kNoiseFloor});
   ranking.separation = base > 0 ? (runner_up.timing.median_s - base) / base : 0;
   if (ranking.separation > 2 * ranking.noise) {
     ranking.winner = fastest.id;

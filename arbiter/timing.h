@@ -27,10 +27,14 @@ struct Contestant {
   TimingSummary timing;
 };
 
+/// The noise of a median: its relative standard error, estimated as spread / √samples (for
+/// normally distributed samples the standard error of the median is 0.93 · IQR / √n).
+double MedianNoise(const TimingSummary& summary);
+
 struct Ranking {
   std::string winner;
   double separation = 0;  ///< (runner-up median − fastest median) / fastest median
-  double noise = 0;       ///< max(spread of the two, kNoiseFloor)
+  double noise = 0;       ///< max(MedianNoise of the two, kNoiseFloor)
   std::string reason;
 };
 

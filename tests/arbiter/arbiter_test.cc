@@ -33,21 +33,26 @@ TEST(TimingTest, MedianAndRelativeInterquartileSpread) {
   EXPECT_EQ(Summarize({}).samples, 0);
 }
 
+TEST(TimingTest, NoiseIsTheStandardErrorOfTheMedian) {
+  EXPECT_DOUBLE_EQ(MedianNoise({1.0, 0.09, 9}), 0.03);
+  EXPECT_DOUBLE_EQ(MedianNoise({1.0, 0.09, 0}), 0.09);
+}
+
 TEST(TimingTest, FastestWinsOnlyWhenSeparatedByMoreThanTwiceTheNoise) {
   const std::vector<std::string> order = {"compiled", "openblas"};
-  // 30 % apart, 2 % noise: separated.
-  Ranking clear = Rank({{"compiled", {1.3, 0.02, 9}}, {"openblas", {1.0, 0.01, 9}}}, "", order);
+  // 30 % apart; spreads of 6 % over 9 samples: a median noise of 2 %. Separated.
+  Ranking clear = Rank({{"compiled", {1.3, 0.06, 9}}, {"openblas", {1.0, 0.03, 9}}}, "", order);
   EXPECT_EQ(clear.winner, "openblas");
   EXPECT_NEAR(clear.separation, 0.3, 1e-12);
   EXPECT_DOUBLE_EQ(clear.noise, 0.02);
   EXPECT_THAT(clear.reason, HasSubstr("more than 2 × noise"));
   // 3 % apart, 2 % noise: a tie. The stable order decides…
-  Ranking tie = Rank({{"compiled", {1.03, 0.02, 9}}, {"openblas", {1.0, 0.02, 9}}}, "", order);
+  Ranking tie = Rank({{"compiled", {1.03, 0.06, 9}}, {"openblas", {1.0, 0.06, 9}}}, "", order);
   EXPECT_EQ(tie.winner, "compiled");
   EXPECT_THAT(tie.reason, HasSubstr("stable tie-break picks compiled"));
   // …unless the incumbent is among the tied.
   Ranking kept =
-      Rank({{"compiled", {1.0, 0.02, 9}}, {"openblas", {1.03, 0.02, 9}}}, "openblas", order);
+      Rank({{"compiled", {1.0, 0.06, 9}}, {"openblas", {1.03, 0.06, 9}}}, "openblas", order);
   EXPECT_EQ(kept.winner, "openblas");
   EXPECT_THAT(kept.reason, HasSubstr("the incumbent openblas stays"));
   // Perfectly steady samples still face the 1 % floor: 1.5 % apart is a tie.
