@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <cstdio>
 #include <cstring>
 #include <random>
 #include <string>
@@ -244,6 +245,30 @@ TEST_F(GpuTest, CublasServesMatmulAndMatchesTheHost) {
   for (size_t i = 0; i < result.size(); ++i) {
     EXPECT_LE(std::fabs(result[i] - c.host[i]), 1e-3f + 1e-5f * std::fabs(c.host[i])) << i;
   }
+}
+
+TEST_F(GpuTest, TheArbiterMeasuresCublasAgainstTheCompiledMatmulWithCudaEvents) {
+  ASSERT_OK(tessera_jit_context_register_default_libraries(context_, "nvptx"));
+  // A large matmul (cuBLAS is expected to win), then one with an epilogue (root_only declines).
+  const char* source = R"(func.func @f(%a: memref<1024x1024xf32>, %b: memref<1024x1024xf32>,
+    %c: memref<1024x1024xf32>, %bias: memref<1024xf32>, %d: memref<1024x1024xf32>) {
+  tile.matmul %a, %b -> %c : memref<1024x1024xf32>, memref<1024x1024xf32> -> memref<1024x1024xf32>
+  tile.matmul %a, %b -> %d bias(%bias : memref<1024xf32>) activation(relu)
+      : memref<1024x1024xf32>, memref<1024x1024xf32> -> memref<1024x1024xf32>
+  return
+})";
+  tessera_jit_module_t* module = nullptr;
+  ASSERT_OK(tessera_jit_compile(context_, source, std::strlen(source), nullptr, &module));
+  const char* json = nullptr;
+  size_t size = 0;
+  ASSERT_OK(tessera_jit_module_get_text(module, TESSERA_JIT_TEXT_DECISIONS, &json, &size));
+  const std::string decisions(json, size);
+  std::printf("%s\n", decisions.c_str());  // the GPU check keeps the log
+  EXPECT_THAT(decisions, HasSubstr("\"timing_source\": \"CUDA events on a non-default stream\""));
+  EXPECT_THAT(decisions, HasSubstr("\"winner\": \"cublas\""));
+  EXPECT_THAT(decisions, HasSubstr("it covers root_only and the op has a fused epilogue"));
+  EXPECT_THAT(decisions, ::testing::Not(HasSubstr("\"gate\": \"accuracy\"")));
+  tessera_jit_module_destroy(module);
 }
 
 TEST_F(GpuTest, HostMemoryIsRejectedBeforeLaunch) {
