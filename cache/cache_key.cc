@@ -10,12 +10,8 @@
 
 namespace tessera::cache {
 ToolchainIdentity ToolchainIdentity::Current() {
-  const jit::Toolchain toolchain = jit::Toolchain::Current();
   ToolchainIdentity identity;
-  identity.tessera = toolchain.tessera;
-  identity.llvm = toolchain.llvm;
-  identity.cuda = toolchain.cuda;
-  identity.nvjitlink = toolchain.nvjitlink;
+  static_cast<jit::Toolchain&>(identity) = jit::Toolchain::Current();
   return identity;
 }
 

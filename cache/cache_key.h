@@ -9,17 +9,15 @@
 #include <vector>
 
 #include "jit/compile_options.h"
+#include "jit/toolchain.h"
 
 namespace tessera::cache {
 
 /// What produced an artifact, besides the IR and the options. A change here makes every entry
 /// it produced stale.
-struct ToolchainIdentity {
-  std::string tessera;    ///< Tessera's own version
-  std::string llvm;       ///< LLVM/MLIR version
-  std::string cuda;       ///< CUDA toolkit headers the build used
-  std::string nvjitlink;  ///< the nvJitLink actually loaded
-  std::vector<std::string> delegates;  ///< identities of resolved delegates (none yet)
+struct ToolchainIdentity : jit::Toolchain {
+  /// Identities of the registered delegates and declared matmul providers.
+  std::vector<std::string> delegates;
 
   /// The identity of this build and process.
   static ToolchainIdentity Current();

@@ -13,13 +13,16 @@ constexpr char kTesseraVersion[] = "0.1.0";
 
 }  // namespace
 
-Toolchain Toolchain::Current() {
-  Toolchain toolchain;
-  toolchain.tessera = kTesseraVersion;
-  toolchain.llvm = LLVM_VERSION_STRING;
-  toolchain.cuda = absl::StrCat(CUDA_VERSION / 1000, ".", (CUDA_VERSION % 1000) / 10);
-  toolchain.nvjitlink = NvJitLinkVersion();
-  return toolchain;
+const Toolchain& Toolchain::Current() {
+  static const Toolchain* current = [] {
+    auto* toolchain = new Toolchain();
+    toolchain->tessera = kTesseraVersion;
+    toolchain->llvm = LLVM_VERSION_STRING;
+    toolchain->cuda = absl::StrCat(CUDA_VERSION / 1000, ".", (CUDA_VERSION % 1000) / 10);
+    toolchain->nvjitlink = NvJitLinkVersion();
+    return toolchain;
+  }();
+  return *current;
 }
 
 std::string Toolchain::ToString() const {

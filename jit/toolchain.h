@@ -13,8 +13,8 @@ struct Toolchain {
   std::string cuda;       ///< CUDA toolkit headers the build used
   std::string nvjitlink;  ///< the nvJitLink actually loaded
 
-  /// This build and process.
-  static Toolchain Current();
+  /// This build and process (computed once).
+  static const Toolchain& Current();
   /// "tessera 0.1.0, llvm 22.1.8, cuda 13.0, nvjitlink 13.0".
   std::string ToString() const;
 };

@@ -116,18 +116,18 @@ arbiter::ArbitrationPoint PointOf(mlir::Operation* op, const DelegateSelection& 
   p.target = std::string(TargetName(selection.target));
   p.arch = selection.arch;
   p.deterministic = selection.deterministic || (function && isDeterministic(function));
+  auto matmul = llvm::dyn_cast<tile::MatmulOp>(op);
   for (mlir::Value operand : op->getOperands()) {
     auto memref = llvm::dyn_cast<mlir::MemRefType>(operand.getType());
     if (!memref) continue;
     p.element_types.push_back(Text(memref.getElementType()));
     if (!memref.getLayout().isIdentity()) p.layout = "strided";
-    if (p.shape.empty()) {
+    if (p.shape.empty() && !matmul) {
       for (int64_t size : memref.getShape()) {
         p.shape.push_back(mlir::ShapedType::isDynamic(size) ? -1 : size);
       }
     }
   }
-  auto matmul = llvm::dyn_cast<tile::MatmulOp>(op);
   if (!matmul) return p;
   auto dim = [](mlir::Value value, unsigned d) {
     int64_t size = llvm::cast<mlir::MemRefType>(value.getType()).getDimSize(d);
@@ -218,9 +218,10 @@ mlir::Operation* Rewrite(tile::MatmulOp op, const MatmulProvider& provider) {
 
 absl::Status SelectDelegates(mlir::ModuleOp module, const DelegateSelection& selection,
                              std::vector<arbiter::DecisionRecord>& records) {
-  std::vector<MatmulProvider> providers = BuiltinMatmulProviders();
-  if (selection.registry != nullptr) {
-    providers.clear();
+  std::vector<MatmulProvider> providers;
+  if (selection.registry == nullptr) {
+    providers = BuiltinMatmulProviders();
+  } else {
     for (Target target : {Target::kHost, Target::kNvptx}) {
       for (MatmulProvider& p : selection.registry->MatmulProviders(target)) {
         providers.push_back(std::move(p));
