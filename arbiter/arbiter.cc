@@ -355,11 +355,16 @@ class Selection {
 
   /// Step 6: warm-up, interleaved samples, then the noise rule.
   absl::Status Measure(const std::vector<CandidateOutcome*>& alive) {
-    const MatmulProblem problem = TimedProblem(point_);
+    std::string capped_from;
+    const MatmulProblem problem = TimedProblem(point_, &capped_from);
     const MatmulInputs inputs = MakeInputs(problem, 7);
     const bool check = problem.m * problem.n * problem.k <= kCheckTimedProblemLimit;
     const std::vector<double> reference = check ? ReferenceMatmul(inputs) : std::vector<double>();
     record_.measured_shape = problem.ShapeText();
+    if (!capped_from.empty()) {
+      absl::StrAppend(&record_.measured_shape, " (capped from ", capped_from,
+                      ": probe buffers are limited to 64 MiB)");
+    }
     record_.timing_source = context_.prober->TimingSource();
     std::vector<Timed> timed;
     for (CandidateOutcome* o : alive) {

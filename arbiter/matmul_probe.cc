@@ -102,12 +102,26 @@ std::vector<MatmulProblem> AccuracyProbes(const ArbitrationPoint& point) {
           ProblemFor(point, 7, 13, 5), ProblemFor(point, 16, 16, 4096)};
 }
 
-MatmulProblem TimedProblem(const ArbitrationPoint& point) {
+MatmulProblem TimedProblem(const ArbitrationPoint& point, std::string* capped_from) {
   auto size = [&](size_t index) {
     const int64_t value = point.shape.size() > index ? point.shape[index] : -1;
-    return value < 0 ? int64_t{256} : value;
+    return value < 0 ? int64_t{256} : std::max<int64_t>(value, 1);
   };
-  return ProblemFor(point, size(0), size(1), size(2));
+  int64_t m = size(0), n = size(1), k = size(2);
+  const std::string requested = absl::StrCat(m, "x", n, "x", k);
+  auto bytes = [&] {
+    const double dm = static_cast<double>(m), dn = static_cast<double>(n),
+                 dk = static_cast<double>(k);
+    return 4.0 * (dm * dk + dk * dn + dm * dn);
+  };
+  bool capped = false;
+  while (bytes() > kTimedProblemBudgetBytes) {
+    int64_t& largest = m >= n && m >= k ? m : (n >= k ? n : k);
+    largest = std::max<int64_t>(1, largest / 2);
+    capped = true;
+  }
+  if (capped && capped_from != nullptr) *capped_from = requested;
+  return ProblemFor(point, m, n, k);
 }
 
 }  // namespace tessera::arbiter

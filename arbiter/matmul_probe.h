@@ -53,8 +53,13 @@ AccuracyCheck CheckAccuracy(const std::vector<float>& out, const std::vector<dou
 /// a large-K one (16×16×4096) where accumulated rounding shows against relative bounds.
 std::vector<MatmulProblem> AccuracyProbes(const ArbitrationPoint& point);
 
-/// The problem timed: the op's shape, a dynamic size taken as 256.
-MatmulProblem TimedProblem(const ArbitrationPoint& point);
+/// The most bytes the buffers of the timed problem (A, B and C in f32) may take.
+inline constexpr double kTimedProblemBudgetBytes = 64.0 * 1024 * 1024;
+
+/// The problem timed: the op's shape, a dynamic size taken as 256 — capped so that its buffers
+/// fit kTimedProblemBudgetBytes (the largest of M, N, K halved until they do). When it was
+/// capped, `*capped_from` (if given) says from which shape.
+MatmulProblem TimedProblem(const ArbitrationPoint& point, std::string* capped_from = nullptr);
 
 }  // namespace tessera::arbiter
 

@@ -65,19 +65,21 @@ class Reader {
 
 void WriteArgument(Writer& w, const jit::EntryArgument& argument) {
   w.I64(static_cast<int64_t>(argument.kind));
+  w.String(argument.name);
   w.String(argument.type);
   w.I64(static_cast<int64_t>(argument.element.type_class));
   w.I64(argument.element.bits);
   w.I64(argument.rank);
   w.U64(argument.shape.size());
   for (int64_t size : argument.shape) w.I64(size);
+  w.I64(argument.written);
 }
 
 bool ReadArgument(Reader& r, jit::EntryArgument& argument) {
   int kind = 0;
   int type_class = 0;
   uint64_t dims = 0;
-  if (!r.Int(kind) || !r.String(argument.type) || !r.Int(type_class) ||
+  if (!r.Int(kind) || !r.String(argument.name) || !r.String(argument.type) || !r.Int(type_class) ||
       !r.Int(argument.element.bits) || !r.I64(argument.rank) || !r.Count(dims)) {
     return false;
   }
@@ -87,7 +89,41 @@ bool ReadArgument(Reader& r, jit::EntryArgument& argument) {
   for (int64_t& size : argument.shape) {
     if (!r.I64(size)) return false;
   }
+  int written = 0;
+  if (!r.Int(written)) return false;
+  argument.written = written != 0;
   return true;
+}
+
+void WriteSizeSource(Writer& w, const jit::SizeSource& source) {
+  w.I64(static_cast<int64_t>(source.kind));
+  w.I64(source.argument);
+  w.I64(source.dim);
+  w.I64(source.value);
+}
+
+bool ReadSizeSource(Reader& r, jit::SizeSource& source) {
+  int kind = 0;
+  if (!r.Int(kind) || kind < 0 || kind > static_cast<int>(jit::SizeSource::Kind::kConstant)) {
+    return false;
+  }
+  source.kind = static_cast<jit::SizeSource::Kind>(kind);
+  return r.I64(source.argument) && r.I64(source.dim) && r.I64(source.value);
+}
+
+/// A size source read from disk must name an argument of its entry of the right kind, so a
+/// damaged artifact can never make invoke index past the argument list.
+bool ValidSizeSource(const jit::SizeSource& source, const jit::EntryFunction& entry) {
+  if (source.kind == jit::SizeSource::Kind::kConstant) return true;
+  if (source.argument < 0 || source.argument >= static_cast<int64_t>(entry.arguments.size())) {
+    return false;
+  }
+  const jit::EntryArgument& argument = entry.arguments[source.argument];
+  if (source.kind == jit::SizeSource::Kind::kScalar) {
+    return argument.kind == jit::EntryArgument::Kind::kScalar;
+  }
+  return argument.kind == jit::EntryArgument::Kind::kMemRef && source.dim >= 0 &&
+         source.dim < argument.rank;
 }
 
 }  // namespace
@@ -111,6 +147,12 @@ std::string SerializeArtifact(const jit::CompiledModule& module) {
     for (const jit::EntryArgument& argument : entry.arguments) WriteArgument(w, argument);
     w.U64(entry.results.size());
     for (const jit::EntryArgument& result : entry.results) WriteArgument(w, result);
+    w.U64(entry.size_constraints.size());
+    for (const jit::SizeConstraint& constraint : entry.size_constraints) {
+      WriteSizeSource(w, constraint.size);
+      WriteSizeSource(w, constraint.must_equal);
+      w.String(constraint.reason);
+    }
   }
   w.String(module.host_llvm_ir);
   for (const std::vector<std::string>* list : {&module.delegate_symbols, &module.delegate_identities}) {
@@ -175,6 +217,21 @@ absl::StatusOr<std::unique_ptr<jit::CompiledModule>> DeserializeArtifact(const s
     entry.results.resize(results);
     for (jit::EntryArgument& result : entry.results) {
       if (!ReadArgument(r, result)) return broken("result");
+    }
+    for (const jit::EntryArgument& argument : entry.arguments) {
+      if (argument.rank < 0 || argument.shape.size() != static_cast<size_t>(argument.rank)) {
+        return broken("argument shape");
+      }
+    }
+    uint64_t constraints = 0;
+    if (!r.Count(constraints)) return broken("shape contract");
+    entry.size_constraints.resize(constraints);
+    for (jit::SizeConstraint& constraint : entry.size_constraints) {
+      if (!ReadSizeSource(r, constraint.size) || !ReadSizeSource(r, constraint.must_equal) ||
+          !r.String(constraint.reason) || !ValidSizeSource(constraint.size, entry) ||
+          !ValidSizeSource(constraint.must_equal, entry)) {
+        return broken("shape contract");
+      }
     }
   }
   uint64_t images = 0;

@@ -12,7 +12,7 @@
 namespace tessera::cache {
 
 /// The artifact format; a different version on disk is a miss.
-inline constexpr int kArtifactFormatVersion = 3;  // 2: delegates; 3: arbiter decisions
+inline constexpr int kArtifactFormatVersion = 4;  // 2: delegates; 3: arbiter decisions; 4: shape contracts
 
 /// Serializes `module` (options, entries, host LLVM IR, decision records, device images).
 std::string SerializeArtifact(const jit::CompiledModule& module);

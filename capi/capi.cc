@@ -7,8 +7,11 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <atomic>
 #include <map>
+#include <set>
 #include <memory>
+#include <new>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,12 +23,15 @@
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/strings/match.h"
+#include "absl/types/span.h"
+#include "base/float16.h"
 #include "arbiter/decision_cache.h"
 #include "arbiter/decision_record.h"
 #include "cache/compile_cache.h"
 #include "capi/include/tessera_jit.h"
 #include "jit/compile_options.h"
 #include "jit/compiler.h"
+#include "jit/entry_contract.h"
 #include "jit/delegates/registry.h"
 #include "jit/runtime/delegate_abi.h"
 #include "jit/runtime/gpu_runtime.h"
@@ -56,7 +62,12 @@ struct tessera_jit_context {
   std::shared_ptr<tessera::arbiter::DecisionCache> decisions;
   absl::Mutex mu;
   std::string last_miss_reason ABSL_GUARDED_BY(mu);
-  std::vector<std::string> delegate_identities ABSL_GUARDED_BY(mu);
+  /// Every identity text handed out by _get_delegate_identity: interned, so each pointer stays
+  /// valid for the life of the context whatever other threads ask for.
+  std::set<std::string> delegate_identities ABSL_GUARDED_BY(mu);
+  /// The caller's reference plus one per live module: a context destroyed while modules live
+  /// is freed with the last of them.
+  std::atomic<int> references{1};
 };
 
 struct tessera_jit_function {
@@ -89,13 +100,37 @@ namespace {
 /// The context options of API 0.1 (up to log_level): the smallest struct accepted.
 constexpr size_t kContextOptionsMinimumSize =
     offsetof(tessera_jit_context_options_t, log_level) + sizeof(tessera_jit_log_level_t);
+/// The argument description of API 0.1 (up to type).
+constexpr size_t kArgInfoMinimumSize =
+    offsetof(tessera_jit_arg_info_t, type) + sizeof(const char*);
 /// The compile options of API 0.1 (up to opt_level).
 constexpr size_t kCompileOptionsMinimumSize =
     offsetof(tessera_jit_compile_options_t, opt_level) + sizeof(int32_t);
 
+/// `text` with control bytes other than newline and tab written as `\xNN`: user bytes quoted
+/// in a message (a name with a NUL in it) never cut or garble it for a C caller.
+std::string EscapeControlBytes(absl::string_view text) {
+  std::string escaped;
+  escaped.reserve(text.size());
+  for (char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if ((byte < 0x20 && c != '\n' && c != '\t') || byte == 0x7f) {
+      absl::StrAppend(&escaped, "\\x", absl::Hex(byte, absl::kZeroPad2));
+    } else {
+      escaped.push_back(c);
+    }
+  }
+  return escaped;
+}
+
 tessera_jit_error_t* MakeError(absl::Status status) {
   if (status.ok()) return nullptr;
-  return new tessera_jit_error{std::move(status)};
+  return new tessera_jit_error{
+      absl::Status(status.code(), EscapeControlBytes(status.message()))};
+}
+
+void ReleaseContext(tessera_jit_context* context) {
+  if (context->references.fetch_sub(1, std::memory_order_acq_rel) == 1) delete context;
 }
 
 tessera_jit_error_t* InvalidArgument(absl::string_view message) {
@@ -151,11 +186,12 @@ std::string ShapeText(const int64_t* shape, int ndim) {
 
 /// A memref descriptor built from a DLTensor: {allocated, aligned, offset, sizes, strides}.
 absl::Status BuildDescriptor(const EntryFunction& entry, size_t index, const DLTensor* tensor,
-                             Target target, int device,
+                             bool read_only, Target target, int device,
                              absl::InlinedVector<int64_t, 11>& descriptor) {
   const EntryArgument& expected = entry.arguments[index];
   auto where = [&] {
-    return absl::StrCat("argument #", index, " of @", entry.name, " (", expected.type, ")");
+    return absl::StrCat(tessera::jit::DescribeArgument(entry, index), " of @", entry.name, " (",
+                        expected.type, ")");
   };
   if (tensor == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat(where(), ": expected a DLTensor, found NULL"));
@@ -173,12 +209,30 @@ absl::Status BuildDescriptor(const EntryFunction& entry, size_t index, const DLT
     return absl::InvalidArgumentError(absl::StrCat(where(), ": shape is NULL"));
   }
   int64_t elements = 1;
+  int64_t extent = 1;  // the product of the non-zero sizes: what strides are computed from
   for (int d = 0; d < tensor->ndim; ++d) {
     if (tensor->shape[d] < 0 || (expected.shape[d] >= 0 && tensor->shape[d] != expected.shape[d])) {
       return absl::InvalidArgumentError(absl::StrCat(
           where(), ": shape ", ShapeText(tensor->shape, tensor->ndim), " does not match"));
     }
-    elements *= tensor->shape[d];
+    elements *= tensor->shape[d] == 0 ? 0 : 1;
+    if (tensor->shape[d] > 0 && __builtin_mul_overflow(extent, tensor->shape[d], &extent)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          where(), ": shape ", ShapeText(tensor->shape, tensor->ndim),
+          " has more elements than 64 bits can count"));
+    }
+  }
+  if (elements != 0) elements = extent;
+  const int64_t element_bytes = (expected.element.bits + 7) / 8;
+  int64_t bytes = 0;
+  uintptr_t end = 0;
+  if (__builtin_mul_overflow(extent, element_bytes, &bytes) ||
+      __builtin_add_overflow(reinterpret_cast<uintptr_t>(tensor->data), tensor->byte_offset,
+                             &end) ||
+      __builtin_add_overflow(end, static_cast<uintptr_t>(bytes), &end)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        where(), ": shape ", ShapeText(tensor->shape, tensor->ndim), " at byte offset ",
+        tensor->byte_offset, " spans more bytes than the address space holds"));
   }
   // Identity-layout memrefs are dense row-major: strides must say so (or be NULL).
   if (tensor->strides != nullptr) {
@@ -194,6 +248,16 @@ absl::Status BuildDescriptor(const EntryFunction& entry, size_t index, const DLT
   }
   if (tensor->data == nullptr && elements > 0) {
     return absl::InvalidArgumentError(absl::StrCat(where(), ": data is NULL"));
+  }
+  const uintptr_t address = reinterpret_cast<uintptr_t>(tensor->data) + tensor->byte_offset;
+  if (elements > 0 && address % static_cast<uintptr_t>(element_bytes) != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        where(), ": data + byte_offset (0x", absl::Hex(address), ") is not aligned to the ",
+        element_bytes, "-byte element type"));
+  }
+  if (read_only && expected.written) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        where(), ": the tensor is read-only, but @", entry.name, " writes this argument"));
   }
   const DLDeviceType device_type = tensor->device.device_type;
   if (target == Target::kHost && device_type != kDLCPU && device_type != kDLCUDAHost) {
@@ -228,27 +292,28 @@ absl::Status StoreScalar(const EntryFunction& entry, size_t index, const tessera
                          std::array<unsigned char, 8>& slot) {
   const EntryArgument& expected = entry.arguments[index];
   auto where = [&] {
-    return absl::StrCat("argument #", index, " of @", entry.name, " (", expected.type, ")");
+    return absl::StrCat(tessera::jit::DescribeArgument(entry, index), " of @", entry.name, " (",
+                        expected.type, ")");
   };
   const ElementType& element = expected.element;
-  if (element.type_class == ElementType::Class::kFloat) {
+  if (element.type_class == ElementType::Class::kFloat ||
+      element.type_class == ElementType::Class::kBFloat) {
     if (arg.kind != TESSERA_JIT_ARG_FLOAT) {
       return absl::InvalidArgumentError(absl::StrCat(where(), ": expected a float scalar"));
     }
-    if (element.bits == 32) {
-      float value = static_cast<float>(arg.value.f);
-      std::memcpy(slot.data(), &value, sizeof(value));
-    } else if (element.bits == 64) {
-      std::memcpy(slot.data(), &arg.value.f, sizeof(double));
+    const float narrow = static_cast<float>(arg.value.f);
+    if (element.type_class == ElementType::Class::kBFloat) {
+      const uint16_t bits = tessera::FloatToBfloat(narrow);
+      std::memcpy(slot.data(), &bits, sizeof(bits));
+    } else if (element.bits == 16) {
+      const uint16_t bits = tessera::FloatToHalf(narrow);
+      std::memcpy(slot.data(), &bits, sizeof(bits));
+    } else if (element.bits == 32) {
+      std::memcpy(slot.data(), &narrow, sizeof(narrow));
     } else {
-      return absl::InvalidArgumentError(absl::StrCat(
-          where(), ": scalar arguments of this float type are not supported; use f32 or f64"));
+      std::memcpy(slot.data(), &arg.value.f, sizeof(double));
     }
     return absl::OkStatus();
-  }
-  if (element.type_class == ElementType::Class::kBFloat) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        where(), ": scalar arguments of this float type are not supported; use f32 or f64"));
   }
   if (arg.kind != TESSERA_JIT_ARG_INT) {
     return absl::InvalidArgumentError(absl::StrCat(where(), ": expected an integer scalar"));
@@ -284,6 +349,16 @@ DLDataType ToDtype(const ElementType& element) {
 
 tessera_jit_arg_t LoadResult(const EntryArgument& result, const std::array<unsigned char, 8>& slot) {
   tessera_jit_arg_t out{};
+  if (result.element.type_class == ElementType::Class::kBFloat ||
+      (result.element.type_class == ElementType::Class::kFloat && result.element.bits == 16)) {
+    out.kind = TESSERA_JIT_ARG_FLOAT;
+    uint16_t bits;
+    std::memcpy(&bits, slot.data(), sizeof(bits));
+    out.value.f = result.element.type_class == ElementType::Class::kBFloat
+                      ? tessera::BfloatToFloat(bits)
+                      : tessera::HalfToFloat(bits);
+    return out;
+  }
   if (result.element.type_class == ElementType::Class::kFloat) {
     out.kind = TESSERA_JIT_ARG_FLOAT;
     if (result.element.bits == 32) {
@@ -382,7 +457,9 @@ tessera_jit_error_t* tessera_jit_context_create(const tessera_jit_context_option
   return nullptr;
 }
 
-void tessera_jit_context_destroy(tessera_jit_context_t* context) { delete context; }
+void tessera_jit_context_destroy(tessera_jit_context_t* context) {
+  if (context != nullptr) ReleaseContext(context);
+}
 
 tessera_jit_error_t* tessera_jit_context_get_cache_stats(tessera_jit_context_t* context,
                                                          tessera_jit_cache_stats_t* out_stats) {
@@ -517,9 +594,7 @@ const char* tessera_jit_context_get_delegate_identity(tessera_jit_context_t* con
   auto identities = context->delegates->Identities();
   if (index >= identities.size()) return nullptr;
   absl::MutexLock lock(&context->mu);
-  context->delegate_identities.clear();
-  for (const auto& identity : identities) context->delegate_identities.push_back(identity.ToString());
-  const std::string& text = context->delegate_identities[index];
+  const std::string& text = *context->delegate_identities.insert(identities[index].ToString()).first;
   if (out_size != nullptr) *out_size = text.size();
   return text.c_str();
 }
@@ -598,13 +673,23 @@ tessera_jit_error_t* tessera_jit_compile(tessera_jit_context_t* context, const c
       options->matmul_delegate != nullptr) {
     compile.matmul_delegate = options->matmul_delegate;
   }
-  auto compiled = context->cache->Compile(absl::string_view(source, source_size), compile);
+  absl::StatusOr<tessera::cache::CacheResult> compiled = [&] {
+    // The compiler's own allocations are bounded (the arbiter's probes by a budget); running
+    // out of memory anyway is RESOURCE_EXHAUSTED, never an exception through the C boundary.
+    try {
+      return context->cache->Compile(absl::string_view(source, source_size), compile);
+    } catch (const std::bad_alloc&) {
+      return absl::StatusOr<tessera::cache::CacheResult>(absl::ResourceExhaustedError(
+          "out of memory while compiling (std::bad_alloc)"));
+    }
+  }();
   if (!compiled.ok()) return MakeError(compiled.status());
   if (compiled->source == tessera::cache::CacheSource::kCompiled) {
     absl::MutexLock lock(&context->mu);
     context->last_miss_reason = compiled->miss_reason;
   }
   auto module = std::make_unique<tessera_jit_module>();
+  context->references.fetch_add(1, std::memory_order_relaxed);
   module->context = context;
   module->compiled = std::move(compiled->module);
   for (const auto& image : module->compiled->device_images) {
@@ -617,7 +702,9 @@ tessera_jit_error_t* tessera_jit_compile(tessera_jit_context_t* context, const c
 
 void tessera_jit_module_destroy(tessera_jit_module_t* module) {
   if (module == nullptr) return;
+  tessera_jit_context* context = module->context;
   if (module->device_host != nullptr) {
+    tessera::jit::runtime::ScopedCurrentContext keep_callers_context;
     // The host code's destructors unload the device image on the module's device.
     tessera::jit::runtime::InvocationScope scope(module->context->device, nullptr);
     if (auto runtime = GpuRuntime::Get(); runtime.ok()) {
@@ -626,6 +713,7 @@ void tessera_jit_module_destroy(tessera_jit_module_t* module) {
     module->device_host.reset();
   }
   delete module;
+  ReleaseContext(context);
 }
 
 size_t tessera_jit_module_get_entry_count(const tessera_jit_module_t* module) {
@@ -731,8 +819,7 @@ tessera_jit_error_t* tessera_jit_function_get_arg_info(const tessera_jit_functio
                                                        tessera_jit_arg_info_t* out_info) {
   if (function == nullptr) return InvalidArgument("function is NULL");
   if (out_info == nullptr) return InvalidArgument("out_info is NULL");
-  if (absl::Status status = CheckStructSize(out_info->struct_size,
-                                            TESSERA_JIT_ARG_INFO_STRUCT_SIZE,
+  if (absl::Status status = CheckStructSize(out_info->struct_size, kArgInfoMinimumSize,
                                             "tessera_jit_arg_info_t");
       !status.ok()) {
     return MakeError(status);
@@ -754,6 +841,10 @@ tessera_jit_error_t* tessera_jit_function_get_arg_info(const tessera_jit_functio
   out_info->ndim = static_cast<int32_t>(argument.rank);
   out_info->shape = argument.shape.empty() ? nullptr : argument.shape.data();
   out_info->type = argument.type.c_str();
+  if (out_info->struct_size >= TESSERA_JIT_ARG_INFO_STRUCT_SIZE) {
+    out_info->name = argument.name.c_str();
+    out_info->written = argument.written ? 1 : 0;
+  }
   return nullptr;
 }
 
@@ -775,27 +866,35 @@ tessera_jit_error_t* tessera_jit_function_invoke(tessera_jit_function_t* functio
   absl::InlinedVector<absl::InlinedVector<int64_t, 11>, 16> descriptors(num_args);
   absl::InlinedVector<std::array<unsigned char, 8>, 17> scalars(num_args + 1);
   absl::InlinedVector<void*, 17> packed(num_args + 1, nullptr);
+  absl::InlinedVector<tessera::jit::PassedArgument, 16> passed(num_args);
   for (size_t i = 0; i < num_args; ++i) {
     const EntryArgument& expected = entry.arguments[i];
     if (expected.kind == EntryArgument::Kind::kMemRef) {
-      if (args[i].kind != TESSERA_JIT_ARG_TENSOR) {
-        return InvalidArgument(absl::StrCat("argument #", i, " of @", entry.name, " (",
-                                            expected.type, "): expected a tensor"));
+      const bool read_only = args[i].kind == TESSERA_JIT_ARG_TENSOR_READ_ONLY;
+      if (args[i].kind != TESSERA_JIT_ARG_TENSOR && !read_only) {
+        return InvalidArgument(absl::StrCat(tessera::jit::DescribeArgument(entry, i), " of @",
+                                            entry.name, " (", expected.type,
+                                            "): expected a tensor"));
       }
-      if (absl::Status status =
-              BuildDescriptor(entry, i, args[i].value.tensor, target, device, descriptors[i]);
+      if (absl::Status status = BuildDescriptor(entry, i, args[i].value.tensor, read_only,
+                                                target, device, descriptors[i]);
           !status.ok()) {
         return MakeError(status);
       }
       packed[i] = descriptors[i].data();
+      passed[i].sizes = descriptors[i].data() + 3;
     } else {
       if (absl::Status status = StoreScalar(entry, i, args[i], scalars[i]); !status.ok()) {
         return MakeError(status);
       }
       packed[i] = scalars[i].data();
+      passed[i].value = args[i].value.i;
     }
   }
   packed[num_args] = scalars[num_args].data();  // the scalar result, if any
+  if (absl::Status status = tessera::jit::CheckShapeContract(entry, passed); !status.ok()) {
+    return MakeError(status);
+  }
 
   if (target == Target::kHost) {
     function->entry_point(packed.data());
@@ -806,6 +905,7 @@ tessera_jit_error_t* tessera_jit_function_invoke(tessera_jit_function_t* functio
           "@", entry.name, " runs on the GPU, which is not available: ",
           runtime.status().message())));
     }
+    tessera::jit::runtime::ScopedCurrentContext keep_callers_context;
     tessera::jit::runtime::InvocationScope scope(device, static_cast<CUstream>(stream));
     if (absl::Status status = (*runtime)->Activate(device); !status.ok()) {
       return MakeError(status);
@@ -827,6 +927,7 @@ tessera_jit_error_t* tessera_jit_buffer_alloc(tessera_jit_context_t* context, si
   if (out_device_pointer == nullptr) return InvalidArgument("out_device_pointer is NULL");
   auto runtime = GpuRuntime::Get();
   if (!runtime.ok()) return MakeError(runtime.status());
+  tessera::jit::runtime::ScopedCurrentContext keep_callers_context;
   auto pointer = (*runtime)->Allocate(context->device, size);
   if (!pointer.ok()) return MakeError(pointer.status());
   *out_device_pointer = reinterpret_cast<void*>(*pointer);
@@ -839,6 +940,7 @@ tessera_jit_error_t* tessera_jit_buffer_free(tessera_jit_context_t* context,
   if (device_pointer == nullptr) return nullptr;
   auto runtime = GpuRuntime::Get();
   if (!runtime.ok()) return MakeError(runtime.status());
+  tessera::jit::runtime::ScopedCurrentContext keep_callers_context;
   return MakeError(
       (*runtime)->Free(context->device, reinterpret_cast<CUdeviceptr>(device_pointer)));
 }
@@ -855,6 +957,7 @@ tessera_jit_error_t* tessera_jit_buffer_copy(tessera_jit_context_t* context, voi
   }
   auto runtime = GpuRuntime::Get();
   if (!runtime.ok()) return MakeError(runtime.status());
+  tessera::jit::runtime::ScopedCurrentContext keep_callers_context;
   using tessera::jit::runtime::CopyKind;
   const CopyKind copy = kind == TESSERA_JIT_COPY_HOST_TO_DEVICE   ? CopyKind::kHostToDevice
                         : kind == TESSERA_JIT_COPY_DEVICE_TO_HOST ? CopyKind::kDeviceToHost
@@ -867,6 +970,7 @@ tessera_jit_error_t* tessera_jit_stream_synchronize(tessera_jit_context_t* conte
   if (context == nullptr) return InvalidArgument("context is NULL");
   auto runtime = GpuRuntime::Get();
   if (!runtime.ok()) return MakeError(runtime.status());
+  tessera::jit::runtime::ScopedCurrentContext keep_callers_context;
   return MakeError((*runtime)->Synchronize(context->device, static_cast<CUstream>(stream)));
 }
 

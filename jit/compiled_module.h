@@ -35,18 +35,48 @@ struct ElementType {
 struct EntryArgument {
   enum class Kind { kMemRef, kScalar };
   Kind kind = Kind::kScalar;
+  std::string name;  ///< the SSA name in the source without `%`, e.g. "x" (empty if unknown)
   std::string type;  ///< the MLIR type as text, e.g. "memref<?x10xf32>" or "f32"
   ElementType element;
   int64_t rank = 0;            ///< memrefs only
   std::vector<int64_t> shape;  ///< memrefs only; -1 for a dynamic size
+  bool written = false;        ///< memrefs only: the entry may write it (an output)
 };
 
-/// A public entry function: name and signature.
+/// Where a size an op reads comes from, in terms of what the caller passes.
+struct SizeSource {
+  enum class Kind {
+    kDimension,  ///< dimension `dim` of tensor argument `argument`
+    kScalar,     ///< the value of integer scalar argument `argument`
+    kConstant,   ///< the constant `value`
+  };
+  Kind kind = Kind::kConstant;
+  int64_t argument = 0;
+  int64_t dim = 0;
+  int64_t value = 0;
+
+  friend bool operator==(const SizeSource& a, const SizeSource& b) {
+    return a.kind == b.kind && a.argument == b.argument && a.dim == b.dim && a.value == b.value;
+  }
+};
+
+/// One rule of an entry's shape contract: `size` must equal `must_equal` at run time, because
+/// `reason` (e.g. "tile.map at elementwise.mlir:4:3 needs equal shapes"). Derived by the
+/// compiler from every Tile op's semantics (jit/shape_contract.h); checked by invoke before
+/// anything runs (jit/entry_contract.h).
+struct SizeConstraint {
+  SizeSource size;
+  SizeSource must_equal;
+  std::string reason;
+};
+
+/// A public entry function: name, signature and shape contract.
 struct EntryFunction {
   std::string name;
   std::vector<EntryArgument> arguments;
   std::vector<EntryArgument> results;  ///< scalar results (at most one)
   bool deterministic = false;
+  std::vector<SizeConstraint> size_constraints;
 };
 
 /// A compiled module. Immutable after Compile returns; thread-safe to read and to call into.

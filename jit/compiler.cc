@@ -2,6 +2,7 @@
 // JIT the host code (host) or extract PTX and link cubins (nvptx).
 #include "jit/compiler.h"
 
+#include <cctype>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -16,7 +17,11 @@
 #include "dialect/Registration.h"
 #include "dialect/TesseraDialect.h"
 #include "arbiter/arbiter.h"
+#include "jit/ir_allowlist.h"
+#include "jit/locations.h"
 #include "jit/nvjitlink.h"
+#include "jit/shape_contract.h"
+#include "jit/source_limits.h"
 #include "jit/probers.h"
 #include "jit/toolchain.h"
 #include "jit/delegates/delegate_passes.h"
@@ -163,16 +168,6 @@ SessionPool& Sessions() {
   return *pool;
 }
 
-std::string FormatLocation(mlir::Location location) {
-  if (auto file = location->findInstanceOf<mlir::FileLineColLoc>()) {
-    return absl::StrCat(file.getFilename().str(), ":", file.getLine(), ":", file.getColumn());
-  }
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << location;
-  return text;
-}
-
 absl::string_view SeverityName(mlir::DiagnosticSeverity severity) {
   switch (severity) {
     case mlir::DiagnosticSeverity::Error:
@@ -270,12 +265,35 @@ std::vector<mlir::func::FuncOp> EntryFunctions(mlir::ModuleOp module) {
   return entries;
 }
 
+/// The SSA name (without `%`) that `location` points at in `source`, or "" when it points at
+/// none (a location from elsewhere, an `loc(...)` override).
+std::string SourceName(absl::string_view source, mlir::Location location) {
+  auto file = llvm::dyn_cast<mlir::FileLineColLoc>(location);
+  if (file == nullptr || file.getLine() == 0 || file.getColumn() == 0) return "";
+  size_t at = 0;
+  for (unsigned line = 1; line < file.getLine(); ++line) {
+    at = source.find('\n', at);
+    if (at == absl::string_view::npos) return "";
+    ++at;
+  }
+  at += file.getColumn() - 1;
+  if (at >= source.size() || source[at] != '%') return "";
+  size_t end = at + 1;
+  while (end < source.size() && (std::isalnum(static_cast<unsigned char>(source[end])) ||
+                                 source[end] == '_' || source[end] == '$' || source[end] == '.' ||
+                                 source[end] == '-')) {
+    ++end;
+  }
+  return std::string(source.substr(at + 1, end - at - 1));
+}
+
 /// Checks the entry signatures and describes them: memref or scalar arguments, at most one
 /// scalar result.
-absl::StatusOr<std::vector<EntryFunction>> DescribeEntries(mlir::ModuleOp module) {
+absl::StatusOr<std::vector<EntryFunction>> DescribeEntries(mlir::ModuleOp module,
+                                                           absl::string_view source) {
   std::vector<EntryFunction> entries;
   for (mlir::func::FuncOp function : EntryFunctions(module)) {
-    EntryFunction entry{function.getName().str(), {}, {}, isDeterministic(function)};
+    EntryFunction entry{function.getName().str(), {}, {}, isDeterministic(function), {}};
     for (auto [index, type] : llvm::enumerate(function.getArgumentTypes())) {
       auto memref = llvm::dyn_cast<mlir::MemRefType>(type);
       if (memref && IsScalar(memref.getElementType()) && memref.getLayout().isIdentity()) {
@@ -307,6 +325,10 @@ absl::StatusOr<std::vector<EntryFunction>> DescribeEntries(mlir::ModuleOp module
     for (mlir::Type result : function.getResultTypes()) {
       entry.results.push_back(DescribeScalar(result));
     }
+    for (auto [index, argument] : llvm::enumerate(entry.arguments)) {
+      argument.name = SourceName(source, function.getArgument(index).getLoc());
+    }
+    TESSERA_RETURN_IF_ERROR(DeriveShapeContract(function, entry));
     entries.push_back(std::move(entry));
   }
   return entries;
@@ -528,18 +550,32 @@ std::string PipelineKey(const CompileOptions& options, const PipelineOptions& pi
                       reinterpret_cast<uintptr_t>(options.delegates.get()));
 }
 
+/// Parses `source` in `context` (diagnostics go to `diagnostics`): refuses IR nested deeper
+/// than the parser's stack allows, and parses a NUL-terminated copy (MLIR's lexer reads one
+/// byte past the end of its buffer).
+absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> ParseSource(
+    mlir::MLIRContext& context, const DiagnosticCollector& diagnostics, absl::string_view source,
+    const std::string& source_name) {
+  TESSERA_RETURN_IF_ERROR(CheckSourceNesting(source, source_name));
+  const std::string terminated(source);
+  mlir::ParserConfig config(&context);
+  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceString<mlir::ModuleOp>(
+      llvm::StringRef(terminated.data(), terminated.size()), config, source_name);
+  if (!module || diagnostics.HasErrors()) {
+    return diagnostics.Failure("invalid Tessera IR");
+  }
+  return module;
+}
+
 absl::Status CompileInSession(CompileSession& session, absl::string_view source,
                               CompiledModule& out) {
   const CompileOptions& options = out.options;
   mlir::MLIRContext& context = session.context();
   DiagnosticCollector diagnostics(context);
-  mlir::ParserConfig config(&context);
-  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceString<mlir::ModuleOp>(
-      llvm::StringRef(source.data(), source.size()), config, options.source_name);
-  if (!module || diagnostics.HasErrors()) {
-    return diagnostics.Failure("invalid Tessera IR");
-  }
-  TESSERA_ASSIGN_OR_RETURN(out.entries, DescribeEntries(*module));
+  TESSERA_ASSIGN_OR_RETURN(mlir::OwningOpRef<mlir::ModuleOp> module,
+                           ParseSource(context, diagnostics, source, options.source_name));
+  TESSERA_RETURN_IF_ERROR(CheckAllowedIr(*module, options.target));
+  TESSERA_ASSIGN_OR_RETURN(out.entries, DescribeEntries(*module, source));
 
   PipelineOptions pipeline{options.arch, options.opt_level, options.deterministic,
                            ResolveCudaToolkit(options)};
@@ -606,23 +642,21 @@ absl::StatusOr<std::unique_ptr<HostExecutable>> LoadHostCode(const CompiledModul
 
 absl::StatusOr<std::string> CanonicalSource(absl::string_view source) {
   std::unique_ptr<CompileSession> session = Sessions().Acquire();
-  std::string text;
-  {
+  absl::StatusOr<std::string> text = [&]() -> absl::StatusOr<std::string> {
+    // Everything that lives on the session's context (the diagnostic handler, the module)
+    // ends inside this scope, before the session can be retired below.
     DiagnosticCollector diagnostics(session->context());
-    mlir::ParserConfig config(&session->context());
-    mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceString<mlir::ModuleOp>(
-        llvm::StringRef(source.data(), source.size()), config);
-    if (!module || diagnostics.HasErrors()) {
-      Sessions().Release(std::move(session));
-      return diagnostics.Failure("invalid Tessera IR");
-    }
+    TESSERA_ASSIGN_OR_RETURN(mlir::OwningOpRef<mlir::ModuleOp> module,
+                             ParseSource(session->context(), diagnostics, source, "<source>"));
     // The generic form without locations: comments, whitespace and SSA names are gone, every
     // semantic detail stays.
-    llvm::raw_string_ostream os(text);
+    std::string printed;
+    llvm::raw_string_ostream os(printed);
     mlir::OpPrintingFlags flags;
     flags.printGenericOpForm();
     module->print(os, flags);
-  }
+    return printed;
+  }();
   Sessions().Release(std::move(session));
   return text;
 }

@@ -24,7 +24,7 @@ extern "C" {
 #endif
 
 #define TESSERA_JIT_API_MAJOR 0
-#define TESSERA_JIT_API_MINOR 3
+#define TESSERA_JIT_API_MINOR 4
 
 /* The API version the library implements. Thread-safe. */
 void tessera_jit_get_api_version(int* out_major, int* out_minor);
@@ -97,7 +97,9 @@ static inline void tessera_jit_context_options_init(tessera_jit_context_options_
 /* Creates a context; the caller owns it. `options` may be NULL (the defaults). */
 tessera_jit_error_t* tessera_jit_context_create(const tessera_jit_context_options_t* options,
                                                 tessera_jit_context_t** out_context);
-/* Destroys a context; every module created from it must have been destroyed. */
+/* Releases the caller's reference to a context (NULL is allowed). Modules hold a reference of
+ * their own: a context destroyed while modules live stays usable by them and is freed with the
+ * last one. Do not destroy a context while another thread uses it through this handle. */
 void tessera_jit_context_destroy(tessera_jit_context_t* context);
 
 /* The context's compile cache: every tessera_jit_compile goes through it (memory, then disk,
@@ -151,7 +153,8 @@ tessera_jit_error_t* tessera_jit_context_register_kernel_image(
     tessera_jit_image_format_t format, const char* arch);
 
 /* The registered delegates' identities, one line each ("name (library) soname version
- * sha256:… path"). The string is valid until the next registration on the context. */
+ * sha256:… path"). The string is valid for the life of the context, whatever other threads
+ * register or ask meanwhile. Thread-safe. */
 size_t tessera_jit_context_get_delegate_count(tessera_jit_context_t* context);
 const char* tessera_jit_context_get_delegate_identity(tessera_jit_context_t* context,
                                                       size_t index, size_t* out_size);
@@ -246,8 +249,11 @@ static inline void tessera_jit_compile_options_init(tessera_jit_compile_options_
   out_options->opt_level = 2;
 }
 
-/* Compiles Tessera IR (`source`, `source_size` bytes, MLIR text) into a module the caller owns.
- * `options` may be NULL. Errors carry every diagnostic with its location. Thread-safe. */
+/* Compiles Tessera IR (`source`, `source_size` bytes, MLIR text; no NUL terminator needed, and
+ * nothing past `source_size` is read; NULL with size 0 is the empty module) into a module the
+ * caller owns. `options` may be NULL. Errors carry every diagnostic with its location: bad or
+ * disallowed IR (docs/ir.md), IR nested deeper than 256 levels, a broken contract →
+ * INVALID_ARGUMENT; see docs/capi.md for every code. Thread-safe. */
 tessera_jit_error_t* tessera_jit_compile(tessera_jit_context_t* context, const char* source,
                                          size_t source_size,
                                          const tessera_jit_compile_options_t* options,
@@ -287,6 +293,10 @@ typedef enum tessera_jit_arg_kind_t {
   TESSERA_JIT_ARG_TENSOR = 0, /* a DLTensor*: host memory for host modules, CUDA for nvptx */
   TESSERA_JIT_ARG_INT = 1,    /* any integer or index scalar, passed as int64 */
   TESSERA_JIT_ARG_FLOAT = 2,  /* any float scalar, passed as double (converted to the type) */
+  /* API 0.4: a DLTensor* the caller may only read (a DLPack 1.0 tensor flagged
+   * DLPACK_FLAG_BITMASK_READ_ONLY, a NumPy array that is not writeable); refused for an
+   * argument the entry writes. */
+  TESSERA_JIT_ARG_TENSOR_READ_ONLY = 3,
 } tessera_jit_arg_kind_t;
 
 /* What an entry expects for one argument (or result). */
@@ -297,9 +307,12 @@ typedef struct tessera_jit_arg_info_t {
   int32_t ndim;               /* tensors only */
   const int64_t* shape;       /* tensors only; -1 for a dynamic size; borrowed */
   const char* type;           /* the MLIR type, e.g. "memref<?x10xf32>"; borrowed */
+  /* API 0.4 (filled when struct_size covers them): */
+  const char* name;           /* the argument's SSA name in the source ("" if unknown); borrowed */
+  int32_t written;            /* tensors: non-zero when the entry may write it (an output) */
 } tessera_jit_arg_info_t;
 #define TESSERA_JIT_ARG_INFO_STRUCT_SIZE \
-  (offsetof(tessera_jit_arg_info_t, type) + sizeof(const char*))
+  (offsetof(tessera_jit_arg_info_t, written) + sizeof(int32_t))
 
 /* The number of arguments and of (scalar) results of `function`. Thread-safe. */
 size_t tessera_jit_function_get_arg_count(const tessera_jit_function_t* function);
@@ -320,8 +333,11 @@ typedef struct tessera_jit_arg_t {
 } tessera_jit_arg_t;
 
 /* Runs `function` on `args`. Every argument is checked before anything runs: count, kind,
- * dtype, rank, static sizes, the device of each tensor, NULL pointers — each failure is
- * INVALID_ARGUMENT naming the argument and what was expected. Host modules run synchronously
+ * dtype, rank, static sizes, element-count and byte-size overflow, NULL data with elements,
+ * alignment for the element type, dense row-major strides, the device of each tensor,
+ * read-only tensors passed for outputs, integer ranges, and the entry's shape contract (which
+ * dynamic sizes must agree, derived from its Tile ops) — each failure is INVALID_ARGUMENT
+ * naming the function, the argument and what was expected (docs/capi.md). Host modules run synchronously
  * on the calling thread. nvptx modules enqueue their kernels on `stream` (a CUstream; NULL: the
  * legacy default stream) and return without waiting. `out_result` (may be NULL) receives a
  * scalar result. Thread-safe: many threads may invoke at once. */

@@ -53,6 +53,7 @@ absl::StatusOr<DriverApi> Load() {
   TESSERA_RESOLVE(cuDeviceGetAttribute);
   TESSERA_RESOLVE(cuDeviceTotalMem);
   TESSERA_RESOLVE(cuDevicePrimaryCtxRetain);
+  TESSERA_RESOLVE(cuCtxGetCurrent);
   TESSERA_RESOLVE(cuCtxSetCurrent);
   TESSERA_RESOLVE(cuCtxSynchronize);
   TESSERA_RESOLVE(cuMemAlloc);

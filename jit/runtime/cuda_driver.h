@@ -24,6 +24,7 @@ struct DriverApi {
   decltype(&::cuDeviceGetAttribute) cuDeviceGetAttribute;
   decltype(&::cuDeviceTotalMem) cuDeviceTotalMem;
   decltype(&::cuDevicePrimaryCtxRetain) cuDevicePrimaryCtxRetain;
+  decltype(&::cuCtxGetCurrent) cuCtxGetCurrent;
   decltype(&::cuCtxSetCurrent) cuCtxSetCurrent;
   decltype(&::cuCtxSynchronize) cuCtxSynchronize;
   decltype(&::cuMemAlloc) cuMemAlloc;

@@ -221,4 +221,15 @@ absl::Status GpuRuntime::Launch(CUfunction function, std::array<unsigned, 3> gri
                     "cuLaunchKernel");
 }
 
+ScopedCurrentContext::ScopedCurrentContext() {
+  auto runtime = GpuRuntime::Get();
+  if (!runtime.ok()) return;
+  const DriverApi& driver = (*runtime)->driver();
+  if (driver.cuCtxGetCurrent(&saved_) == CUDA_SUCCESS) driver_ = &driver;
+}
+
+ScopedCurrentContext::~ScopedCurrentContext() {
+  if (driver_ != nullptr) (void)driver_->cuCtxSetCurrent(saved_);
+}
+
 }  // namespace tessera::jit::runtime

@@ -85,6 +85,21 @@ class GpuRuntime {
   std::vector<CUcontext> contexts_ ABSL_GUARDED_BY(mu_);
 };
 
+/// Keeps the calling thread's current CUDA context across a scope: the runtime makes its own
+/// primary contexts current (Activate), and a host program's context must be current again when
+/// a call into the service returns. No-op without a driver.
+class ScopedCurrentContext {
+ public:
+  ScopedCurrentContext();
+  ~ScopedCurrentContext();
+  ScopedCurrentContext(const ScopedCurrentContext&) = delete;
+  ScopedCurrentContext& operator=(const ScopedCurrentContext&) = delete;
+
+ private:
+  const DriverApi* driver_ = nullptr;
+  CUcontext saved_ = nullptr;
+};
+
 }  // namespace tessera::jit::runtime
 
 #endif  // TESSERA_JIT_RUNTIME_GPU_RUNTIME_H_

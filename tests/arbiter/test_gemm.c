@@ -1,7 +1,9 @@
 /* CBLAS-compatible row-major SGEMMs registered as matmul providers by the arbiter tests:
  * tessera_test_sgemm computes exactly like the reference (f32 products, sequential sums);
  * tessera_test_sgemm_tf32 rounds A and B to TF32 (10 mantissa bits, to nearest) first — inside
- * a reference_exact budget for short sums, outside it once K is large. Built twice (TESSERA_TEST_GEMM_BUILD)
+ * a reference_exact budget for short sums, outside it once K is large; tessera_test_sgemm_slow
+ * computes exactly like tessera_test_sgemm but does the whole product 16 times (a candidate
+ * that loses every timing race by a wide margin, whatever the CPU). Built twice (TESSERA_TEST_GEMM_BUILD)
  * so the tests can change the library's identity. */
 #include <stdint.h>
 #include <string.h>
@@ -51,4 +53,12 @@ void tessera_test_sgemm_tf32(int layout, int trans_a, int trans_b, int m, int n,
                              float alpha, const float* a, int lda, const float* b, int ldb,
                              float beta, float* c, int ldc) {
   Gemm(layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, 1);
+}
+
+void tessera_test_sgemm_slow(int layout, int trans_a, int trans_b, int m, int n, int k,
+                             float alpha, const float* a, int lda, const float* b, int ldb,
+                             float beta, float* c, int ldc) {
+  for (int repeat = 0; repeat < 16; ++repeat) {
+    Gemm(layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, 0);
+  }
 }

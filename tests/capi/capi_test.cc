@@ -12,71 +12,15 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tessera_jit.h"
+#include "tests/capi/capi_test_util.h"
 
 namespace {
 
+using ::tessera::testing::Error;
+using ::tessera::testing::Float;
+using ::tessera::testing::Int;
+using ::tessera::testing::Tensor;
 using ::testing::HasSubstr;
-
-/// Owns an error for the duration of a check.
-struct Error {
-  explicit Error(tessera_jit_error_t* error) : error(error) {}
-  ~Error() { tessera_jit_error_destroy(error); }
-  tessera_jit_error_code_t code() const { return tessera_jit_error_code(error); }
-  std::string message() const {
-    size_t size = 0;
-    const char* text = tessera_jit_error_message(error, &size);
-    return std::string(text, size);
-  }
-  tessera_jit_error_t* error;
-};
-
-#define ASSERT_OK(expr)                                  \
-  do {                                                   \
-    Error error_(expr);                                  \
-    ASSERT_EQ(error_.code(), TESSERA_JIT_OK) << error_.message(); \
-  } while (false)
-
-/// A host float32 tensor with its DLTensor view.
-struct Tensor {
-  explicit Tensor(std::vector<int64_t> dims, float fill = 0.0f)
-      : shape(std::move(dims)), data(Count(shape), fill) {
-    view.data = data.data();
-    view.device = {kDLCPU, 0};
-    view.ndim = static_cast<int32_t>(shape.size());
-    view.dtype = {kDLFloat, 32, 1};
-    view.shape = shape.data();
-    view.strides = nullptr;
-    view.byte_offset = 0;
-  }
-  static size_t Count(const std::vector<int64_t>& dims) {
-    size_t n = 1;
-    for (int64_t d : dims) n *= static_cast<size_t>(d);
-    return n;
-  }
-  tessera_jit_arg_t arg() const {
-    tessera_jit_arg_t a{};
-    a.kind = TESSERA_JIT_ARG_TENSOR;
-    a.value.tensor = &view;
-    return a;
-  }
-  std::vector<int64_t> shape;
-  std::vector<float> data;
-  DLTensor view{};
-};
-
-tessera_jit_arg_t Float(double value) {
-  tessera_jit_arg_t a{};
-  a.kind = TESSERA_JIT_ARG_FLOAT;
-  a.value.f = value;
-  return a;
-}
-
-tessera_jit_arg_t Int(int64_t value) {
-  tessera_jit_arg_t a{};
-  a.kind = TESSERA_JIT_ARG_INT;
-  a.value.i = value;
-  return a;
-}
 
 constexpr char kSource[] = R"mlir(
 func.func @saxpy(%alpha: f32, %x: memref<?xf32>, %y: memref<?xf32>, %out: memref<?xf32>) {
@@ -357,22 +301,22 @@ TEST_F(CapiTest, ArgumentsAreCheckedBeforeAnythingRuns) {
   const std::vector<Case> cases = {
       {"count", {Float(1), x.arg(), y.arg()}, "@saxpy takes 4 argument(s), found 3"},
       {"scalar kind", {Int(1), x.arg(), y.arg(), out.arg()},
-       "argument #0 of @saxpy (f32): expected a float scalar"},
+       "argument #0 'alpha' of @saxpy (f32): expected a float scalar"},
       {"tensor kind", {Float(1), Float(2), y.arg(), out.arg()},
-       "argument #1 of @saxpy (memref<?xf32>): expected a tensor"},
+       "argument #1 'x' of @saxpy (memref<?xf32>): expected a tensor"},
       {"null tensor", {Float(1), null_tensor, y.arg(), out.arg()},
-       "argument #1 of @saxpy (memref<?xf32>): expected a DLTensor, found NULL"},
+       "argument #1 'x' of @saxpy (memref<?xf32>): expected a DLTensor, found NULL"},
       {"dtype", {Float(1), wrong_dtype.arg(), y.arg(), out.arg()},
-       "argument #1 of @saxpy (memref<?xf32>): dtype float64 does not match"},
+       "argument #1 'x' of @saxpy (memref<?xf32>): dtype float64 does not match"},
       {"rank", {Float(1), x.arg(), matrix.arg(), out.arg()},
-       "argument #2 of @saxpy (memref<?xf32>): expected rank 1, found 2"},
+       "argument #2 'y' of @saxpy (memref<?xf32>): expected rank 1, found 2"},
       {"device", {Float(1), x.arg(), y.arg(), on_gpu.arg()},
-       "argument #3 of @saxpy (memref<?xf32>): the module runs on the host; expected host "
+       "argument #3 'out' of @saxpy (memref<?xf32>): the module runs on the host; expected host "
        "memory (kDLCPU), found device type 2"},
       {"strides", {Float(1), strided.arg(), y.arg(), out.arg()},
        "expected a dense row-major tensor, found strides [2]"},
       {"null data", {Float(1), x.arg(), no_data.arg(), out.arg()},
-       "argument #2 of @saxpy (memref<?xf32>): data is NULL"},
+       "argument #2 'y' of @saxpy (memref<?xf32>): data is NULL"},
   };
   for (const Case& c : cases) {
     Error error(tessera_jit_function_invoke(saxpy, c.args.data(), c.args.size(), nullptr, nullptr));
@@ -387,7 +331,7 @@ TEST_F(CapiTest, StaticSizesAndIntegerRangesAreChecked) {
   tessera_jit_arg_t args[] = {wide.arg(), rows.arg()};
   Error shape(tessera_jit_function_invoke(Function("row_max"), args, 2, nullptr, nullptr));
   EXPECT_EQ(shape.code(), TESSERA_JIT_INVALID_ARGUMENT);
-  EXPECT_THAT(shape.message(), HasSubstr("argument #0 of @row_max (memref<?x8xf32>): shape [2, 9] does not match"));
+  EXPECT_THAT(shape.message(), HasSubstr("argument #0 'x' of @row_max (memref<?x8xf32>): shape [2, 9] does not match"));
   tessera_jit_arg_t scalars[] = {Int(int64_t{1} << 40), Float(1)};
   Error range(tessera_jit_function_invoke(Function("count"), scalars, 2, nullptr, nullptr));
   EXPECT_EQ(range.code(), TESSERA_JIT_INVALID_ARGUMENT);

@@ -1,0 +1,62 @@
+#include "jit/entry_contract.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace tessera::jit {
+namespace {
+
+int64_t ValueOf(const SizeSource& source, absl::Span<const PassedArgument> arguments) {
+  switch (source.kind) {
+    case SizeSource::Kind::kDimension:
+      return arguments[source.argument].sizes[source.dim];
+    case SizeSource::Kind::kScalar:
+      return arguments[source.argument].value;
+    case SizeSource::Kind::kConstant:
+      return source.value;
+  }
+  return source.value;
+}
+
+/// "dimension 0 of argument #3 'out'", "argument #0 'n'".
+std::string DescribeSource(const EntryFunction& entry, const SizeSource& source) {
+  if (source.kind == SizeSource::Kind::kDimension) {
+    return absl::StrCat("dimension ", source.dim, " of ",
+                        DescribeArgument(entry, source.argument));
+  }
+  return DescribeArgument(entry, source.argument);
+}
+
+}  // namespace
+
+std::string DescribeArgument(const EntryFunction& entry, size_t index) {
+  const std::string& name = entry.arguments[index].name;
+  if (name.empty()) return absl::StrCat("argument #", index);
+  return absl::StrCat("argument #", index, " '", name, "'");
+}
+
+absl::Status CheckShapeContract(const EntryFunction& entry,
+                                absl::Span<const PassedArgument> arguments) {
+  for (const SizeConstraint& constraint : entry.size_constraints) {
+    const int64_t found = ValueOf(constraint.size, arguments);
+    const int64_t expected = ValueOf(constraint.must_equal, arguments);
+    if (found == expected) continue;
+    const SizeSource& other = constraint.must_equal;
+    std::string against;
+    if (other.kind == SizeSource::Kind::kConstant) {
+      against = absl::StrCat("it must be ", expected);
+    } else if (other.kind == SizeSource::Kind::kDimension &&
+               constraint.size.kind == SizeSource::Kind::kDimension &&
+               other.dim == constraint.size.dim) {
+      against = absl::StrCat(DescribeArgument(entry, other.argument), " has ", expected);
+    } else {
+      against = absl::StrCat(DescribeSource(entry, other), " is ", expected);
+    }
+    return absl::InvalidArgumentError(absl::StrCat("@", entry.name, ": ",
+                                                   DescribeSource(entry, constraint.size), " is ",
+                                                   found, " but ", against, ": ",
+                                                   constraint.reason));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace tessera::jit

@@ -1,0 +1,166 @@
+#include "jit/ir_allowlist.h"
+
+#include <string>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "jit/locations.h"
+#include "llvm/Support/raw_ostream.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+namespace tessera::jit {
+namespace {
+
+/// Dialects whose every op may appear: pure arithmetic and the Tessera dialects (verified).
+const absl::flat_hash_set<std::string>& AllowedDialects() {
+  static const auto* dialects = new absl::flat_hash_set<std::string>{
+      "arith", "math", "index", "ub", "tile", "tessera", "tessera_nvidia"};
+  return *dialects;
+}
+
+/// Single ops of other dialects that may appear (on both targets).
+const absl::flat_hash_set<std::string>& AllowedOps() {
+  static const auto* ops = new absl::flat_hash_set<std::string>{
+      "func.return", "func.call", "scf.for", "scf.if", "scf.yield", "scf.while",
+      "scf.condition", "cf.br", "cf.cond_br", "memref.dim", "memref.alloc", "memref.alloca",
+      "memref.dealloc", "memref.load", "memref.store", "memref.copy", "gpu.launch_func"};
+  return *ops;
+}
+
+/// Ops that read or write memref elements from host code: on nvptx the memrefs are device
+/// memory, which host code cannot touch.
+const absl::flat_hash_set<std::string>& HostMemoryOps() {
+  static const auto* ops = new absl::flat_hash_set<std::string>{
+      "memref.alloc", "memref.alloca", "memref.dealloc", "memref.load", "memref.store",
+      "memref.copy"};
+  return *ops;
+}
+
+std::string TypeText(mlir::Type type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << type;
+  return text;
+}
+
+/// The scalar types an argument, a result or a memref element may have: what DLPack and the C
+/// API can pass (i1…i64, index, f16, bf16, f32, f64).
+bool IsSupportedScalar(mlir::Type type) {
+  if (type.isIndex() || type.isF16() || type.isBF16() || type.isF32() || type.isF64()) {
+    return true;
+  }
+  auto integer = llvm::dyn_cast<mlir::IntegerType>(type);
+  if (integer == nullptr || !integer.isSignless()) return false;
+  const unsigned width = integer.getWidth();
+  return width == 1 || width == 8 || width == 16 || width == 32 || width == 64;
+}
+
+bool IsSupportedType(mlir::Type type) {
+  if (auto memref = llvm::dyn_cast<mlir::MemRefType>(type)) {
+    return memref.getLayout().isIdentity() && memref.getMemorySpace() == nullptr &&
+           IsSupportedScalar(memref.getElementType());
+  }
+  return IsSupportedScalar(type);
+}
+
+absl::Status Refuse(mlir::Operation* op, absl::string_view message) {
+  return absl::InvalidArgumentError(
+      absl::StrCat(FormatLocation(op->getLoc()), ": error: ", message));
+}
+
+absl::Status CheckSignature(mlir::func::FuncOp function) {
+  mlir::FunctionType type = function.getFunctionType();
+  for (auto [index, input] : llvm::enumerate(type.getInputs())) {
+    if (!IsSupportedType(input)) {
+      return Refuse(function, absl::StrCat(
+          "argument #", index, " of @", function.getName().str(), " has type ", TypeText(input),
+          "; functions take ranked memrefs with the identity layout in the default memory "
+          "space, or scalars (i1, i8, i16, i32, i64, index, f16, bf16, f32, f64), of those "
+          "element types"));
+    }
+  }
+  for (auto [index, result] : llvm::enumerate(type.getResults())) {
+    if (!IsSupportedType(result)) {
+      return Refuse(function, absl::StrCat("result #", index, " of @", function.getName().str(),
+                                           " has type ", TypeText(result),
+                                           "; functions return nothing or supported scalars"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckBodyOp(mlir::Operation* op, Target target) {
+  const std::string name = op->getName().getStringRef().str();
+  if (!op->isRegistered()) {
+    return Refuse(op, absl::StrCat("'", name, "' is not an operation of a loaded dialect"));
+  }
+  const std::string dialect = op->getName().getDialectNamespace().str();
+  if (!AllowedDialects().contains(dialect) && !AllowedOps().contains(name)) {
+    return Refuse(op, absl::StrCat(
+        "'", name, "' is not allowed in Tessera IR: entries may contain Tile, tessera and "
+        "tessera_nvidia ops, arith, math, func.call/return, scf and cf control flow, and "
+        "memref.alloc/alloca/dealloc/dim/load/store/copy (raw LLVM dialect ops, pointer casts "
+        "and ops that forge or reinterpret buffers are refused; see docs/ir.md)"));
+  }
+  if (target == Target::kNvptx && HostMemoryOps().contains(name)) {
+    return Refuse(op, absl::StrCat(
+        "'", name, "' in host code of an nvptx compile would touch device memory from the "
+        "CPU; use Tile ops, or index memrefs inside a gpu.func kernel"));
+  }
+  for (mlir::NamedAttribute attribute : op->getDiscardableAttrs()) {
+    if (attribute.getName().getValue().starts_with("llvm.")) {
+      return Refuse(op, absl::StrCat("attribute '", attribute.getName().getValue().str(),
+                                     "' on '", name, "' is reserved for the compiler"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status CheckAllowedIr(mlir::ModuleOp module, Target target) {
+  for (mlir::NamedAttribute attribute : module->getAttrs()) {
+    if (attribute.getName().getValue().starts_with("llvm.")) {
+      return Refuse(module, absl::StrCat("module attribute '",
+                                         attribute.getName().getValue().str(),
+                                         "' is reserved for the compiler"));
+    }
+  }
+  for (mlir::Operation& op : module.getBody()->getOperations()) {
+    if (llvm::isa<mlir::gpu::GPUModuleOp>(op)) continue;  // the user's device code
+    auto function = llvm::dyn_cast<mlir::func::FuncOp>(op);
+    if (function == nullptr) {
+      return Refuse(&op, absl::StrCat("'", op.getName().getStringRef().str(),
+                                      "' is not allowed at module level; a module holds "
+                                      "func.func functions and gpu.module kernels"));
+    }
+    if (function.isExternal()) {
+      return Refuse(&op, absl::StrCat(
+          "@", function.getName().str(),
+          " is an external declaration; host code may only call functions defined in the "
+          "module, and libraries only through tessera_nvidia.kernel_call (see docs/delegates.md)"));
+    }
+    if (absl::Status status = CheckSignature(function); !status.ok()) return status;
+    for (mlir::NamedAttribute attribute : function->getDiscardableAttrs()) {
+      if (attribute.getName().getValue().starts_with("llvm.")) {
+        return Refuse(&op, absl::StrCat("attribute '", attribute.getName().getValue().str(),
+                                        "' on @", function.getName().str(),
+                                        " is reserved for the compiler"));
+      }
+    }
+    absl::Status status = absl::OkStatus();
+    function.walk([&](mlir::Operation* inner) {
+      if (inner == function.getOperation()) return mlir::WalkResult::advance();
+      // A tile.map body is verified by the op itself (pure arith/math only).
+      status = CheckBodyOp(inner, target);
+      return status.ok() ? mlir::WalkResult::advance() : mlir::WalkResult::interrupt();
+    });
+    if (!status.ok()) return status;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace tessera::jit

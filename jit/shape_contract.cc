@@ -1,0 +1,285 @@
+// Derives an entry's shape contract from the semantics of its Tile ops.
+#include "jit/shape_contract.h"
+
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "dialect/NVIDIAOps.h"
+#include "dialect/TileOps.h"
+#include "jit/locations.h"
+#include "llvm/Support/raw_ostream.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace tessera::jit {
+namespace {
+
+/// How deep func.call chains are followed.
+constexpr int kMaxCallDepth = 16;
+
+/// A size in terms of the entry's arguments, or why it cannot be expressed so.
+struct Resolved {
+  std::optional<SizeSource> source;
+  std::optional<int64_t> static_value;  ///< known at compile time
+  std::string unknown;                  ///< when !source: where the size comes from instead
+};
+
+/// One function being analysed, entered through a chain of calls from the entry: its block
+/// arguments stand for the operands of the call that entered it.
+struct Frame {
+  mutable mlir::func::FuncOp function;  // mutable: MLIR op handles have non-const accessors
+  const Frame* caller = nullptr;
+  mutable mlir::func::CallOp call;  ///< the call in `caller` (null for the entry)
+  int depth = 0;
+};
+
+std::string OpName(mlir::Operation* op) { return op->getName().getStringRef().str(); }
+
+/// Records an edge of the contract (ContractBuilder::Edge), returning its error.
+#define TESSERA_CONTRACT_EDGE(size, must_equal, why, op)                   \
+  if (absl::Status edge_status = Edge(size, must_equal, why, op); !edge_status.ok()) { \
+    return edge_status;                                                     \
+  }
+
+class ContractBuilder {
+ public:
+  ContractBuilder(mlir::func::FuncOp entry_function, EntryFunction& entry)
+      : module_(entry_function->getParentOfType<mlir::ModuleOp>()), entry_(entry) {}
+
+  absl::Status Walk(const Frame& frame) {
+    absl::Status status = absl::OkStatus();
+    frame.function.walk([&](mlir::Operation* op) {
+      status = Visit(op, frame);
+      return status.ok() ? mlir::WalkResult::advance() : mlir::WalkResult::interrupt();
+    });
+    return status;
+  }
+
+ private:
+  absl::Status Visit(mlir::Operation* op, const Frame& frame) {
+    const std::string at = FormatLocation(op->getLoc());
+    if (auto map = llvm::dyn_cast<tile::MapOp>(op)) {
+      llvm::SmallVector<mlir::Value> memrefs;
+      for (mlir::Value value : op->getOperands()) {
+        if (llvm::isa<mlir::MemRefType>(value.getType())) memrefs.push_back(value);
+      }
+      for (mlir::Value output : map.getOutputs()) MarkWritten(output, frame);
+      const std::string why = absl::StrCat("tile.map at ", at, " needs equal shapes");
+      for (size_t k = 1; k < memrefs.size(); ++k) {
+        for (int64_t d = 0; d < Rank(memrefs[k]); ++d) {
+          TESSERA_CONTRACT_EDGE(Dim(memrefs[k], d, frame), Dim(memrefs[0], d, frame), why, op);
+        }
+      }
+      return absl::OkStatus();
+    }
+    if (auto reduce = llvm::dyn_cast<tile::ReduceOp>(op)) {
+      MarkWritten(reduce.getOutput(), frame);
+      const int64_t axis = reduce.getAxis();
+      const std::string why =
+          absl::StrCat("tile.reduce at ", at, " keeps every input dimension but axis ", axis,
+                       reduce.getKeepdims() ? " (kept with size 1)" : "");
+      for (int64_t in = 0, out = 0; in < Rank(reduce.getInput()); ++in) {
+        if (in == axis) {
+          if (reduce.getKeepdims()) {
+            TESSERA_CONTRACT_EDGE(Dim(reduce.getOutput(), out++, frame), Constant(1), why, op);
+          }
+          continue;
+        }
+        TESSERA_CONTRACT_EDGE(Dim(reduce.getOutput(), out++, frame),
+                              Dim(reduce.getInput(), in, frame), why, op);
+      }
+      return absl::OkStatus();
+    }
+    if (auto softmax = llvm::dyn_cast<tile::SoftmaxOp>(op)) {
+      MarkWritten(softmax.getOutput(), frame);
+      const std::string why = absl::StrCat("tile.softmax at ", at, " needs equal shapes");
+      for (int64_t d = 0; d < Rank(softmax.getInput()); ++d) {
+        TESSERA_CONTRACT_EDGE(Dim(softmax.getOutput(), d, frame),
+                              Dim(softmax.getInput(), d, frame), why, op);
+      }
+      return absl::OkStatus();
+    }
+    if (auto matmul = llvm::dyn_cast<tile::MatmulOp>(op)) {
+      MarkWritten(matmul.getOutput(), frame);
+      const bool ta = matmul.getTransposeA();
+      const bool tb = matmul.getTransposeB();
+      const std::string prefix = absl::StrCat("tile.matmul at ", at, " needs ");
+      mlir::Value a = matmul.getLhs(), b = matmul.getRhs(), c = matmul.getOutput();
+      TESSERA_CONTRACT_EDGE(Dim(b, tb ? 1 : 0, frame), Dim(a, ta ? 0 : 1, frame),
+                            absl::StrCat(prefix, "K of B equal to K of A"), op);
+      TESSERA_CONTRACT_EDGE(Dim(c, 0, frame), Dim(a, ta ? 1 : 0, frame),
+                            absl::StrCat(prefix, "M of C equal to M of A"), op);
+      TESSERA_CONTRACT_EDGE(Dim(c, 1, frame), Dim(b, tb ? 0 : 1, frame),
+                            absl::StrCat(prefix, "N of C equal to N of B"), op);
+      if (mlir::Value bias = matmul.getBias()) {
+        TESSERA_CONTRACT_EDGE(Dim(bias, 0, frame), Dim(c, 1, frame),
+                              absl::StrCat(prefix, "the bias as long as N"), op);
+      }
+      return absl::OkStatus();
+    }
+    if (llvm::isa<mlir::memref::StoreOp>(op)) {
+      MarkWritten(op->getOperand(1), frame);
+      return absl::OkStatus();
+    }
+    if (auto copy = llvm::dyn_cast<mlir::memref::CopyOp>(op)) {
+      MarkWritten(copy.getTarget(), frame);
+      return absl::OkStatus();
+    }
+    if (llvm::isa<nvidia::KernelCallOp, mlir::gpu::LaunchFuncOp>(op)) {
+      // Code the compiler did not generate may write any buffer it is given.
+      for (mlir::Value value : op->getOperands()) MarkWritten(value, frame);
+      return absl::OkStatus();
+    }
+    if (auto call = llvm::dyn_cast<mlir::func::CallOp>(op)) {
+      auto callee = module_.lookupSymbol<mlir::func::FuncOp>(call.getCalleeAttr());
+      if (callee == nullptr || callee.isExternal()) return absl::OkStatus();
+      if (frame.depth + 1 > kMaxCallDepth) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            at, ": error: calls from @", entry_.name, " nest deeper than ", kMaxCallDepth,
+            " (recursion is not supported)"));
+      }
+      return Walk(Frame{callee, &frame, call, frame.depth + 1});
+    }
+    return absl::OkStatus();
+  }
+
+  static int64_t Rank(mlir::Value memref) {
+    return llvm::cast<mlir::MemRefType>(memref.getType()).getRank();
+  }
+
+  static Resolved Constant(int64_t value) {
+    SizeSource source;
+    source.kind = SizeSource::Kind::kConstant;
+    source.value = value;
+    return Resolved{source, value, ""};
+  }
+
+  static Resolved Unknown(std::string why) { return Resolved{std::nullopt, std::nullopt, why}; }
+
+  /// The operand a block argument of `frame`'s entry block stands for in its caller, or null
+  /// when `frame` is the entry itself.
+  static mlir::Value Outer(mlir::BlockArgument argument, const Frame& frame) {
+    if (frame.caller == nullptr) return nullptr;
+    return frame.call.getOperand(argument.getArgNumber());
+  }
+
+  static bool IsEntryArgument(mlir::Value value, const Frame& frame) {
+    auto argument = llvm::dyn_cast<mlir::BlockArgument>(value);
+    return argument && argument.getOwner() == &frame.function.getBody().front();
+  }
+
+  /// Dimension `dim` of memref `value` as seen in `frame`.
+  Resolved Dim(mlir::Value value, int64_t dim, const Frame& frame) {
+    auto type = llvm::cast<mlir::MemRefType>(value.getType());
+    const int64_t size = type.getDimSize(dim);
+    std::optional<int64_t> static_size;
+    if (!mlir::ShapedType::isDynamic(size)) static_size = size;
+    if (IsEntryArgument(value, frame)) {
+      auto argument = llvm::cast<mlir::BlockArgument>(value);
+      if (mlir::Value outer = Outer(argument, frame)) {
+        Resolved resolved = Dim(outer, dim, *frame.caller);
+        if (!resolved.static_value) resolved.static_value = static_size;
+        return resolved;
+      }
+      SizeSource source;
+      source.kind = SizeSource::Kind::kDimension;
+      source.argument = argument.getArgNumber();
+      source.dim = dim;
+      return Resolved{source, static_size, ""};
+    }
+    if (static_size) return Constant(*static_size);
+    mlir::Operation* producer = value.getDefiningOp();
+    if (producer != nullptr &&
+        llvm::isa<mlir::memref::AllocOp, mlir::memref::AllocaOp>(producer)) {
+      int64_t dynamic_index = 0;
+      for (int64_t d = 0; d < dim; ++d) dynamic_index += type.isDynamicDim(d) ? 1 : 0;
+      return Scalar(producer->getOperand(static_cast<unsigned>(dynamic_index)), frame);
+    }
+    if (producer == nullptr) return Unknown("a block argument of a nested region");
+    return Unknown(absl::StrCat("the result of '", OpName(producer), "'"));
+  }
+
+  /// An integer or index value used as a size, as seen in `frame`.
+  Resolved Scalar(mlir::Value value, const Frame& frame) {
+    if (IsEntryArgument(value, frame)) {
+      auto argument = llvm::cast<mlir::BlockArgument>(value);
+      if (mlir::Value outer = Outer(argument, frame)) return Scalar(outer, *frame.caller);
+      SizeSource source;
+      source.kind = SizeSource::Kind::kScalar;
+      source.argument = argument.getArgNumber();
+      return Resolved{source, std::nullopt, ""};
+    }
+    mlir::Operation* producer = value.getDefiningOp();
+    if (producer == nullptr) return Unknown("a block argument of a nested region");
+    if (auto constant = llvm::dyn_cast<mlir::arith::ConstantOp>(producer)) {
+      if (auto integer = llvm::dyn_cast<mlir::IntegerAttr>(constant.getValue())) {
+        return Constant(integer.getValue().getSExtValue());
+      }
+    }
+    if (auto dim = llvm::dyn_cast<mlir::memref::DimOp>(producer)) {
+      if (std::optional<int64_t> index = dim.getConstantIndex();
+          index && *index >= 0 && *index < Rank(dim.getSource())) {
+        return Dim(dim.getSource(), *index, frame);
+      }
+      return Unknown("'memref.dim' with a non-constant or out-of-range index");
+    }
+    if (llvm::isa<mlir::arith::IndexCastOp, mlir::arith::IndexCastUIOp>(producer)) {
+      return Scalar(producer->getOperand(0), frame);
+    }
+    return Unknown(absl::StrCat("computed by '", OpName(producer), "'"));
+  }
+
+  void MarkWritten(mlir::Value value, const Frame& frame) {
+    if (!llvm::isa<mlir::MemRefType>(value.getType()) || !IsEntryArgument(value, frame)) return;
+    auto argument = llvm::cast<mlir::BlockArgument>(value);
+    if (mlir::Value outer = Outer(argument, frame)) return MarkWritten(outer, *frame.caller);
+    entry_.arguments[argument.getArgNumber()].written = true;
+  }
+
+  /// Records that `size` must equal `must_equal` because of `why` (op `op`).
+  absl::Status Edge(const Resolved& size, const Resolved& must_equal, const std::string& why,
+                    mlir::Operation* op) {
+    for (const Resolved* side : {&size, &must_equal}) {
+      if (!side->source) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            FormatLocation(op->getLoc()), ": error: '", OpName(op), "' reads a size that is ",
+            side->unknown,
+            "; the sizes of a Tile op's operands must be static, a dimension of an argument "
+            "of @",
+            entry_.name, ", an integer scalar argument, or memref.dim of those"));
+      }
+    }
+    if (size.static_value && must_equal.static_value) {
+      if (*size.static_value == *must_equal.static_value) return absl::OkStatus();
+      return absl::InvalidArgumentError(absl::StrCat(
+          FormatLocation(op->getLoc()), ": error: sizes ", *size.static_value, " and ",
+          *must_equal.static_value, " disagree: ", why));
+    }
+    if (*size.source == *must_equal.source) return absl::OkStatus();
+    for (const SizeConstraint& known : entry_.size_constraints) {
+      if (known.size == *size.source && known.must_equal == *must_equal.source) {
+        return absl::OkStatus();
+      }
+    }
+    entry_.size_constraints.push_back(SizeConstraint{*size.source, *must_equal.source, why});
+    return absl::OkStatus();
+  }
+
+  mlir::ModuleOp module_;
+  EntryFunction& entry_;
+};
+
+}  // namespace
+
+absl::Status DeriveShapeContract(mlir::func::FuncOp function, EntryFunction& entry) {
+  ContractBuilder builder(function, entry);
+  return builder.Walk(Frame{function});
+}
+
+}  // namespace tessera::jit

@@ -1,0 +1,474 @@
+// The C API as a hostile caller sees it (host target): mismatched dynamic sizes for every Tile
+// op kind, overflowing shapes, misaligned and read-only buffers, deeply nested and disallowed
+// IR, sources without a NUL, hundreds of failing compiles, lifetimes and concurrent queries.
+// Every case must return its documented code and message — never crash, never touch memory
+// outside the caller's buffers (tensors end at a guard page; canaries surround them).
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstring>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tessera_jit.h"
+#include "tests/capi/capi_test_util.h"
+
+namespace {
+
+using ::tessera::testing::Error;
+using ::tessera::testing::Float;
+using ::tessera::testing::Int;
+using ::tessera::testing::Tensor;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+
+constexpr float kCanary = -12345.0f;
+
+/// A float32 tensor whose last element ends exactly at an inaccessible page, with canary values
+/// before it: reading or writing past the end faults, writing before it changes a canary.
+class GuardedTensor {
+ public:
+  explicit GuardedTensor(std::vector<int64_t> shape, float fill = 0.0f) : shape_(std::move(shape)) {
+    count_ = 1;
+    for (int64_t d : shape_) count_ *= static_cast<size_t>(d);
+    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    const size_t bytes = (count_ + kCanaries) * sizeof(float);
+    data_pages_ = (bytes + page - 1) / page;
+    mapping_bytes_ = (data_pages_ + 1) * page;
+    mapping_ = mmap(nullptr, mapping_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                    -1, 0);
+    EXPECT_NE(mapping_, MAP_FAILED);
+    char* guard = static_cast<char*>(mapping_) + data_pages_ * page;
+    EXPECT_EQ(mprotect(guard, page, PROT_NONE), 0);
+    data_ = reinterpret_cast<float*>(guard) - count_;
+    for (size_t i = 0; i < kCanaries; ++i) data_[-1 - static_cast<ptrdiff_t>(i)] = kCanary;
+    for (size_t i = 0; i < count_; ++i) data_[i] = fill;
+    view_.data = data_;
+    view_.device = {kDLCPU, 0};
+    view_.ndim = static_cast<int32_t>(shape_.size());
+    view_.dtype = {kDLFloat, 32, 1};
+    view_.shape = shape_.data();
+  }
+  ~GuardedTensor() { munmap(mapping_, mapping_bytes_); }
+
+  tessera_jit_arg_t arg() const {
+    tessera_jit_arg_t a{};
+    a.kind = TESSERA_JIT_ARG_TENSOR;
+    a.value.tensor = &view_;
+    return a;
+  }
+  bool CanariesIntact() const {
+    for (size_t i = 0; i < kCanaries; ++i) {
+      if (data_[-1 - static_cast<ptrdiff_t>(i)] != kCanary) return false;
+    }
+    return true;
+  }
+  bool AllEqual(float value) const {
+    for (size_t i = 0; i < count_; ++i) {
+      if (data_[i] != value) return false;
+    }
+    return true;
+  }
+  float* data() { return data_; }
+
+ private:
+  static constexpr size_t kCanaries = 16;
+  std::vector<int64_t> shape_;
+  size_t count_ = 0;
+  size_t data_pages_ = 0;
+  size_t mapping_bytes_ = 0;
+  void* mapping_ = nullptr;
+  float* data_ = nullptr;
+  DLTensor view_{};
+};
+
+constexpr char kSource[] = R"mlir(
+func.func @saxpy(%alpha: f32, %x: memref<?xf32>, %y: memref<?xf32>, %out: memref<?xf32>) {
+  tile.map ins(%alpha, %x, %y : f32, memref<?xf32>, memref<?xf32>) outs(%out : memref<?xf32>) {
+  ^bb0(%a: f32, %xi: f32, %yi: f32):
+    %ax = arith.mulf %a, %xi : f32
+    %r = arith.addf %ax, %yi : f32
+    tile.yield %r : f32
+  }
+  return
+}
+func.func @row_sums(%x: memref<?x?xf32>, %rows: memref<?xf32>) {
+  tile.reduce sum %x -> %rows axis = 1 : memref<?x?xf32> -> memref<?xf32>
+  return
+}
+func.func @col_max_kept(%x: memref<?x?xf32>, %cols: memref<?x?xf32>) {
+  tile.reduce max %x -> %cols axis = 0 keepdims : memref<?x?xf32> -> memref<?x?xf32>
+  return
+}
+func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
+  tile.softmax %x -> %y : memref<?x?xf32> -> memref<?x?xf32>
+  return
+}
+func.func @linear(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>,
+                  %bias: memref<?xf32>) {
+  tile.matmul %a, %b -> %c bias(%bias : memref<?xf32>) activation(relu)
+      : memref<?x?xf32>, memref<?x?xf32> -> memref<?x?xf32>
+  return
+}
+func.func @scale_f16(%s: f16, %x: memref<?xf16>, %y: memref<?xf16>) {
+  tile.map ins(%s, %x : f16, memref<?xf16>) outs(%y : memref<?xf16>) {
+  ^bb0(%a: f16, %v: f16):
+    %r = arith.mulf %a, %v : f16
+    tile.yield %r : f16
+  }
+  return
+}
+func.func @scratch(%n: index, %x: memref<?xf32>, %y: memref<?xf32>) {
+  %t = memref.alloc(%n) : memref<?xf32>
+  tile.map ins(%x : memref<?xf32>) outs(%t : memref<?xf32>) {
+  ^bb0(%v: f32):
+    tile.yield %v : f32
+  }
+  tile.map ins(%t : memref<?xf32>) outs(%y : memref<?xf32>) {
+  ^bb0(%v: f32):
+    tile.yield %v : f32
+  }
+  memref.dealloc %t : memref<?xf32>
+  return
+}
+func.func @through_call(%x: memref<?xf32>, %y: memref<?xf32>) {
+  func.call @copy(%x, %y) : (memref<?xf32>, memref<?xf32>) -> ()
+  return
+}
+func.func private @copy(%from: memref<?xf32>, %to: memref<?xf32>) {
+  tile.map ins(%from : memref<?xf32>) outs(%to : memref<?xf32>) {
+  ^bb0(%v: f32):
+    tile.yield %v : f32
+  }
+  return
+}
+)mlir";
+
+class BoundaryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    tessera_jit_context_options_t options;
+    tessera_jit_context_options_init(&options);
+    options.default_target = "host";
+    ASSERT_OK(tessera_jit_context_create(&options, &context_));
+    ASSERT_OK(tessera_jit_compile(context_, kSource, sizeof(kSource) - 1, nullptr, &module_));
+  }
+  void TearDown() override {
+    tessera_jit_module_destroy(module_);
+    tessera_jit_context_destroy(context_);
+  }
+  tessera_jit_function_t* Function(const char* name) {
+    tessera_jit_function_t* function = nullptr;
+    Error error(tessera_jit_module_get_function(module_, name, std::strlen(name), &function));
+    EXPECT_EQ(error.code(), TESSERA_JIT_OK) << error.message();
+    return function;
+  }
+  /// Invokes and expects INVALID_ARGUMENT with `message` in it.
+  void ExpectRefused(const char* entry, std::vector<tessera_jit_arg_t> args,
+                     const std::string& message) {
+    Error error(tessera_jit_function_invoke(Function(entry), args.data(), args.size(), nullptr,
+                                            nullptr));
+    EXPECT_EQ(error.code(), TESSERA_JIT_INVALID_ARGUMENT) << error.message();
+    EXPECT_THAT(error.message(), HasSubstr(message));
+  }
+  /// Compiles `source` and returns the error (OK when it compiled).
+  Error Compile(const std::string& source) {
+    tessera_jit_module_t* module = nullptr;
+    tessera_jit_error_t* error =
+        tessera_jit_compile(context_, source.data(), source.size(), nullptr, &module);
+    tessera_jit_module_destroy(module);
+    return Error(error);
+  }
+
+  tessera_jit_context_t* context_ = nullptr;
+  tessera_jit_module_t* module_ = nullptr;
+};
+
+TEST_F(BoundaryTest, MismatchedMapSizesAreRefusedBeforeAnythingRuns) {
+  // The reproducer: x of 4 elements, y and out of 2^24.
+  GuardedTensor x({4}, 1.0f), y({1 << 24}, 2.0f), out({1 << 24}, 7.0f);
+  ExpectRefused("saxpy", {Float(2), x.arg(), y.arg(), out.arg()},
+                "@saxpy: dimension 0 of argument #2 'y' is 16777216 but argument #1 'x' has 4: "
+                "tile.map at <source>:3:3 needs equal shapes");
+  GuardedTensor short_out({3}, 7.0f), x4({4}, 1.0f), y4({4}, 2.0f);
+  ExpectRefused("saxpy", {Float(2), x4.arg(), y4.arg(), short_out.arg()},
+                "dimension 0 of argument #3 'out' is 3 but argument #1 'x' has 4");
+  EXPECT_TRUE(out.AllEqual(7.0f));
+  EXPECT_TRUE(short_out.AllEqual(7.0f) && short_out.CanariesIntact());
+  // Agreeing sizes run, and write exactly the buffer.
+  GuardedTensor good({4}, 7.0f);
+  tessera_jit_arg_t args[] = {Float(2), x4.arg(), y4.arg(), good.arg()};
+  ASSERT_OK(tessera_jit_function_invoke(Function("saxpy"), args, 4, nullptr, nullptr));
+  EXPECT_TRUE(good.AllEqual(4.0f) && good.CanariesIntact());
+}
+
+TEST_F(BoundaryTest, MismatchedReduceSoftmaxAndMatmulSizesAreRefused) {
+  GuardedTensor x({5, 3}, 1.0f), rows_short({4}, 7.0f);
+  ExpectRefused("row_sums", {x.arg(), rows_short.arg()},
+                "@row_sums: dimension 0 of argument #1 'rows' is 4 but argument #0 'x' has 5: "
+                "tile.reduce at <source>:12:3 keeps every input dimension but axis 1");
+  EXPECT_TRUE(rows_short.AllEqual(7.0f) && rows_short.CanariesIntact());
+  GuardedTensor kept_wrong({2, 3}, 7.0f);
+  ExpectRefused("col_max_kept", {x.arg(), kept_wrong.arg()},
+                "dimension 0 of argument #1 'cols' is 2 but it must be 1");
+  GuardedTensor y_wide({5, 4}, 7.0f);
+  ExpectRefused("softmax", {x.arg(), y_wide.arg()},
+                "dimension 1 of argument #1 'y' is 4 but argument #0 'x' has 3: tile.softmax");
+  GuardedTensor a({4, 3}, 1.0f), b({3, 2}, 1.0f), c({4, 2}, 7.0f), bias({2}, 0.0f);
+  GuardedTensor b_wrong_k({5, 2}, 1.0f), c_wrong_m({6, 2}, 7.0f), bias_wrong({3}, 0.0f);
+  ExpectRefused("linear", {a.arg(), b_wrong_k.arg(), c.arg(), bias.arg()},
+                "dimension 0 of argument #1 'b' is 5 but dimension 1 of argument #0 'a' is 3: "
+                "tile.matmul at <source>:25:3 needs K of B equal to K of A");
+  ExpectRefused("linear", {a.arg(), b.arg(), c_wrong_m.arg(), bias.arg()},
+                "dimension 0 of argument #2 'c' is 6 but argument #0 'a' has 4");
+  ExpectRefused("linear", {a.arg(), b.arg(), c.arg(), bias_wrong.arg()},
+                "dimension 0 of argument #3 'bias' is 3 but dimension 1 of argument #2 'c' is 2: "
+                "tile.matmul at <source>:25:3 needs the bias as long as N");
+  EXPECT_TRUE(c.AllEqual(7.0f) && c.CanariesIntact());
+  tessera_jit_arg_t args[] = {a.arg(), b.arg(), c.arg(), bias.arg()};
+  ASSERT_OK(tessera_jit_function_invoke(Function("linear"), args, 4, nullptr, nullptr));
+  EXPECT_TRUE(c.AllEqual(3.0f) && c.CanariesIntact());
+}
+
+TEST_F(BoundaryTest, SizesFromScalarsAndThroughCallsAreChecked) {
+  GuardedTensor x({4}, 1.0f), y({4}, 7.0f);
+  ExpectRefused("scratch", {Int(1000), x.arg(), y.arg()},
+                "@scratch: argument #0 'n' is 1000 but dimension 0 of argument #1 'x' is 4: tile.map "
+                "at <source>:39:3 needs equal shapes");
+  tessera_jit_arg_t args[] = {Int(4), x.arg(), y.arg()};
+  ASSERT_OK(tessera_jit_function_invoke(Function("scratch"), args, 3, nullptr, nullptr));
+  EXPECT_TRUE(y.AllEqual(1.0f));
+  GuardedTensor long_y({9}, 7.0f);
+  ExpectRefused("through_call", {x.arg(), long_y.arg()},
+                "@through_call: dimension 0 of argument #1 'y' is 9 but argument #0 'x' has 4: "
+                "tile.map at <source>:55:3 needs equal shapes");
+  EXPECT_TRUE(long_y.AllEqual(7.0f));
+}
+
+TEST_F(BoundaryTest, OverflowAlignmentAndReadOnlyAreChecked) {
+  int64_t huge[] = {int64_t{1} << 62, 8};
+  DLTensor overflow{};
+  overflow.device = {kDLCPU, 0};
+  overflow.ndim = 2;
+  overflow.dtype = {kDLFloat, 32, 1};
+  overflow.shape = huge;
+  tessera_jit_arg_t overflow_arg{};
+  overflow_arg.kind = TESSERA_JIT_ARG_TENSOR;
+  overflow_arg.value.tensor = &overflow;
+  GuardedTensor rows({4}, 7.0f);
+  ExpectRefused("row_sums", {overflow_arg, rows.arg()},
+                "argument #0 'x' of @row_sums (memref<?x?xf32>): shape [4611686018427387904, 8] "
+                "has more elements than 64 bits can count");
+  int64_t big[] = {int64_t{1} << 61, 1};
+  overflow.shape = big;  // 2^61 elements, 2^63 bytes
+  ExpectRefused("row_sums", {overflow_arg, rows.arg()}, "spans more bytes than the address space");
+
+  GuardedTensor x({4}, 1.0f), y({4}, 1.0f), out({4}, 7.0f);
+  DLTensor misaligned = *x.arg().value.tensor;
+  misaligned.byte_offset = 2;
+  tessera_jit_arg_t misaligned_arg = x.arg();
+  misaligned_arg.value.tensor = &misaligned;
+  ExpectRefused("saxpy", {Float(1), misaligned_arg, y.arg(), out.arg()},
+                "is not aligned to the 4-byte element type");
+
+  tessera_jit_arg_t read_only_out = out.arg();
+  read_only_out.kind = TESSERA_JIT_ARG_TENSOR_READ_ONLY;
+  ExpectRefused("saxpy", {Float(1), x.arg(), y.arg(), read_only_out},
+                "argument #3 'out' of @saxpy (memref<?xf32>): the tensor is read-only, but @saxpy "
+                "writes this argument");
+  tessera_jit_arg_t read_only_in = x.arg();
+  read_only_in.kind = TESSERA_JIT_ARG_TENSOR_READ_ONLY;
+  tessera_jit_arg_t args[] = {Float(1), read_only_in, y.arg(), out.arg()};
+  ASSERT_OK(tessera_jit_function_invoke(Function("saxpy"), args, 4, nullptr, nullptr));
+  EXPECT_TRUE(out.AllEqual(2.0f));
+
+  tessera_jit_arg_info_t info;
+  info.struct_size = TESSERA_JIT_ARG_INFO_STRUCT_SIZE;
+  ASSERT_OK(tessera_jit_function_get_arg_info(Function("saxpy"), 0, 3, &info));
+  EXPECT_STREQ(info.name, "out");
+  EXPECT_EQ(info.written, 1);
+  ASSERT_OK(tessera_jit_function_get_arg_info(Function("saxpy"), 0, 1, &info));
+  EXPECT_EQ(info.written, 0);
+}
+
+TEST_F(BoundaryTest, HalfPrecisionScalarsCanBeInvoked) {
+  uint16_t x[3] = {0x3c00, 0x4000, 0xc200};  // 1, 2, -3
+  uint16_t y[3] = {0, 0, 0};
+  int64_t shape[] = {3};
+  DLTensor xv{x, {kDLCPU, 0}, 1, {kDLFloat, 16, 1}, shape, nullptr, 0};
+  DLTensor yv{y, {kDLCPU, 0}, 1, {kDLFloat, 16, 1}, shape, nullptr, 0};
+  tessera_jit_arg_t args[3] = {Float(0.5), {}, {}};
+  args[1].kind = args[2].kind = TESSERA_JIT_ARG_TENSOR;
+  args[1].value.tensor = &xv;
+  args[2].value.tensor = &yv;
+  ASSERT_OK(tessera_jit_function_invoke(Function("scale_f16"), args, 3, nullptr, nullptr));
+  EXPECT_EQ(y[0], 0x3800);  // 0.5
+  EXPECT_EQ(y[1], 0x3c00);  // 1
+  EXPECT_EQ(y[2], 0xbe00);  // -1.5
+}
+
+TEST_F(BoundaryTest, DeeplyNestedIrIsRefusedNotACrash) {
+  std::string modules;
+  for (int i = 0; i < 5000; ++i) modules += "module {\n";
+  for (int i = 0; i < 5000; ++i) modules += "}\n";
+  Error nested(Compile(modules));
+  EXPECT_EQ(nested.code(), TESSERA_JIT_INVALID_ARGUMENT);
+  EXPECT_THAT(nested.message(), AllOf(HasSubstr("<source>:257:8: error: the IR nests deeper "
+                                                "than 256 levels")));
+  std::string tuple = "func.func private @t(%a: ";
+  for (int i = 0; i < 20000; ++i) tuple += "tuple<";
+  tuple += "f32";
+  for (int i = 0; i < 20000; ++i) tuple += ">";
+  tuple += ")\n";
+  EXPECT_EQ(Compile(tuple).code(), TESSERA_JIT_INVALID_ARGUMENT);
+  std::string arrays = "func.func @f() attributes {a = ";
+  for (int i = 0; i < 10000; ++i) arrays += "[";
+  for (int i = 0; i < 10000; ++i) arrays += "]";
+  arrays += "} {\n  return\n}\n";
+  EXPECT_EQ(Compile(arrays).code(), TESSERA_JIT_INVALID_ARGUMENT);
+  std::string maps = "func.func @f(%x: memref<4xf32>) {\n";
+  for (int i = 0; i < 2000; ++i) {
+    maps += "tile.map ins(%x : memref<4xf32>) outs(%x : memref<4xf32>) {\n^bb0(%v: f32):\n";
+  }
+  EXPECT_EQ(Compile(maps).code(), TESSERA_JIT_INVALID_ARGUMENT);
+}
+
+TEST_F(BoundaryTest, HostileIrIsRefusedWithItsLocation) {
+  struct Case {
+    std::string source;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {"func.func private @t(%a: tuple<f32>) {\n  return\n}\n"
+       "func.func @e() {\n  return\n}\n",
+       "<source>:1:1: error: argument #0 of @t has type tuple<f32>"},
+      {"func.func @asm(%x: i64) -> i64 {\n"
+       "  %r = llvm.inline_asm \"mov $0, $1\", \"=r,r\" %x : (i64) -> i64\n"
+       "  return %r : i64\n}\n",
+       "<source>:2:8: error: 'llvm.inline_asm' is not allowed in Tessera IR"},
+      {"func.func @forge(%a: i64) -> f32 {\n"
+       "  %p = llvm.inttoptr %a : i64 to !llvm.ptr\n"
+       "  %v = llvm.load %p : !llvm.ptr -> f32\n  return %v : f32\n}\n",
+       "<source>:2:8: error: 'llvm.inttoptr' is not allowed"},
+      {"func.func @view(%x: memref<?xf32>) -> f32 {\n  %c0 = arith.constant 0 : index\n"
+       "  %r = memref.reinterpret_cast %x to offset: [0], sizes: [100000], strides: [1]"
+       " : memref<?xf32> to memref<100000xf32>\n"
+       "  %v = memref.load %r[%c0] : memref<100000xf32>\n  return %v : f32\n}\n",
+       "<source>:3:8: error: 'memref.reinterpret_cast' is not allowed"},
+      {"func.func private @getpid() -> i32\nfunc.func @leak() -> i32 {\n"
+       "  %p = func.call @getpid() : () -> i32\n  return %p : i32\n}\n",
+       "<source>:1:1: error: @getpid is an external declaration"},
+      {"func.func @wide(%x: i128) {\n  return\n}\n", "argument #0 of @wide has type i128"},
+      {"func.func @unknown_size(%x: memref<?xf32>, %n: index) {\n"
+       "  %m = arith.addi %n, %n : index\n  %t = memref.alloc(%m) : memref<?xf32>\n"
+       "  tile.map ins(%x : memref<?xf32>) outs(%t : memref<?xf32>) {\n"
+       "  ^bb0(%v: f32):\n    tile.yield %v : f32\n  }\n  return\n}\n",
+       "<source>:4:3: error: 'tile.map' reads a size that is computed by 'arith.addi'"},
+      {"module attributes {llvm.target_triple = \"x\"} {\n}\n",
+       "module attribute 'llvm.target_triple' is reserved"},
+      {"func.func @f() {\n  \"test.unregistered\"() : () -> ()\n  return\n}\n",
+       "<source>:2:22: error: operation being parsed with an unregistered dialect"},
+  };
+  for (const Case& c : cases) {
+    Error error(Compile(c.source));
+    EXPECT_EQ(error.code(), TESSERA_JIT_INVALID_ARGUMENT) << c.source << error.message();
+    EXPECT_THAT(error.message(), HasSubstr(c.expected)) << c.source;
+  }
+}
+
+TEST_F(BoundaryTest, SourcesAreNeverReadPastTheirLength) {
+  // The source ends exactly at an inaccessible page: any read past its length faults.
+  const std::string text = "func.func @f(%x: memref<4xf32>) {\n  return\n}";
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  char* mapping = static_cast<char*>(mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE,
+                                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(mapping, MAP_FAILED);
+  ASSERT_EQ(mprotect(mapping + page, page, PROT_NONE), 0);
+  char* source = mapping + page - text.size();
+  std::memcpy(source, text.data(), text.size());
+  tessera_jit_module_t* module = nullptr;
+  ASSERT_OK(tessera_jit_compile(context_, source, text.size(), nullptr, &module));
+  EXPECT_EQ(tessera_jit_module_get_entry_count(module), 1u);
+  tessera_jit_module_destroy(module);
+  // A truncated source is an error, never a read of what follows.
+  Error truncated(tessera_jit_compile(context_, source, text.size() - 1, nullptr, &module));
+  EXPECT_EQ(truncated.code(), TESSERA_JIT_INVALID_ARGUMENT);
+  munmap(mapping, 2 * page);
+  // NULL with size 0 is the empty module.
+  ASSERT_OK(tessera_jit_compile(context_, nullptr, 0, nullptr, &module));
+  EXPECT_EQ(tessera_jit_module_get_entry_count(module), 0u);
+  tessera_jit_module_destroy(module);
+}
+
+TEST_F(BoundaryTest, HundredsOfFailingCompilesLeaveTheContextUsable) {
+  for (int i = 0; i < 700; ++i) {
+    const std::string bad = "func.func @f" + std::to_string(i) + "(%x: memref<4xf32>) {\n  ret\n}\n";
+    ASSERT_EQ(Compile(bad).code(), TESSERA_JIT_INVALID_ARGUMENT) << i;
+    const std::string unverified =
+        "func.func @g" + std::to_string(i) + "(%x: memref<4xf32>, %y: memref<8xf32>) {\n"
+        "  tile.softmax %x -> %y : memref<4xf32> -> memref<8xf32>\n  return\n}\n";
+    ASSERT_EQ(Compile(unverified).code(), TESSERA_JIT_INVALID_ARGUMENT) << i;
+  }
+  EXPECT_EQ(Compile(kSource).code(), TESSERA_JIT_OK);
+}
+
+TEST_F(BoundaryTest, UserBytesInMessagesAreEscaped) {
+  const char name[] = {'s', 'a', '\0', 'x'};
+  tessera_jit_function_t* function = nullptr;
+  Error missing(tessera_jit_module_get_function(module_, name, sizeof(name), &function));
+  EXPECT_EQ(missing.code(), TESSERA_JIT_NOT_FOUND);
+  EXPECT_THAT(missing.message(), HasSubstr("no entry function @sa\\x00x; the module has"));
+  EXPECT_EQ(std::strlen(tessera_jit_error_message(missing.error, nullptr)),
+            missing.message().size());
+}
+
+TEST(BoundaryLifetimeTest, AContextDestroyedWhileModulesLiveStaysUsableByThem) {
+  tessera_jit_context_options_t options;
+  tessera_jit_context_options_init(&options);
+  options.default_target = "host";
+  tessera_jit_context_t* context = nullptr;
+  ASSERT_OK(tessera_jit_context_create(&options, &context));
+  tessera_jit_module_t* module = nullptr;
+  ASSERT_OK(tessera_jit_compile(context, kSource, sizeof(kSource) - 1, nullptr, &module));
+  tessera_jit_context_destroy(context);  // the module still holds it
+  tessera_jit_function_t* saxpy = nullptr;
+  ASSERT_OK(tessera_jit_module_get_function(module, "saxpy", 5, &saxpy));
+  Tensor x({4}, 1.0f), y({4}, 1.0f), out({4});
+  tessera_jit_arg_t args[] = {Float(3), x.arg(), y.arg(), out.arg()};
+  ASSERT_OK(tessera_jit_function_invoke(saxpy, args, 4, nullptr, nullptr));
+  EXPECT_EQ(out.data[3], 4.0f);
+  tessera_jit_module_destroy(module);  // frees the context too (ASan checks)
+}
+
+TEST(BoundaryLifetimeTest, DelegateIdentitiesStayValidUnderConcurrentQueries) {
+  tessera_jit_context_t* context = nullptr;
+  ASSERT_OK(tessera_jit_context_create(nullptr, &context));
+  ASSERT_OK(tessera_jit_context_register_default_libraries(context, "host"));
+  const size_t count = tessera_jit_context_get_delegate_count(context);
+  ASSERT_GT(count, 0u);
+  size_t size = 0;
+  const char* first = tessera_jit_context_get_delegate_identity(context, 0, &size);
+  ASSERT_NE(first, nullptr);
+  const std::string expected(first, size);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 200; ++i) {
+        size_t n = 0;
+        const char* text = tessera_jit_context_get_delegate_identity(context, i % count, &n);
+        ASSERT_NE(text, nullptr);
+        ASSERT_EQ(std::strlen(text), n);
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(std::string(first, size), expected);  // the first pointer is still valid
+  tessera_jit_context_destroy(context);
+}
+
+}  // namespace

@@ -1,0 +1,78 @@
+// Helpers of the C API tests: owned errors, host float32 DLTensors, scalar arguments.
+#ifndef TESSERA_TESTS_CAPI_CAPI_TEST_UTIL_H_
+#define TESSERA_TESTS_CAPI_CAPI_TEST_UTIL_H_
+
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "tessera_jit.h"
+
+namespace tessera::testing {
+
+/// Owns an error for the duration of a check.
+struct Error {
+  explicit Error(tessera_jit_error_t* error) : error(error) {}
+  ~Error() { tessera_jit_error_destroy(error); }
+  tessera_jit_error_code_t code() const { return tessera_jit_error_code(error); }
+  std::string message() const {
+    size_t size = 0;
+    const char* text = tessera_jit_error_message(error, &size);
+    return std::string(text, size);
+  }
+  tessera_jit_error_t* error;
+};
+
+#define ASSERT_OK(expr)                                  \
+  do {                                                   \
+    ::tessera::testing::Error error_(expr);                                \
+    ASSERT_EQ(error_.code(), TESSERA_JIT_OK) << error_.message(); \
+  } while (false)
+
+/// A host float32 tensor with its DLTensor view.
+struct Tensor {
+  explicit Tensor(std::vector<int64_t> dims, float fill = 0.0f)
+      : shape(std::move(dims)), data(Count(shape), fill) {
+    view.data = data.data();
+    view.device = {kDLCPU, 0};
+    view.ndim = static_cast<int32_t>(shape.size());
+    view.dtype = {kDLFloat, 32, 1};
+    view.shape = shape.data();
+    view.strides = nullptr;
+    view.byte_offset = 0;
+  }
+  static size_t Count(const std::vector<int64_t>& dims) {
+    size_t n = 1;
+    for (int64_t d : dims) n *= static_cast<size_t>(d);
+    return n;
+  }
+  tessera_jit_arg_t arg() const {
+    tessera_jit_arg_t a{};
+    a.kind = TESSERA_JIT_ARG_TENSOR;
+    a.value.tensor = &view;
+    return a;
+  }
+  std::vector<int64_t> shape;
+  std::vector<float> data;
+  DLTensor view{};
+};
+
+inline tessera_jit_arg_t Float(double value) {
+  tessera_jit_arg_t a{};
+  a.kind = TESSERA_JIT_ARG_FLOAT;
+  a.value.f = value;
+  return a;
+}
+
+inline tessera_jit_arg_t Int(int64_t value) {
+  tessera_jit_arg_t a{};
+  a.kind = TESSERA_JIT_ARG_INT;
+  a.value.i = value;
+  return a;
+}
+
+}  // namespace tessera::testing
+
+#endif  // TESSERA_TESTS_CAPI_CAPI_TEST_UTIL_H_
