@@ -159,6 +159,8 @@ std::string SerializeArtifact(const jit::CompiledModule& module) {
     w.U64(list->size());
     for (const std::string& item : *list) w.String(item);
   }
+  w.U64(module.runtime_checks.size());
+  for (const std::string& message : module.runtime_checks) w.String(message);
   w.String(o.matmul_delegate);
   w.I64(o.arbitrate);
   w.String(arbiter::ToJson(module.decisions));
@@ -243,6 +245,12 @@ absl::StatusOr<std::unique_ptr<jit::CompiledModule>> DeserializeArtifact(const s
     for (std::string& item : *list) {
       if (!r.String(item)) return broken("delegate");
     }
+  }
+  uint64_t checks = 0;
+  if (!r.Count(checks)) return broken("run-time checks");
+  module->runtime_checks.resize(checks);
+  for (std::string& message : module->runtime_checks) {
+    if (!r.String(message)) return broken("run-time check");
   }
   int arbitrate = 0;
   std::string decisions;

@@ -33,6 +33,7 @@
 #include "jit/compiler.h"
 #include "jit/entry_contract.h"
 #include "jit/delegates/registry.h"
+#include "jit/runtime/checked_call.h"
 #include "jit/runtime/delegate_abi.h"
 #include "jit/runtime/gpu_runtime.h"
 #include "jit/runtime/kernel_abi.h"
@@ -897,7 +898,17 @@ tessera_jit_error_t* tessera_jit_function_invoke(tessera_jit_function_t* functio
   }
 
   if (target == Target::kHost) {
-    function->entry_point(packed.data());
+    const std::vector<std::string>& checks = module->compiled->runtime_checks;
+    if (checks.empty()) {
+      function->entry_point(packed.data());
+    } else if (const int64_t failed =
+                   tessera::jit::runtime::CallChecked(function->entry_point, packed.data());
+               failed >= 0) {
+      return MakeError(absl::OutOfRangeError(absl::StrCat(
+          "@", entry.name, ": run-time check failed at ",
+          failed < static_cast<int64_t>(checks.size()) ? checks[failed] : "an unknown location",
+          "\n(the entry stopped there: outputs may be partly written)")));
+    }
   } else {
     auto runtime = GpuRuntime::Get();
     if (!runtime.ok()) {

@@ -87,6 +87,9 @@ struct CompiledModule {
   /// is JIT-linked) and the identities of every delegate used.
   std::vector<std::string> delegate_symbols;
   std::vector<std::string> delegate_identities;
+  /// host: the message of every run-time check in the code, by id (jit/runtime_checks.h):
+  /// `file:line:col: what failed`.
+  std::vector<std::string> runtime_checks;
   /// One decision record per Tile op, in program order (CompileOptions::arbitrate).
   std::vector<arbiter::DecisionRecord> decisions;
   /// The IR after each stage, when CompileOptions::dump_stages: (stage name, IR text).

@@ -2,6 +2,7 @@
 // JIT the host code (host) or extract PTX and link cubins (nvptx).
 #include "jit/compiler.h"
 
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <map>
@@ -23,6 +24,8 @@
 #include "jit/shape_contract.h"
 #include "jit/source_limits.h"
 #include "jit/probers.h"
+#include "jit/runtime_checks.h"
+#include "jit/runtime/checked_call.h"
 #include "jit/toolchain.h"
 #include "jit/delegates/delegate_passes.h"
 #include "jit/delegates/registry.h"
@@ -42,6 +45,7 @@
 #include "mlir/Dialect/Index/IR/IndexDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/Transforms/RuntimeOpVerification.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -84,6 +88,7 @@ const mlir::DialectRegistry& Registry() {
     mlir::cf::registerConvertControlFlowToLLVMInterface(*r);
     mlir::registerConvertMathToLLVMInterface(*r);
     mlir::registerConvertMemRefToLLVMInterface(*r);
+    mlir::memref::registerRuntimeVerifiableOpInterfaceExternalModels(*r);
     mlir::index::registerConvertIndexToLLVMInterface(*r);
     mlir::ub::registerConvertUBToLLVMInterface(*r);
     mlir::registerConvertNVVMToLLVMInterface(*r);
@@ -409,6 +414,7 @@ absl::Status AddPackedWrapper(llvm::Module& module, const std::string& name) {
 /// (nvptx), the delegate runtime, and the module's c_abi callees resolved in the registry.
 absl::StatusOr<RuntimeSymbolList> HostSymbols(const CompiledModule& module) {
   RuntimeSymbolList symbols = runtime::DelegateRuntimeSymbols();
+  for (auto& symbol : runtime::RuntimeCheckSymbols()) symbols.push_back(symbol);
   if (module.options.target == Target::kNvptx) {
     for (auto& symbol : runtime::RuntimeSymbols()) symbols.push_back(symbol);
   }
@@ -491,6 +497,23 @@ absl::Status FinishNvptx(mlir::ModuleOp module, CompiledModule& out) {
   if (host == nullptr) return absl::InternalError("translating the host code to LLVM IR failed");
   for (const EntryFunction& entry : out.entries) {
     TESSERA_RETURN_IF_ERROR(AddPackedWrapper(*host, entry.name));
+  }
+  // The host code is JIT-linked only when a function is first looked up; its external symbols
+  // are checked against the trust boundary now, so a forbidden one fails the compile.
+  TESSERA_ASSIGN_OR_RETURN(RuntimeSymbolList symbols, HostSymbols(out));
+  std::vector<std::string> forbidden;
+  for (const llvm::GlobalValue& global : host->global_values()) {
+    if (!global.isDeclaration() || global.getName().starts_with("llvm.")) continue;
+    const std::string name = global.getName().str();
+    const bool runtime = std::any_of(symbols.begin(), symbols.end(),
+                                     [&](const auto& symbol) { return symbol.first == name; });
+    if (!runtime && !IsAllowedHostSymbol(name)) forbidden.push_back(name);
+  }
+  if (!forbidden.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the module's host code references symbols outside the runtime allowlist (the GPU "
+        "runtime, allocation, memcpy/memset, libm, registered delegates): ",
+        absl::StrJoin(forbidden, ", ")));
   }
   llvm::raw_string_ostream os(out.host_llvm_ir);
   host->print(os, nullptr);
@@ -605,6 +628,12 @@ absl::Status CompileInSession(CompileSession& session, absl::string_view source,
       options.target == Target::kHost ? HostStages() : NvptxStages(pipeline);
   for (const PipelineStage& stage : stages) {
     TESSERA_RETURN_IF_ERROR(RunStage(session, key, *module, stage, diagnostics, out));
+  }
+  if (auto checks = (*module)->getAttrOfType<mlir::ArrayAttr>(kRuntimeCheckMessagesAttr)) {
+    for (mlir::Attribute message : checks) {
+      out.runtime_checks.push_back(llvm::cast<mlir::StringAttr>(message).getValue().str());
+    }
+    (*module)->removeAttr(kRuntimeCheckMessagesAttr);
   }
   if (options.target == Target::kHost) return FinishHost(*module, out);
   return FinishNvptx(*module, out);

@@ -3,6 +3,7 @@
 
 #include "dialect/Passes.h"
 #include "jit/ptx_codegen.h"
+#include "jit/runtime_checks.h"
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -66,6 +67,10 @@ std::vector<PipelineStage> HostStages() {
   return {
       {"tile-to-loops",
        [](mlir::OpPassManager& pm) {
+         // Bounds checks for the memref accesses user IR makes itself (Tile ops are in bounds
+         // by construction once invoke has checked the shape contract).
+         pm.addPass(mlir::createGenerateRuntimeVerificationPass());
+         pm.addPass(CreateLowerRuntimeChecksPass());
          pm.addNestedPass<mlir::func::FuncOp>(createLowerTileToLoops());
          AddCleanup(pm);
        }},

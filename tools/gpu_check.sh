@@ -24,7 +24,8 @@ if ! ldd "$here/lib/libtessera_jit.so" | grep -q "libnvJitLink.so.13 => /"; then
 fi
 
 echo "== host smoke test (C API, host target)"
-"$here/bin/run_mlp" "$here/examples/mlp.mlir" || echo "host smoke test FAILED"
+smoke_status=0
+"$here/bin/run_mlp" "$here/examples/mlp.mlir" || { smoke_status=$?; echo "host smoke test FAILED"; }
 
 echo "== GPU tests"
 "$here/bin/gpu_test" --gtest_output="xml:$results/gpu_test.xml" > "$results/gpu_test.log" 2>&1
@@ -37,9 +38,28 @@ bench_status=$?
 
 echo
 echo "== results ($(cat "$here/COMMIT"))"
-passed=$(grep -c '<testcase[^>]*status="run"[^>]*result="completed"' "$results/gpu_test.xml" 2>/dev/null || true)
-failed=$(grep -c '<failure' "$results/gpu_test.xml" 2>/dev/null || true)
-skipped=$(grep -c 'result="skipped"' "$results/gpu_test.xml" 2>/dev/null || true)
-echo "GPU tests: ${passed:-0} passed, ${failed:-0} failed, ${skipped:-0} skipped (exit $test_status)"
+# A test case with a <failure> failed, whatever its result attribute says ("completed" only
+# means it ran to the end); a missing or unreadable report counts as one failure.
+read -r passed failed skipped < <(python3 - "$results/gpu_test.xml" <<'PY'
+import sys, xml.etree.ElementTree as ET
+try:
+    cases = ET.parse(sys.argv[1]).getroot().iter("testcase")
+except Exception:
+    print(0, 1, 0)
+    sys.exit()
+passed = failed = skipped = 0
+for case in cases:
+    if case.find("failure") is not None or case.find("error") is not None:
+        failed += 1
+    elif case.get("result") == "skipped" or case.find("skipped") is not None:
+        skipped += 1
+    else:
+        passed += 1
+print(passed, failed, skipped)
+PY
+)
+echo "GPU tests: ${passed:-0} passed, ${failed:-1} failed, ${skipped:-0} skipped (exit $test_status)"
+echo "host smoke test: exit $smoke_status"
 cat "$results/gpu_bench.log"
-[ "$test_status" -eq 0 ] && [ "$bench_status" -eq 0 ]
+[ "$test_status" -eq 0 ] && [ "$bench_status" -eq 0 ] && [ "$smoke_status" -eq 0 ] &&
+  [ "${failed:-1}" -eq 0 ]

@@ -24,7 +24,7 @@ __all__ = ["TesseraError", "Context", "Module", "Function", "DeviceArray", "is_g
 
 _KDL_CPU, _KDL_CUDA = 1, 2
 _KDL_INT, _KDL_UINT, _KDL_FLOAT, _KDL_BFLOAT = 0, 1, 2, 4
-_ARG_TENSOR, _ARG_INT, _ARG_FLOAT = 0, 1, 2
+_ARG_TENSOR, _ARG_INT, _ARG_FLOAT, _ARG_TENSOR_READ_ONLY = 0, 1, 2, 3
 _TEXT_LLVM, _TEXT_PTX, _TEXT_CUBIN, _TEXT_DECISIONS = 0, 1, 2, 3
 _COPY_H2D, _COPY_D2H = 0, 1
 
@@ -91,7 +91,7 @@ class _MatmulProvider(ctypes.Structure):
 class _ArgInfo(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_size_t), ("kind", ctypes.c_int), ("dtype", _DLDataType),
                 ("ndim", ctypes.c_int32), ("shape", ctypes.POINTER(ctypes.c_int64)),
-                ("type", ctypes.c_char_p)]
+                ("type", ctypes.c_char_p), ("name", ctypes.c_char_p), ("written", ctypes.c_int32)]
 
 
 class _DeviceInfo(ctypes.Structure):
@@ -274,7 +274,7 @@ class Function:
         _check(_function_arg_info(self._handle, result, index, ctypes.byref(info)))
         shape = tuple(info.shape[d] for d in range(info.ndim)) if info.kind == _ARG_TENSOR else ()
         return {"kind": ("tensor", "int", "float")[info.kind], "type": info.type.decode(),
-                "shape": shape,
+                "name": info.name.decode(), "written": bool(info.written), "shape": shape,
                 "dtype": _NUMPY_DTYPES.get((info.dtype.code, info.dtype.bits))}
 
     def __call__(self, *values, stream=None):
@@ -294,7 +294,8 @@ class Function:
                 tensor = _DLTensor(data, device, len(value.shape), _dl_dtype(value.dtype), shape,
                                    None, 0)
                 keep += [shape, tensor]
-                args[i].kind = _ARG_TENSOR
+                read_only = isinstance(value, np.ndarray) and not value.flags["WRITEABLE"]
+                args[i].kind = _ARG_TENSOR_READ_ONLY if read_only else _ARG_TENSOR
                 args[i].value.tensor = ctypes.pointer(tensor)
             elif isinstance(value, (bool, int, np.integer)):
                 args[i].kind = _ARG_INT

@@ -427,6 +427,41 @@ TEST_F(BoundaryTest, UserBytesInMessagesAreEscaped) {
             missing.message().size());
 }
 
+TEST_F(BoundaryTest, MemrefAccessesOfUserIrAreBoundsCheckedAtRunTime) {
+  const std::string source = R"mlir(func.func @gather(%x: memref<?xf32>, %i: index) -> f32 {
+  %v = memref.load %x[%i] : memref<?xf32>
+  return %v : f32
+}
+func.func @scatter(%x: memref<?xf32>, %i: index, %v: f32) {
+  memref.store %v, %x[%i] : memref<?xf32>
+  return
+})mlir";
+  tessera_jit_module_t* module = nullptr;
+  ASSERT_OK(tessera_jit_compile(context_, source.data(), source.size(), nullptr, &module));
+  tessera_jit_function_t* gather = nullptr;
+  tessera_jit_function_t* scatter = nullptr;
+  ASSERT_OK(tessera_jit_module_get_function(module, "gather", 6, &gather));
+  ASSERT_OK(tessera_jit_module_get_function(module, "scatter", 7, &scatter));
+  GuardedTensor x({4}, 1.5f);
+  tessera_jit_arg_t in_bounds[] = {x.arg(), Int(3)};
+  tessera_jit_arg_t result{};
+  ASSERT_OK(tessera_jit_function_invoke(gather, in_bounds, 2, nullptr, &result));
+  EXPECT_EQ(result.value.f, 1.5);
+  for (int64_t index : {int64_t{4}, int64_t{-1}, int64_t{1} << 40}) {
+    tessera_jit_arg_t past_end[] = {x.arg(), Int(index)};
+    Error load(tessera_jit_function_invoke(gather, past_end, 2, nullptr, &result));
+    EXPECT_EQ(load.code(), TESSERA_JIT_OUT_OF_RANGE) << index;
+    EXPECT_THAT(load.message(), AllOf(HasSubstr("@gather: run-time check failed at <source>:2:8"),
+                                      HasSubstr("out-of-bounds")));
+    tessera_jit_arg_t store_args[] = {x.arg(), Int(index), Float(9)};
+    Error store(tessera_jit_function_invoke(scatter, store_args, 3, nullptr, nullptr));
+    EXPECT_EQ(store.code(), TESSERA_JIT_OUT_OF_RANGE) << index;
+    EXPECT_THAT(store.message(), HasSubstr("@scatter: run-time check failed at <source>:6:3"));
+  }
+  EXPECT_TRUE(x.AllEqual(1.5f) && x.CanariesIntact());
+  tessera_jit_module_destroy(module);
+}
+
 TEST(BoundaryLifetimeTest, AContextDestroyedWhileModulesLiveStaysUsableByThem) {
   tessera_jit_context_options_t options;
   tessera_jit_context_options_init(&options);

@@ -99,6 +99,29 @@ class PythonBindingTest(unittest.TestCase):
         self.assertEqual(raised.exception.code, "INVALID_ARGUMENT")
         self.assertIn("<source>:2:", raised.exception.message)
 
+    def test_mismatched_sizes_and_read_only_arrays_are_refused(self):
+        saxpy = self.module.function("saxpy")
+        x = np.ones(4, np.float32)
+        out = np.full(1 << 20, 7, np.float32)
+        with self.assertRaises(tj.TesseraError) as raised:
+            saxpy(2.0, x, np.ones(1 << 20, np.float32), out)
+        self.assertEqual(raised.exception.code, "INVALID_ARGUMENT")
+        self.assertIn("@saxpy: dimension 0 of argument #2 'y' is 1048576 but argument #1 'x' "
+                      "has 4: tile.map at <source>:3:3 needs equal shapes",
+                      raised.exception.message)
+        self.assertTrue((out == 7).all())
+        frozen = np.zeros(4, np.float32)
+        frozen.flags.writeable = False
+        with self.assertRaises(tj.TesseraError) as raised:
+            saxpy(2.0, x, x, frozen)
+        self.assertIn("the tensor is read-only, but @saxpy writes this argument",
+                      raised.exception.message)
+        result = np.zeros(4, np.float32)
+        saxpy(2.0, frozen, x, result)  # read-only inputs are fine
+        np.testing.assert_array_equal(result, np.ones(4, np.float32))
+        self.assertEqual([a["name"] for a in saxpy.args], ["alpha", "x", "y", "out"])
+        self.assertEqual([a["written"] for a in saxpy.args], [False, False, False, True])
+
     def test_threads(self):
         saxpy = self.module.function("saxpy")
         failures = []
