@@ -16,6 +16,10 @@ inline constexpr int kMaxSourceNesting = 256;
 /// kMaxSourceNesting (string literals and `//` comments are skipped; `->` closes nothing).
 absl::Status CheckSourceNesting(absl::string_view source, absl::string_view source_name);
 
+/// InvalidArgument at the first construct known to crash MLIR 22.1's parser: dense arrays of
+/// `index` (`array<index: …>`, llvm/llvm-project#179045; segfaults in parsing).
+absl::Status CheckKnownParserCrashes(absl::string_view source, absl::string_view source_name);
+
 }  // namespace tessera::jit
 
 #endif  // TESSERA_JIT_SOURCE_LIMITS_H_

@@ -11,8 +11,11 @@ readonly TESSERA_PACKAGES=(
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
   libabsl-dev libgtest-dev libgmock-dev libdlpack-dev libopenblas-dev
   python3 python3-numpy
+  clang-22 libclang-rt-22-dev
 )
 # A disk cache outside the tree lets a fresh clone on the same machine (CI) reuse earlier outputs.
+# The sanitizer and fuzzing builds (clang-22) live in an output base of their own.
+readonly TESSERA_SANITIZER_OUTPUT_BASE="${XDG_CACHE_HOME:-$HOME/.cache}/tessera-jit/bazel-sanitizers"
 readonly TESSERA_BAZEL_FLAGS=(
   "--disk_cache=${XDG_CACHE_HOME:-$HOME/.cache}/tessera-jit/bazel-disk-cache"
 )

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# A bounded fuzzing session: builds the libFuzzer targets (tests/fuzz, clang-22 with ASan +
+# UBSan and coverage instrumentation of the whole project) and runs each for SECONDS (default
+# 60) on a corpus seeded from tests/fuzz/regressions, examples/ and the lit fixtures, with the
+# IR dictionary. A crash saves its input under $TESSERA_FUZZ_ARTIFACTS (default
+# /tmp/tessera-fuzz-artifacts) and fails; add it to tests/fuzz/regressions/ with the fix.
+# With a second argument, writes a JUnit report there (one test case per target).
+set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
+cd "$TESSERA_ROOT"
+seconds="${1:-60}"
+report="${2:-}"
+artifacts="${TESSERA_FUZZ_ARTIFACTS:-/tmp/tessera-fuzz-artifacts}"
+mkdir -p "$artifacts"
+sanitizer_bazel() { bazel --output_base="$TESSERA_SANITIZER_OUTPUT_BASE" "$@"; }
+
+if ! sanitizer_bazel build "${TESSERA_BAZEL_FLAGS[@]}" --config=fuzz \
+    //tests/fuzz:compile_fuzzer //tests/fuzz:invoke_fuzzer >"$artifacts/build.log" 2>&1; then
+  cat "$artifacts/build.log" >&2
+  echo "fuzz: building the fuzzers failed" >&2
+  exit 1
+fi
+bin="$(sanitizer_bazel info --config=fuzz bazel-bin 2>/dev/null)/tests/fuzz"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/compile" "$work/invoke"
+cp tests/fuzz/regressions/compile/* examples/*.mlir tests/dialect/*.mlir tests/jit/*.mlir "$work/compile/"
+cp tests/fuzz/regressions/invoke/* "$work/invoke/"
+
+status=0
+cases=""
+for target in compile invoke; do
+  log="$artifacts/${target}_fuzzer.log"
+  ASAN_OPTIONS="detect_leaks=0:detect_container_overflow=0" \
+    "$bin/${target}_fuzzer" "$work/$target" -dict=tests/fuzz/dictionary.txt \
+      -max_total_time="$seconds" -timeout=30 -rss_limit_mb=6144 -print_final_stats=1 \
+      -artifact_prefix="$artifacts/${target}-" >"$log" 2>&1
+  code=$?
+  runs="$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)"
+  echo "fuzz: ${target}_fuzzer ran ${runs:-0} inputs in ${seconds}s, exit $code (log: $log)"
+  if [ "$code" -ne 0 ]; then
+    status=1
+    tail -n 40 "$log" >&2
+    cases+="<testcase classname=\"fuzz\" name=\"${target}_fuzzer\"><failure message=\"crash, see $log\"/></testcase>"
+  else
+    cases+="<testcase classname=\"fuzz\" name=\"${target}_fuzzer\"/>"
+  fi
+done
+if [ -n "$report" ]; then
+  echo "<testsuites><testsuite name=\"fuzz\">$cases</testsuite></testsuites>" > "$report"
+fi
+exit $status
