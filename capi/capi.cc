@@ -275,7 +275,9 @@ absl::Status BuildDescriptor(const EntryFunction& entry, size_t index, const DLT
         "; expected memory of that device (kDLCUDA), found device type ",
         static_cast<int>(device_type), " id ", tensor->device.device_id));
   }
-  auto base = reinterpret_cast<int64_t>(static_cast<char*>(tensor->data) + tensor->byte_offset);
+  // `address` (data + byte_offset, computed as an integer: NULL data with an offset is no
+  // pointer arithmetic) was checked above not to overflow.
+  const auto base = static_cast<int64_t>(address);
   descriptor.assign(3 + 2 * static_cast<size_t>(tensor->ndim), 0);
   descriptor[0] = base;
   descriptor[1] = base;

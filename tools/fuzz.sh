@@ -14,7 +14,8 @@ artifacts="${TESSERA_FUZZ_ARTIFACTS:-/tmp/tessera-fuzz-artifacts}"
 mkdir -p "$artifacts"
 sanitizer_bazel() { bazel --output_base="$TESSERA_SANITIZER_OUTPUT_BASE" "$@"; }
 
-if ! sanitizer_bazel build "${TESSERA_BAZEL_FLAGS[@]}" --config=fuzz \
+
+if ! sanitizer_bazel build --symlink_prefix=/ "${TESSERA_BAZEL_FLAGS[@]}" --config=fuzz \
     //tests/fuzz:compile_fuzzer //tests/fuzz:invoke_fuzzer >"$artifacts/build.log" 2>&1; then
   cat "$artifacts/build.log" >&2
   echo "fuzz: building the fuzzers failed" >&2
@@ -31,8 +32,9 @@ status=0
 cases=""
 for target in compile invoke; do
   log="$artifacts/${target}_fuzzer.log"
+  # In a session of its own: on a crash libFuzzer signals its whole process group.
   ASAN_OPTIONS="detect_leaks=0:detect_container_overflow=0" \
-    "$bin/${target}_fuzzer" "$work/$target" -dict=tests/fuzz/dictionary.txt \
+    setsid -w "$bin/${target}_fuzzer" "$work/$target" -dict=tests/fuzz/dictionary.txt \
       -max_total_time="$seconds" -timeout=30 -rss_limit_mb=6144 -print_final_stats=1 \
       -artifact_prefix="$artifacts/${target}-" >"$log" 2>&1
   code=$?

@@ -27,5 +27,14 @@ echo "== lit (tests/)"
 lit-22 -q --xunit-xml-output="$reports_dir/lit.xml" tests || true
 reports+=("$reports_dir/lit.xml")
 
+# The sanitizer configurations and a bounded fuzzing session (docs/building.md). Their own
+# output base; failures show in the summary through their reports.
+sanitizer_reports="$reports_dir/sanitizers.txt"
+tools/sanitizers.sh "$sanitizer_reports" || true
+while read -r report; do reports+=("$report"); done < "$sanitizer_reports"
+echo "== fuzzing (${TESSERA_FUZZ_SECONDS:-60} s per target)"
+tools/fuzz.sh "${TESSERA_FUZZ_SECONDS:-60}" "$reports_dir/fuzz.xml" || true
+reports+=("$reports_dir/fuzz.xml")
+
 echo "== summary"
 python3 tools/summarize_tests.py "${reports[@]}"
