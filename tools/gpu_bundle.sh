@@ -37,7 +37,7 @@ g++ -shared -o "$dir/lib/libtessera_jit.so" \
 echo "linking the GPU tests and benchmark ..."
 # shellcheck disable=SC2086
 g++ -no-pie -o "$dir/bin/gpu_test" "$objects/tests/gpu/_objs/gpu_test/gpu_test.pic.o" \
-  -L"$dir/lib" -ltessera_jit -l:libgmock.a -l:libgtest.a -l:libgtest_main.a -pthread \
+  -L"$dir/lib" -ltessera_jit -l:libgmock.a -l:libgtest.a -l:libgtest_main.a -ldl -pthread \
   -Wl,-rpath,'$ORIGIN/../lib' -Wl,-s
 # shellcheck disable=SC2046,SC2086
 g++ -no-pie -o "$dir/bin/gpu_bench" "$objects/bench/_objs/gpu_bench/gpu_bench.pic.o" \

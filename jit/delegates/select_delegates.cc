@@ -10,6 +10,7 @@
 #include "jit/delegates/abi_catalogue.h"
 #include "jit/delegates/delegate_passes.h"
 #include "jit/delegates/registry.h"
+#include "jit/locations.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -30,16 +31,6 @@ std::string Text(mlir::Type type) {
   std::string text;
   llvm::raw_string_ostream os(text);
   os << type;
-  return text;
-}
-
-std::string LocationText(mlir::Location location) {
-  if (auto file = location->findInstanceOf<mlir::FileLineColLoc>()) {
-    return absl::StrCat(file.getFilename().str(), ":", file.getLine(), ":", file.getColumn());
-  }
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << location;
   return text;
 }
 
@@ -110,7 +101,7 @@ arbiter::Candidate ProviderCandidate(const MatmulProvider& provider,
 arbiter::ArbitrationPoint PointOf(mlir::Operation* op, const DelegateSelection& selection) {
   arbiter::ArbitrationPoint p;
   p.op = op->getName().getStringRef().str();
-  p.location = LocationText(op->getLoc());
+  p.location = FormatLocation(op->getLoc());
   auto function = op->getParentOfType<mlir::func::FuncOp>();
   p.function = function ? function.getName().str() : "";
   p.target = std::string(TargetName(selection.target));

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <set>
 #include <string>
@@ -460,6 +461,36 @@ func.func @scatter(%x: memref<?xf32>, %i: index, %v: f32) {
   }
   EXPECT_TRUE(x.AllEqual(1.5f) && x.CanariesIntact());
   tessera_jit_module_destroy(module);
+}
+
+TEST(BoundaryCacheTest, ADiskHitChecksTheSameShapeContract) {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string dir = std::string(tmp != nullptr ? tmp : "/tmp") + "/boundary_cache";
+  for (int round = 0; round < 2; ++round) {  // a compile, then a disk hit in a new context
+    tessera_jit_context_options_t options;
+    tessera_jit_context_options_init(&options);
+    options.default_target = "host";
+    options.cache_dir = dir.c_str();
+    tessera_jit_context_t* context = nullptr;
+    ASSERT_OK(tessera_jit_context_create(&options, &context));
+    tessera_jit_module_t* module = nullptr;
+    ASSERT_OK(tessera_jit_compile(context, kSource, sizeof(kSource) - 1, nullptr, &module));
+    tessera_jit_cache_stats_t stats;
+    stats.struct_size = sizeof(stats);
+    ASSERT_OK(tessera_jit_context_get_cache_stats(context, &stats));
+    EXPECT_EQ(stats.disk_hits, round == 0 ? 0u : 1u);
+    tessera_jit_function_t* saxpy = nullptr;
+    ASSERT_OK(tessera_jit_module_get_function(module, "saxpy", 5, &saxpy));
+    GuardedTensor x({4}, 1.0f), y({8}, 1.0f), out({8}, 7.0f);
+    tessera_jit_arg_t args[] = {Float(1), x.arg(), y.arg(), out.arg()};
+    Error error(tessera_jit_function_invoke(saxpy, args, 4, nullptr, nullptr));
+    EXPECT_EQ(error.code(), TESSERA_JIT_INVALID_ARGUMENT) << round;
+    EXPECT_THAT(error.message(), HasSubstr("dimension 0 of argument #2 'y' is 8 but argument #1 "
+                                           "'x' has 4: tile.map at <source>:3:3"));
+    EXPECT_TRUE(out.AllEqual(7.0f));
+    tessera_jit_module_destroy(module);
+    tessera_jit_context_destroy(context);
+  }
 }
 
 TEST(BoundaryLifetimeTest, AContextDestroyedWhileModulesLiveStaysUsableByThem) {

@@ -1,6 +1,8 @@
 // GPU tests: device queries, memory, and every Tile op run on the device through the C API and
 // compared with the host target's result on the same inputs. Without a CUDA driver or device
 // every test skips, saying why.
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -293,6 +295,52 @@ TEST_F(GpuTest, HostMemoryIsRejectedBeforeLaunch) {
   EXPECT_EQ(tessera_jit_error_code(error), TESSERA_JIT_INVALID_ARGUMENT);
   EXPECT_THAT(TakeMessage(error), HasSubstr("expected memory of that device"));
   tessera_jit_module_destroy(module);
+}
+
+TEST_F(GpuTest, MismatchedSizesAreRefusedAndTheCallersContextIsRestored) {
+  const char* source = R"(func.func @copy(%x: memref<?xf32>, %y: memref<?xf32>) {
+  tile.map ins(%x : memref<?xf32>) outs(%y : memref<?xf32>) {
+  ^bb0(%v: f32):
+    tile.yield %v : f32
+  }
+  return
+})";
+  tessera_jit_module_t* module = nullptr;
+  ASSERT_OK(tessera_jit_compile(context_, source, std::strlen(source), nullptr, &module));
+  tessera_jit_function_t* function = nullptr;
+  ASSERT_OK(tessera_jit_module_get_function(module, "copy", 4, &function));
+  DeviceTensor x(context_, {4}, 1), y(context_, {1 << 20}, 2);
+  DLTensor xv = x.View(true), yv = y.View(true);
+  tessera_jit_arg_t args[2] = {};
+  args[0].kind = args[1].kind = TESSERA_JIT_ARG_TENSOR;
+  args[0].value.tensor = &xv;
+  args[1].value.tensor = &yv;
+  tessera_jit_error_t* error = tessera_jit_function_invoke(function, args, 2, nullptr, nullptr);
+  EXPECT_EQ(tessera_jit_error_code(error), TESSERA_JIT_INVALID_ARGUMENT);
+  EXPECT_THAT(TakeMessage(error),
+              HasSubstr("@copy: dimension 0 of argument #1 'y' is 1048576 but argument #0 'x' has 4"));
+  // A caller without a current CUDA context has none after a call that launched kernels.
+  void* cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  ASSERT_NE(cuda, nullptr);
+  using GetCurrent = int (*)(void**);
+  using SetCurrent = int (*)(void*);
+  auto get_current = reinterpret_cast<GetCurrent>(dlsym(cuda, "cuCtxGetCurrent"));
+  auto set_current = reinterpret_cast<SetCurrent>(dlsym(cuda, "cuCtxSetCurrent"));
+  ASSERT_TRUE(get_current != nullptr && set_current != nullptr);
+  ASSERT_EQ(set_current(nullptr), 0);
+  DLTensor same = y.View(true);
+  int64_t four[] = {4};
+  same.shape = four;
+  args[1].value.tensor = &same;
+  ASSERT_OK(tessera_jit_function_invoke(function, args, 2, nullptr, nullptr));
+  void* current = reinterpret_cast<void*>(1);
+  ASSERT_EQ(get_current(&current), 0);
+  EXPECT_EQ(current, nullptr);
+  ASSERT_OK(tessera_jit_stream_synchronize(context_, nullptr));
+  std::vector<float> out = y.Download();
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(out[i], x.host[i]);
+  tessera_jit_module_destroy(module);
+  dlclose(cuda);
 }
 
 }  // namespace
