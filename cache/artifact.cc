@@ -83,6 +83,15 @@ bool ReadArgument(Reader& r, jit::EntryArgument& argument) {
       !r.Int(argument.element.bits) || !r.I64(argument.rank) || !r.Count(dims)) {
     return false;
   }
+  // What the compiler can describe (jit/ir_allowlist.cc): anything else is a damaged artifact,
+  // never a value invoke would trust.
+  const int bits = argument.element.bits;
+  if (kind < 0 || kind > static_cast<int>(jit::EntryArgument::Kind::kScalar) || type_class < 0 ||
+      type_class > static_cast<int>(jit::ElementType::Class::kIndex) ||
+      (bits != 1 && bits != 8 && bits != 16 && bits != 32 && bits != 64) || argument.rank < 0 ||
+      argument.rank > 64) {
+    return false;
+  }
   argument.kind = static_cast<jit::EntryArgument::Kind>(kind);
   argument.element.type_class = static_cast<jit::ElementType::Class>(type_class);
   argument.shape.resize(dims);

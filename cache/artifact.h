@@ -12,7 +12,8 @@
 namespace tessera::cache {
 
 /// The artifact format; a different version on disk is a miss.
-inline constexpr int kArtifactFormatVersion = 4;  // 2: delegates; 3: arbiter decisions; 4: shape contracts
+inline constexpr int kArtifactFormatVersion = 5;  // 2: delegates; 3: arbiter decisions; 4: shape contracts;
+                                                // 5: run-time guards in host code
 
 /// Serializes `module` (options, entries, host LLVM IR, decision records, device images).
 std::string SerializeArtifact(const jit::CompiledModule& module);

@@ -899,18 +899,22 @@ tessera_jit_error_t* tessera_jit_function_invoke(tessera_jit_function_t* functio
     return MakeError(status);
   }
 
-  if (target == Target::kHost) {
-    const std::vector<std::string>& checks = module->compiled->runtime_checks;
+  // Runs the entry; with run-time checks in its code, a failed one ends it with OUT_OF_RANGE.
+  const std::vector<std::string>& checks = module->compiled->runtime_checks;
+  auto run = [&]() -> absl::Status {
     if (checks.empty()) {
       function->entry_point(packed.data());
-    } else if (const int64_t failed =
-                   tessera::jit::runtime::CallChecked(function->entry_point, packed.data());
-               failed >= 0) {
-      return MakeError(absl::OutOfRangeError(absl::StrCat(
-          "@", entry.name, ": run-time check failed at ",
-          failed < static_cast<int64_t>(checks.size()) ? checks[failed] : "an unknown location",
-          "\n(the entry stopped there: outputs may be partly written)")));
+      return absl::OkStatus();
     }
+    const int64_t failed = tessera::jit::runtime::CallChecked(function->entry_point, packed.data());
+    if (failed < 0) return absl::OkStatus();
+    return absl::OutOfRangeError(absl::StrCat(
+        "@", entry.name, ": run-time check failed at ",
+        failed < static_cast<int64_t>(checks.size()) ? checks[failed] : "an unknown location",
+        "\n(the entry stopped there: outputs may be partly written)"));
+  };
+  if (target == Target::kHost) {
+    if (absl::Status status = run(); !status.ok()) return MakeError(status);
   } else {
     auto runtime = GpuRuntime::Get();
     if (!runtime.ok()) {
@@ -925,7 +929,7 @@ tessera_jit_error_t* tessera_jit_function_invoke(tessera_jit_function_t* functio
     }
     module->device_host->RunInitializers();  // loads the device image, once
     if (!scope.status().ok()) return MakeError(scope.status());
-    function->entry_point(packed.data());
+    if (absl::Status status = run(); !status.ok()) return MakeError(status);
     if (!scope.status().ok()) return MakeError(scope.status());
   }
   if (out_result != nullptr && !entry.results.empty()) {

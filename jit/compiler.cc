@@ -579,8 +579,7 @@ std::string PipelineKey(const CompileOptions& options, const PipelineOptions& pi
 absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> ParseSource(
     mlir::MLIRContext& context, const DiagnosticCollector& diagnostics, absl::string_view source,
     const std::string& source_name) {
-  TESSERA_RETURN_IF_ERROR(CheckSourceNesting(source, source_name));
-  TESSERA_RETURN_IF_ERROR(CheckKnownParserCrashes(source, source_name));
+  TESSERA_RETURN_IF_ERROR(CheckSourceBeforeParsing(source, source_name));
   const std::string terminated(source);
   mlir::ParserConfig config(&context);
   mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceString<mlir::ModuleOp>(

@@ -6,6 +6,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "jit/locations.h"
+#include "jit/runtime_checks.h"
 #include "llvm/Support/raw_ostream.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -19,7 +20,7 @@ namespace {
 /// Dialects whose every op may appear: pure arithmetic and the Tessera dialects (verified).
 const absl::flat_hash_set<std::string>& AllowedDialects() {
   static const auto* dialects = new absl::flat_hash_set<std::string>{
-      "arith", "math", "index", "ub", "tile", "tessera", "tessera_nvidia"};
+      "arith", "math", "tile", "tessera", "tessera_nvidia"};
   return *dialects;
 }
 
@@ -94,6 +95,63 @@ absl::Status CheckSignature(mlir::func::FuncOp function) {
   return absl::OkStatus();
 }
 
+/// Prefixes of symbols the compiler and its runtime own.
+bool IsReservedName(llvm::StringRef name) {
+  for (const char* prefix : {"tessera_rt_", "_tessera_", "_mlir_", "mgpu", "__", "llvm."}) {
+    if (name.starts_with(prefix)) return true;
+  }
+  return false;
+}
+
+/// The bytes of a statically shaped memref type, or -1 when it overflows 2^62.
+int64_t StaticBytes(mlir::MemRefType type) {
+  int64_t bytes = (type.getElementTypeBitWidth() + 7) / 8;
+  for (int64_t size : type.getShape()) {
+    if (mlir::ShapedType::isDynamic(size)) continue;
+    if (size != 0 && bytes > (int64_t{1} << 62) / size) return -1;
+    bytes *= size;
+  }
+  return bytes;
+}
+
+/// Allocation rules: `memref.alloca` only with static shapes of at most kMaxAllocaBytes (the
+/// stack); a static `memref.alloc` of at most kMaxAllocBytes (dynamic sizes are checked at run
+/// time); `memref.dealloc` only of a `memref.alloc` result of the same block, once, after every
+/// use of it — so user IR can neither free the caller's buffers nor use freed memory.
+absl::Status CheckAllocation(mlir::Operation* op) {
+  if (auto alloca = llvm::dyn_cast<mlir::memref::AllocaOp>(op)) {
+    const int64_t bytes = StaticBytes(alloca.getType());
+    if (!alloca.getType().hasStaticShape() || bytes < 0 || bytes > kMaxAllocaBytes) {
+      return Refuse(op, absl::StrCat("memref.alloca takes static shapes of at most ",
+                                     kMaxAllocaBytes,
+                                     " bytes (it is on the stack); use memref.alloc"));
+    }
+  }
+  if (auto alloc = llvm::dyn_cast<mlir::memref::AllocOp>(op)) {
+    const int64_t bytes = StaticBytes(alloc.getType());
+    if (bytes < 0 || bytes > kMaxAllocBytes) {
+      return Refuse(op, absl::StrCat("memref.alloc of more than ", kMaxAllocBytes, " bytes"));
+    }
+  }
+  if (auto dealloc = llvm::dyn_cast<mlir::memref::DeallocOp>(op)) {
+    mlir::Value memref = dealloc.getMemref();
+    auto alloc = memref.getDefiningOp<mlir::memref::AllocOp>();
+    if (alloc == nullptr || alloc->getBlock() != op->getBlock()) {
+      return Refuse(op, "memref.dealloc frees only a memref.alloc result of the same block "
+                        "(never an argument: the caller owns it)");
+    }
+    for (mlir::OpOperand& use : memref.getUses()) {
+      mlir::Operation* user = op->getBlock()->findAncestorOpInBlock(*use.getOwner());
+      if (user == op) continue;
+      if (user == nullptr || !user->isBeforeInBlock(op) ||
+          llvm::isa<mlir::memref::DeallocOp>(use.getOwner())) {
+        return Refuse(op, "memref.dealloc must be the last use of its memref.alloc, once");
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckBodyOp(mlir::Operation* op, Target target) {
   const std::string name = op->getName().getStringRef().str();
   if (!op->isRegistered()) {
@@ -118,7 +176,7 @@ absl::Status CheckBodyOp(mlir::Operation* op, Target target) {
                                      "' on '", name, "' is reserved for the compiler"));
     }
   }
-  return absl::OkStatus();
+  return CheckAllocation(op);
 }
 
 }  // namespace
@@ -152,6 +210,10 @@ absl::Status CheckAllowedIr(mlir::ModuleOp module, Target target) {
       return Refuse(&op, absl::StrCat("'", op.getName().getStringRef().str(),
                                       "' is not allowed at module level; a module holds "
                                       "func.func functions and gpu.module kernels"));
+    }
+    if (IsReservedName(function.getName())) {
+      return Refuse(&op, absl::StrCat("the name @", function.getName().str(),
+                                      " is reserved for the compiler and its runtime"));
     }
     if (function.isExternal()) {
       return Refuse(&op, absl::StrCat(

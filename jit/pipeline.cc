@@ -94,6 +94,7 @@ std::vector<PipelineStage> NvptxStages(const PipelineOptions& options) {
   return {
       {"tile-to-gpu",
        [](mlir::OpPassManager& pm) {
+         pm.addPass(CreateLowerRuntimeChecksPass());  // integer division that cannot trap
          pm.addNestedPass<mlir::func::FuncOp>(createLowerTileToGpu());
          pm.addPass(mlir::createGpuKernelOutliningPass());
          AddCleanup(pm);

@@ -20,8 +20,10 @@
 namespace tessera::jit {
 namespace {
 
-/// How deep func.call chains are followed.
+/// How deep func.call chains are followed, and how many function bodies (counted once per
+/// call path) one entry's contract may visit.
 constexpr int kMaxCallDepth = 16;
+constexpr int kMaxVisitedBodies = 4096;
 
 /// A size in terms of the entry's arguments, or why it cannot be expressed so.
 struct Resolved {
@@ -144,6 +146,11 @@ class ContractBuilder {
             at, ": error: calls from @", entry_.name, " nest deeper than ", kMaxCallDepth,
             " (recursion is not supported)"));
       }
+      if (++visited_bodies_ > kMaxVisitedBodies) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            at, ": error: the calls from @", entry_.name, " reach more than ", kMaxVisitedBodies,
+            " function bodies (counted per call path)"));
+      }
       return Walk(Frame{callee, &frame, call, frame.depth + 1});
     }
     return absl::OkStatus();
@@ -229,9 +236,6 @@ class ContractBuilder {
       }
       return Unknown("'memref.dim' with a non-constant or out-of-range index");
     }
-    if (llvm::isa<mlir::arith::IndexCastOp, mlir::arith::IndexCastUIOp>(producer)) {
-      return Scalar(producer->getOperand(0), frame);
-    }
     return Unknown(absl::StrCat("computed by '", OpName(producer), "'"));
   }
 
@@ -273,6 +277,7 @@ class ContractBuilder {
 
   mlir::ModuleOp module_;
   EntryFunction& entry_;
+  int visited_bodies_ = 0;
 };
 
 }  // namespace

@@ -21,10 +21,11 @@ namespace tessera::jit {
 /// already describes.
 ///
 /// Every size a Tile op reads must be static, a dimension of an argument, an integer scalar
-/// argument, or `memref.dim` of those (also through the sizes of `memref.alloc`/`alloca`);
+/// argument of type `index`, or `memref.dim` of those (also through the sizes of
+/// `memref.alloc`/`alloca`; a cast may change a value, so none is followed);
 /// anything else — a size computed at run time, a value of unknown origin — is an
-/// InvalidArgument at the op's location, as are two static sizes that disagree and calls nested
-/// deeper than 16.
+/// InvalidArgument at the op's location, as are two static sizes that disagree, calls nested
+/// deeper than 16 and call graphs that reach more than 4096 bodies.
 absl::Status DeriveShapeContract(mlir::func::FuncOp function, EntryFunction& entry);
 
 }  // namespace tessera::jit

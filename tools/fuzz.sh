@@ -30,7 +30,16 @@ cp tests/fuzz/regressions/invoke/* "$work/invoke/"
 
 status=0
 cases=""
+write_report() {
+  if [ -n "$report" ]; then
+    echo "<testsuites><testsuite name=\"fuzz\">$cases$1</testsuite></testsuites>" > "$report"
+  fi
+}
+# Whatever a fuzzer does to its process group, this script reports.
+trap '' HUP TERM
 for target in compile invoke; do
+  # Until the fuzzer has finished, the report says it did not.
+  write_report "<testcase classname=\"fuzz\" name=\"${target}_fuzzer\"><failure message=\"did not finish\"/></testcase>"
   log="$artifacts/${target}_fuzzer.log"
   # In a session of its own: on a crash libFuzzer signals its whole process group.
   ASAN_OPTIONS="detect_leaks=0:detect_container_overflow=0" \
@@ -48,7 +57,5 @@ for target in compile invoke; do
     cases+="<testcase classname=\"fuzz\" name=\"${target}_fuzzer\"/>"
   fi
 done
-if [ -n "$report" ]; then
-  echo "<testsuites><testsuite name=\"fuzz\">$cases</testsuite></testsuites>" > "$report"
-fi
+write_report ""
 exit $status

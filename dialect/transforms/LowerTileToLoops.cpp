@@ -194,6 +194,21 @@ class LowerTileToLoops : public impl::LowerTileToLoopsBase<LowerTileToLoops> {
     });
     for (mlir::Operation* op : tileOps) {
       mlir::OpBuilder b(op);
+      // An op whose output has no elements does nothing: without this guard its outer loops
+      // would still run over the non-empty dimensions (2^60 rows of zero columns).
+      mlir::Value output = llvm::TypeSwitch<mlir::Operation*, mlir::Value>(op)
+                               .Case([](tile::MapOp map) { return map.getOutputs().front(); })
+                               .Case([](tile::ReduceOp reduce) { return reduce.getOutput(); })
+                               .Case([](tile::MatmulOp matmul) { return matmul.getOutput(); })
+                               .Case([](tile::SoftmaxOp softmax) { return softmax.getOutput(); });
+      mlir::Location loc = op->getLoc();
+      mlir::Value elements =
+          lowering::product(b, loc, lowering::memrefSizes(b, loc, output));
+      mlir::Value nonEmpty = b.create<mlir::arith::CmpIOp>(
+          loc, mlir::arith::CmpIPredicate::ne, elements,
+          b.create<mlir::arith::ConstantIndexOp>(loc, 0));
+      auto guard = b.create<mlir::scf::IfOp>(loc, nonEmpty, /*withElseRegion=*/false);
+      b.setInsertionPointToStart(&guard.getThenRegion().front());
       llvm::TypeSwitch<mlir::Operation*>(op)
           .Case([&](tile::MapOp map) { lowerMap(b, map); })
           .Case([&](tile::ReduceOp reduce) { lowerReduce(b, reduce); })

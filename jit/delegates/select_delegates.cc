@@ -1,6 +1,8 @@
 // Arbitration points → decisions written back into the IR: each Tile op gets its candidates
 // listed (compiled lowering + matmul providers, with applicability and availability), the
 // arbiter decides, and a winning delegate replaces the tile.matmul with a kernel_call.
+#include <cstdint>
+#include <limits>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -12,6 +14,7 @@
 #include "jit/delegates/registry.h"
 #include "jit/locations.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
@@ -158,8 +161,16 @@ mlir::Operation* Rewrite(tile::MatmulOp op, const MatmulProvider& provider) {
   auto i32 = [&](int64_t value) -> mlir::Value {
     return b.create<mlir::arith::ConstantOp>(loc, b.getI32IntegerAttr(value));
   };
+  const std::string too_large = absl::StrCat(
+      "a matrix dimension of 2^31 or more does not fit the 32-bit sizes of ", provider.callee);
   auto dim = [&](mlir::Value memref, int64_t d) -> mlir::Value {
     mlir::Value size = b.create<mlir::memref::DimOp>(loc, memref, d);
+    // The ABI's sizes are int: a larger one fails the invocation (jit/runtime_checks.h) rather
+    // than being truncated.
+    mlir::Value fits = b.create<mlir::arith::CmpIOp>(
+        loc, mlir::arith::CmpIPredicate::ule, size,
+        b.create<mlir::arith::ConstantIndexOp>(loc, std::numeric_limits<int32_t>::max()));
+    b.create<mlir::cf::AssertOp>(loc, fits, b.getStringAttr(too_large));
     return b.create<mlir::arith::IndexCastOp>(loc, b.getI32Type(), size);
   };
   auto f32 = [&](float value) -> mlir::Value {

@@ -156,6 +156,7 @@ class BoundaryTest : public ::testing::Test {
     tessera_jit_context_options_t options;
     tessera_jit_context_options_init(&options);
     options.default_target = "host";
+    options.cache_dir = "";  // memory only: nothing left behind, nothing stale reused
     ASSERT_OK(tessera_jit_context_create(&options, &context_));
     ASSERT_OK(tessera_jit_compile(context_, kSource, sizeof(kSource) - 1, nullptr, &module_));
   }
@@ -372,6 +373,39 @@ TEST_F(BoundaryTest, HostileIrIsRefusedWithItsLocation) {
        "<source>:4:3: error: 'tile.map' reads a size that is computed by 'arith.addi'"},
       {"module attributes {llvm.target_triple = \"x\"} {\n}\n",
        "module attribute 'llvm.target_triple' is reserved"},
+      {"func.func @cast(%n: index, %x: memref<?xf32>) {\n"
+       "  %a = arith.index_cast %n : index to i8\n"
+       "  %s = arith.index_castui %a : i8 to index\n"
+       "  %t = memref.alloc(%s) : memref<?xf32>\n"
+       "  tile.map ins(%x : memref<?xf32>) outs(%t : memref<?xf32>) {\n"
+       "  ^bb0(%v: f32):\n    tile.yield %v : f32\n  }\n  return\n}\n",
+       "<source>:5:3: error: 'tile.map' reads a size that is computed by 'arith.index_castui'"},
+      {"func.func @free(%x: memref<?xf32>) {\n  memref.dealloc %x : memref<?xf32>\n  return\n}\n",
+       "<source>:2:3: error: memref.dealloc frees only a memref.alloc result of the same block"},
+      {"func.func @twice() {\n  %t = memref.alloc() : memref<4xf32>\n"
+       "  memref.dealloc %t : memref<4xf32>\n  memref.dealloc %t : memref<4xf32>\n  return\n}\n",
+       "memref.dealloc must be the last use of its memref.alloc, once"},
+      {"func.func @after(%v: f32) {\n  %c0 = arith.constant 0 : index\n"
+       "  %t = memref.alloc() : memref<4xf32>\n  memref.dealloc %t : memref<4xf32>\n"
+       "  memref.store %v, %t[%c0] : memref<4xf32>\n  return\n}\n",
+       "<source>:4:3: error: memref.dealloc must be the last use of its memref.alloc, once"},
+      {"func.func @stack(%n: index) {\n  %t = memref.alloca(%n) : memref<?xf32>\n  return\n}\n",
+       "memref.alloca takes static shapes of at most 65536 bytes"},
+      {"func.func @huge() {\n  %t = memref.alloc() : memref<4611686018427387905xf32>\n"
+       "  return\n}\n",
+       "<source>:2:8: error: memref.alloc of more than 17179869184 bytes"},
+      {"func.func @tessera_rt_check_failed(%id: i64) {\n  return\n}\n",
+       "the name @tessera_rt_check_failed is reserved"},
+      {"func.func @poison(%v: f32) {\n  %c0 = arith.constant 0 : index\n"
+       "  %p = ub.poison : memref<4xf32>\n  memref.store %v, %p[%c0] : memref<4xf32>\n"
+       "  return\n}\n",
+       "<source>:3:8: error: 'ub.poison' is not allowed"},
+      {"func.func @f() attributes {m = affine_map<(d0) -> (d0)>} {\n  return\n}\n",
+       "<source>:1:32: error: 'affine_map' is not part of Tessera IR"},
+      {"!t0 = tuple<f32>\n!t1 = tuple<!t0>\nfunc.func @f() {\n  return\n}\n",
+       "<source>:1:1: error: type and attribute aliases"},
+      {"func.func @f() attributes {a = " + std::string(300, '-') + "1} {\n  return\n}\n",
+       "the IR nests deeper than 256 levels"},
       {"func.func @f() {\n  \"test.unregistered\"() : () -> ()\n  return\n}\n",
        "<source>:2:22: error: operation being parsed with an unregistered dialect"},
   };
@@ -463,6 +497,113 @@ func.func @scatter(%x: memref<?xf32>, %i: index, %v: f32) {
   tessera_jit_module_destroy(module);
 }
 
+TEST_F(BoundaryTest, AllocationsOfUserIrAreBoundedAtRunTime) {
+  const std::string source = R"mlir(func.func @scratch(%n: index, %i: index, %v: f32) {
+  %t = memref.alloc(%n) : memref<?xf32>
+  memref.store %v, %t[%i] : memref<?xf32>
+  memref.dealloc %t : memref<?xf32>
+  return
+})mlir";
+  tessera_jit_module_t* module = nullptr;
+  ASSERT_OK(tessera_jit_compile(context_, source.data(), source.size(), nullptr, &module));
+  tessera_jit_function_t* scratch = nullptr;
+  ASSERT_OK(tessera_jit_module_get_function(module, "scratch", 7, &scratch));
+  tessera_jit_arg_t fine[] = {Int(16), Int(3), Float(1)};
+  ASSERT_OK(tessera_jit_function_invoke(scratch, fine, 3, nullptr, nullptr));
+  // 2^62 + 1 floats would wrap to 4 bytes; 2^33 floats are more than the 16 GiB bound; -1.
+  for (int64_t n : {(int64_t{1} << 62) + 1, int64_t{1} << 33, int64_t{-1}}) {
+    tessera_jit_arg_t args[] = {Int(n), Int(1000), Float(1)};
+    Error error(tessera_jit_function_invoke(scratch, args, 3, nullptr, nullptr));
+    EXPECT_EQ(error.code(), TESSERA_JIT_OUT_OF_RANGE) << n;
+    EXPECT_THAT(error.message(),
+                HasSubstr("@scratch: run-time check failed at <source>:2:8: 'memref.alloc' of "
+                          "more than 17179869184 bytes, or with a negative size"));
+  }
+  tessera_jit_module_destroy(module);
+}
+
+TEST_F(BoundaryTest, IntegerDivisionNeverTraps) {
+  const std::string source = R"mlir(func.func @div(%a: i32, %b: i32) -> i32 {
+  %q = arith.divsi %a, %b : i32
+  return %q : i32
+}
+func.func @rem(%a: i64, %b: i64) -> i64 {
+  %r = arith.remui %a, %b : i64
+  return %r : i64
+}
+func.func @map_div(%x: memref<?xi32>, %y: memref<?xi32>) {
+  tile.map ins(%x, %x : memref<?xi32>, memref<?xi32>) outs(%y : memref<?xi32>) {
+  ^bb0(%p: i32, %q: i32):
+    %z = arith.constant 0 : i32
+    %d = arith.floordivsi %p, %z : i32
+    tile.yield %d : i32
+  }
+  return
+})mlir";
+  tessera_jit_module_t* module = nullptr;
+  ASSERT_OK(tessera_jit_compile(context_, source.data(), source.size(), nullptr, &module));
+  tessera_jit_function_t* div = nullptr;
+  tessera_jit_function_t* rem = nullptr;
+  tessera_jit_function_t* map_div = nullptr;
+  ASSERT_OK(tessera_jit_module_get_function(module, "div", 3, &div));
+  ASSERT_OK(tessera_jit_module_get_function(module, "rem", 3, &rem));
+  ASSERT_OK(tessera_jit_module_get_function(module, "map_div", 7, &map_div));
+  struct Case {
+    tessera_jit_function_t* function;
+    int64_t a, b, expected;
+  };
+  const int64_t min32 = -(int64_t{1} << 31);
+  for (const Case& c : {Case{div, 7, 2, 3}, Case{div, 7, 0, 7}, Case{div, min32, -1, min32},
+                        Case{rem, 7, 0, 0}, Case{rem, 7, 4, 3}}) {
+    tessera_jit_arg_t args[] = {Int(c.a), Int(c.b)};
+    tessera_jit_arg_t result{};
+    ASSERT_OK(tessera_jit_function_invoke(c.function, args, 2, nullptr, &result));
+    EXPECT_EQ(result.value.i, c.expected) << c.a << " / " << c.b;
+  }
+  int32_t x[3] = {5, -6, 7};
+  int32_t y[3] = {0, 0, 0};
+  int64_t shape[] = {3};
+  DLTensor xv{x, {kDLCPU, 0}, 1, {kDLInt, 32, 1}, shape, nullptr, 0};
+  DLTensor yv{y, {kDLCPU, 0}, 1, {kDLInt, 32, 1}, shape, nullptr, 0};
+  tessera_jit_arg_t args[2] = {};
+  args[0].kind = args[1].kind = TESSERA_JIT_ARG_TENSOR;
+  args[0].value.tensor = &xv;
+  args[1].value.tensor = &yv;
+  ASSERT_OK(tessera_jit_function_invoke(map_div, args, 2, nullptr, nullptr));
+  EXPECT_EQ(y[0], 5);
+  EXPECT_EQ(y[1], -6);
+  EXPECT_EQ(y[2], 7);
+  tessera_jit_module_destroy(module);
+}
+
+TEST_F(BoundaryTest, EmptyTensorsWithHugeDimensionsReturnAtOnce) {
+  // 2^50 rows of nothing: no element to compute, so no loop over the rows either.
+  int64_t shape[] = {int64_t{1} << 50, 0};
+  DLTensor empty{nullptr, {kDLCPU, 0}, 2, {kDLFloat, 32, 1}, shape, nullptr, 0};
+  tessera_jit_arg_t args[2] = {};
+  args[0].kind = args[1].kind = TESSERA_JIT_ARG_TENSOR;
+  args[0].value.tensor = &empty;
+  args[1].value.tensor = &empty;
+  ASSERT_OK(tessera_jit_function_invoke(Function("softmax"), args, 2, nullptr, nullptr));
+}
+
+TEST_F(BoundaryTest, CallGraphsThatFanOutAreBounded) {
+  std::string source = "func.func @entry(%x: memref<?xf32>) {\n"
+                       "  func.call @f0(%x) : (memref<?xf32>) -> ()\n  return\n}\n";
+  for (int level = 0; level < 12; ++level) {
+    source += "func.func private @f" + std::to_string(level) + "(%x: memref<?xf32>) {\n";
+    for (int call = 0; call < 4; ++call) {
+      source += level + 1 < 12 ? "  func.call @f" + std::to_string(level + 1) +
+                                     "(%x) : (memref<?xf32>) -> ()\n"
+                               : "";
+    }
+    source += "  return\n}\n";
+  }
+  Error error(Compile(source));
+  EXPECT_EQ(error.code(), TESSERA_JIT_INVALID_ARGUMENT);
+  EXPECT_THAT(error.message(), HasSubstr("reach more than 4096 function bodies"));
+}
+
 TEST(BoundaryCacheTest, ADiskHitChecksTheSameShapeContract) {
   const char* tmp = std::getenv("TEST_TMPDIR");
   const std::string dir = std::string(tmp != nullptr ? tmp : "/tmp") + "/boundary_cache";
@@ -497,6 +638,7 @@ TEST(BoundaryLifetimeTest, AContextDestroyedWhileModulesLiveStaysUsableByThem) {
   tessera_jit_context_options_t options;
   tessera_jit_context_options_init(&options);
   options.default_target = "host";
+  options.cache_dir = "";
   tessera_jit_context_t* context = nullptr;
   ASSERT_OK(tessera_jit_context_create(&options, &context));
   tessera_jit_module_t* module = nullptr;

@@ -15,6 +15,7 @@ tessera_jit_context_t* Context() {
     tessera_jit_context_options_t options;
     tessera_jit_context_options_init(&options);
     options.default_target = "host";
+    options.cache_dir = "";  // memory only: nothing left behind, nothing stale reused
     options.cache_memory_bytes = 64 << 20;
     tessera_jit_context_t* created = nullptr;
     if (tessera_jit_context_create(&options, &created) != nullptr) std::abort();

@@ -82,6 +82,7 @@ tessera_jit_module_t* Module() {
     tessera_jit_context_options_t options;
     tessera_jit_context_options_init(&options);
     options.default_target = "host";
+    options.cache_dir = "";  // memory only: nothing left behind, nothing stale reused
     tessera_jit_context_t* context = nullptr;
     if (tessera_jit_context_create(&options, &context) != nullptr) std::abort();
     tessera_jit_module_t* compiled = nullptr;
