@@ -6,8 +6,10 @@
 #include "dialect/NVIDIAOps.h"
 #include "jit/delegates/abi_catalogue.h"
 #include "jit/delegates/delegate_passes.h"
+#include "jit/delegates/gemm_extents.h"
 #include "jit/delegates/registry.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -65,7 +67,7 @@ class LowerDelegateCalls
 
   void getDependentDialects(mlir::DialectRegistry& registry) const override {
     registry.insert<mlir::LLVM::LLVMDialect, mlir::arith::ArithDialect,
-                    mlir::memref::MemRefDialect>();
+                    mlir::cf::ControlFlowDialect, mlir::memref::MemRefDialect>();
   }
 
   void runOnOperation() override {
@@ -227,6 +229,8 @@ class LowerDelegateCalls
 
     mlir::OpBuilder b(call);
     mlir::Location loc = call.getLoc();
+    // A GEMM's sizes are checked against its buffers before the library sees them.
+    if (known != nullptr) GuardGemmExtents(b, call);
     llvm::SmallVector<mlir::Value> arguments;
     llvm::SmallVector<mlir::Type> argument_types;
     size_t operand = 0;

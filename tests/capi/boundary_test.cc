@@ -604,6 +604,49 @@ TEST_F(BoundaryTest, CallGraphsThatFanOutAreBounded) {
   EXPECT_THAT(error.message(), HasSubstr("reach more than 4096 function bodies"));
 }
 
+TEST_F(BoundaryTest, GemmKernelCallSizesMustFitTheirBuffers) {
+  ASSERT_OK(tessera_jit_context_register_default_libraries(context_, "host"));
+  // C[M,N] = A[M,K]·B[K,N], row-major, with every size an argument of the entry.
+  const std::string source = R"mlir(func.func @gemm(%m: i32, %n: i32, %k: i32, %lda: i32,
+    %a: memref<?xf32>, %b: memref<?xf32>, %c: memref<?xf32>) {
+  %layout = arith.constant 101 : i32
+  %no = arith.constant 111 : i32
+  %one = arith.constant 1.0 : f32
+  %zero = arith.constant 0.0 : f32
+  tessera_nvidia.kernel_call %layout, %no, %no, %m, %n, %k, %one, %a, %lda, %b, %n, %zero, %c, %n {
+      callee = "cblas_sgemm", arch = "host", binding = "c_abi", provenance = "vendor_library",
+      accuracy = "reference_exact", determinism = "deterministic"}
+      : (i32, i32, i32, i32, i32, i32, f32, memref<?xf32>, i32, memref<?xf32>, i32, f32,
+         memref<?xf32>, i32) -> ()
+  return
+})mlir";
+  tessera_jit_module_t* module = nullptr;
+  ASSERT_OK(tessera_jit_compile(context_, source.data(), source.size(), nullptr, &module));
+  tessera_jit_function_t* gemm = nullptr;
+  ASSERT_OK(tessera_jit_module_get_function(module, "gemm", 4, &gemm));
+  GuardedTensor a({2 * 3}, 1.0f), b({3 * 4}, 1.0f), c({2 * 4}, 7.0f);
+  tessera_jit_arg_t good[] = {Int(2), Int(4), Int(3), Int(3), a.arg(), b.arg(), c.arg()};
+  ASSERT_OK(tessera_jit_function_invoke(gemm, good, 7, nullptr, nullptr));
+  EXPECT_TRUE(c.AllEqual(3.0f) && c.CanariesIntact());
+  struct Case {
+    int64_t m, n, k, lda;
+    const char* why;
+  };
+  for (const Case& bad : {Case{100000, 4, 3, 3, "the sizes given for A reach past its buffer"},
+                          Case{2, 4, 3, 2, "the leading dimension of A is smaller"},
+                          Case{2, 5, 3, 3, "the sizes given for B reach past its buffer"},
+                          Case{-1, 4, 3, 3, "M, N and K must be >= 0"}}) {
+    tessera_jit_arg_t args[] = {Int(bad.m), Int(bad.n), Int(bad.k), Int(bad.lda),
+                                a.arg(),    b.arg(),    c.arg()};
+    Error error(tessera_jit_function_invoke(gemm, args, 7, nullptr, nullptr));
+    EXPECT_EQ(error.code(), TESSERA_JIT_OUT_OF_RANGE) << bad.why;
+    EXPECT_THAT(error.message(), AllOf(HasSubstr("@gemm: run-time check failed at <source>:7:3"),
+                                       HasSubstr(bad.why)));
+  }
+  EXPECT_TRUE(c.AllEqual(3.0f) && c.CanariesIntact());
+  tessera_jit_module_destroy(module);
+}
+
 TEST(BoundaryCacheTest, ADiskHitChecksTheSameShapeContract) {
   const char* tmp = std::getenv("TEST_TMPDIR");
   const std::string dir = std::string(tmp != nullptr ? tmp : "/tmp") + "/boundary_cache";
