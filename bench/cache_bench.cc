@@ -20,7 +20,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "cache/compile_cache.h"
+#include "service/compile_service.h"
 
 extern char** environ;
 
@@ -55,14 +55,14 @@ double Median(std::vector<double> v) {
 
 /// --disk-hit-child DIR: time one Compile of Source(0) in this fresh process; prints µs.
 int DiskHitChild(const std::string& dir) {
-  tessera::cache::CompileCacheOptions options;
+  tessera::service::CompileServiceOptions options;
   options.disk_root = dir;
-  tessera::cache::CompileCache cache(options);
+  tessera::service::CompileService cache(options);
   const std::string source = Source(0);
   auto start = Clock::now();
   auto result = cache.Compile(source, Options());
   double us = std::chrono::duration<double, std::micro>(Clock::now() - start).count();
-  if (!result.ok() || result->source != tessera::cache::CacheSource::kDisk) {
+  if (!result.ok() || result->source != tessera::service::ModuleSource::kDisk) {
     std::cerr << "expected a disk hit\n";
     return 1;
   }
@@ -82,9 +82,9 @@ int main(int argc, char** argv) {
                            absl::StrCat("tessera-cache-bench-", getpid()))
                               .string();
   std::filesystem::remove_all(dir);
-  tessera::cache::CompileCacheOptions cache_options;
+  tessera::service::CompileServiceOptions cache_options;
   cache_options.disk_root = dir;
-  tessera::cache::CompileCache cache(cache_options);
+  tessera::service::CompileService cache(cache_options);
   const std::string source = Source(0);
 
   // Cold compiles: new keys each time (and stored to disk).
@@ -97,7 +97,7 @@ int main(int argc, char** argv) {
       std::cerr << result.status() << "\n";
       return 1;
     }
-    if (result->source != tessera::cache::CacheSource::kCompiled) {
+    if (result->source != tessera::service::ModuleSource::kCompiled) {
       std::cerr << "expected a compile\n";
       return 1;
     }
@@ -126,7 +126,7 @@ int main(int argc, char** argv) {
   start = Clock::now();
   for (int i = 0; i < kTextLookups; ++i) {
     auto result = cache.Compile(source, Options());
-    if (!result.ok() || result->source != tessera::cache::CacheSource::kMemory) {
+    if (!result.ok() || result->source != tessera::service::ModuleSource::kMemory) {
       std::cerr << "lookup by text missed\n";
       return 1;
     }

@@ -1,7 +1,8 @@
-// The disk tier: <root>/v1/{entries/<digest>/{payload.bin,manifest.txt}, index/<base>, locks/,
-// tmp/}.
+// The disk tier: <root>/v1/{entries/<digest>/{payload.bin,manifest.txt}, index/<base>,
+// text/<text digest>, locks/, tmp/}.
 #include "cache/disk_cache.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -17,9 +18,10 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
 #include "base/files.h"
-#include "cache/artifact.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/xxhash.h"
 
@@ -46,7 +48,7 @@ struct Manifest {
   std::string payload_xxh3;
   uint64_t payload_bytes = 0;
   std::string source_name;
-  std::vector<std::pair<std::string, std::string>> components;
+  KeyComponents components;
 };
 
 std::string WriteManifest(const Manifest& m) {
@@ -120,21 +122,32 @@ std::string DiskCache::DefaultRoot() {
   return absl::StrCat(home != nullptr ? home : "/tmp", "/.cache/tessera-jit");
 }
 
-DiskCache::DiskCache(std::string root, uint64_t max_bytes)
-    : root_(std::move(root)), max_bytes_(max_bytes) {
+DiskCache::DiskCache(DiskCacheOptions options) : options_(std::move(options)) {
   std::error_code error;
+  const bool prebuilt = fs::is_directory(Path("entries"), error);
+  if (options_.read_only) {
+    read_only_ = true;
+    if (!prebuilt) Disable(absl::StrCat(options_.root, " holds no cache to read"));
+    return;
+  }
   for (const char* sub : {"entries", "index", "text", "locks", "tmp"}) {
-    fs::create_directories(fs::path(root_) / kLayout / sub, error);
+    fs::create_directories(Path(sub), error);
     if (error) {
-      Disable(absl::StrCat("cannot create ", (fs::path(root_) / kLayout / sub).string(), ": ",
-                           error.message()));
+      if (prebuilt) break;  // probed below
+      Disable(absl::StrCat("cannot create ", Path(sub), ": ", error.message()));
       return;
     }
   }
-  // Writable? A read-only directory may still exist.
-  fs::path probe = fs::path(root_) / kLayout / "tmp" / absl::StrCat("probe.", UniqueSuffix());
+  // Writable? A read-only directory may still exist, and then serves what it holds.
+  fs::path probe = fs::path(Path("tmp")) / absl::StrCat("probe.", UniqueSuffix());
   if (!WriteFile(probe, "ok")) {
-    Disable(absl::StrCat(root_, " is not writable"));
+    if (prebuilt) {
+      read_only_ = true;
+      options_.logger.Info(absl::StrCat("compile cache on disk at ", options_.root,
+                                        " is read-only: serving hits, storing nothing"));
+      return;
+    }
+    Disable(absl::StrCat(options_.root, " is not writable"));
     return;
   }
   fs::remove(probe, error);
@@ -142,105 +155,102 @@ DiskCache::DiskCache(std::string root, uint64_t max_bytes)
 
 void DiskCache::Disable(const std::string& why) {
   if (enabled_.exchange(false)) {
-    std::fprintf(stderr, "tessera-jit: warning: compile cache on disk is off (%s); caching in "
-                         "memory only\n",
-                 why.c_str());
+    options_.logger.Warning(
+        absl::StrCat("compile cache on disk is off (", why, "); caching in memory only"));
   }
 }
 
+std::string DiskCache::Path(const char* sub) const {
+  return (fs::path(options_.root) / kLayout / sub).string();
+}
+
 std::string DiskCache::EntryDir(const std::string& digest) const {
-  return (fs::path(root_) / kLayout / "entries" / digest).string();
+  return (fs::path(Path("entries")) / digest).string();
 }
 
 void DiskCache::Remove(const std::string& directory) {
+  if (read_only()) return;
   // Rename first so no reader sees a half-removed entry.
   std::error_code error;
-  fs::path doomed = fs::path(root_) / kLayout / "tmp" / absl::StrCat("doomed.", UniqueSuffix());
+  fs::path doomed = fs::path(Path("tmp")) / absl::StrCat("doomed.", UniqueSuffix());
   fs::rename(directory, doomed, error);
   fs::remove_all(error ? fs::path(directory) : doomed, error);
 }
 
-std::unique_ptr<jit::CompiledModule> DiskCache::Load(const CacheKey& key,
-                                                      std::string& miss_reason) {
+void DiskCache::Discard(const std::string& digest) {
+  if (read_only()) return;
+  ++discarded_;
+  Remove(EntryDir(digest));
+}
+
+std::optional<std::string> DiskCache::Load(const CacheKey& key, int format, Miss& miss) {
   if (!enabled()) {
-    miss_reason = "disk cache off";
-    return nullptr;
+    miss = {MissReason::kTierOff, ""};
+    return std::nullopt;
   }
   const fs::path dir = EntryDir(key.digest);
+  auto damaged = [&](std::string what) -> std::optional<std::string> {
+    miss = {MissReason::kDamaged, std::move(what)};
+    Discard(key.digest);
+    return std::nullopt;
+  };
   std::error_code error;
   if (!fs::exists(dir, error)) {
-    miss_reason = "not cached";
+    miss = {MissReason::kNotCached, ""};
     std::string previous;
-    if (ReadFile(fs::path(root_) / kLayout / "index" / key.base_digest, previous) &&
+    if (ReadFile(fs::path(Path("index")) / key.base_digest, previous) &&
         previous != key.digest) {
       std::string manifest_text;
       Manifest old;
       if (ReadFile(fs::path(EntryDir(previous)) / kManifest, manifest_text) &&
           ParseManifest(manifest_text, old)) {
         std::string change = DescribeChange(old.components, key.components);
-        if (!change.empty()) miss_reason = absl::StrCat("stale: ", change);
+        if (!change.empty()) miss = {MissReason::kStale, std::move(change)};
       }
     }
-    return nullptr;
+    return std::nullopt;
   }
   std::string manifest_text;
   Manifest manifest;
   if (!ReadFile(dir / kManifest, manifest_text)) {
-    miss_reason = "manifest missing (half-written entry)";
-    Remove(dir.string());
-    return nullptr;
+    return damaged("manifest missing (half-written entry)");
   }
   if (!ParseManifest(manifest_text, manifest) || manifest.digest != key.digest) {
-    miss_reason = "manifest unreadable";
-    Remove(dir.string());
-    return nullptr;
+    return damaged("manifest unreadable");
   }
-  if (manifest.format != kArtifactFormatVersion) {
-    miss_reason = absl::StrCat("artifact format ", manifest.format, " → ", kArtifactFormatVersion);
-    Remove(dir.string());
-    return nullptr;
+  if (manifest.format != format) {
+    miss = {MissReason::kFormat, absl::StrCat(manifest.format, " → ", format)};
+    Discard(key.digest);
+    return std::nullopt;
   }
   std::string payload;
-  if (!ReadFile(dir / kPayload, payload)) {
-    miss_reason = "payload missing";
-    Remove(dir.string());
-    return nullptr;
-  }
+  if (!ReadFile(dir / kPayload, payload)) return damaged("payload missing");
   if (payload.size() != manifest.payload_bytes) {
-    miss_reason = absl::StrCat("truncated payload (", payload.size(), " of ",
-                               manifest.payload_bytes, " bytes)");
-    Remove(dir.string());
-    return nullptr;
+    return damaged(absl::StrCat("truncated payload (", payload.size(), " of ",
+                                manifest.payload_bytes, " bytes)"));
   }
-  if (PayloadChecksum(payload) != manifest.payload_xxh3) {
-    miss_reason = "checksum mismatch";
-    Remove(dir.string());
-    return nullptr;
+  if (PayloadChecksum(payload) != manifest.payload_xxh3) return damaged("checksum mismatch");
+  if (!read_only()) {
+    fs::last_write_time(dir / kManifest, fs::file_time_type::clock::now(), error);  // LRU
   }
-  auto module = DeserializeArtifact(payload);
-  if (!module.ok()) {
-    miss_reason = absl::StrCat("corrupt payload: ", module.status().message());
-    Remove(dir.string());
-    return nullptr;
-  }
-  fs::last_write_time(dir / kManifest, fs::file_time_type::clock::now(), error);  // LRU
-  return std::move(*module);
+  return payload;
 }
 
-void DiskCache::Store(const CacheKey& key, const jit::CompiledModule& module) {
-  if (!enabled()) return;
+void DiskCache::Store(const CacheKey& key, int format, const std::string& payload,
+                      const std::string& source_name) {
+  if (!enabled() || read_only()) return;
   std::error_code error;
   const fs::path final_dir = EntryDir(key.digest);
   if (fs::exists(final_dir / kManifest, error)) return;  // another process published it
-  const fs::path staging = fs::path(root_) / kLayout / "tmp" / absl::StrCat(key.digest, ".", UniqueSuffix());
+  const fs::path staging =
+      fs::path(Path("tmp")) / absl::StrCat(key.digest, ".", UniqueSuffix());
   fs::create_directories(staging, error);
   if (error) return Disable(absl::StrCat("cannot create ", staging.string(), ": ", error.message()));
-  const std::string payload = SerializeArtifact(module);
-  Manifest manifest{kArtifactFormatVersion, key.digest, PayloadChecksum(payload), payload.size(),
-                    module.options.source_name, key.components};
+  Manifest manifest{format, key.digest, PayloadChecksum(payload), payload.size(), source_name,
+                    key.components};
+  const std::string manifest_text = WriteManifest(manifest);
   // The manifest goes last: an entry without one is never trusted.
-  if (!WriteFile(staging / kPayload, payload) ||
-      !WriteFile(staging / kManifest, WriteManifest(manifest))) {
+  if (!WriteFile(staging / kPayload, payload) || !WriteFile(staging / kManifest, manifest_text)) {
     fs::remove_all(staging, error);
     return Disable(absl::StrCat("cannot write to ", staging.string(), " (disk full?)"));
   }
@@ -250,39 +260,64 @@ void DiskCache::Store(const CacheKey& key, const jit::CompiledModule& module) {
     fs::remove_all(staging, error);  // lost a race to an identical entry
     return;
   }
-  const fs::path index = fs::path(root_) / kLayout / "index" / key.base_digest;
+  const fs::path index = fs::path(Path("index")) / key.base_digest;
   const fs::path index_staging = fs::path(index.string() + "." + UniqueSuffix());
   if (WriteFile(index_staging, key.digest)) fs::rename(index_staging, index, error);
-  Evict(key.digest);
+  Evict(key.digest, payload.size() + manifest_text.size());
 }
 
-void DiskCache::Evict(const std::string& keep) {
-  absl::MutexLock lock(&mu_);
-  std::vector<DiskEntry> entries = List();
-  uint64_t total = 0;
-  for (const DiskEntry& entry : entries) total += entry.bytes;
-  if (total <= max_bytes_) return;
-  std::sort(entries.begin(), entries.end(), [](const DiskEntry& a, const DiskEntry& b) {
-    return a.last_used_unix < b.last_used_unix;
-  });
-  for (const DiskEntry& entry : entries) {
-    if (total <= max_bytes_) break;
-    if (entry.digest == keep) continue;
-    Remove(EntryDir(entry.digest));
-    total -= entry.bytes;
+std::vector<DiskCache::Sized> DiskCache::Sizes() const {
+  std::vector<Sized> sizes;
+  std::error_code error;
+  for (const fs::directory_entry& dir : fs::directory_iterator(Path("entries"), error)) {
+    Sized entry{dir.path().filename().string(), 0, ModifiedUnix(dir.path() / kManifest)};
+    std::error_code size_error;
+    for (const fs::directory_entry& file : fs::directory_iterator(dir.path(), size_error)) {
+      entry.bytes += file.file_size(size_error);
+    }
+    sizes.push_back(std::move(entry));
   }
+  return sizes;
+}
+
+void DiskCache::Evict(const std::string& keep, uint64_t stored_bytes) {
+  constexpr uint64_t kRescanStores = 64;
+  absl::MutexLock lock(&mu_);
+  if (estimated_bytes_.has_value() && ++stores_since_scan_ < kRescanStores &&
+      *estimated_bytes_ + stored_bytes <= options_.max_bytes) {
+    *estimated_bytes_ += stored_bytes;
+    return;
+  }
+  // Sizes and times only: no manifest is read.
+  std::vector<Sized> entries = Sizes();
+  stores_since_scan_ = 0;
+  uint64_t total = 0;
+  for (const Sized& entry : entries) total += entry.bytes;
+  if (total > options_.max_bytes) {
+    std::sort(entries.begin(), entries.end(), [](const Sized& a, const Sized& b) {
+      return a.last_used_unix < b.last_used_unix;
+    });
+    for (const Sized& entry : entries) {
+      if (total <= options_.max_bytes) break;
+      if (entry.digest == keep) continue;
+      Remove(EntryDir(entry.digest));
+      ++evicted_;
+      total -= entry.bytes;
+    }
+  }
+  estimated_bytes_ = total;
 }
 
 std::string DiskCache::LookupText(const std::string& text_digest) const {
   if (!enabled()) return "";
   std::string digest;
-  if (!ReadFile(fs::path(root_) / kLayout / "text" / text_digest, digest)) return "";
+  if (!ReadFile(fs::path(Path("text")) / text_digest, digest)) return "";
   return digest.size() == 64 ? digest : "";
 }
 
 void DiskCache::RecordText(const std::string& text_digest, const std::string& digest) {
-  if (!enabled()) return;
-  const fs::path path = fs::path(root_) / kLayout / "text" / text_digest;
+  if (!enabled() || read_only()) return;
+  const fs::path path = fs::path(Path("text")) / text_digest;
   const fs::path staging = fs::path(path.string() + "." + UniqueSuffix());
   std::error_code error;
   if (WriteFile(staging, digest)) fs::rename(staging, path, error);
@@ -294,35 +329,49 @@ DiskCache::KeyLock::~KeyLock() {
 }
 
 std::unique_ptr<DiskCache::KeyLock> DiskCache::Lock(const std::string& digest) {
-  if (!enabled()) return nullptr;
-  std::string path = (fs::path(root_) / kLayout / "locks" / (digest + ".lock")).string();
+  if (!enabled() || read_only()) return nullptr;
+  const std::string path = (fs::path(Path("locks")) / (digest + ".lock")).string();
   int fd = open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
-  if (fd < 0) return nullptr;
-  if (flock(fd, LOCK_EX) != 0) {
-    close(fd);
+  if (fd < 0) {
+    ++lock_failures_;
     return nullptr;
+  }
+  const absl::Time deadline = absl::Now() + options_.lock_timeout;
+  absl::Duration pause = absl::Milliseconds(1);
+  while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (errno != EWOULDBLOCK && errno != EINTR) {
+      ++lock_failures_;
+      close(fd);
+      return nullptr;
+    }
+    if (absl::Now() >= deadline) {
+      ++lock_timeouts_;
+      options_.logger.Warning(absl::StrCat(
+          "waited ", absl::FormatDuration(options_.lock_timeout), " for another process to ",
+          "compile cache key ", digest.substr(0, 12), "; compiling it here too"));
+      close(fd);
+      return nullptr;
+    }
+    absl::SleepFor(pause);
+    pause = std::min(pause * 2, absl::Milliseconds(50));
   }
   return std::make_unique<KeyLock>(fd);
 }
 
 std::vector<DiskEntry> DiskCache::List() const {
   std::vector<DiskEntry> entries;
-  std::error_code error;
-  for (const fs::directory_entry& dir :
-       fs::directory_iterator(fs::path(root_) / kLayout / "entries", error)) {
+  for (Sized& sized : Sizes()) {
     DiskEntry entry;
-    entry.digest = dir.path().filename().string();
+    entry.digest = std::move(sized.digest);
+    entry.bytes = sized.bytes;
+    entry.last_used_unix = sized.last_used_unix;
     std::string text;
     Manifest manifest;
-    if (ReadFile(dir.path() / kManifest, text) && ParseManifest(text, manifest)) {
-      entry.components = manifest.components;
-      entry.source_name = manifest.source_name;
+    if (ReadFile(fs::path(EntryDir(entry.digest)) / kManifest, text) &&
+        ParseManifest(text, manifest)) {
+      entry.components = std::move(manifest.components);
+      entry.source_name = std::move(manifest.source_name);
     }
-    std::error_code size_error;
-    for (const fs::directory_entry& file : fs::directory_iterator(dir.path(), size_error)) {
-      entry.bytes += file.file_size(size_error);
-    }
-    entry.last_used_unix = ModifiedUnix(dir.path() / kManifest);
     entries.push_back(std::move(entry));
   }
   return entries;
@@ -330,24 +379,32 @@ std::vector<DiskEntry> DiskCache::List() const {
 
 uint64_t DiskCache::TotalBytes() const {
   uint64_t total = 0;
-  for (const DiskEntry& entry : List()) total += entry.bytes;
+  for (const Sized& entry : Sizes()) total += entry.bytes;
   return total;
 }
 
 absl::Status DiskCache::Clear() {
+  if (read_only()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot clear ", options_.root, ": the cache is read-only"));
+  }
   std::error_code error;
-  for (const DiskEntry& entry : List()) {
-    fs::remove_all(EntryDir(entry.digest), error);
+  for (const char* sub : {"entries", "index", "text", "locks", "tmp"}) {
+    fs::remove_all(Path(sub), error);
     if (error) {
       return absl::PermissionDeniedError(
-          absl::StrCat("cannot clear ", root_, ": ", error.message()));
+          absl::StrCat("cannot clear ", Path(sub), ": ", error.message()));
     }
+    fs::create_directories(Path(sub), error);
   }
-  for (const char* sub : {"index", "text"}) {
-    fs::remove_all(fs::path(root_) / kLayout / sub, error);
-    fs::create_directories(fs::path(root_) / kLayout / sub, error);
-  }
+  absl::MutexLock lock(&mu_);
+  estimated_bytes_.reset();
   return absl::OkStatus();
+}
+
+DiskCounters DiskCache::counters() const {
+  return DiskCounters{lock_timeouts_.load(), lock_failures_.load(), discarded_.load(),
+                      evicted_.load()};
 }
 
 }  // namespace tessera::cache

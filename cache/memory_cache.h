@@ -1,5 +1,6 @@
-// The memory tier of the compile cache: compiled modules by key, least recently used evicted
-// beyond a byte bound.
+// The memory tier: values by key digest, least recently used evicted beyond a byte bound. The
+// tier stores whatever the caller hands it (the compile service: live compiled modules) and
+// the size the caller says it accounts for.
 #ifndef TESSERA_CACHE_MEMORY_CACHE_H_
 #define TESSERA_CACHE_MEMORY_CACHE_H_
 
@@ -7,34 +8,61 @@
 #include <list>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
-#include "jit/compiled_module.h"
 
 namespace tessera::cache {
 
 /// Thread-safe.
+template <typename Value>
 class MemoryCache {
  public:
   explicit MemoryCache(uint64_t max_bytes) : max_bytes_(max_bytes) {}
 
-  /// The module under `digest`, marked most recently used; null when absent.
-  std::shared_ptr<const jit::CompiledModule> Get(const std::string& digest);
+  /// The value under `digest`, marked most recently used; null when absent.
+  std::shared_ptr<const Value> Get(const std::string& digest) {
+    absl::MutexLock lock(&mu_);
+    auto it = entries_.find(digest);
+    if (it == entries_.end()) return nullptr;
+    recency_.splice(recency_.begin(), recency_, it->second.position);
+    return it->second.value;
+  }
 
-  /// Inserts (or replaces) `module` under `digest`, then evicts beyond the bound (never the
-  /// entry just inserted). Evicted modules stay alive while their users hold them.
-  void Put(const std::string& digest, std::shared_ptr<const jit::CompiledModule> module);
+  /// Inserts (or replaces) `value`, accounted as `bytes`, under `digest`, then evicts beyond the
+  /// bound (never the entry just inserted). Evicted values stay alive while their users hold
+  /// them.
+  void Put(const std::string& digest, std::shared_ptr<const Value> value, uint64_t bytes) {
+    absl::MutexLock lock(&mu_);
+    if (auto it = entries_.find(digest); it != entries_.end()) {
+      bytes_ -= it->second.bytes;
+      recency_.erase(it->second.position);
+      entries_.erase(it);
+    }
+    recency_.push_front(digest);
+    entries_[digest] = Entry{std::move(value), bytes, recency_.begin()};
+    bytes_ += bytes;
+    while (bytes_ > max_bytes_ && recency_.size() > 1) {
+      auto it = entries_.find(recency_.back());
+      bytes_ -= it->second.bytes;
+      entries_.erase(it);
+      recency_.pop_back();
+    }
+  }
 
-  uint64_t bytes() const;
-  size_t entries() const;
-
-  /// The bytes a module accounts for: its artifacts and host code.
-  static uint64_t SizeOf(const jit::CompiledModule& module);
+  uint64_t bytes() const {
+    absl::MutexLock lock(&mu_);
+    return bytes_;
+  }
+  size_t entries() const {
+    absl::MutexLock lock(&mu_);
+    return entries_.size();
+  }
 
  private:
   struct Entry {
-    std::shared_ptr<const jit::CompiledModule> module;
+    std::shared_ptr<const Value> value;
     uint64_t bytes;
     std::list<std::string>::iterator position;
   };

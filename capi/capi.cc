@@ -27,7 +27,7 @@
 #include "base/float16.h"
 #include "arbiter/decision_cache.h"
 #include "arbiter/decision_record.h"
-#include "cache/compile_cache.h"
+#include "service/compile_service.h"
 #include "capi/include/tessera_jit.h"
 #include "jit/compile_options.h"
 #include "jit/compiler.h"
@@ -55,7 +55,7 @@ struct tessera_jit_context {
   Target default_target = Target::kHost;
   int device = 0;
   tessera_jit_log_level_t log_level = TESSERA_JIT_LOG_WARNING;
-  std::unique_ptr<tessera::cache::CompileCache> cache;
+  std::unique_ptr<tessera::service::CompileService> service;
   std::shared_ptr<tessera::jit::delegates::DelegateRegistry> delegates =
       std::make_shared<tessera::jit::delegates::DelegateRegistry>();
   /// The arbiter's decisions: `<cache root>/decisions` beside the compile cache (memory only
@@ -427,20 +427,21 @@ tessera_jit_error_t* tessera_jit_context_create(const tessera_jit_context_option
   context->log_level = options->log_level;
   // Fields after log_level arrived in API 0.2; a 0.1 caller's struct ends before them.
   auto has = [&](size_t end) { return options->struct_size >= end; };
-  tessera::cache::CompileCacheOptions cache;
+  tessera::service::CompileServiceOptions service;
+  service.logger = tessera::Logger(static_cast<tessera::LogLevel>(options->log_level));
   if (has(offsetof(tessera_jit_context_options_t, cache_dir) + sizeof(const char*)) &&
       options->cache_dir != nullptr) {
-    cache.disk_root = options->cache_dir;
+    service.disk_root = options->cache_dir;
   }
   if (has(offsetof(tessera_jit_context_options_t, cache_memory_bytes) + sizeof(uint64_t)) &&
       options->cache_memory_bytes != 0) {
-    cache.memory_max_bytes = options->cache_memory_bytes;
+    service.memory_max_bytes = options->cache_memory_bytes;
   }
   if (has(TESSERA_JIT_CONTEXT_OPTIONS_STRUCT_SIZE) && options->cache_disk_bytes != 0) {
-    cache.disk_max_bytes = options->cache_disk_bytes;
+    service.disk_max_bytes = options->cache_disk_bytes;
   }
-  context->cache = std::make_unique<tessera::cache::CompileCache>(std::move(cache));
-  const tessera::cache::CacheStats cache_stats = context->cache->stats();
+  context->service = std::make_unique<tessera::service::CompileService>(std::move(service));
+  const tessera::service::ServiceStats cache_stats = context->service->stats();
   context->decisions = std::make_shared<tessera::arbiter::DecisionCache>(
       cache_stats.disk_enabled ? cache_stats.disk_root + "/decisions" : "");
   if (options->default_target != nullptr) {
@@ -452,8 +453,9 @@ tessera_jit_error_t* tessera_jit_context_create(const tessera_jit_context_option
     context->default_target = *target;
   } else {
     context->default_target = GpuAvailable() ? Target::kNvptx : Target::kHost;
-    if (context->default_target == Target::kHost && options->log_level >= TESSERA_JIT_LOG_INFO) {
-      std::fprintf(stderr, "tessera-jit: no GPU available; the default target is host\n");
+    if (context->default_target == Target::kHost) {
+      tessera::Logger(static_cast<tessera::LogLevel>(options->log_level))
+          .Info("no GPU available; the default target is host");
     }
   }
   *out_context = context.release();
@@ -474,7 +476,7 @@ tessera_jit_error_t* tessera_jit_context_get_cache_stats(tessera_jit_context_t* 
       !status.ok()) {
     return MakeError(status);
   }
-  tessera::cache::CacheStats stats = context->cache->stats();
+  tessera::service::ServiceStats stats = context->service->stats();
   out_stats->memory_hits = stats.memory_hits;
   out_stats->disk_hits = stats.disk_hits;
   out_stats->compiles = stats.compiles;
@@ -482,12 +484,16 @@ tessera_jit_error_t* tessera_jit_context_get_cache_stats(tessera_jit_context_t* 
   out_stats->misses_stale = 0;
   out_stats->misses_damaged = 0;
   for (const auto& [reason, count] : stats.misses_by_reason) {
-    if (absl::StartsWith(reason, "not cached")) {
-      out_stats->misses_not_cached += count;
-    } else if (reason == "stale") {
-      out_stats->misses_stale += count;
-    } else {
-      out_stats->misses_damaged += count;
+    switch (reason) {
+      case tessera::cache::MissReason::kNotCached:
+      case tessera::cache::MissReason::kTierOff:
+        out_stats->misses_not_cached += count;
+        break;
+      case tessera::cache::MissReason::kStale:
+        out_stats->misses_stale += count;
+        break;
+      default:
+        out_stats->misses_damaged += count;
     }
   }
   out_stats->memory_entries = stats.memory_entries;
@@ -496,7 +502,7 @@ tessera_jit_error_t* tessera_jit_context_get_cache_stats(tessera_jit_context_t* 
   out_stats->disk_entries = 0;
   out_stats->disk_bytes = 0;
   if (stats.disk_enabled) {
-    for (const auto& entry : context->cache->disk()->List()) {
+    for (const auto& entry : context->service->disk()->List()) {
       ++out_stats->disk_entries;
       out_stats->disk_bytes += entry.bytes;
     }
@@ -676,20 +682,12 @@ tessera_jit_error_t* tessera_jit_compile(tessera_jit_context_t* context, const c
       options->matmul_delegate != nullptr) {
     compile.matmul_delegate = options->matmul_delegate;
   }
-  absl::StatusOr<tessera::cache::CacheResult> compiled = [&] {
-    // The compiler's own allocations are bounded (the arbiter's probes by a budget); running
-    // out of memory anyway is RESOURCE_EXHAUSTED, never an exception through the C boundary.
-    try {
-      return context->cache->Compile(absl::string_view(source, source_size), compile);
-    } catch (const std::bad_alloc&) {
-      return absl::StatusOr<tessera::cache::CacheResult>(absl::ResourceExhaustedError(
-          "out of memory while compiling (std::bad_alloc)"));
-    }
-  }();
+  absl::StatusOr<tessera::service::CompileResult> compiled =
+      context->service->Compile(absl::string_view(source, source_size), compile);
   if (!compiled.ok()) return MakeError(compiled.status());
-  if (compiled->source == tessera::cache::CacheSource::kCompiled) {
+  if (compiled->source == tessera::service::ModuleSource::kCompiled) {
     absl::MutexLock lock(&context->mu);
-    context->last_miss_reason = compiled->miss_reason;
+    context->last_miss_reason = compiled->miss.ToString();
   }
   auto module = std::make_unique<tessera_jit_module>();
   context->references.fetch_add(1, std::memory_order_relaxed);

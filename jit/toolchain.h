@@ -1,4 +1,4 @@
-// The versions of everything that shapes compiled code: an input to the compile cache key and
+// The identity of everything that shapes compiled code: an input to the compile cache key and
 // the digest the arbiter's decision records are keyed by.
 #ifndef TESSERA_JIT_TOOLCHAIN_H_
 #define TESSERA_JIT_TOOLCHAIN_H_
@@ -8,16 +8,26 @@
 namespace tessera::jit {
 
 struct Toolchain {
-  std::string tessera;    ///< Tessera's own version
+  std::string tessera;    ///< the compiler's build identity (jit/build_identity.h)
   std::string llvm;       ///< LLVM/MLIR version
   std::string cuda;       ///< CUDA toolkit headers the build used
   std::string nvjitlink;  ///< the nvJitLink actually loaded
 
   /// This build and process (computed once).
   static const Toolchain& Current();
-  /// "tessera 0.1.0, llvm 22.1.8, cuda 13.0, nvjitlink 13.0".
+  /// "tessera 3f9a…, llvm 22.1.8, cuda 13.0, nvjitlink 13.0".
   std::string ToString() const;
 };
+
+/// The CUDA toolkit an nvptx compile reads at run time (libdevice for math functions).
+struct CudaToolkitIdentity {
+  std::string version;    ///< version.json's "cuda" version, else include/cuda.h's CUDA_VERSION
+  std::string libdevice;  ///< first 16 hex digits of the SHA-256 of nvvm/libdevice/libdevice.10.bc
+                          ///< ("missing" when absent)
+};
+
+/// The identity of the toolkit at `root` (computed once per root per process). Thread-safe.
+CudaToolkitIdentity DescribeCudaToolkit(const std::string& root);
 
 }  // namespace tessera::jit
 

@@ -9,11 +9,11 @@ source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 cd "$TESSERA_ROOT"
 reports_list="${1:-/dev/null}"
 : > "$reports_list"
-readonly TSAN_TESTS=(//tests/cache:compile_cache_test //tests/capi:capi_test
+readonly TSAN_TESTS=(//tests/service:compile_service_test //tests/capi:capi_test
                      //tests/capi:boundary_test)
 # Every package, named so that the default build's convenience symlinks (bazel-<folder>) are not
 # traversed; the sanitizer build makes no symlinks of its own (--symlink_prefix=/).
-readonly PACKAGES=(//arbiter/... //base/... //bench/... //cache/... //capi/... //dialect/...
+readonly PACKAGES=(//arbiter/... //base/... //bench/... //cache/... //capi/... //dialect/... //service/...
                    //examples/... //jit/... //tests/... //tools/...)
 sanitizer_bazel() {
   local command="$1"

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "cache/compile_cache.h"
+#include "service/compile_service.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "jit/compiler.h"
@@ -394,9 +394,9 @@ TEST(KernelImageTest, ErrorsNameWhatIsMissing) {
 
 TEST(DelegateCacheTest, RegisteredIdentitiesArePartOfTheKey) {
   const char* tmp = std::getenv("TEST_TMPDIR");
-  cache::CompileCacheOptions cache_options;
+  service::CompileServiceOptions cache_options;
   cache_options.disk_root = absl::StrCat(tmp != nullptr ? tmp : "/tmp", "/delegate_cache");
-  cache::CompileCache cache(cache_options);
+  service::CompileService cache(cache_options);
   CompileOptions options;
   options.delegates = WithLibraryA();
   auto first = cache.Compile(kFill, options);
@@ -410,12 +410,12 @@ TEST(DelegateCacheTest, RegisteredIdentitiesArePartOfTheKey) {
   auto rebuilt = cache.Compile(kFill, options);
   ASSERT_TRUE(rebuilt.ok()) << rebuilt.status();
   EXPECT_NE(rebuilt->digest, first->digest);
-  EXPECT_THAT(rebuilt->miss_reason, HasSubstr("stale: delegates "));
+  EXPECT_THAT(rebuilt->miss.ToString(), HasSubstr("stale: delegates "));
   // A fresh cache loads the entry from disk and links it against the caller's registry.
-  cache::CompileCache fresh(cache_options);
+  service::CompileService fresh(cache_options);
   auto loaded = fresh.Compile(kFill, options);
   ASSERT_TRUE(loaded.ok()) << loaded.status();
-  EXPECT_EQ(loaded->source, cache::CacheSource::kDisk);
+  EXPECT_EQ(loaded->source, service::ModuleSource::kDisk);
   HostTensor<float> x({2});
   int32_t n = 2;
   float v = 4.0f;

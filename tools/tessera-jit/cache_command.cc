@@ -8,8 +8,8 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
-#include "cache/compile_cache.h"
 #include "cache/disk_cache.h"
+#include "service/compile_service.h"
 
 namespace tessera::tools {
 namespace {
@@ -71,7 +71,10 @@ int RunCacheCommand(int argc, char** argv, std::ostream& out, std::ostream& err)
       return 2;
     }
   }
-  cache::DiskCache disk(dir, uint64_t{1} << 62);
+  cache::DiskCacheOptions disk_options;
+  disk_options.root = dir;
+  disk_options.max_bytes = uint64_t{1} << 62;
+  cache::DiskCache disk(disk_options);
   if (verb == "stats" || verb == "ls") {
     std::vector<cache::DiskEntry> entries = disk.List();
     uint64_t total = 0;
@@ -109,10 +112,10 @@ int RunCacheCommand(int argc, char** argv, std::ostream& out, std::ostream& err)
     if (!in) return err << "cannot read '" << file << "'\n", 1;
     std::stringstream source;
     source << in.rdbuf();
-    cache::CompileCacheOptions cache_options;
-    cache_options.disk_root = dir;
-    cache::CompileCache cache(cache_options);
-    auto explanation = cache.Explain(source.str(), options);
+    service::CompileServiceOptions service_options;
+    service_options.disk_root = dir;
+    service::CompileService service(service_options);
+    auto explanation = service.Explain(source.str(), options);
     if (!explanation.ok()) return err << explanation.status().message() << "\n", 1;
     out << "key: " << explanation->key.digest << "\n";
     for (const auto& [name, value] : explanation->key.components) {

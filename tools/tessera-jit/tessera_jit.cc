@@ -23,7 +23,7 @@
 #include "base/files.h"
 #include "arbiter/decision_cache.h"
 #include "arbiter/decision_record.h"
-#include "cache/compile_cache.h"
+#include "service/compile_service.h"
 #include "jit/compile_options.h"
 #include "jit/compiler.h"
 #include "jit/delegates/registry.h"
@@ -225,8 +225,8 @@ absl::StatusOr<std::shared_ptr<const tessera::jit::CompiledModule>> CompileFile(
   auto registry = MakeRegistry(args.libraries, args.default_libraries, args.options.target);
   if (!registry.ok()) return registry.status();
   args.options.delegates = *registry;
-  tessera::cache::CompileCache cache;
-  const tessera::cache::CacheStats stats = cache.stats();
+  tessera::service::CompileService service;
+  const tessera::service::ServiceStats stats = service.stats();
   args.options.decisions = std::make_shared<tessera::arbiter::DecisionCache>(
       stats.disk_enabled ? stats.disk_root + "/decisions" : "");
   if (args.options.dump_stages) {
@@ -234,7 +234,7 @@ absl::StatusOr<std::shared_ptr<const tessera::jit::CompiledModule>> CompileFile(
     if (!module.ok()) return module.status();
     return std::shared_ptr<const tessera::jit::CompiledModule>(std::move(*module));
   }
-  auto result = cache.Compile(source, args.options);
+  auto result = service.Compile(source, args.options);
   if (!result.ok()) return result.status();
   return result->module;
 }

@@ -1,7 +1,7 @@
 // The on-disk form of a compiled module: everything Compile produced except the live JIT (which
 // is rebuilt from the host code's LLVM IR on load).
-#ifndef TESSERA_CACHE_ARTIFACT_H_
-#define TESSERA_CACHE_ARTIFACT_H_
+#ifndef TESSERA_SERVICE_ARTIFACT_H_
+#define TESSERA_SERVICE_ARTIFACT_H_
 
 #include <memory>
 #include <string>
@@ -9,7 +9,7 @@
 #include "absl/status/statusor.h"
 #include "jit/compiled_module.h"
 
-namespace tessera::cache {
+namespace tessera::service {
 
 /// The artifact format; a different version on disk is a miss.
 inline constexpr int kArtifactFormatVersion = 5;  // 2: delegates; 3: arbiter decisions; 4: shape contracts;
@@ -22,6 +22,6 @@ std::string SerializeArtifact(const jit::CompiledModule& module);
 /// artifact of this format version.
 absl::StatusOr<std::unique_ptr<jit::CompiledModule>> DeserializeArtifact(const std::string& bytes);
 
-}  // namespace tessera::cache
+}  // namespace tessera::service
 
-#endif  // TESSERA_CACHE_ARTIFACT_H_
+#endif  // TESSERA_SERVICE_ARTIFACT_H_

@@ -1,9 +1,9 @@
-// The compile cache: hits and misses with their reasons, spelling-insensitive keys, every key
+// The compile service over the cache tiers: hits and misses with their reasons, spelling-insensitive keys, every key
 // component, every kind of damaged entry, eviction, an unwritable directory, and single flight
 // across threads and across processes.
-#include "cache/compile_cache.h"
+#include "service/compile_service.h"
 
-#include "cache/artifact.h"
+#include "service/artifact.h"
 
 #include <fcntl.h>
 #include <spawn.h>
@@ -23,7 +23,7 @@
 
 extern char** environ;
 
-namespace tessera::cache {
+namespace tessera::service {
 namespace {
 
 namespace fs = std::filesystem;
@@ -61,8 +61,8 @@ std::string Scratch(const std::string& name) {
   return dir.string();
 }
 
-CompileCacheOptions OnDisk(const std::string& root) {
-  CompileCacheOptions options;
+CompileServiceOptions OnDisk(const std::string& root) {
+  CompileServiceOptions options;
   options.disk_root = root;
   return options;
 }
@@ -97,51 +97,51 @@ TEST(CompileCacheTest, MemoryHitThenDiskHitInAFreshCache) {
   jit::CompileOptions options;
   std::string digest;
   {
-    CompileCache cache(OnDisk(root));
+    CompileService cache(OnDisk(root));
     auto first = cache.Compile(kSaxpy, options);
     ASSERT_TRUE(first.ok()) << first.status();
-    EXPECT_EQ(first->source, CacheSource::kCompiled);
-    EXPECT_EQ(first->miss_reason, "not cached");
+    EXPECT_EQ(first->source, ModuleSource::kCompiled);
+    EXPECT_EQ(first->miss.ToString(), "not cached");
     auto second = cache.Compile(kSaxpy, options);
     ASSERT_TRUE(second.ok());
-    EXPECT_EQ(second->source, CacheSource::kMemory);
+    EXPECT_EQ(second->source, ModuleSource::kMemory);
     EXPECT_EQ(second->module, first->module);
     EXPECT_EQ(cache.LookupByKey(first->digest), first->module);
     digest = first->digest;
-    CacheStats stats = cache.stats();
+    ServiceStats stats = cache.stats();
     EXPECT_EQ(stats.compiles, 1u);
     EXPECT_EQ(stats.memory_hits, 1u);
-    EXPECT_EQ(stats.misses_by_reason["not cached"], 1u);
+    EXPECT_EQ(stats.misses_by_reason[cache::MissReason::kNotCached], 1u);
     EXPECT_EQ(stats.memory_entries, 1u);
   }
-  CompileCache fresh(OnDisk(root));  // a new process, as far as memory goes
+  CompileService fresh(OnDisk(root));  // a new process, as far as memory goes
   auto third = fresh.Compile(kSaxpy, options);
   ASSERT_TRUE(third.ok()) << third.status();
-  EXPECT_EQ(third->source, CacheSource::kDisk);
+  EXPECT_EQ(third->source, ModuleSource::kDisk);
   EXPECT_EQ(third->digest, digest);
   ExpectSaxpyWorks(*third->module);
   EXPECT_EQ(fresh.stats().disk_hits, 1u);
 }
 
 TEST(CompileCacheTest, SpellingDoesNotMatterMeaningDoes) {
-  CompileCache cache(OnDisk(Scratch("spelling")));
+  CompileService cache(OnDisk(Scratch("spelling")));
   jit::CompileOptions options;
   auto original = cache.Compile(kSaxpy, options);
   auto respelled = cache.Compile(kSaxpyRespelled, options);
   ASSERT_TRUE(original.ok() && respelled.ok());
-  EXPECT_EQ(respelled->source, CacheSource::kMemory);
+  EXPECT_EQ(respelled->source, ModuleSource::kMemory);
   EXPECT_EQ(respelled->digest, original->digest);
   std::string changed = kSaxpy;
   changed.replace(changed.find("arith.addf"), 10, "arith.subf");
   auto different = cache.Compile(changed, options);
   ASSERT_TRUE(different.ok());
-  EXPECT_EQ(different->source, CacheSource::kCompiled);
+  EXPECT_EQ(different->source, ModuleSource::kCompiled);
   EXPECT_NE(different->digest, original->digest);
 }
 
 TEST(CompileCacheTest, EachKeyComponentAloneMisses) {
   const std::string root = Scratch("components");
-  CompileCache cache(OnDisk(root));
+  CompileService cache(OnDisk(root));
   jit::CompileOptions base;
   base.target = jit::Target::kNvptx;
   ASSERT_TRUE(cache.Compile(kSaxpy, base).ok());
@@ -161,18 +161,18 @@ TEST(CompileCacheTest, EachKeyComponentAloneMisses) {
   for (const auto& [what, options] : variants) {
     auto result = cache.Compile(kSaxpy, options);
     ASSERT_TRUE(result.ok()) << what << ": " << result.status();
-    EXPECT_EQ(result->source, CacheSource::kCompiled) << what;
+    EXPECT_EQ(result->source, ModuleSource::kCompiled) << what;
   }
   // A different toolchain: the old entry is found through the base key and named.
-  CompileCacheOptions newer = OnDisk(root);
+  CompileServiceOptions newer = OnDisk(root);
   newer.toolchain.llvm = "99.0.0";
-  CompileCache upgraded(newer);
+  CompileService upgraded(newer);
   auto result = upgraded.Compile(kSaxpy, base);
   ASSERT_TRUE(result.ok());
-  EXPECT_EQ(result->source, CacheSource::kCompiled);
-  EXPECT_THAT(result->miss_reason, HasSubstr("stale: llvm "));
-  EXPECT_THAT(result->miss_reason, HasSubstr("→ 99.0.0"));
-  EXPECT_EQ(upgraded.stats().misses_by_reason["stale"], 1u);
+  EXPECT_EQ(result->source, ModuleSource::kCompiled);
+  EXPECT_THAT(result->miss.ToString(), HasSubstr("stale: llvm "));
+  EXPECT_THAT(result->miss.ToString(), HasSubstr("→ 99.0.0"));
+  EXPECT_EQ(upgraded.stats().misses_by_reason[cache::MissReason::kStale], 1u);
 }
 
 enum class Damage { kTruncate, kFlipBit, kForeignFormat, kNoManifest, kHalfWritten };
@@ -185,7 +185,7 @@ TEST_P(DamagedEntryTest, IsAMissThatRecompiles) {
   jit::CompileOptions options;
   std::string digest;
   {
-    CompileCache cache(OnDisk(root));
+    CompileService cache(OnDisk(root));
     auto first = cache.Compile(kSaxpy, options);
     ASSERT_TRUE(first.ok());
     digest = first->digest;
@@ -224,17 +224,17 @@ TEST_P(DamagedEntryTest, IsAMissThatRecompiles) {
       fs::create_directories(fs::path(root) / "v1" / "tmp" / (digest + ".999.0.0"));
       break;
   }
-  CompileCache cache(OnDisk(root));
+  CompileService cache(OnDisk(root));
   auto again = cache.Compile(kSaxpy, options);
   ASSERT_TRUE(again.ok()) << again.status();
-  EXPECT_EQ(again->source, CacheSource::kCompiled);
-  EXPECT_THAT(again->miss_reason, StartsWith(reason));
+  EXPECT_EQ(again->source, ModuleSource::kCompiled);
+  EXPECT_THAT(again->miss.ToString(), StartsWith(reason));
   ExpectSaxpyWorks(*again->module);
   // The entry was rewritten whole: a fresh cache hits it.
-  CompileCache later(OnDisk(root));
+  CompileService later(OnDisk(root));
   auto hit = later.Compile(kSaxpy, options);
   ASSERT_TRUE(hit.ok());
-  EXPECT_EQ(hit->source, CacheSource::kDisk);
+  EXPECT_EQ(hit->source, ModuleSource::kDisk);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -247,26 +247,26 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(CompileCacheTest, EvictsLeastRecentlyUsedBeyondTheBound) {
   const std::string root = Scratch("evict");
-  CompileCacheOptions options = OnDisk(root);
+  CompileServiceOptions options = OnDisk(root);
   options.disk_max_bytes = 1;  // keeps only the newest entry
-  CompileCache cache(options);
+  CompileService cache(options);
   jit::CompileOptions compile;
   for (int level = 0; level < 3; ++level) {
     compile.opt_level = level;
     ASSERT_TRUE(cache.Compile(kSaxpy, compile).ok());
   }
   EXPECT_EQ(cache.disk()->List().size(), 1u);
-  CompileCache fresh(OnDisk(root));
+  CompileService fresh(OnDisk(root));
   compile.opt_level = 2;
   auto kept = fresh.Compile(kSaxpy, compile);
   ASSERT_TRUE(kept.ok());
-  EXPECT_EQ(kept->source, CacheSource::kDisk);
+  EXPECT_EQ(kept->source, ModuleSource::kDisk);
 }
 
 TEST(CompileCacheTest, UnwritableDirectoryDegradesToMemoryOnly) {
   const std::string file = Scratch("not_a_dir");
   std::ofstream(file) << "a file where the cache directory should be";
-  CompileCache cache(OnDisk(file + "/cache"));
+  CompileService cache(OnDisk(file + "/cache"));
   EXPECT_FALSE(cache.stats().disk_enabled);
   jit::CompileOptions options;
   auto first = cache.Compile(kSaxpy, options);
@@ -274,11 +274,11 @@ TEST(CompileCacheTest, UnwritableDirectoryDegradesToMemoryOnly) {
   ExpectSaxpyWorks(*first->module);
   auto second = cache.Compile(kSaxpy, options);
   ASSERT_TRUE(second.ok());
-  EXPECT_EQ(second->source, CacheSource::kMemory);
+  EXPECT_EQ(second->source, ModuleSource::kMemory);
 }
 
 TEST(CompileCacheTest, ThreadsCompileANewKeyOnce) {
-  CompileCache cache(OnDisk(Scratch("threads")));
+  CompileService cache(OnDisk(Scratch("threads")));
   jit::CompileOptions options;
   options.target = jit::Target::kNvptx;
   std::vector<std::thread> threads;
@@ -300,8 +300,8 @@ TEST(CompileCacheTest, ProcessesCompileANewKeyOnce) {
   std::ofstream(source_path) << kSaxpy;
   const char* srcdir = std::getenv("TEST_SRCDIR");
   std::string child = srcdir != nullptr
-                          ? std::string(srcdir) + "/tessera_jit/tests/cache/cache_child"
-                          : "tests/cache/cache_child";
+                          ? std::string(srcdir) + "/tessera_jit/tests/service/service_child"
+                          : "tests/service/service_child";
   std::vector<pid_t> pids;
   std::vector<std::string> outputs;
   for (int i = 0; i < 8; ++i) {
@@ -340,19 +340,19 @@ TEST(CompileCacheTest, ProcessesCompileANewKeyOnce) {
 
 TEST(CompileCacheTest, ExplainSaysWhatWouldHappen) {
   const std::string root = Scratch("explain");
-  CompileCache cache(OnDisk(root));
+  CompileService cache(OnDisk(root));
   jit::CompileOptions options;
   auto before = cache.Explain(kSaxpy, options);
   ASSERT_TRUE(before.ok());
   EXPECT_EQ(before->verdict, "miss: not cached");
   ASSERT_TRUE(cache.Compile(kSaxpy, options).ok());
   EXPECT_EQ(cache.Explain(kSaxpy, options)->verdict, "memory hit");
-  CompileCache fresh(OnDisk(root));
+  CompileService fresh(OnDisk(root));
   EXPECT_EQ(fresh.Explain(kSaxpyRespelled, options)->verdict, "disk hit");
 }
 
 TEST(CompileCacheTest, CompileErrorsPassThroughUncached) {
-  CompileCache cache(OnDisk(Scratch("errors")));
+  CompileService cache(OnDisk(Scratch("errors")));
   jit::CompileOptions options;
   options.source_name = "broken.mlir";
   auto result = cache.Compile("func.func @f(%x: memref<4xf32>) {\n  tile.nope %x\n}", options);
@@ -362,4 +362,4 @@ TEST(CompileCacheTest, CompileErrorsPassThroughUncached) {
 }
 
 }  // namespace
-}  // namespace tessera::cache
+}  // namespace tessera::service

@@ -1,5 +1,5 @@
 // A small length-prefixed binary format for compiled modules.
-#include "cache/artifact.h"
+#include "service/artifact.h"
 
 #include <cstdint>
 #include <cstring>
@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "arbiter/decision_record.h"
 
-namespace tessera::cache {
+namespace tessera::service {
 namespace {
 
 constexpr char kMagic[8] = {'T', 'S', 'R', 'A', 'R', 'T', '\n', '\0'};
@@ -285,4 +285,4 @@ absl::StatusOr<std::unique_ptr<jit::CompiledModule>> DeserializeArtifact(const s
   return module;
 }
 
-}  // namespace tessera::cache
+}  // namespace tessera::service

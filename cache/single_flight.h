@@ -1,0 +1,56 @@
+// Single flight: the first caller for a key does the work; callers that ask for the same key
+// meanwhile wait for its result instead of doing the work again (as Go's singleflight).
+#ifndef TESSERA_CACHE_SINGLE_FLIGHT_H_
+#define TESSERA_CACHE_SINGLE_FLIGHT_H_
+
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+
+namespace tessera::cache {
+
+/// Thread-safe.
+template <typename Result>
+class SingleFlight {
+ public:
+  /// `work()`'s result for `key`: computed by this call (`*leader` true) or by the call already
+  /// in flight for the same key (`*leader` false).
+  template <typename Work>
+  Result Do(const std::string& key, Work&& work, bool* leader) {
+    std::shared_ptr<Flight> flight;
+    {
+      absl::MutexLock lock(&mu_);
+      std::shared_ptr<Flight>& slot = in_flight_[key];
+      *leader = slot == nullptr;
+      if (*leader) slot = std::make_shared<Flight>();
+      flight = slot;
+    }
+    if (!*leader) {
+      flight->done.WaitForNotification();
+      return *flight->result;
+    }
+    flight->result = std::make_unique<Result>(work());
+    {
+      absl::MutexLock lock(&mu_);
+      in_flight_.erase(key);
+    }
+    flight->done.Notify();
+    return *flight->result;
+  }
+
+ private:
+  struct Flight {
+    absl::Notification done;
+    std::unique_ptr<Result> result;
+  };
+  absl::Mutex mu_;
+  absl::flat_hash_map<std::string, std::shared_ptr<Flight>> in_flight_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace tessera::cache
+
+#endif  // TESSERA_CACHE_SINGLE_FLIGHT_H_

@@ -1,0 +1,284 @@
+// The compile service: the path of one compile request, top to bottom in Compile().
+#include "service/compile_service.h"
+
+#include <new>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "jit/compiler.h"
+#include "service/artifact.h"
+
+namespace tessera::service {
+namespace {
+
+/// The text index is a convenience for repeated identical sources; it is dropped wholesale when
+/// it grows past this many texts (the memory tier still finds them by canonical key).
+constexpr size_t kMaxIndexedTexts = 4096;
+
+/// The bytes a module accounts for in memory: its artifacts and host code.
+uint64_t MemoryFootprint(const jit::CompiledModule& module) {
+  uint64_t bytes = module.host_llvm_ir.size() + 1024;  // plus the JIT's own code and tables
+  for (const jit::DeviceImage& image : module.device_images) {
+    bytes += image.ptx.size() + image.cubin.size();
+  }
+  return bytes;
+}
+
+/// jit::Compile, with running out of memory a status: the compiler's own allocations are
+/// bounded (the arbiter's probes by a budget), but never an exception through the service.
+absl::StatusOr<std::unique_ptr<jit::CompiledModule>> CompileNow(
+    absl::string_view source, const jit::CompileOptions& options) {
+  try {
+    return jit::Compile(source, options);
+  } catch (const std::bad_alloc&) {
+    return absl::ResourceExhaustedError("out of memory while compiling (std::bad_alloc)");
+  }
+}
+
+/// A module from the cache made ready for this caller: its delegates resolve in the caller's
+/// registry, its diagnostics use the caller's source name, and host code is JIT-loaded.
+/// (nvptx modules load their launch code when a function is first looked up: capi/module.cc.)
+absl::StatusOr<std::shared_ptr<const jit::CompiledModule>> Load(
+    std::unique_ptr<jit::CompiledModule> module, const jit::CompileOptions& options) {
+  module->options.delegates = options.delegates;
+  module->options.source_name = options.source_name;
+  if (module->options.target == jit::Target::kHost) {
+    auto host = jit::LoadHostCode(*module);
+    if (!host.ok()) return host.status();
+    module->host = std::move(*host);
+  }
+  return std::shared_ptr<const jit::CompiledModule>(std::move(module));
+}
+
+}  // namespace
+
+CompileService::CompileService(CompileServiceOptions options)
+    : options_(std::move(options)), memory_(options_.memory_max_bytes) {
+  if (!options_.disk_root.empty()) {
+    cache::DiskCacheOptions disk;
+    disk.root = options_.disk_root;
+    disk.max_bytes = options_.disk_max_bytes;
+    disk.read_only = options_.disk_read_only;
+    disk.lock_timeout = options_.disk_lock_timeout;
+    disk.logger = options_.logger;
+    disk_ = std::make_unique<cache::DiskCache>(std::move(disk));
+  }
+}
+
+absl::StatusOr<CompileResult> CompileService::Compile(absl::string_view source,
+                                                      const jit::CompileOptions& options) {
+  const ToolchainIdentity toolchain = ToolchainFor(options_.toolchain, options);
+  // 1. This exact request was compiled before and memory still holds it: no parsing.
+  const std::string request = RequestText(source, options, toolchain);
+  if (auto hit = FromMemoryByText(request)) return *std::move(hit);
+  // 2. A fresh process: the disk's text index finds the entry, still without parsing.
+  const std::string text_digest =
+      disk_ != nullptr && disk_->enabled() ? cache::Sha256Hex(request) : std::string();
+  std::string text_entry;
+  cache::Miss text_miss;
+  if (auto hit = FromDiskByText(request, text_digest, options, text_entry, text_miss)) {
+    return *std::move(hit);
+  }
+  // 3. Parse and print the canonical form: comments, whitespace and SSA names drop out.
+  absl::StatusOr<std::string> canonical = jit::CanonicalSource(source);
+  if (!canonical.ok()) {
+    // Let the compiler report the error under the caller's source name.
+    auto compiled = CompileNow(source, options);
+    if (!compiled.ok()) return compiled.status();
+    return canonical.status();
+  }
+  // 4. The key; 5. memory, disk or compile, once per key.
+  const cache::CacheKey key = ModuleKey(*canonical, options, toolchain);
+  const bool text_named_this_entry = !text_entry.empty() && text_entry == key.digest;
+  absl::StatusOr<CompileResult> result =
+      CompileKey(key, source, options, text_named_this_entry ? &text_miss : nullptr);
+  // 6. Remember the text, in memory and on disk, for the next request spelled the same.
+  if (result.ok()) {
+    if (!text_digest.empty()) disk_->RecordText(text_digest, key.digest);
+    RememberText(request, key.digest);
+  }
+  return result;
+}
+
+std::optional<CompileResult> CompileService::FromMemoryByText(const std::string& request) {
+  std::string digest;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = digest_by_text_.find(request);
+    if (it == digest_by_text_.end()) return std::nullopt;
+    digest = it->second;
+  }
+  auto module = memory_.Get(digest);
+  if (module == nullptr) return std::nullopt;
+  Count(ModuleSource::kMemory, nullptr);
+  return CompileResult{std::move(module), digest, ModuleSource::kMemory, {}};
+}
+
+std::optional<CompileResult> CompileService::FromDiskByText(const std::string& request,
+                                                            const std::string& text_digest,
+                                                            const jit::CompileOptions& options,
+                                                            std::string& digest,
+                                                            cache::Miss& miss) {
+  if (text_digest.empty()) return std::nullopt;
+  digest = disk_->LookupText(text_digest);
+  if (digest.empty()) return std::nullopt;
+  cache::CacheKey key;
+  key.digest = digest;
+  auto module = LoadFromDisk(key, options, miss);
+  if (module == nullptr) return std::nullopt;
+  memory_.Put(digest, module, MemoryFootprint(*module));
+  RememberText(request, digest);
+  Count(ModuleSource::kDisk, nullptr);
+  return CompileResult{std::move(module), digest, ModuleSource::kDisk, {}};
+}
+
+absl::StatusOr<CompileResult> CompileService::CompileKey(const cache::CacheKey& key,
+                                                         absl::string_view source,
+                                                         const jit::CompileOptions& options,
+                                                         const cache::Miss* known_miss) {
+  if (auto module = memory_.Get(key.digest)) {
+    Count(ModuleSource::kMemory, nullptr);
+    return CompileResult{std::move(module), key.digest, ModuleSource::kMemory, {}};
+  }
+  // Threads: the first caller for a key does the work; the others wait for its result.
+  bool leader = false;
+  Outcome outcome = flights_.Do(
+      key.digest, [&] { return LoadOrCompile(key, source, options, known_miss); }, &leader);
+  if (leader || !outcome.ok()) return outcome;
+  Count(ModuleSource::kMemory, nullptr);
+  outcome->source = ModuleSource::kMemory;
+  outcome->miss = {};
+  return outcome;
+}
+
+absl::StatusOr<CompileResult> CompileService::LoadOrCompile(const cache::CacheKey& key,
+                                                            absl::string_view source,
+                                                            const jit::CompileOptions& options,
+                                                            const cache::Miss* known_miss) {
+  cache::Miss miss;
+  std::unique_ptr<cache::DiskCache::KeyLock> lock;
+  if (disk_ != nullptr && disk_->enabled()) {
+    // Processes: whoever holds the key's lock compiles; the others then find it on disk.
+    lock = disk_->Lock(key.digest);
+    if (auto module = LoadFromDisk(key, options, miss)) {
+      memory_.Put(key.digest, module, MemoryFootprint(*module));
+      Count(ModuleSource::kDisk, nullptr);
+      return CompileResult{std::move(module), key.digest, ModuleSource::kDisk, {}};
+    }
+    // The entry the text index named was damaged and removed just now: keep that reason.
+    if (known_miss != nullptr && miss.reason == cache::MissReason::kNotCached) miss = *known_miss;
+  } else if (disk_ != nullptr) {
+    miss = {cache::MissReason::kNotCached, "disk cache off"};
+  }
+  auto compiled = CompileNow(source, options);
+  if (!compiled.ok()) return compiled.status();
+  std::shared_ptr<const jit::CompiledModule> module = std::move(*compiled);
+  Publish(key, module);
+  Count(ModuleSource::kCompiled, &miss);
+  return CompileResult{std::move(module), key.digest, ModuleSource::kCompiled, miss};
+}
+
+std::shared_ptr<const jit::CompiledModule> CompileService::LoadFromDisk(
+    const cache::CacheKey& key, const jit::CompileOptions& options, cache::Miss& miss) {
+  std::optional<std::string> payload = disk_->Load(key, kArtifactFormatVersion, miss);
+  if (!payload.has_value()) return nullptr;
+  auto module = DeserializeArtifact(*payload);
+  if (!module.ok()) {
+    miss = {cache::MissReason::kDamaged,
+            absl::StrCat("corrupt payload: ", module.status().message())};
+    disk_->Discard(key.digest);
+    return nullptr;
+  }
+  auto loaded = Load(std::move(*module), options);
+  if (!loaded.ok()) {
+    miss = {cache::MissReason::kUnloadable,
+            absl::StrCat("host code does not load: ", loaded.status().message())};
+    return nullptr;
+  }
+  return *std::move(loaded);
+}
+
+void CompileService::Publish(const cache::CacheKey& key,
+                             std::shared_ptr<const jit::CompiledModule> module) {
+  if (disk_ != nullptr) {
+    disk_->Store(key, kArtifactFormatVersion, SerializeArtifact(*module),
+                 module->options.source_name);
+  }
+  const uint64_t bytes = MemoryFootprint(*module);
+  memory_.Put(key.digest, std::move(module), bytes);
+}
+
+void CompileService::RememberText(const std::string& request, const std::string& digest) {
+  absl::MutexLock lock(&mu_);
+  if (digest_by_text_.size() >= kMaxIndexedTexts) digest_by_text_.clear();
+  digest_by_text_[request] = digest;
+}
+
+void CompileService::Count(ModuleSource source, const cache::Miss* miss) {
+  absl::MutexLock lock(&mu_);
+  switch (source) {
+    case ModuleSource::kMemory:
+      ++stats_.memory_hits;
+      break;
+    case ModuleSource::kDisk:
+      ++stats_.disk_hits;
+      break;
+    case ModuleSource::kCompiled:
+      ++stats_.compiles;
+      if (miss != nullptr) ++stats_.misses_by_reason[miss->reason];
+      break;
+  }
+}
+
+std::shared_ptr<const jit::CompiledModule> CompileService::LookupByKey(const std::string& digest) {
+  return memory_.Get(digest);
+}
+
+absl::StatusOr<CompileService::Explanation> CompileService::Explain(
+    absl::string_view source, const jit::CompileOptions& options) {
+  absl::StatusOr<std::string> canonical = jit::CanonicalSource(source);
+  if (!canonical.ok()) return canonical.status();
+  Explanation explanation;
+  explanation.key = ModuleKey(*canonical, options, ToolchainFor(options_.toolchain, options));
+  if (memory_.Get(explanation.key.digest) != nullptr) {
+    explanation.verdict = "memory hit";
+    return explanation;
+  }
+  cache::Miss miss{cache::MissReason::kNotCached, "no disk tier"};
+  if (disk_ != nullptr) {
+    std::optional<std::string> payload =
+        disk_->Load(explanation.key, kArtifactFormatVersion, miss);
+    if (payload.has_value()) {
+      if (auto module = DeserializeArtifact(*payload); module.ok()) {
+        explanation.verdict = "disk hit";
+        return explanation;
+      } else {
+        miss = {cache::MissReason::kDamaged,
+                absl::StrCat("corrupt payload: ", module.status().message())};
+        disk_->Discard(explanation.key.digest);
+      }
+    }
+  }
+  explanation.verdict = absl::StrCat("miss: ", miss.ToString());
+  explanation.miss = std::move(miss);
+  return explanation;
+}
+
+ServiceStats CompileService::stats() const {
+  ServiceStats stats;
+  {
+    absl::MutexLock lock(&mu_);
+    stats = stats_;
+  }
+  stats.memory_entries = memory_.entries();
+  stats.memory_bytes = memory_.bytes();
+  if (disk_ != nullptr) {
+    stats.disk_enabled = disk_->enabled();
+    stats.disk_read_only = disk_->read_only();
+    stats.disk_root = disk_->root();
+    stats.disk = disk_->counters();
+  }
+  return stats;
+}
+
+}  // namespace tessera::service
