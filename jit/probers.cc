@@ -1,5 +1,7 @@
 #include "jit/probers.h"
 
+#include "jit/memref_descriptor.h"
+
 #include <chrono>
 #include <fstream>
 #include <thread>
@@ -27,21 +29,6 @@ std::string Matrix(int64_t rows, int64_t columns, const std::string& element, bo
   return absl::StrCat("memref<", rows, "x", columns, "x", element, ">");
 }
 
-/// The memref descriptor of a row-major buffer: {allocated, aligned, offset, sizes, strides}.
-std::vector<int64_t> Descriptor(const void* data, std::vector<int64_t> shape) {
-  std::vector<int64_t> descriptor = {reinterpret_cast<int64_t>(data),
-                                     reinterpret_cast<int64_t>(data), 0};
-  for (int64_t size : shape) descriptor.push_back(size);
-  int64_t stride = 1;
-  std::vector<int64_t> strides(shape.size());
-  for (size_t d = shape.size(); d-- > 0;) {
-    strides[d] = stride;
-    stride *= shape[d];
-  }
-  for (int64_t s : strides) descriptor.push_back(s);
-  return descriptor;
-}
-
 /// Stored shapes of A and B.
 std::vector<int64_t> ShapeA(const MatmulProblem& p) {
   return p.transpose_a ? std::vector<int64_t>{p.k, p.m} : std::vector<int64_t>{p.m, p.k};
@@ -52,16 +39,16 @@ std::vector<int64_t> ShapeB(const MatmulProblem& p) {
 
 /// Descriptors of A, B, C (and bias) over the given data pointers, and the packed arguments.
 struct PackedArguments {
-  std::vector<std::vector<int64_t>> descriptors;
+  std::vector<MemRefDescriptor> descriptors;
   std::vector<void*> args;
 
   PackedArguments(const MatmulProblem& p, const void* a, const void* b, const void* c,
                   const void* bias) {
-    descriptors.push_back(Descriptor(a, ShapeA(p)));
-    descriptors.push_back(Descriptor(b, ShapeB(p)));
-    descriptors.push_back(Descriptor(c, {p.m, p.n}));
-    if (p.bias) descriptors.push_back(Descriptor(bias, {p.n}));
-    for (std::vector<int64_t>& d : descriptors) args.push_back(d.data());
+    descriptors.push_back(MakeMemRefDescriptor(a, ShapeA(p)));
+    descriptors.push_back(MakeMemRefDescriptor(b, ShapeB(p)));
+    descriptors.push_back(MakeMemRefDescriptor(c, {p.m, p.n}));
+    if (p.bias) descriptors.push_back(MakeMemRefDescriptor(bias, {p.n}));
+    for (MemRefDescriptor& d : descriptors) args.push_back(d.data());
   }
 };
 

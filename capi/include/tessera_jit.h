@@ -4,12 +4,18 @@
  *  - Opaque handles. A fallible call returns tessera_jit_error_t*: NULL on success, otherwise
  *    an error the caller owns and releases with tessera_jit_error_destroy(). Nothing throws or
  *    aborts across this boundary.
- *  - Option structs start with `struct_size`; fill them with their (inline) _init() function.
- *    Newer callers may pass larger structs, older ones smaller; smaller than the first
- *    version's struct is INVALID_ARGUMENT.
+ *  - Every struct starts with `struct_size`, the size the caller was compiled with
+ *    (TESSERA_JIT_STRUCT_SIZE). Option structs: fill them with their (inline) _init() function;
+ *    fields past the caller's size take their defaults. Output structs (cache stats, device
+ *    info, argument info): the library writes only the fields that fit. Any size from the
+ *    struct's first version on is accepted; smaller is INVALID_ARGUMENT.
  *  - Ownership is in the verb: _create/_destroy, _get_* borrows (valid as long as its owner).
  *  - Strings are pointer + length; returned strings are also NUL-terminated.
- *  - Thread safety is stated per function; contexts, modules and functions are thread-safe.
+ *  - Thread safety is stated per type and per function. Contexts, modules and functions are
+ *    thread-safe handles: any number of threads may use one at once, except that no thread may
+ *    use a handle while (or after) another destroys it. Errors are owned by one thread at a
+ *    time. The library writes to stderr only through the context's log_level (and a run-time
+ *    check failing outside a checked call, which cannot happen through this API).
  */
 #ifndef TESSERA_JIT_H_
 #define TESSERA_JIT_H_
@@ -24,7 +30,12 @@ extern "C" {
 #endif
 
 #define TESSERA_JIT_API_MAJOR 0
-#define TESSERA_JIT_API_MINOR 4
+#define TESSERA_JIT_API_MINOR 5
+
+/* The size of `type` up to and including `last_field`: what a struct of the API version that
+ * ended with `last_field` measures (API 0.5). */
+#define TESSERA_JIT_STRUCT_SIZE(type, last_field) \
+  (offsetof(type, last_field) + sizeof(((type*)0)->last_field))
 
 /* The API version the library implements. Thread-safe. */
 void tessera_jit_get_api_version(int* out_major, int* out_minor);
@@ -55,7 +66,8 @@ typedef enum tessera_jit_error_code_t {
   TESSERA_JIT_UNAUTHENTICATED = 16,
 } tessera_jit_error_code_t;
 
-/* The code of `error` (non-NULL). */
+/* Error functions are thread-safe on distinct errors; an error is used by one thread at a time.
+ * The code of `error` (NULL: TESSERA_JIT_OK). */
 tessera_jit_error_code_t tessera_jit_error_code(const tessera_jit_error_t* error);
 /* The message of `error`; valid until tessera_jit_error_destroy(error). */
 const char* tessera_jit_error_message(const tessera_jit_error_t* error, size_t* out_size);
@@ -83,9 +95,15 @@ typedef struct tessera_jit_context_options_t {
                                   "": no disk tier (memory only) */
   uint64_t cache_memory_bytes; /* 0: 256 MiB */
   uint64_t cache_disk_bytes;   /* 0: 1 GiB */
+  /* --- API 0.5 --- */
+  int32_t cache_read_only;       /* non-zero: serve disk hits from cache_dir, never write it (a
+                                    prebuilt cache in a container image); chosen by itself when
+                                    the directory holds a cache but is not writable */
+  int64_t cache_lock_timeout_ms; /* how long a compile waits for another process compiling the
+                                    same key, then compiles too; 0: 120000 */
 } tessera_jit_context_options_t;
 #define TESSERA_JIT_CONTEXT_OPTIONS_STRUCT_SIZE \
-  (offsetof(tessera_jit_context_options_t, cache_disk_bytes) + sizeof(uint64_t))
+  TESSERA_JIT_STRUCT_SIZE(tessera_jit_context_options_t, cache_lock_timeout_ms)
 
 /* Fills `out_options` with the defaults. Inline, so that it writes exactly the struct the caller
  * was compiled with (a newer library never writes past an older caller's struct). */
@@ -94,7 +112,7 @@ static inline void tessera_jit_context_options_init(tessera_jit_context_options_
   out_options->struct_size = TESSERA_JIT_CONTEXT_OPTIONS_STRUCT_SIZE;
   out_options->log_level = TESSERA_JIT_LOG_WARNING;
 }
-/* Creates a context; the caller owns it. `options` may be NULL (the defaults). */
+/* Creates a context; the caller owns it. `options` may be NULL (the defaults). Thread-safe. */
 tessera_jit_error_t* tessera_jit_context_create(const tessera_jit_context_options_t* options,
                                                 tessera_jit_context_t** out_context);
 /* Releases the caller's reference to a context (NULL is allowed). Modules hold a reference of
@@ -119,10 +137,16 @@ typedef struct tessera_jit_cache_stats_t {
   uint64_t disk_bytes;
   int32_t disk_enabled;    /* 0 when there is no disk tier or it turned itself off */
   char last_miss_reason[256];
+  /* --- API 0.5 --- */
+  int32_t disk_read_only;       /* the disk tier serves hits only */
+  uint64_t disk_lock_timeouts;  /* compiles that stopped waiting for another process's lock */
+  uint64_t disk_lock_failures;  /* lock files that could not be opened or locked */
 } tessera_jit_cache_stats_t;
 #define TESSERA_JIT_CACHE_STATS_STRUCT_SIZE \
-  (offsetof(tessera_jit_cache_stats_t, last_miss_reason) + 256)
+  TESSERA_JIT_STRUCT_SIZE(tessera_jit_cache_stats_t, disk_lock_failures)
 
+/* Fills `out_stats` (struct_size set by the caller; from API 0.2's size, ending with
+ * last_miss_reason, on). Thread-safe. */
 tessera_jit_error_t* tessera_jit_context_get_cache_stats(tessera_jit_context_t* context,
                                                          tessera_jit_cache_stats_t* out_stats);
 
@@ -177,7 +201,7 @@ typedef struct tessera_jit_matmul_provider_t {
   double tolerance_rel;    /* relative bound; 0: none */
 } tessera_jit_matmul_provider_t;
 #define TESSERA_JIT_MATMUL_PROVIDER_STRUCT_SIZE \
-  (offsetof(tessera_jit_matmul_provider_t, tolerance_rel) + sizeof(double))
+  TESSERA_JIT_STRUCT_SIZE(tessera_jit_matmul_provider_t, tolerance_rel)
 
 static inline void tessera_jit_matmul_provider_init(tessera_jit_matmul_provider_t* out_provider) {
   memset(out_provider, 0, sizeof(*out_provider));
@@ -194,7 +218,7 @@ static inline void tessera_jit_matmul_provider_init(tessera_jit_matmul_provider_
 tessera_jit_error_t* tessera_jit_context_declare_matmul_provider(
     tessera_jit_context_t* context, const tessera_jit_matmul_provider_t* provider);
 
-/* Delegate calls made by JIT'd code in this process so far (all contexts). */
+/* Delegate calls made by JIT'd code in this process so far (all contexts). Thread-safe. */
 uint64_t tessera_jit_get_delegate_dispatch_count(void);
 
 /* ------------------------------------------------------------------------------------------- */
@@ -209,13 +233,13 @@ typedef struct tessera_jit_device_info_t {
   int32_t multiprocessors;
 } tessera_jit_device_info_t;
 #define TESSERA_JIT_DEVICE_INFO_STRUCT_SIZE \
-  (offsetof(tessera_jit_device_info_t, multiprocessors) + sizeof(int32_t))
+  TESSERA_JIT_STRUCT_SIZE(tessera_jit_device_info_t, multiprocessors)
 
 /* Whether a CUDA driver and at least one device are usable. Thread-safe. */
 int tessera_jit_is_gpu_available(void);
 /* The number of CUDA devices (0 without a driver). Thread-safe. */
 int32_t tessera_jit_device_count(void);
-/* Fills `out_info` (struct_size set by the caller) for device `ordinal`. UNAVAILABLE without a
+/* Fills `out_info` (struct_size set by the caller; any size from API 0.1's) for device `ordinal`. UNAVAILABLE without a
  * driver; INVALID_ARGUMENT for a bad ordinal. Thread-safe. */
 tessera_jit_error_t* tessera_jit_device_get_info(int32_t ordinal,
                                                  tessera_jit_device_info_t* out_info);
@@ -240,7 +264,7 @@ typedef struct tessera_jit_compile_options_t {
                                   NULL: the arbiter chooses (ops with `delegate = "…"` are forced) */
 } tessera_jit_compile_options_t;
 #define TESSERA_JIT_COMPILE_OPTIONS_STRUCT_SIZE \
-  (offsetof(tessera_jit_compile_options_t, matmul_delegate) + sizeof(const char*))
+  TESSERA_JIT_STRUCT_SIZE(tessera_jit_compile_options_t, matmul_delegate)
 
 /* Fills `out_options` with the defaults (inline, like tessera_jit_context_options_init). */
 static inline void tessera_jit_compile_options_init(tessera_jit_compile_options_t* out_options) {
@@ -259,9 +283,12 @@ tessera_jit_error_t* tessera_jit_compile(tessera_jit_context_t* context, const c
                                          const tessera_jit_compile_options_t* options,
                                          tessera_jit_module_t** out_module);
 
+/* Releases the module and its functions (NULL is allowed). Not while another thread uses the
+ * module or one of its functions. */
 void tessera_jit_module_destroy(tessera_jit_module_t* module);
 
-/* The module's entry functions (public func.func). Borrowed strings, valid while the module. */
+/* The module's entry functions (public func.func). Borrowed strings, valid while the module.
+ * Thread-safe. */
 size_t tessera_jit_module_get_entry_count(const tessera_jit_module_t* module);
 const char* tessera_jit_module_get_entry_name(const tessera_jit_module_t* module, size_t index,
                                               size_t* out_size);
@@ -275,7 +302,7 @@ typedef enum tessera_jit_text_kind_t {
 } tessera_jit_text_kind_t;
 
 /* Borrows an artifact of the module (valid while the module). NOT_FOUND when the module has
- * none of that kind (e.g. PTX of a host module). */
+ * none of that kind (e.g. PTX of a host module). Thread-safe. */
 tessera_jit_error_t* tessera_jit_module_get_text(const tessera_jit_module_t* module,
                                                  tessera_jit_text_kind_t kind,
                                                  const char** out_data, size_t* out_size);
@@ -311,14 +338,14 @@ typedef struct tessera_jit_arg_info_t {
   const char* name;           /* the argument's SSA name in the source ("" if unknown); borrowed */
   int32_t written;            /* tensors: non-zero when the entry may write it (an output) */
 } tessera_jit_arg_info_t;
-#define TESSERA_JIT_ARG_INFO_STRUCT_SIZE \
-  (offsetof(tessera_jit_arg_info_t, written) + sizeof(int32_t))
+#define TESSERA_JIT_ARG_INFO_STRUCT_SIZE TESSERA_JIT_STRUCT_SIZE(tessera_jit_arg_info_t, written)
 
 /* The number of arguments and of (scalar) results of `function`. Thread-safe. */
 size_t tessera_jit_function_get_arg_count(const tessera_jit_function_t* function);
 size_t tessera_jit_function_get_result_count(const tessera_jit_function_t* function);
 /* Describes argument `index` (or result `index` when `result` is non-zero); borrowed pointers
- * stay valid while the module. INVALID_ARGUMENT for a bad index or struct_size. */
+ * stay valid while the module. `out_info->struct_size` from API 0.1's size (ending with `type`)
+ * on. INVALID_ARGUMENT for a bad index or struct_size. Thread-safe. */
 tessera_jit_error_t* tessera_jit_function_get_arg_info(const tessera_jit_function_t* function,
                                                        int result, size_t index,
                                                        tessera_jit_arg_info_t* out_info);
@@ -358,6 +385,7 @@ typedef enum tessera_jit_copy_kind_t {
  * tessera_jit_buffer_free. UNAVAILABLE without a GPU. Thread-safe. */
 tessera_jit_error_t* tessera_jit_buffer_alloc(tessera_jit_context_t* context, size_t size,
                                               void** out_device_pointer);
+/* Frees a pointer from tessera_jit_buffer_alloc (NULL is allowed). Thread-safe. */
 tessera_jit_error_t* tessera_jit_buffer_free(tessera_jit_context_t* context,
                                              void* device_pointer);
 /* Copies `size` bytes and waits for the copy. Thread-safe. */

@@ -448,3 +448,100 @@ TEST(CapiGpuAbsentTest, GpuCallsSayUnavailableWithoutADriver) {
 }
 
 }  // namespace
+
+namespace {
+
+// Output structs from older callers: the library writes only the fields that fit.
+TEST_F(CapiTest, OutputStructsOfOlderVersionsGetOnlyTheirFields) {
+  // A 0.2 caller's cache stats end with last_miss_reason: the bytes after it are the caller's.
+  struct {
+    tessera_jit_cache_stats_t stats;
+    unsigned char guard[64];
+  } old_stats;
+  std::memset(&old_stats, 0xAB, sizeof(old_stats));
+  old_stats.stats.struct_size = TESSERA_JIT_STRUCT_SIZE(tessera_jit_cache_stats_t, last_miss_reason);
+  ASSERT_OK(tessera_jit_context_get_cache_stats(context_, &old_stats.stats));
+  EXPECT_EQ(old_stats.stats.compiles, 1u);
+  const auto* bytes = reinterpret_cast<const unsigned char*>(&old_stats.stats);
+  for (size_t i = old_stats.stats.struct_size; i < sizeof(old_stats); ++i) {
+    ASSERT_EQ(bytes[i], 0xAB) << "byte " << i << " past the caller's struct was written";
+  }
+  // A 0.1 caller's argument info ends with `type`.
+  struct {
+    tessera_jit_arg_info_t info;
+    unsigned char guard[16];
+  } old_info;
+  std::memset(&old_info, 0xCD, sizeof(old_info));
+  old_info.info.struct_size = TESSERA_JIT_STRUCT_SIZE(tessera_jit_arg_info_t, type);
+  ASSERT_OK(tessera_jit_function_get_arg_info(Function("saxpy"), 0, 1, &old_info.info));
+  EXPECT_STREQ(old_info.info.type, "memref<?xf32>");
+  const auto* info_bytes = reinterpret_cast<const unsigned char*>(&old_info.info);
+  for (size_t i = old_info.info.struct_size; i < sizeof(old_info); ++i) {
+    ASSERT_EQ(info_bytes[i], 0xCD) << "byte " << i << " past the caller's struct was written";
+  }
+  // The current size gets everything.
+  tessera_jit_cache_stats_t stats = Stats(context_);
+  EXPECT_EQ(stats.disk_read_only, 0);
+  EXPECT_EQ(stats.disk_lock_timeouts, 0u);
+  EXPECT_EQ(TESSERA_JIT_CACHE_STATS_STRUCT_SIZE,
+            offsetof(tessera_jit_cache_stats_t, disk_lock_failures) + sizeof(uint64_t));
+}
+
+// A prebuilt cache mounted read-only (here: opened read-only) serves hits and writes nothing.
+TEST_F(CapiTest, AReadOnlyCacheServesHits) {
+  tessera_jit_context_options_t options;
+  tessera_jit_context_options_init(&options);
+  options.default_target = "host";
+  options.cache_dir = cache_dir_.c_str();
+  options.cache_read_only = 1;
+  tessera_jit_context_t* reader = nullptr;
+  ASSERT_OK(tessera_jit_context_create(&options, &reader));
+  tessera_jit_module_t* module = nullptr;
+  ASSERT_OK(tessera_jit_compile(reader, kSource, sizeof(kSource) - 1, nullptr, &module));
+  constexpr char kOther[] = "func.func @nothing() {\n  return\n}\n";
+  tessera_jit_module_t* other = nullptr;
+  ASSERT_OK(tessera_jit_compile(reader, kOther, sizeof(kOther) - 1, nullptr, &other));
+  tessera_jit_cache_stats_t stats = Stats(reader);
+  EXPECT_EQ(stats.disk_hits, 1u);
+  EXPECT_EQ(stats.compiles, 1u);
+  EXPECT_EQ(stats.disk_read_only, 1);
+  EXPECT_EQ(stats.disk_entries, 1u);  // the new module was not stored
+  tessera_jit_module_destroy(other);
+  tessera_jit_module_destroy(module);
+  tessera_jit_context_destroy(reader);
+  options.cache_lock_timeout_ms = -1;
+  Error negative(tessera_jit_context_create(&options, &reader));
+  EXPECT_EQ(negative.code(), TESSERA_JIT_INVALID_ARGUMENT);
+  EXPECT_THAT(negative.message(), HasSubstr("cache_lock_timeout_ms"));
+}
+
+// log_level governs the library's own lines: a disk tier that cannot be made warns at
+// WARNING and is silent at ERROR.
+TEST(CapiLogTest, LogLevelGovernsTheLibrarysLines) {
+  const std::string not_a_directory = CacheDir("log_file");
+  ASSERT_EQ(std::system(("mkdir -p \"$(dirname '" + not_a_directory + "')\" && touch '" +
+                         not_a_directory + "'")
+                            .c_str()),
+            0);
+  const std::string below_a_file = not_a_directory + "/cache";
+  for (tessera_jit_log_level_t level : {TESSERA_JIT_LOG_WARNING, TESSERA_JIT_LOG_ERROR}) {
+    tessera_jit_context_options_t options;
+    tessera_jit_context_options_init(&options);
+    options.default_target = "host";
+    options.cache_dir = below_a_file.c_str();
+    options.log_level = level;
+    ::testing::internal::CaptureStderr();
+    tessera_jit_context_t* context = nullptr;
+    Error error(tessera_jit_context_create(&options, &context));
+    const std::string written = ::testing::internal::GetCapturedStderr();
+    ASSERT_EQ(error.code(), TESSERA_JIT_OK) << error.message();
+    if (level == TESSERA_JIT_LOG_WARNING) {
+      EXPECT_THAT(written, HasSubstr("tessera-jit: warning: compile cache on disk is off"));
+    } else {
+      EXPECT_EQ(written, "");
+    }
+    tessera_jit_context_destroy(context);
+  }
+}
+
+}  // namespace

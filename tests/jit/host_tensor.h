@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "base/float16.h"
+#include "jit/memref_descriptor.h"
 
 namespace tessera::testing {
 
@@ -21,14 +22,6 @@ class HostTensor {
     int64_t count = 1;
     for (int64_t size : shape_) count *= size;
     data_.resize(static_cast<size_t>(count));
-    const size_t rank = shape_.size();
-    descriptor_.resize(3 + 2 * rank);
-    int64_t stride = 1;
-    for (size_t d = rank; d-- > 0;) {
-      descriptor_[3 + d] = shape_[d];
-      descriptor_[3 + rank + d] = stride;
-      stride *= shape_[d];
-    }
     Bind();
   }
   HostTensor(const HostTensor& other)
@@ -46,16 +39,11 @@ class HostTensor {
   size_t size() const { return data_.size(); }
 
  private:
-  void Bind() {
-    auto address = reinterpret_cast<int64_t>(data_.data());
-    descriptor_[0] = address;
-    descriptor_[1] = address;
-    descriptor_[2] = 0;
-  }
+  void Bind() { descriptor_ = jit::MakeMemRefDescriptor(data_.data(), shape_); }
 
   std::vector<int64_t> shape_;
   std::vector<T> data_;
-  std::vector<int64_t> descriptor_;
+  jit::MemRefDescriptor descriptor_;
 };
 
 /// Uniform values in [low, high) from a fixed seed.

@@ -3,6 +3,7 @@
 // across threads and across processes.
 #include "service/compile_service.h"
 
+#include "jit/memref_descriptor.h"
 #include "service/artifact.h"
 
 #include <fcntl.h>
@@ -73,16 +74,11 @@ void ExpectSaxpyWorks(const jit::CompiledModule& module) {
   auto entry = module.host->Lookup("saxpy");
   ASSERT_TRUE(entry.ok()) << entry.status();
   float x[3] = {1, 2, 3}, y[3] = {1, 1, 1}, out[3] = {};
-  int64_t descriptors[3][5];
-  float* buffers[3] = {x, y, out};
-  for (int i = 0; i < 3; ++i) {
-    descriptors[i][0] = descriptors[i][1] = reinterpret_cast<int64_t>(buffers[i]);
-    descriptors[i][2] = 0;
-    descriptors[i][3] = 3;
-    descriptors[i][4] = 1;
-  }
+  jit::MemRefDescriptor descriptors[3] = {jit::MakeMemRefDescriptor(x, {3}),
+                                          jit::MakeMemRefDescriptor(y, {3}),
+                                          jit::MakeMemRefDescriptor(out, {3})};
   float alpha = 2.0f;
-  void* args[] = {&alpha, descriptors[0], descriptors[1], descriptors[2]};
+  void* args[] = {&alpha, descriptors[0].data(), descriptors[1].data(), descriptors[2].data()};
   (*entry)(args);
   EXPECT_EQ(out[0], 3.0f);
   EXPECT_EQ(out[2], 7.0f);

@@ -1,0 +1,96 @@
+// The C API's handles and the helpers every capi/*.cc shares. Internal: not installed.
+#ifndef TESSERA_CAPI_HANDLES_H_
+#define TESSERA_CAPI_HANDLES_H_
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+
+#include "absl/base/call_once.h"
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "arbiter/decision_cache.h"
+#include "base/log.h"
+#include "capi/include/tessera_jit.h"
+#include "jit/compile_options.h"
+#include "jit/compiled_module.h"
+#include "jit/delegates/registry.h"
+#include "jit/host_executable.h"
+#include "service/compile_service.h"
+
+struct tessera_jit_error {
+  absl::Status status;
+};
+
+/// Thread-safe: every member is immutable after create or guarded.
+struct tessera_jit_context {
+  tessera::jit::Target default_target = tessera::jit::Target::kHost;
+  int device = 0;
+  tessera::Logger logger;
+  std::unique_ptr<tessera::service::CompileService> service;
+  std::shared_ptr<tessera::jit::delegates::DelegateRegistry> delegates =
+      std::make_shared<tessera::jit::delegates::DelegateRegistry>();
+  /// The arbiter's decisions: `<cache root>/decisions` beside the compile cache (memory only
+  /// when the compile cache has no disk tier).
+  std::shared_ptr<tessera::arbiter::DecisionCache> decisions;
+  absl::Mutex mu;
+  std::string last_miss_reason ABSL_GUARDED_BY(mu);
+  /// Every identity text handed out by _get_delegate_identity: interned, so each pointer stays
+  /// valid for the life of the context whatever other threads ask for.
+  std::set<std::string> delegate_identities ABSL_GUARDED_BY(mu);
+  /// The caller's reference plus one per live module: a context destroyed while modules live
+  /// is freed with the last of them.
+  std::atomic<int> references{1};
+};
+
+/// Immutable once made: borrowed from its module.
+struct tessera_jit_function {
+  tessera_jit_module* module = nullptr;
+  const tessera::jit::EntryFunction* entry = nullptr;
+  tessera::jit::PackedEntry entry_point = nullptr;
+};
+
+/// Thread-safe: the compiled module is immutable; lazily made parts are once-only or guarded.
+struct tessera_jit_module {
+  tessera_jit_context* context = nullptr;
+  std::shared_ptr<const tessera::jit::CompiledModule> compiled;  // shared with the cache
+  std::string all_ptx;
+  std::string decisions_json;
+
+  /// nvptx: the JIT'd host code that launches the kernels, created on first lookup.
+  absl::once_flag device_host_once;
+  absl::Status device_host_status;
+  std::unique_ptr<tessera::jit::HostExecutable> device_host;
+
+  absl::Mutex mu;
+  std::map<std::string, std::unique_ptr<tessera_jit_function>> functions ABSL_GUARDED_BY(mu);
+
+  const tessera::jit::HostExecutable* executable() const {
+    return compiled->host != nullptr ? compiled->host.get() : device_host.get();
+  }
+};
+
+namespace tessera::capi {
+
+/// An error the caller owns, or NULL for OK. Control bytes in the message are escaped.
+tessera_jit_error_t* MakeError(absl::Status status);
+tessera_jit_error_t* InvalidArgument(absl::string_view message);
+
+/// OK when a caller's struct of `given` bytes is at least `minimum` (its first version's size).
+absl::Status CheckStructSize(size_t given, size_t minimum, absl::string_view name);
+
+/// Drops one reference to `context`; the last one frees it.
+void ReleaseContext(tessera_jit_context* context);
+
+bool GpuAvailable();
+
+}  // namespace tessera::capi
+
+/// Whether the caller's struct `pointer` (of `type`) reaches `field`: write or read it only then.
+#define TESSERA_JIT_HOLDS(pointer, type, field) \
+  ((pointer)->struct_size >= TESSERA_JIT_STRUCT_SIZE(type, field))
+
+#endif  // TESSERA_CAPI_HANDLES_H_

@@ -1,0 +1,242 @@
+// Modules and functions: compile through the context's compile service, entries and texts,
+// function lookup (nvptx: the launch code is JIT-loaded on the first lookup) and argument info.
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "arbiter/decision_record.h"
+#include "capi/arguments.h"
+#include "capi/handles.h"
+#include "jit/compiler.h"
+#include "jit/runtime/gpu_runtime.h"
+#include "jit/runtime/kernel_abi.h"
+
+using tessera::capi::CheckStructSize;
+using tessera::capi::InvalidArgument;
+using tessera::capi::MakeError;
+using tessera::jit::Target;
+using tessera::jit::runtime::GpuRuntime;
+using tessera::jit::ElementType;
+using tessera::jit::EntryArgument;
+using tessera::jit::EntryFunction;
+
+extern "C" {
+
+tessera_jit_error_t* tessera_jit_compile(tessera_jit_context_t* context, const char* source,
+                                         size_t source_size,
+                                         const tessera_jit_compile_options_t* options,
+                                         tessera_jit_module_t** out_module) {
+  if (context == nullptr) return InvalidArgument("context is NULL");
+  if (source == nullptr && source_size > 0) return InvalidArgument("source is NULL");
+  if (out_module == nullptr) return InvalidArgument("out_module is NULL");
+  tessera_jit_compile_options_t defaults;
+  tessera_jit_compile_options_init(&defaults);
+  if (options == nullptr) options = &defaults;
+  if (absl::Status status = CheckStructSize(options->struct_size,
+                                            TESSERA_JIT_STRUCT_SIZE(tessera_jit_compile_options_t, opt_level),
+                                            "tessera_jit_compile_options_t");
+      !status.ok()) {
+    return MakeError(status);
+  }
+  tessera::jit::CompileOptions compile;
+  compile.target = context->default_target;
+  if (options->target != nullptr) {
+    auto target = tessera::jit::ParseTarget(options->target);
+    if (!target.ok()) {
+      return MakeError(absl::InvalidArgumentError(
+          absl::StrCat("tessera_jit_compile_options_t.target: ", target.status().message())));
+    }
+    compile.target = *target;
+  }
+  if (options->arch != nullptr) {
+    compile.arch = options->arch;
+  } else if (compile.target == Target::kNvptx) {
+    auto runtime = GpuRuntime::Get();
+    if (runtime.ok()) {
+      auto info = (*runtime)->Info(context->device);
+      if (info.ok() && tessera::jit::ValidateArch(info->arch).ok()) compile.arch = info->arch;
+    }
+  }
+  compile.opt_level = options->opt_level;
+  compile.deterministic = (options->flags & TESSERA_JIT_DETERMINISTIC) != 0;
+  compile.delegates = context->delegates;
+  compile.decisions = context->decisions;
+  if (TESSERA_JIT_HOLDS(options, tessera_jit_compile_options_t, matmul_delegate) &&
+      options->matmul_delegate != nullptr) {
+    compile.matmul_delegate = options->matmul_delegate;
+  }
+  absl::StatusOr<tessera::service::CompileResult> compiled =
+      context->service->Compile(absl::string_view(source, source_size), compile);
+  if (!compiled.ok()) return MakeError(compiled.status());
+  if (compiled->source == tessera::service::ModuleSource::kCompiled) {
+    absl::MutexLock lock(&context->mu);
+    context->last_miss_reason = compiled->miss.ToString();
+  }
+  auto module = std::make_unique<tessera_jit_module>();
+  context->references.fetch_add(1, std::memory_order_relaxed);
+  module->context = context;
+  module->compiled = std::move(compiled->module);
+  for (const auto& image : module->compiled->device_images) {
+    absl::StrAppend(&module->all_ptx, "// gpu.module @", image.module_name, "\n", image.ptx);
+  }
+  module->decisions_json = tessera::arbiter::ToJson(module->compiled->decisions);
+  *out_module = module.release();
+  return nullptr;
+}
+
+void tessera_jit_module_destroy(tessera_jit_module_t* module) {
+  if (module == nullptr) return;
+  tessera_jit_context* context = module->context;
+  if (module->device_host != nullptr) {
+    tessera::jit::runtime::ScopedCurrentContext keep_callers_context;
+    // The host code's destructors unload the device image on the module's device.
+    tessera::jit::runtime::InvocationScope scope(module->context->device, nullptr);
+    if (auto runtime = GpuRuntime::Get(); runtime.ok()) {
+      (void)(*runtime)->Activate(module->context->device);
+    }
+    module->device_host.reset();
+  }
+  delete module;
+  tessera::capi::ReleaseContext(context);
+}
+
+size_t tessera_jit_module_get_entry_count(const tessera_jit_module_t* module) {
+  return module == nullptr ? 0 : module->compiled->entries.size();
+}
+
+const char* tessera_jit_module_get_entry_name(const tessera_jit_module_t* module, size_t index,
+                                              size_t* out_size) {
+  if (module == nullptr || index >= module->compiled->entries.size()) {
+    if (out_size != nullptr) *out_size = 0;
+    return nullptr;
+  }
+  const std::string& name = module->compiled->entries[index].name;
+  if (out_size != nullptr) *out_size = name.size();
+  return name.c_str();
+}
+
+tessera_jit_error_t* tessera_jit_module_get_text(const tessera_jit_module_t* module,
+                                                 tessera_jit_text_kind_t kind,
+                                                 const char** out_data, size_t* out_size) {
+  if (module == nullptr) return InvalidArgument("module is NULL");
+  if (out_data == nullptr || out_size == nullptr) return InvalidArgument("out_data or out_size is NULL");
+  const std::string* text = nullptr;
+  switch (kind) {
+    case TESSERA_JIT_TEXT_LLVM:
+      text = &module->compiled->host_llvm_ir;
+      break;
+    case TESSERA_JIT_TEXT_PTX:
+      text = &module->all_ptx;
+      break;
+    case TESSERA_JIT_TEXT_CUBIN:
+      if (!module->compiled->device_images.empty()) {
+        text = &module->compiled->device_images.front().cubin;
+      }
+      break;
+    case TESSERA_JIT_TEXT_DECISIONS:
+      *out_data = module->decisions_json.c_str();  // "[]" for a module without Tile ops
+      *out_size = module->decisions_json.size();
+      return nullptr;
+    default:
+      return InvalidArgument(absl::StrCat("unknown text kind ", static_cast<int>(kind)));
+  }
+  if (text == nullptr || text->empty()) {
+    return MakeError(absl::NotFoundError(absl::StrCat(
+        "the module has no ", kind == TESSERA_JIT_TEXT_LLVM ? "LLVM IR" : kind == TESSERA_JIT_TEXT_PTX ? "PTX" : "cubin",
+        " (compiled for ", tessera::jit::TargetName(module->compiled->options.target), ")")));
+  }
+  *out_data = text->c_str();
+  *out_size = text->size();
+  return nullptr;
+}
+
+tessera_jit_error_t* tessera_jit_module_get_function(tessera_jit_module_t* module,
+                                                     const char* name, size_t name_size,
+                                                     tessera_jit_function_t** out_function) {
+  if (module == nullptr) return InvalidArgument("module is NULL");
+  if (name == nullptr) return InvalidArgument("name is NULL");
+  if (out_function == nullptr) return InvalidArgument("out_function is NULL");
+  std::string key(name, name_size);
+  const EntryFunction* entry = nullptr;
+  std::vector<std::string> names;
+  for (const EntryFunction& candidate : module->compiled->entries) {
+    names.push_back(candidate.name);
+    if (candidate.name == key) entry = &candidate;
+  }
+  if (entry == nullptr) {
+    return MakeError(absl::NotFoundError(absl::StrCat(
+        "no entry function @", key, "; the module has: ", absl::StrJoin(names, ", "))));
+  }
+  if (module->compiled->options.target == Target::kNvptx) {
+    absl::call_once(module->device_host_once, [module] {
+      auto host = tessera::jit::LoadHostCode(*module->compiled);
+      if (host.ok()) {
+        module->device_host = std::move(*host);
+      } else {
+        module->device_host_status = host.status();
+      }
+    });
+    if (!module->device_host_status.ok()) return MakeError(module->device_host_status);
+  }
+  absl::MutexLock lock(&module->mu);
+  std::unique_ptr<tessera_jit_function>& function = module->functions[key];
+  if (function == nullptr) {
+    auto entry_point = module->executable()->Lookup(key);
+    if (!entry_point.ok()) return MakeError(entry_point.status());
+    function = std::make_unique<tessera_jit_function>(
+        tessera_jit_function{module, entry, *entry_point});
+  }
+  *out_function = function.get();
+  return nullptr;
+}
+
+size_t tessera_jit_function_get_arg_count(const tessera_jit_function_t* function) {
+  return function == nullptr ? 0 : function->entry->arguments.size();
+}
+
+size_t tessera_jit_function_get_result_count(const tessera_jit_function_t* function) {
+  return function == nullptr ? 0 : function->entry->results.size();
+}
+
+tessera_jit_error_t* tessera_jit_function_get_arg_info(const tessera_jit_function_t* function,
+                                                       int result, size_t index,
+                                                       tessera_jit_arg_info_t* out_info) {
+  if (function == nullptr) return InvalidArgument("function is NULL");
+  if (out_info == nullptr) return InvalidArgument("out_info is NULL");
+  if (absl::Status status = CheckStructSize(out_info->struct_size,
+                                            TESSERA_JIT_STRUCT_SIZE(tessera_jit_arg_info_t, type),
+                                            "tessera_jit_arg_info_t");
+      !status.ok()) {
+    return MakeError(status);
+  }
+  const std::vector<EntryArgument>& list =
+      result != 0 ? function->entry->results : function->entry->arguments;
+  if (index >= list.size()) {
+    return InvalidArgument(absl::StrCat("@", function->entry->name, " has ", list.size(),
+                                        result != 0 ? " result(s)" : " argument(s)",
+                                        "; index ", index, " is out of range"));
+  }
+  const EntryArgument& argument = list[index];
+  out_info->kind = argument.kind == EntryArgument::Kind::kMemRef ? TESSERA_JIT_ARG_TENSOR
+                   : argument.element.type_class == ElementType::Class::kFloat ||
+                           argument.element.type_class == ElementType::Class::kBFloat
+                       ? TESSERA_JIT_ARG_FLOAT
+                       : TESSERA_JIT_ARG_INT;
+  out_info->dtype = tessera::capi::ToDtype(argument.element);
+  out_info->ndim = static_cast<int32_t>(argument.rank);
+  out_info->shape = argument.shape.empty() ? nullptr : argument.shape.data();
+  out_info->type = argument.type.c_str();
+  if (TESSERA_JIT_HOLDS(out_info, tessera_jit_arg_info_t, name)) {
+    out_info->name = argument.name.c_str();
+  }
+  if (TESSERA_JIT_HOLDS(out_info, tessera_jit_arg_info_t, written)) {
+    out_info->written = argument.written ? 1 : 0;
+  }
+  return nullptr;
+}
+
+}  // extern "C"
