@@ -2,7 +2,10 @@
 // contract fixes (the first fault found is the one reported).
 #include "dialect/NVIDIAOps.h"
 
-#include <cmath>
+#include "dialect/DelegationContract.h"
+
+#include <optional>
+#include <string_view>
 #include <cstddef>
 #include <string>
 
@@ -20,44 +23,24 @@
 namespace tessera::nvidia {
 namespace {
 
-/// Spells a bound the same way on every platform: `nan`, `inf`, `-inf` or the value.
-std::string formatBound(double value) {
-  if (std::isnan(value)) return "nan";
-  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
-  std::string text;
-  llvm::raw_string_ostream(text) << value;
-  return text;
-}
-
-/// Contract rule 3: a declared bound is finite and > 0 (rejects 0, negatives, NaN and ±inf).
-mlir::LogicalResult verifyBound(mlir::Operation* op, llvm::StringRef name,
-                                mlir::FloatAttr bound) {
-  if (!bound) return mlir::success();
-  const double value = bound.getValueAsDouble();
-  if (!std::isfinite(value) || !(value > 0.0)) {
-    return op->emitOpError() << "`" << name << "` must be finite and greater than zero, found "
-                             << formatBound(value);
-  }
-  return mlir::success();
-}
-
-/// Contract rules 2–5, shared by kernel_call and inline_ptx (rule 1 is op-specific).
-mlir::LogicalResult verifyContract(DelegateOpInterface delegate) {
-  mlir::Operation* op = delegate.getOperation();
-  if (delegate.getArch().empty()) return op->emitOpError() << "requires a non-empty `arch`";
-  mlir::FloatAttr tolerance = delegate.getToleranceAttr();
-  mlir::FloatAttr toleranceRel = delegate.getToleranceRelAttr();
-  if (mlir::failed(verifyBound(op, "tolerance", tolerance)) ||
-      mlir::failed(verifyBound(op, "tolerance_rel", toleranceRel))) {
-    return mlir::failure();
-  }
-  const bool hasBound = tolerance || toleranceRel;
-  if (delegate.getAccuracy() == "tolerance_bounded" && !hasBound) {
-    return op->emitOpError()
-           << "accuracy=tolerance_bounded requires `tolerance` and/or `tolerance_rel`";
-  }
-  if (delegate.getAccuracy() == "reference_exact" && hasBound) {
-    return op->emitOpError() << "accuracy=reference_exact must not carry a tolerance";
+/// Contract rules 2–5 (dialect/DelegationContract.h), shared with provider declarations.
+mlir::LogicalResult verifyContract(DelegateOpInterface delegate,
+                                   std::optional<std::string_view> provenance,
+                                   std::optional<std::string_view> covers) {
+  auto bound = [](mlir::FloatAttr attr) -> std::optional<double> {
+    if (!attr) return std::nullopt;
+    return attr.getValueAsDouble();
+  };
+  ContractTerms terms;
+  terms.arch = delegate.getArch();
+  terms.provenance = provenance;
+  terms.covers = covers;
+  terms.determinism = delegate.getDeterminism();
+  terms.accuracy = delegate.getAccuracy();
+  terms.tolerance = bound(delegate.getToleranceAttr());
+  terms.tolerance_rel = bound(delegate.getToleranceRelAttr());
+  if (std::optional<std::string> fault = CheckContractTerms(terms)) {
+    return delegate->emitOpError() << *fault;
   }
   return mlir::success();
 }
@@ -76,7 +59,8 @@ void NVIDIADialect::initialize() {
 mlir::LogicalResult KernelCallOp::verify() {
   // A delegation with no named target cannot be bound, cached or re-measured.
   if (getCallee().empty()) return emitOpError() << "requires a non-empty `callee`";
-  return verifyContract(*this);
+  return verifyContract(*this, std::string_view(getProvenance()),
+                        std::string_view(getCoversOrDefault()));
 }
 
 mlir::LogicalResult InlinePtxOp::verify() {
@@ -85,7 +69,7 @@ mlir::LogicalResult InlinePtxOp::verify() {
   if (getConstraints().empty()) {
     return emitOpError() << "requires a non-empty `constraints` string";
   }
-  if (mlir::failed(verifyContract(*this))) return mlir::failure();
+  if (mlir::failed(verifyContract(*this, std::nullopt, std::nullopt))) return mlir::failure();
 
   // Beyond the contract: the constraint string describes exactly the op's results (entries
   // starting with `=`) and operands (the other entries; `~{...}` clobbers count as neither).

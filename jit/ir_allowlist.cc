@@ -5,7 +5,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "jit/locations.h"
+#include "jit/diagnostics.h"
 #include "jit/runtime_checks.h"
 #include "llvm/Support/raw_ostream.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -40,13 +40,6 @@ const absl::flat_hash_set<std::string>& HostMemoryOps() {
       "memref.alloc", "memref.alloca", "memref.dealloc", "memref.load", "memref.store",
       "memref.copy"};
   return *ops;
-}
-
-std::string TypeText(mlir::Type type) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << type;
-  return text;
 }
 
 /// The scalar types an argument, a result or a memref element may have: what DLPack and the C

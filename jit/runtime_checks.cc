@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 
-#include "jit/locations.h"
+#include "jit/diagnostics.h"
 #include "jit/runtime/checked_call.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"

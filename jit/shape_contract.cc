@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "dialect/NVIDIAOps.h"
 #include "dialect/TileOps.h"
-#include "jit/locations.h"
+#include "jit/diagnostics.h"
 #include "llvm/Support/raw_ostream.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

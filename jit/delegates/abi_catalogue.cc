@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "dialect/DelegationContract.h"
 
 namespace tessera::jit::delegates {
 namespace {
@@ -114,36 +115,15 @@ absl::Status ValidateMatmulProvider(const MatmulProvider& p) {
     return bad(absl::StrCat("abi must be '", expected_abi, "' for the ", TargetName(p.target),
                             " target, found '", p.abi, "'"));
   }
-  if (p.arch.empty()) return bad("needs a non-empty arch");
-  if (p.provenance != "vendor_library" && p.provenance != "handwritten_kernel") {
-    return bad("provenance must be vendor_library or handwritten_kernel, found '" +
-               p.provenance + "'");
-  }
-  if (p.covers != "root_only" && p.covers != "whole_region") {
-    return bad("covers must be root_only or whole_region, found '" + p.covers + "'");
-  }
-  if (p.determinism != "deterministic" && p.determinism != "nondeterministic") {
-    return bad("determinism must be deterministic or nondeterministic, found '" + p.determinism +
-               "'");
-  }
-  for (const auto& [field, bound] : {std::pair<const char*, std::optional<double>>{"tolerance", p.tolerance},
-                                     {"tolerance_rel", p.tolerance_rel}}) {
-    if (bound && !(std::isfinite(*bound) && *bound > 0)) {
-      return bad(absl::StrCat("`", field, "` must be finite and greater than zero"));
-    }
-  }
-  if (p.accuracy == "tolerance_bounded") {
-    if (!p.tolerance && !p.tolerance_rel) {
-      return bad("accuracy=tolerance_bounded requires `tolerance` and/or `tolerance_rel`");
-    }
-  } else if (p.accuracy == "reference_exact") {
-    if (p.tolerance || p.tolerance_rel) {
-      return bad("accuracy=reference_exact must not carry a tolerance");
-    }
-  } else {
-    return bad("accuracy must be reference_exact or tolerance_bounded, found '" + p.accuracy +
-               "'");
-  }
+  ContractTerms terms;
+  terms.arch = p.arch;
+  terms.provenance = p.provenance;
+  terms.covers = p.covers;
+  terms.determinism = p.determinism;
+  terms.accuracy = p.accuracy;
+  terms.tolerance = p.tolerance;
+  terms.tolerance_rel = p.tolerance_rel;
+  if (std::optional<std::string> fault = CheckContractTerms(terms)) return bad(*fault);
   return absl::OkStatus();
 }
 

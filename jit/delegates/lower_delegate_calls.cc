@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "dialect/NVIDIAOps.h"
+#include "jit/diagnostics.h"
 #include "jit/delegates/abi_catalogue.h"
 #include "jit/delegates/delegate_passes.h"
 #include "jit/delegates/gemm_extents.h"
@@ -20,13 +21,6 @@
 
 namespace tessera::jit::delegates {
 namespace {
-
-std::string TypeText(mlir::Type type) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << type;
-  return text;
-}
 
 bool IsMemRefOf(mlir::Type type, bool (*element)(mlir::Type)) {
   auto memref = llvm::dyn_cast<mlir::MemRefType>(type);

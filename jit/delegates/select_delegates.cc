@@ -12,7 +12,7 @@
 #include "jit/delegates/abi_catalogue.h"
 #include "jit/delegates/delegate_passes.h"
 #include "jit/delegates/registry.h"
-#include "jit/locations.h"
+#include "jit/diagnostics.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -29,13 +29,6 @@ constexpr int kCblasNoTrans = 111;
 constexpr int kCblasTrans = 112;
 constexpr int kCublasOpN = 0;
 constexpr int kCublasOpT = 1;
-
-std::string Text(mlir::Type type) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << type;
-  return text;
-}
 
 /// Why `provider` cannot serve `op` (gate 1), or "" when it can.
 std::string Decline(const MatmulProvider& provider, Target target, tile::MatmulOp op) {
@@ -114,7 +107,7 @@ arbiter::ArbitrationPoint PointOf(mlir::Operation* op, const DelegateSelection& 
   for (mlir::Value operand : op->getOperands()) {
     auto memref = llvm::dyn_cast<mlir::MemRefType>(operand.getType());
     if (!memref) continue;
-    p.element_types.push_back(Text(memref.getElementType()));
+    p.element_types.push_back(TypeText(memref.getElementType()));
     if (!memref.getLayout().isIdentity()) p.layout = "strided";
     if (p.shape.empty() && !matmul) {
       for (int64_t size : memref.getShape()) {

@@ -1,0 +1,79 @@
+// Device images and the launch code around them.
+#include "jit/device_code.h"
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "base/status_macros.h"
+#include "jit/delegates/registry.h"
+#include "jit/host_code.h"
+#include "jit/nvjitlink.h"
+#include "jit/runtime/kernel_abi.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/Support/raw_ostream.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/Target/LLVMIR/Export.h"
+
+namespace tessera::jit {
+
+absl::Status EmitDeviceCode(mlir::ModuleOp module, CompiledModule& out) {
+  std::vector<mlir::gpu::BinaryOp> binaries(module.getOps<mlir::gpu::BinaryOp>().begin(),
+                                            module.getOps<mlir::gpu::BinaryOp>().end());
+  mlir::Builder builder(module.getContext());
+  for (mlir::gpu::BinaryOp binary : binaries) {
+    llvm::SmallVector<mlir::Attribute> packed_objects;
+    for (mlir::Attribute attribute : binary.getObjects()) {
+      auto object = llvm::cast<mlir::gpu::ObjectAttr>(attribute);
+      DeviceImage image;
+      image.module_name = binary.getName().str();
+      image.ptx = object.getObject().getValue().str();
+      image.kernels = delegates::PtxEntries(image.ptx);
+      if (out.options.link_cubin) {
+        TESSERA_ASSIGN_OR_RETURN(image.cubin, LinkPtxToCubin(image.ptx, out.options.arch,
+                                                             out.options.opt_level));
+      }
+      // The host code embeds both: the runtime loads the cubin, or JITs the PTX if the driver
+      // rejects it.
+      packed_objects.push_back(mlir::gpu::ObjectAttr::get(
+          module.getContext(), object.getTarget(), mlir::gpu::CompilationTarget::Binary,
+          builder.getStringAttr(runtime::PackDeviceImage(image.cubin, image.ptx)),
+          object.getProperties(), object.getKernels()));
+      out.device_images.push_back(std::move(image));
+    }
+    binary.setObjectsAttr(builder.getArrayAttr(packed_objects));
+  }
+  llvm::LLVMContext context;
+  std::unique_ptr<llvm::Module> host = mlir::translateModuleToLLVMIR(module, context);
+  if (host == nullptr) return absl::InternalError("translating the host code to LLVM IR failed");
+  for (const EntryFunction& entry : out.entries) {
+    TESSERA_RETURN_IF_ERROR(AddPackedWrapper(*host, entry.name));
+  }
+  // The host code is JIT-linked only when a function is first looked up; its external symbols
+  // are checked against the trust boundary now, so a forbidden one fails the compile.
+  TESSERA_ASSIGN_OR_RETURN(RuntimeSymbolList symbols, HostSymbols(out));
+  std::vector<std::string> forbidden;
+  for (const llvm::GlobalValue& global : host->global_values()) {
+    if (!global.isDeclaration() || global.getName().starts_with("llvm.")) continue;
+    const std::string name = global.getName().str();
+    const bool runtime = std::any_of(symbols.begin(), symbols.end(),
+                                     [&](const auto& symbol) { return symbol.first == name; });
+    if (!runtime && !IsAllowedHostSymbol(name)) forbidden.push_back(name);
+  }
+  if (!forbidden.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the module's host code references symbols outside the runtime allowlist (the GPU "
+        "runtime, allocation, memcpy/memset, libm, registered delegates): ",
+        absl::StrJoin(forbidden, ", ")));
+  }
+  llvm::raw_string_ostream os(out.host_llvm_ir);
+  host->print(os, nullptr);
+  return absl::OkStatus();
+}
+
+}  // namespace tessera::jit
