@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "cache/disk_cache.h"
 #include "service/compile_service.h"
+#include "tools/tessera-jit/flags.h"
 
 namespace tessera::tools {
 namespace {
@@ -42,34 +43,22 @@ int RunCacheCommand(int argc, char** argv, std::ostream& out, std::ostream& err)
   std::string dir = cache::DiskCache::DefaultRoot();
   std::string file;
   jit::CompileOptions options;
-  for (int i = 3; i < argc; ++i) {
-    std::string arg = argv[i];
-    auto next = [&](std::string& value) {
-      if (i + 1 >= argc) return false;
-      value = argv[++i];
-      return true;
-    };
-    std::string text;
-    if (arg == "--dir") {
-      if (!next(dir)) return err << "--dir needs a path\n", 2;
-    } else if (arg == "--target") {
-      auto target = next(text) ? jit::ParseTarget(text) : jit::ParseTarget("");
-      if (!target.ok()) return err << target.status().message() << "\n", 2;
-      options.target = *target;
-    } else if (arg == "--arch") {
-      if (!next(options.arch)) return err << "--arch needs a value\n", 2;
-    } else if (arg == "-O") {
-      if (!next(text) || !absl::SimpleAtoi(text, &options.opt_level)) {
-        return err << "-O needs a level\n", 2;
-      }
-    } else if (arg == "--deterministic") {
-      options.deterministic = true;
-    } else if (verb == "explain" && file.empty() && arg[0] != '-') {
-      file = arg;
-    } else {
-      err << "unknown argument '" << arg << "'\n" << kUsage;
-      return 2;
-    }
+  Flags flags;
+  flags.String("--dir", &dir, "a path")
+      .Value("--target", "host or nvptx",
+             [&](const std::string& value) {
+               auto target = jit::ParseTarget(value);
+               if (!target.ok()) return std::string(target.status().message());
+               options.target = *target;
+               return std::string();
+             })
+      .String("--arch", &options.arch)
+      .Int("-O", &options.opt_level, 0, "a level 0-3")
+      .Switch("--deterministic", &options.deterministic);
+  if (verb == "explain") flags.Positional(&file);
+  if (std::string error = flags.Parse(argc, argv, 3); !error.empty()) {
+    err << error << "\n" << kUsage;
+    return 2;
   }
   cache::DiskCacheOptions disk_options;
   disk_options.root = dir;

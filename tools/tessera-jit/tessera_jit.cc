@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <limits>
 #include <memory>
 #include <iostream>
 #include <sstream>
@@ -28,6 +29,7 @@
 #include "jit/compiler.h"
 #include "jit/delegates/registry.h"
 #include "tools/tessera-jit/cache_command.h"
+#include "tools/tessera-jit/flags.h"
 #include "tools/tessera-jit/repl.h"
 #include "tools/tessera-jit/runner.h"
 
@@ -90,14 +92,6 @@ struct Arguments {
   bool json = false;
 };
 
-/// Parses NAME=PATH; false when malformed.
-bool ParseLibrary(const std::string& text, std::vector<std::pair<std::string, std::string>>& out) {
-  size_t eq = text.find('=');
-  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) return false;
-  out.emplace_back(text.substr(0, eq), text.substr(eq + 1));
-  return true;
-}
-
 /// A registry with `libraries` and, if asked, the default set of `target`.
 absl::StatusOr<std::shared_ptr<tessera::jit::delegates::DelegateRegistry>> MakeRegistry(
     const std::vector<std::pair<std::string, std::string>>& libraries, bool defaults,
@@ -127,53 +121,25 @@ bool WriteOutput(const std::string& path, const std::string& contents) {
   return tessera::WriteFile(path, contents);
 }
 
-/// Parses `compile` arguments; returns an error message, or "" on success.
+/// Parses `compile` and `explain` arguments; returns an error message, or "" on success.
 std::string ParseCompile(int argc, char** argv, Arguments& args) {
-  for (int i = 2; i < argc; ++i) {
-    std::string arg = argv[i];
-    auto value = [&](std::string& out) -> bool {
-      if (i + 1 >= argc) return false;
-      out = argv[++i];
-      return true;
-    };
-    std::string text;
-    if (arg == "--target") {
-      if (!value(text)) return "--target needs a value";
-      auto target = tessera::jit::ParseTarget(text);
-      if (!target.ok()) return std::string(target.status().message());
-      args.options.target = *target;
-    } else if (arg == "--arch") {
-      if (!value(args.options.arch)) return "--arch needs a value";
-    } else if (arg == "-O") {
-      if (!value(text) || !absl::SimpleAtoi(text, &args.options.opt_level)) {
-        return "-O needs a level 0-3";
-      }
-    } else if (arg == "--deterministic") {
-      args.options.deterministic = true;
-    } else if (arg == "--emit") {
-      if (!value(args.emit)) return "--emit needs mlir, llvm, ptx or cubin";
-      if (args.emit != "mlir" && args.emit != "llvm" && args.emit != "ptx" &&
-          args.emit != "cubin") {
-        return absl::StrCat("unknown --emit '", args.emit, "'; expected mlir, llvm, ptx or cubin");
-      }
-    } else if (arg == "-o") {
-      if (!value(args.output)) return "-o needs a path";
-    } else if (arg == "--library") {
-      if (!value(text) || !ParseLibrary(text, args.libraries)) return "--library needs NAME=PATH";
-    } else if (arg == "--default-libraries") {
-      args.default_libraries = true;
-    } else if (arg == "--matmul-delegate") {
-      if (!value(args.options.matmul_delegate)) return "--matmul-delegate needs a provider";
-    } else if (arg == "--json") {
-      args.json = true;
-    } else if (!arg.empty() && arg[0] == '-') {
-      return absl::StrCat("unknown option '", arg, "'");
-    } else if (args.file.empty()) {
-      args.file = arg;
-    } else {
-      return absl::StrCat("unexpected argument '", arg, "'");
-    }
-  }
+  std::string error =
+      tessera::tools::Flags()
+          .CompileOptions(&args.options, &args.libraries, &args.default_libraries)
+          .Value("--emit", "mlir, llvm, ptx or cubin",
+                 [&](const std::string& value) {
+                   args.emit = value;
+                   if (value == "mlir" || value == "llvm" || value == "ptx" || value == "cubin") {
+                     return std::string();
+                   }
+                   return absl::StrCat("unknown --emit '", value,
+                                       "'; expected mlir, llvm, ptx or cubin");
+                 })
+          .String("-o", &args.output, "a path")
+          .Switch("--json", &args.json)
+          .Positional(&args.file)
+          .Parse(argc, argv, 2);
+  if (!error.empty()) return error;
   if (args.file.empty()) return absl::StrCat(argv[1], " needs a FILE");
   if ((args.emit == "ptx" || args.emit == "cubin") &&
       args.options.target != tessera::jit::Target::kNvptx) {
@@ -287,71 +253,73 @@ int Explain(int argc, char** argv) {
   return WriteOutput(args.output, text) ? 0 : Fail("cannot write output");
 }
 
+/// `--shape I=AxB` / `--scalar I=V`: the index and the rest.
+std::string ParseIndexed(const std::string& flag, const std::string& text, int& index,
+                         std::string& rest) {
+  size_t eq = text.find('=');
+  if (eq == std::string::npos || !absl::SimpleAtoi(text.substr(0, eq), &index)) {
+    return absl::StrCat(flag, " needs I=VALUE, found '", text, "'");
+  }
+  rest = text.substr(eq + 1);
+  return "";
+}
+
 int Run(int argc, char** argv) {
   tessera::tools::RunOptions options;
   std::string file;
-  for (int i = 2; i < argc; ++i) {
-    std::string arg = argv[i];
-    auto value = [&](std::string& out) -> bool {
-      if (i + 1 >= argc) return false;
-      out = argv[++i];
-      return true;
-    };
-    std::string text;
-    if (arg == "--entry") {
-      if (!value(options.entry)) return Fail("--entry needs a name");
-    } else if (arg == "--target") {
-      if (!value(options.target) ||
-          (options.target != "auto" && options.target != "host" && options.target != "nvptx")) {
-        return Fail("--target needs auto, host or nvptx");
-      }
-    } else if (arg == "--arch") {
-      if (!value(options.arch)) return Fail("--arch needs a value");
-    } else if (arg == "--size") {
-      if (!value(text) || !absl::SimpleAtoi(text, &options.size) || options.size < 0) {
-        return Fail("--size needs a non-negative number");
-      }
-    } else if (arg == "--runs") {
-      if (!value(text) || !absl::SimpleAtoi(text, &options.runs) || options.runs < 0) {
-        return Fail("--runs needs a non-negative number");
-      }
-    } else if (arg == "--seed") {
-      if (!value(text) || !absl::SimpleAtoi(text, &options.seed)) return Fail("--seed needs a number");
-    } else if (arg == "--library") {
-      if (!value(text) || !ParseLibrary(text, options.libraries)) {
-        return Fail("--library needs NAME=PATH");
-      }
-    } else if (arg == "--default-libraries") {
-      options.default_libraries = true;
-    } else if (arg == "--matmul-delegate") {
-      if (!value(options.matmul_delegate)) return Fail("--matmul-delegate needs a provider");
-    } else if (arg == "--shape" || arg == "--scalar") {
-      if (!value(text)) return Fail(arg + " needs I=VALUE");
-      size_t eq = text.find('=');
-      int index = 0;
-      if (eq == std::string::npos || !absl::SimpleAtoi(text.substr(0, eq), &index)) {
-        return Fail(arg + " needs I=VALUE, found '" + text + "'");
-      }
-      std::string rest = text.substr(eq + 1);
-      if (arg == "--shape") {
-        std::vector<int64_t> shape;
-        if (!tessera::tools::ParseShape(rest, shape)) {
-          return Fail("--shape needs sizes like 4x784, found '" + rest + "'");
-        }
-        options.shapes[index] = shape;
-      } else {
-        double v = 0;
-        if (!absl::SimpleAtod(rest, &v)) return Fail("--scalar needs a number, found '" + rest + "'");
-        options.scalars[index] = v;
-      }
-    } else if (!arg.empty() && arg[0] == '-') {
-      return Fail(absl::StrCat("unknown option '", arg, "'\n", kUsage));
-    } else if (file.empty()) {
-      file = arg;
-    } else {
-      return Fail(absl::StrCat("unexpected argument '", arg, "'"));
-    }
-  }
+  std::string error =
+      tessera::tools::Flags()
+          .String("--entry", &options.entry, "a name")
+          .Value("--target", "auto, host or nvptx",
+                 [&](const std::string& value) {
+                   options.target = value;
+                   return value == "auto" || value == "host" || value == "nvptx"
+                              ? std::string()
+                              : "--target needs auto, host or nvptx";
+                 })
+          .String("--arch", &options.arch)
+          .Int("--size", &options.size, int64_t{0}, "a non-negative number")
+          .Int("--runs", &options.runs, 0, "a non-negative number")
+          .Int("--seed", &options.seed, uint32_t{0}, "a number")
+          .Value("--library", "NAME=PATH",
+                 [&](const std::string& value) {
+                   return tessera::tools::ParseLibrary(value, options.libraries)
+                              ? std::string()
+                              : "--library needs NAME=PATH";
+                 })
+          .Switch("--default-libraries", &options.default_libraries)
+          .String("--matmul-delegate", &options.matmul_delegate, "a provider")
+          .Value("--shape", "I=AxB",
+                 [&](const std::string& value) {
+                   int index = 0;
+                   std::string rest;
+                   if (auto bad = ParseIndexed("--shape", value, index, rest); !bad.empty()) {
+                     return bad;
+                   }
+                   std::vector<int64_t> shape;
+                   if (!tessera::tools::ParseShape(rest, shape)) {
+                     return "--shape needs sizes like 4x784, found '" + rest + "'";
+                   }
+                   options.shapes[index] = shape;
+                   return std::string();
+                 })
+          .Value("--scalar", "I=VALUE",
+                 [&](const std::string& value) {
+                   int index = 0;
+                   std::string rest;
+                   if (auto bad = ParseIndexed("--scalar", value, index, rest); !bad.empty()) {
+                     return bad;
+                   }
+                   double number = 0;
+                   if (!absl::SimpleAtod(rest, &number)) {
+                     return "--scalar needs a number, found '" + rest + "'";
+                   }
+                   options.scalars[index] = number;
+                   return std::string();
+                 })
+          .Positional(&file)
+          .Parse(argc, argv, 2);
+  if (!error.empty()) return Fail(absl::StrCat(error, "\n", kUsage));
   if (file.empty() || options.entry.empty()) {
     return Fail(absl::StrCat("run needs FILE and --entry NAME\n", kUsage));
   }
@@ -363,21 +331,12 @@ int Run(int argc, char** argv) {
 int Delegates(int argc, char** argv) {
   std::vector<std::pair<std::string, std::string>> libraries;
   bool defaults = false;
-  tessera::jit::Target target = tessera::jit::Target::kHost;
-  for (int i = 2; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "--library" && i + 1 < argc) {
-      if (!ParseLibrary(argv[++i], libraries)) return Fail("--library needs NAME=PATH");
-    } else if (arg == "--default-libraries") {
-      defaults = true;
-    } else if (arg == "--target" && i + 1 < argc) {
-      auto parsed = tessera::jit::ParseTarget(argv[++i]);
-      if (!parsed.ok()) return Fail(std::string(parsed.status().message()));
-      target = *parsed;
-    } else {
-      return Fail(absl::StrCat("unknown argument '", arg, "'\n", kUsage));
-    }
-  }
+  tessera::jit::CompileOptions options;  // only --target and the libraries matter here
+  std::string error = tessera::tools::Flags()
+                          .CompileOptions(&options, &libraries, &defaults)
+                          .Parse(argc, argv, 2);
+  if (!error.empty()) return Fail(absl::StrCat(error, "\n", kUsage));
+  const tessera::jit::Target target = options.target;
   auto registry = MakeRegistry(libraries, defaults, target);
   if (!registry.ok()) return Fail(std::string(registry.status().message()));
   for (const auto& identity : (*registry)->Identities()) {

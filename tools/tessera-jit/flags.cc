@@ -1,0 +1,85 @@
+// The CLI's argument parser.
+#include "tools/tessera-jit/flags.h"
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+
+namespace tessera::tools {
+
+bool ParseLibrary(const std::string& text, std::vector<std::pair<std::string, std::string>>& out) {
+  size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) return false;
+  out.emplace_back(text.substr(0, eq), text.substr(eq + 1));
+  return true;
+}
+
+Flags& Flags::Value(const std::string& name, const std::string& what, Handler handler) {
+  flags_[name] = Flag{true, what, std::move(handler)};
+  return *this;
+}
+
+Flags& Flags::String(const std::string& name, std::string* out, const std::string& what) {
+  return Value(name, what, [out](const std::string& value) {
+    *out = value;
+    return std::string();
+  });
+}
+
+Flags& Flags::Switch(const std::string& name, bool* out) {
+  flags_[name] = Flag{false, "", [out](const std::string&) {
+                        *out = true;
+                        return std::string();
+                      }};
+  return *this;
+}
+
+Flags& Flags::Positional(std::string* out) {
+  positionals_.push_back(out);
+  return *this;
+}
+
+Flags& Flags::CompileOptions(jit::CompileOptions* options,
+                             std::vector<std::pair<std::string, std::string>>* libraries,
+                             bool* default_libraries) {
+  Value("--target", "host or nvptx", [options](const std::string& value) {
+    auto target = jit::ParseTarget(value);
+    if (!target.ok()) return std::string(target.status().message());
+    options->target = *target;
+    return std::string();
+  });
+  String("--arch", &options->arch);
+  Int("-O", &options->opt_level, 0, "a level 0-3");
+  Switch("--deterministic", &options->deterministic);
+  Value("--library", "NAME=PATH", [libraries](const std::string& value) {
+    return ParseLibrary(value, *libraries) ? std::string()
+                                           : absl::StrCat("--library needs NAME=PATH, found '",
+                                                          value, "'");
+  });
+  Switch("--default-libraries", default_libraries);
+  String("--matmul-delegate", &options->matmul_delegate, "a provider");
+  return *this;
+}
+
+std::string Flags::Parse(int argc, char** argv, int first) const {
+  size_t positional = 0;
+  for (int i = first; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (auto it = flags_.find(arg); it != flags_.end()) {
+      std::string value;
+      if (it->second.takes_value) {
+        if (i + 1 >= argc) return absl::StrCat(arg, " needs ", it->second.what);
+        value = argv[++i];
+      }
+      if (std::string error = it->second.handler(value); !error.empty()) return error;
+    } else if (!arg.empty() && arg[0] == '-') {
+      return absl::StrCat("unknown option '", arg, "'");
+    } else if (positional < positionals_.size()) {
+      *positionals_[positional++] = arg;
+    } else {
+      return absl::StrCat("unexpected argument '", arg, "'");
+    }
+  }
+  return "";
+}
+
+}  // namespace tessera::tools
