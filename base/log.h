@@ -15,7 +15,8 @@ enum class LogLevel { kError = 0, kWarning = 1, kInfo = 2 };
 /// Copyable; thread-safe (one fprintf per line).
 class Logger {
  public:
-  explicit Logger(LogLevel threshold = LogLevel::kWarning) : threshold_(threshold) {}
+  Logger() = default;
+  explicit Logger(LogLevel threshold) : threshold_(threshold) {}
 
   void Log(LogLevel level, const std::string& message) const {
     if (static_cast<int>(level) > static_cast<int>(threshold_)) return;
@@ -30,7 +31,7 @@ class Logger {
   LogLevel threshold() const { return threshold_; }
 
  private:
-  LogLevel threshold_;
+  LogLevel threshold_ = LogLevel::kWarning;
 };
 
 }  // namespace tessera

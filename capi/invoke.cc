@@ -98,7 +98,9 @@ tessera_jit_error_t* tessera_jit_function_invoke(tessera_jit_function_t* functio
           runtime.status().message())));
     }
     tessera::jit::runtime::ScopedCurrentContext keep_callers_context;
-    tessera::jit::runtime::InvocationScope scope(device, static_cast<CUstream>(stream));
+    const auto& registry = module->compiled->options.delegates;
+    tessera::jit::runtime::InvocationScope scope(device, static_cast<CUstream>(stream),
+                                                 registry != nullptr ? registry->runtime() : nullptr);
     if (absl::Status status = (*runtime)->Activate(device); !status.ok()) {
       return MakeError(status);
     }

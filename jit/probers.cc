@@ -14,6 +14,7 @@
 #include "base/status_macros.h"
 #include "jit/compiler.h"
 #include "jit/runtime/gpu_runtime.h"
+#include "jit/delegates/registry.h"
 #include "jit/runtime/kernel_abi.h"
 
 namespace tessera::jit {
@@ -150,15 +151,20 @@ class GpuKernel : public arbiter::ProbeKernel {
         stream_(stream) {}
 
   ~GpuKernel() override {
-    runtime::InvocationScope scope(ordinal_, stream_);
+    runtime::InvocationScope scope(ordinal_, stream_, Delegates());
     (void)runtime_->Activate(ordinal_);
     for (CUdeviceptr buffer : buffers_) (void)runtime_->Free(ordinal_, buffer);
     host_.reset();  // its destructors unload the device image
     (void)runtime_->DestroyStream(ordinal_, stream_);
   }
 
+  /// The delegate state of the registry the probe compiled against.
+  runtime::DelegateRuntime* Delegates() const {
+    return module_->options.delegates != nullptr ? module_->options.delegates->runtime() : nullptr;
+  }
+
   absl::Status Initialize() {
-    runtime::InvocationScope scope(ordinal_, stream_);
+    runtime::InvocationScope scope(ordinal_, stream_, Delegates());
     TESSERA_RETURN_IF_ERROR(runtime_->Activate(ordinal_));
     host_->RunInitializers();  // loads the device image
     return scope.status();
@@ -188,7 +194,7 @@ class GpuKernel : public arbiter::ProbeKernel {
         p, reinterpret_cast<void*>(a), reinterpret_cast<void*>(b), reinterpret_cast<void*>(c),
         reinterpret_cast<void*>(bias));
     {
-      runtime::InvocationScope scope(ordinal_, stream_);
+      runtime::InvocationScope scope(ordinal_, stream_, Delegates());
       TESSERA_RETURN_IF_ERROR(runtime_->Activate(ordinal_));
       entry_(packed_->args.data());
       TESSERA_RETURN_IF_ERROR(scope.status());
@@ -207,7 +213,7 @@ class GpuKernel : public arbiter::ProbeKernel {
     TESSERA_ASSIGN_OR_RETURN(CUevent stop, runtime_->CreateEvent(ordinal_));
     absl::Status status;
     {
-      runtime::InvocationScope scope(ordinal_, stream_);
+      runtime::InvocationScope scope(ordinal_, stream_, Delegates());
       status = runtime_->Activate(ordinal_);
       if (status.ok()) status = runtime_->RecordEvent(start, stream_);
       for (int i = 0; status.ok() && i < repetitions; ++i) entry_(packed_->args.data());

@@ -12,7 +12,6 @@
 #include "base/files.h"
 #include "base/sha256.h"
 #include "base/status_macros.h"
-#include "jit/runtime/delegate_abi.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Object/ObjectFile.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -155,7 +154,7 @@ absl::Status DelegateRegistry::RegisterLibrary(const std::string& name, const st
   id.sha256 = Sha256Hex(bytes);
   // cuBLAS: the runtime binds a handle to the caller's stream around every call.
   if (void* create = dlsym(handle, "cublasCreate_v2")) {
-    runtime::SetCublasEntryPoints(create, dlsym(handle, "cublasSetStream_v2"));
+    runtime_->SetCublasEntryPoints(create, dlsym(handle, "cublasSetStream_v2"));
   }
   absl::MutexLock lock(&mu_);
   libraries_[name] = std::move(library);
@@ -182,7 +181,7 @@ absl::Status DelegateRegistry::AddImage(KernelImage image) {
     return absl::InvalidArgumentError(
         absl::StrCat("a delegate named '", image.name, "' is already registered"));
   }
-  runtime::RegisterKernelImage(image.name, image.cubin, image.ptx);
+  runtime_->AddKernelImage(image.name, image.cubin, image.ptx);
   images_[image.name] = std::move(image);
   return absl::OkStatus();
 }

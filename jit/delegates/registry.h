@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "jit/runtime/delegate_state.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -99,6 +100,10 @@ class DelegateRegistry {
   /// Every registered library and image.
   std::vector<DelegateIdentity> Identities() const;
 
+  /// What this registry's delegates need at run time (kernel images, cuBLAS handles); handed
+  /// to each invocation of a module compiled against it. Thread-safe.
+  runtime::DelegateRuntime* runtime() const { return runtime_.get(); }
+
  private:
   struct Library {
     void* handle = nullptr;
@@ -109,6 +114,8 @@ class DelegateRegistry {
   /// `name` when the file of `library` itself defines it (not one of its dependencies).
   static void* DefinedIn(const Library& library, const std::string& name);
 
+  const std::unique_ptr<runtime::DelegateRuntime> runtime_ =
+      std::make_unique<runtime::DelegateRuntime>();
   mutable absl::Mutex mu_;
   std::map<std::string, Library> libraries_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, KernelImage> images_ ABSL_GUARDED_BY(mu_);

@@ -1,6 +1,7 @@
 // The entry points JIT'd host code calls around delegate calls: a process-wide dispatch counter
-// (the proof that a refused plan dispatched nothing), status checks of vendor calls, the cuBLAS
-// handle bound to the caller's stream, and launches of kernels from registered images.
+// (the proof that a refused plan dispatched nothing), status checks of vendor calls, and — from
+// the invocation's registry (jit/runtime/delegate_state.h) — the cuBLAS handle bound to the
+// caller's stream and launches of kernels from registered images.
 #ifndef TESSERA_JIT_RUNTIME_DELEGATE_ABI_H_
 #define TESSERA_JIT_RUNTIME_DELEGATE_ABI_H_
 
@@ -13,12 +14,6 @@ namespace tessera::jit::runtime {
 
 /// Delegate calls made by JIT'd code in this process so far.
 uint64_t DelegateDispatchCount();
-
-/// Makes a registered kernel image launchable by name (cubin first, PTX fallback on load).
-void RegisterKernelImage(const std::string& name, std::string cubin, std::string ptx);
-
-/// The cuBLAS entry points the handle management needs, from the registered library.
-void SetCublasEntryPoints(void* create, void* set_stream);
 
 /// (name, address) of every `tessera_rt_*` entry point, for HostExecutable's runtime symbols.
 RuntimeSymbolList DelegateRuntimeSymbols();

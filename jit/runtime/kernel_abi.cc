@@ -167,12 +167,16 @@ CUstream CurrentInvocationStream() {
   return current_scope != nullptr ? current_scope->stream() : nullptr;
 }
 
+DelegateRuntime* CurrentInvocationDelegates() {
+  return current_scope != nullptr ? current_scope->delegates() : nullptr;
+}
+
 bool InvocationFailed() { return Failed(); }
 
 void RecordFailure(absl::Status status) { Fail(std::move(status)); }
 
-InvocationScope::InvocationScope(int ordinal, CUstream stream)
-    : ordinal_(ordinal), stream_(stream), previous_(current_scope) {
+InvocationScope::InvocationScope(int ordinal, CUstream stream, DelegateRuntime* delegates)
+    : ordinal_(ordinal), stream_(stream), delegates_(delegates), previous_(current_scope) {
   current_scope = this;
 }
 

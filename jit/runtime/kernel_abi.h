@@ -16,6 +16,8 @@
 
 namespace tessera::jit::runtime {
 
+class DelegateRuntime;
+
 /// Packs a device image for embedding in host code: the cubin (loaded first) and the PTX (the
 /// driver-JIT fallback). Either may be empty.
 std::string PackDeviceImage(absl::string_view cubin, absl::string_view ptx);
@@ -24,11 +26,12 @@ std::string PackDeviceImage(absl::string_view cubin, absl::string_view ptx);
 bool UnpackDeviceImage(absl::string_view data, absl::string_view& cubin, absl::string_view& ptx);
 
 /// While alive, kernels launched by JIT'd host code on this thread go to `stream` on device
-/// `ordinal`, and the first runtime failure is kept here (the ABI's functions return nothing to
-/// check). Thread-compatible; one per thread at a time.
+/// `ordinal`, delegate calls use `delegates` (the module's registry's state; null: none), and
+/// the first runtime failure is kept here (the ABI's functions return nothing to check).
+/// Thread-compatible; one per thread at a time.
 class InvocationScope {
  public:
-  InvocationScope(int ordinal, CUstream stream);
+  InvocationScope(int ordinal, CUstream stream, DelegateRuntime* delegates = nullptr);
   ~InvocationScope();
   InvocationScope(const InvocationScope&) = delete;
   InvocationScope& operator=(const InvocationScope&) = delete;
@@ -41,19 +44,22 @@ class InvocationScope {
 
   int ordinal() const { return ordinal_; }
   CUstream stream() const { return stream_; }
+  DelegateRuntime* delegates() const { return delegates_; }
 
  private:
   int ordinal_;
   CUstream stream_;
+  DelegateRuntime* delegates_;
   absl::Status status_;
   InvocationScope* previous_;
 };
 
-/// For runtime entry points called by JIT'd code: the enclosing scope's device and stream (0
-/// and the default stream outside any scope), whether it already failed, and recording a
+/// For runtime entry points called by JIT'd code: the enclosing scope's device, stream and
+/// delegate state (0, the default stream and null outside any scope), whether it already failed, and recording a
 /// failure in it (dropped outside any scope).
 int CurrentInvocationOrdinal();
 CUstream CurrentInvocationStream();
+DelegateRuntime* CurrentInvocationDelegates();
 bool InvocationFailed();
 void RecordFailure(absl::Status status);
 
