@@ -6,8 +6,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "capi/handles.h"
-#include "jit/delegates/abi_catalogue.h"
-#include "jit/runtime/delegate_abi.h"
+#include "jit/delegates/matmul_provider.h"
+#include "jit/runtime/delegate_entry_points.h"
 #include "jit/runtime/gpu_runtime.h"
 
 using tessera::capi::CheckStructSize;

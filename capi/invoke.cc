@@ -14,7 +14,7 @@
 #include "jit/memref_descriptor.h"
 #include "jit/runtime/checked_call.h"
 #include "jit/runtime/gpu_runtime.h"
-#include "jit/runtime/kernel_abi.h"
+#include "jit/runtime/invocation.h"
 
 using tessera::capi::CheckStructSize;
 using tessera::capi::InvalidArgument;

@@ -13,7 +13,7 @@
 #include "capi/handles.h"
 #include "jit/compiler.h"
 #include "jit/runtime/gpu_runtime.h"
-#include "jit/runtime/kernel_abi.h"
+#include "jit/runtime/invocation.h"
 
 using tessera::capi::CheckStructSize;
 using tessera::capi::InvalidArgument;

@@ -106,7 +106,7 @@ absl::Status CheckOptions(const CompileOptions& options) {
 /// Decides every Tile op (arbiter/arbiter.h) and writes the decisions back into `module`.
 absl::Status ArbitrateModule(mlir::ModuleOp module, CompiledModule& out) {
   const CompileOptions& options = out.options;
-  delegates::DelegateSelection selection;
+  delegates::TileOpArbitration selection;
   selection.target = options.target;
   selection.arch = options.target == Target::kHost ? "host" : options.arch;
   selection.deterministic = options.deterministic;
@@ -127,7 +127,7 @@ absl::Status ArbitrateModule(mlir::ModuleOp module, CompiledModule& out) {
       return arbiter::Arbitrate(point, candidates, context);
     };
   }
-  return delegates::SelectDelegates(module, selection, out.decisions);
+  return delegates::ArbitrateTileOps(module, selection, out.decisions);
 }
 
 /// Everything that changes the passes a stage adds.

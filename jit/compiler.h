@@ -23,7 +23,7 @@ absl::StatusOr<std::unique_ptr<CompiledModule>> Compile(absl::string_view source
 /// JIT-compiles a module's host code (CompiledModule::host_llvm_ir) so its entries can be
 /// invoked: for a host-target module loaded from a cache, and for an nvptx module, whose entries
 /// load the device image on the first RunInitializers() and launch kernels through the GPU
-/// runtime (jit/runtime/kernel_abi.h) — call those inside a runtime::InvocationScope.
+/// runtime (jit/runtime/launch_entry_points.h) — call those inside a runtime::InvocationScope.
 absl::StatusOr<std::unique_ptr<HostExecutable>> LoadHostCode(const CompiledModule& module);
 
 /// The canonical text of Tessera IR: parsed and printed in MLIR's generic form without

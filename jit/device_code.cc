@@ -13,7 +13,7 @@
 #include "jit/delegates/registry.h"
 #include "jit/host_code.h"
 #include "jit/nvjitlink.h"
-#include "jit/runtime/kernel_abi.h"
+#include "jit/runtime/device_image.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/Support/raw_ostream.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"

@@ -10,8 +10,8 @@
 #include "jit/compiler.h"
 #include "jit/delegates/registry.h"
 #include "jit/runtime/checked_call.h"
-#include "jit/runtime/delegate_abi.h"
-#include "jit/runtime/kernel_abi.h"
+#include "jit/runtime/delegate_entry_points.h"
+#include "jit/runtime/launch_entry_points.h"
 #include "llvm/AsmParser/Parser.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LLVMContext.h"
@@ -54,10 +54,10 @@ absl::Status AddPackedWrapper(llvm::Module& module, const std::string& name) {
 }
 
 absl::StatusOr<RuntimeSymbolList> HostSymbols(const CompiledModule& module) {
-  RuntimeSymbolList symbols = runtime::DelegateRuntimeSymbols();
+  RuntimeSymbolList symbols = runtime::DelegateEntryPoints();
   for (auto& symbol : runtime::RuntimeCheckSymbols()) symbols.push_back(symbol);
   if (module.options.target == Target::kNvptx) {
-    for (auto& symbol : runtime::RuntimeSymbols()) symbols.push_back(symbol);
+    for (auto& symbol : runtime::LaunchEntryPoints()) symbols.push_back(symbol);
   }
   for (const std::string& name : module.delegate_symbols) {
     if (module.options.delegates == nullptr) {

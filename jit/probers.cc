@@ -15,7 +15,7 @@
 #include "jit/compiler.h"
 #include "jit/runtime/gpu_runtime.h"
 #include "jit/delegates/registry.h"
-#include "jit/runtime/kernel_abi.h"
+#include "jit/runtime/invocation.h"
 
 namespace tessera::jit {
 namespace {

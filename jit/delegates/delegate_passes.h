@@ -33,8 +33,8 @@ inline constexpr char kDelegateIdentitiesAttr[] = "tessera_jit.delegate_identiti
 /// `{winner, route, why, record}` — so the printed IR shows what runs and why.
 inline constexpr char kDecisionAttr[] = "tessera_jit.decision";
 
-/// What SelectDelegates needs besides the module.
-struct DelegateSelection {
+/// What ArbitrateTileOps needs besides the module.
+struct TileOpArbitration {
   Target target = Target::kHost;
   std::string arch;             ///< "host" or the GPU arch
   bool deterministic = false;   ///< the whole compile is deterministic
@@ -50,18 +50,18 @@ struct DelegateSelection {
 
 /// Every Tile op is an arbitration point. Candidates: the compiled lowering and every matmul
 /// provider (built-in or declared in the registry); a tile.matmul `{delegate = "<id>"}` or
-/// `DelegateSelection::forced` forces one ("compiled" forces the compiled lowering). The
+/// `TileOpArbitration::forced` forces one ("compiled" forces the compiled lowering). The
 /// decision is written back as `tessera_jit.decision`; when a delegate wins, the tile.matmul
 /// becomes a `tessera_nvidia.kernel_call` of its callee with its contract, operands marshalled
 /// into the callee's ABI (cblas row-major, or cuBLAS's column-major trick). Appends one record
 /// per op to `records`. Errors (InvalidArgument, prefixed with the op's location) are the
 /// arbiter's: a forced candidate rejected by a gate, or no candidate left.
-absl::Status SelectDelegates(mlir::ModuleOp module, const DelegateSelection& selection,
+absl::Status ArbitrateTileOps(mlir::ModuleOp module, const TileOpArbitration& selection,
                              std::vector<arbiter::DecisionRecord>& records);
 
 /// Every kernel_call in host code is resolved against `registry` (null: nothing registered) and
 /// lowered: `c_abi` → a call of the symbol found in a registered library, operands checked
-/// against the ABI catalogue or the op's declared `signature`; `cuda_kernel` (nvptx) → a launch
+/// against the C signature catalogue or the op's declared `signature`; `cuda_kernel` (nvptx) → a launch
 /// of the registered image's kernel with the op's `grid` and `block`. Each call counts as a
 /// dispatch. Errors name the callee, the operand position, what was expected and found.
 std::unique_ptr<mlir::Pass> CreateLowerDelegateCallsPass(const DelegateRegistry* registry,

@@ -5,7 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "dialect/NVIDIAOps.h"
 #include "jit/diagnostics.h"
-#include "jit/delegates/abi_catalogue.h"
+#include "jit/delegates/c_signatures.h"
 #include "jit/delegates/delegate_passes.h"
 #include "jit/delegates/gemm_extents.h"
 #include "jit/delegates/registry.h"

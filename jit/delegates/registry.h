@@ -15,7 +15,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "jit/compile_options.h"
-#include "jit/delegates/abi_catalogue.h"
+#include "jit/delegates/matmul_provider.h"
 
 namespace tessera::jit::delegates {
 

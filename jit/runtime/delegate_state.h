@@ -1,7 +1,7 @@
 // The run-time state of one delegate registry: its kernel images (loaded on each device on
 // first launch) and its cuBLAS entry points (a handle per thread and device). Owned by the
 // DelegateRegistry of the context that registered them; reaches JIT'd code through the
-// InvocationScope of each call (jit/runtime/kernel_abi.h), never through process globals.
+// InvocationScope of each call (jit/runtime/invocation.h), never through process globals.
 #ifndef TESSERA_JIT_RUNTIME_DELEGATE_STATE_H_
 #define TESSERA_JIT_RUNTIME_DELEGATE_STATE_H_
 

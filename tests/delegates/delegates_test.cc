@@ -1,4 +1,4 @@
-// Delegates: resolution only inside registered libraries and images, the ABI catalogue and
+// Delegates: resolution only inside registered libraries and images, the C signature catalogue and
 // declared signatures, identities, vendor GEMMs serving tile.matmul on the host (OpenBLAS)
 // against the compiled matmul, covers/determinism gates, and cuda_kernel images (PTX, cubin,
 // CUDA C++ through NVRTC) compiled for nvptx.
@@ -15,7 +15,7 @@
 #include "jit/compiler.h"
 #include "jit/delegates/registry.h"
 #include "jit/nvjitlink.h"
-#include "jit/runtime/delegate_abi.h"
+#include "jit/runtime/delegate_entry_points.h"
 #include "tests/jit/host_tensor.h"
 
 namespace tessera::jit::delegates {

@@ -1,29 +1,17 @@
-// The entry points JIT'd host code calls to load its device image and launch kernels (the
-// `mgpu*` ABI that MLIR's gpu-to-llvm lowering emits), implemented on GpuRuntime. Launches go
-// to the stream of the enclosing InvocationScope: an invoke enqueues on the caller's stream and
-// returns without waiting.
-#ifndef TESSERA_JIT_RUNTIME_KERNEL_ABI_H_
-#define TESSERA_JIT_RUNTIME_KERNEL_ABI_H_
+// The invocation a runtime entry point serves: while an InvocationScope is alive on a thread,
+// kernels launched by JIT'd host code go to its stream on its device, delegate calls use its
+// registry's state, and the first failure is kept in it (the entry points return nothing to
+// check).
+#ifndef TESSERA_JIT_RUNTIME_INVOCATION_H_
+#define TESSERA_JIT_RUNTIME_INVOCATION_H_
 
 #include <cuda.h>
 
-#include <string>
-#include <utility>
-#include <vector>
-
 #include "absl/status/status.h"
-#include "absl/strings/string_view.h"
 
 namespace tessera::jit::runtime {
 
 class DelegateRuntime;
-
-/// Packs a device image for embedding in host code: the cubin (loaded first) and the PTX (the
-/// driver-JIT fallback). Either may be empty.
-std::string PackDeviceImage(absl::string_view cubin, absl::string_view ptx);
-
-/// Splits a packed image; false when `data` is not one (then it is treated as a raw cubin).
-bool UnpackDeviceImage(absl::string_view data, absl::string_view& cubin, absl::string_view& ptx);
 
 /// While alive, kernels launched by JIT'd host code on this thread go to `stream` on device
 /// `ordinal`, delegate calls use `delegates` (the module's registry's state; null: none), and
@@ -63,9 +51,6 @@ DelegateRuntime* CurrentInvocationDelegates();
 bool InvocationFailed();
 void RecordFailure(absl::Status status);
 
-/// The runtime's symbols for the JIT: (name, address) of every `mgpu*` entry point.
-std::vector<std::pair<std::string, void*>> RuntimeSymbols();
-
 }  // namespace tessera::jit::runtime
 
-#endif  // TESSERA_JIT_RUNTIME_KERNEL_ABI_H_
+#endif  // TESSERA_JIT_RUNTIME_INVOCATION_H_

@@ -2,8 +2,8 @@
 // (the proof that a refused plan dispatched nothing), status checks of vendor calls, and — from
 // the invocation's registry (jit/runtime/delegate_state.h) — the cuBLAS handle bound to the
 // caller's stream and launches of kernels from registered images.
-#ifndef TESSERA_JIT_RUNTIME_DELEGATE_ABI_H_
-#define TESSERA_JIT_RUNTIME_DELEGATE_ABI_H_
+#ifndef TESSERA_JIT_RUNTIME_DELEGATE_ENTRY_POINTS_H_
+#define TESSERA_JIT_RUNTIME_DELEGATE_ENTRY_POINTS_H_
 
 #include <cstdint>
 #include <string>
@@ -16,8 +16,8 @@ namespace tessera::jit::runtime {
 uint64_t DelegateDispatchCount();
 
 /// (name, address) of every `tessera_rt_*` entry point, for HostExecutable's runtime symbols.
-RuntimeSymbolList DelegateRuntimeSymbols();
+RuntimeSymbolList DelegateEntryPoints();
 
 }  // namespace tessera::jit::runtime
 
-#endif  // TESSERA_JIT_RUNTIME_DELEGATE_ABI_H_
+#endif  // TESSERA_JIT_RUNTIME_DELEGATE_ENTRY_POINTS_H_

@@ -1,5 +1,5 @@
 // Runtime support for delegate calls.
-#include "jit/runtime/delegate_abi.h"
+#include "jit/runtime/delegate_entry_points.h"
 
 #include <atomic>
 #include <map>
@@ -10,7 +10,7 @@
 #include "absl/synchronization/mutex.h"
 #include "jit/runtime/delegate_state.h"
 #include "jit/runtime/gpu_runtime.h"
-#include "jit/runtime/kernel_abi.h"
+#include "jit/runtime/invocation.h"
 
 namespace tessera::jit::runtime {
 namespace {
@@ -69,7 +69,7 @@ extern "C" void TesseraLaunchImageKernel(const char* image, const char* kernel, 
 
 uint64_t DelegateDispatchCount() { return dispatches.load(); }
 
-RuntimeSymbolList DelegateRuntimeSymbols() {
+RuntimeSymbolList DelegateEntryPoints() {
   return {
       {"tessera_rt_count_dispatch", reinterpret_cast<void*>(&TesseraCountDispatch)},
       {"tessera_rt_delegate_status", reinterpret_cast<void*>(&TesseraDelegateStatus)},

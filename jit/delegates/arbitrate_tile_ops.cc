@@ -9,7 +9,8 @@
 #include "dialect/NVIDIAOps.h"
 #include "dialect/TesseraDialect.h"
 #include "dialect/TileOps.h"
-#include "jit/delegates/abi_catalogue.h"
+#include "jit/delegates/c_signatures.h"
+#include "jit/delegates/matmul_provider.h"
 #include "jit/delegates/delegate_passes.h"
 #include "jit/delegates/registry.h"
 #include "jit/diagnostics.h"
@@ -94,7 +95,7 @@ arbiter::Candidate ProviderCandidate(const MatmulProvider& provider,
 
 /// The arbitration point of any Tile op: the memref operands' element types and the first
 /// one's shape; tile.matmul in full.
-arbiter::ArbitrationPoint PointOf(mlir::Operation* op, const DelegateSelection& selection) {
+arbiter::ArbitrationPoint PointOf(mlir::Operation* op, const TileOpArbitration& selection) {
   arbiter::ArbitrationPoint p;
   p.op = op->getName().getStringRef().str();
   p.location = FormatLocation(op->getLoc());
@@ -211,7 +212,7 @@ mlir::Operation* Rewrite(tile::MatmulOp op, const MatmulProvider& provider) {
 
 }  // namespace
 
-absl::Status SelectDelegates(mlir::ModuleOp module, const DelegateSelection& selection,
+absl::Status ArbitrateTileOps(mlir::ModuleOp module, const TileOpArbitration& selection,
                              std::vector<arbiter::DecisionRecord>& records) {
   std::vector<MatmulProvider> providers;
   if (selection.registry == nullptr) {

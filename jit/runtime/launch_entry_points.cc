@@ -1,30 +1,22 @@
-// The mgpu* ABI over GpuRuntime, with per-thread invocation scopes.
-#include "jit/runtime/kernel_abi.h"
+// The mgpu* ABI over GpuRuntime.
+#include "jit/runtime/launch_entry_points.h"
 
 #include <cstdint>
-#include <cstring>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "jit/runtime/device_image.h"
 #include "jit/runtime/gpu_runtime.h"
+#include "jit/runtime/invocation.h"
 
 namespace tessera::jit::runtime {
 namespace {
 
-constexpr char kImageMagic[8] = {'T', 'S', 'R', 'I', 'M', 'G', '0', '1'};
-
-thread_local InvocationScope* current_scope = nullptr;
-
-/// Reports a failure to the enclosing scope (none: the failure has nowhere to go but is also
-/// harmless, e.g. an unload at teardown).
-void Fail(absl::Status status) {
-  if (current_scope != nullptr) current_scope->Record(std::move(status));
-}
-
-bool Failed() { return current_scope != nullptr && !current_scope->status().ok(); }
-
-int CurrentOrdinal() { return current_scope != nullptr ? current_scope->ordinal() : 0; }
+void Fail(absl::Status status) { RecordFailure(std::move(status)); }
+bool Failed() { return InvocationFailed(); }
+int CurrentOrdinal() { return CurrentInvocationOrdinal(); }
 
 /// Functions already looked up, by (module, name pointer): the host code asks before every
 /// launch with the same constant string, and cuModuleGetFunction is a driver round trip.
@@ -110,9 +102,7 @@ extern "C" void* TesseraModuleGetFunction(void* module, const char* name) {
 
 // The host code asks for a stream per launch; every launch of an invocation goes to the
 // caller's stream instead, so creating, synchronising and destroying it are no-ops.
-extern "C" void* TesseraStreamCreate() {
-  return current_scope != nullptr ? current_scope->stream() : nullptr;
-}
+extern "C" void* TesseraStreamCreate() { return CurrentInvocationStream(); }
 extern "C" void TesseraStreamSynchronize(void* /*stream*/) {}
 extern "C" void TesseraStreamDestroy(void* /*stream*/) {}
 
@@ -134,59 +124,7 @@ extern "C" void TesseraLaunchKernel(void* function, intptr_t grid_x, intptr_t gr
 
 }  // namespace
 
-std::string PackDeviceImage(absl::string_view cubin, absl::string_view ptx) {
-  std::string packed(kImageMagic, sizeof(kImageMagic));
-  uint64_t sizes[2] = {cubin.size(), ptx.size() + 1};
-  packed.append(reinterpret_cast<const char*>(sizes), sizeof(sizes));
-  packed.append(cubin.data(), cubin.size());
-  packed.append(ptx.data(), ptx.size());
-  packed.push_back('\0');  // the driver's PTX JIT reads a C string
-  return packed;
-}
-
-bool UnpackDeviceImage(absl::string_view data, absl::string_view& cubin,
-                       absl::string_view& ptx) {
-  constexpr size_t kHeader = sizeof(kImageMagic) + 2 * sizeof(uint64_t);
-  if (data.size() < kHeader || std::memcmp(data.data(), kImageMagic, sizeof(kImageMagic)) != 0) {
-    return false;
-  }
-  uint64_t sizes[2];
-  std::memcpy(sizes, data.data() + sizeof(kImageMagic), sizeof(sizes));
-  if (sizes[0] > data.size() - kHeader || sizes[1] > data.size() - kHeader - sizes[0]) {
-    return false;
-  }
-  cubin = data.substr(kHeader, sizes[0]);
-  ptx = data.substr(kHeader + sizes[0], sizes[1]);
-  if (!ptx.empty()) ptx.remove_suffix(1);  // the NUL
-  return true;
-}
-
-int CurrentInvocationOrdinal() { return CurrentOrdinal(); }
-
-CUstream CurrentInvocationStream() {
-  return current_scope != nullptr ? current_scope->stream() : nullptr;
-}
-
-DelegateRuntime* CurrentInvocationDelegates() {
-  return current_scope != nullptr ? current_scope->delegates() : nullptr;
-}
-
-bool InvocationFailed() { return Failed(); }
-
-void RecordFailure(absl::Status status) { Fail(std::move(status)); }
-
-InvocationScope::InvocationScope(int ordinal, CUstream stream, DelegateRuntime* delegates)
-    : ordinal_(ordinal), stream_(stream), delegates_(delegates), previous_(current_scope) {
-  current_scope = this;
-}
-
-InvocationScope::~InvocationScope() { current_scope = previous_; }
-
-void InvocationScope::Record(absl::Status status) {
-  if (status_.ok() && !status.ok()) status_ = std::move(status);
-}
-
-std::vector<std::pair<std::string, void*>> RuntimeSymbols() {
+std::vector<std::pair<std::string, void*>> LaunchEntryPoints() {
   return {
       {"mgpuModuleLoad", reinterpret_cast<void*>(&TesseraModuleLoad)},
       {"mgpuModuleLoadJIT", reinterpret_cast<void*>(&TesseraModuleLoadJit)},
