@@ -24,13 +24,6 @@
 namespace tessera::jit::delegates {
 namespace {
 
-// cblas.h and cublas_api.h constants.
-constexpr int kCblasRowMajor = 101;
-constexpr int kCblasNoTrans = 111;
-constexpr int kCblasTrans = 112;
-constexpr int kCublasOpN = 0;
-constexpr int kCublasOpT = 1;
-
 /// Why `provider` cannot serve `op` (gate 1), or "" when it can.
 std::string Decline(const MatmulProvider& provider, Target target, tile::MatmulOp op) {
   if (provider.target != target) {

@@ -12,6 +12,16 @@
 
 namespace tessera::jit::delegates {
 
+/// The enumerators of cblas.h and cublas_api.h that GEMM calls pass.
+inline constexpr int kCblasRowMajor = 101;
+inline constexpr int kCblasColMajor = 102;
+inline constexpr int kCblasNoTrans = 111;
+inline constexpr int kCblasTrans = 112;
+inline constexpr int kCblasConjTrans = 113;
+inline constexpr int kCublasOpN = 0;
+inline constexpr int kCublasOpT = 1;
+inline constexpr int kCublasOpC = 2;
+
 /// One C parameter and the kernel_call operand that supplies it.
 enum class AbiParam {
   kI32,           ///< operand i32

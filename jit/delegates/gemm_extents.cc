@@ -1,5 +1,7 @@
 #include "jit/delegates/gemm_extents.h"
 
+#include "jit/delegates/c_signatures.h"
+
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -9,14 +11,6 @@
 
 namespace tessera::jit::delegates {
 namespace {
-
-// CBLAS and cuBLAS enumerators.
-constexpr int kCblasRowMajor = 101;
-constexpr int kCblasColMajor = 102;
-constexpr int kCblasNoTrans = 111;
-constexpr int kCblasConjTrans = 113;
-constexpr int kCublasOpN = 0;
-constexpr int kCublasOpC = 2;
 
 /// Where each GEMM parameter is among the kernel_call's operands.
 struct GemmOperands {
