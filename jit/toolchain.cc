@@ -1,32 +1,55 @@
 #include "jit/toolchain.h"
 
 #include <cuda.h>
+#include <sys/stat.h>
 
 #include <map>
-#include <regex>
+#include <fstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "base/files.h"
-#include "base/sha256.h"
 #include "jit/build_identity.h"
 #include "jit/nvjitlink.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/Config/llvm-config.h"
+#include "llvm/Support/xxhash.h"
 
 namespace tessera::jit {
 namespace {
 
+/// The value after `"cuda"`'s `"version"` in version.json, else "".
+std::string VersionJsonVersion(const std::string& text) {
+  size_t at = text.find("\"cuda\"");
+  if (at == std::string::npos) return "";
+  at = text.find("\"version\"", at);
+  if (at == std::string::npos) return "";
+  const size_t open = text.find('"', text.find(':', at) + 1);
+  const size_t close = open == std::string::npos ? open : text.find('"', open + 1);
+  if (close == std::string::npos) return "";
+  return text.substr(open + 1, close - open - 1);
+}
+
+/// The toolkit's version: version.json, else CUDA_VERSION from the first 64 KiB of cuda.h.
 std::string ToolkitVersion(const std::string& root) {
   std::string text;
-  std::smatch match;
-  if (ReadFile(root + "/version.json", text) &&
-      std::regex_search(text, match,
-                        std::regex(R"re("cuda"\s*:\s*\{[^}]*"version"\s*:\s*"([^"]+)")re"))) {
-    return match[1].str();
+  if (ReadFile(root + "/version.json", text)) {
+    if (std::string version = VersionJsonVersion(text); !version.empty()) return version;
   }
-  if (ReadFile(root + "/include/cuda.h", text) &&
-      std::regex_search(text, match, std::regex(R"re(#define\s+CUDA_VERSION\s+(\d+))re"))) {
-    const int version = std::stoi(match[1].str());
+  std::ifstream header(root + "/include/cuda.h", std::ios::binary);
+  std::string head(64 << 10, '\0');
+  header.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<size_t>(header.gcount()));
+  constexpr char kDefine[] = "#define CUDA_VERSION ";
+  const size_t at = head.find(kDefine);
+  int version = 0;
+  if (at != std::string::npos &&
+      absl::SimpleAtoi(absl::StripAsciiWhitespace(absl::string_view(head).substr(
+                           at + sizeof(kDefine) - 1,
+                           head.find('\n', at) - (at + sizeof(kDefine) - 1))),
+                       &version)) {
     return absl::StrCat(version / 1000, ".", (version % 1000) / 10);
   }
   return "unknown";
@@ -61,12 +84,40 @@ CudaToolkitIdentity DescribeCudaToolkit(const std::string& root) {
   CudaToolkitIdentity identity;
   identity.version = ToolkitVersion(root);
   std::string libdevice;
-  identity.libdevice = ReadFile(root + "/nvvm/libdevice/libdevice.10.bc", libdevice)
-                           ? Sha256Hex(libdevice).substr(0, 16)
-                           : "missing";
+  // XXH3-64: an identity of the file's bytes at memory speed (not a defence against a forged
+  // file: whoever can replace libdevice can replace the compiler too).
+  identity.libdevice =
+      ReadFile(root + "/nvvm/libdevice/libdevice.10.bc", libdevice)
+          ? absl::StrCat(absl::Hex(llvm::xxh3_64bits(llvm::ArrayRef<uint8_t>(
+                                       reinterpret_cast<const uint8_t*>(libdevice.data()),
+                                       libdevice.size())),
+                                   absl::kZeroPad16))
+          : "missing";
   absl::MutexLock lock(&mu);
   known->emplace(root, identity);
   return identity;
+}
+
+std::string CudaToolkitFingerprint(const std::string& root) {
+  static absl::Mutex mu(absl::kConstInit);
+  static auto* known = new std::map<std::string, std::string>();
+  {
+    absl::MutexLock lock(&mu);
+    if (auto it = known->find(root); it != known->end()) return it->second;
+  }
+  std::string fingerprint;
+  for (const char* file : {"/nvvm/libdevice/libdevice.10.bc", "/include/cuda.h"}) {
+    struct stat info;
+    if (stat((root + file).c_str(), &info) != 0) {
+      absl::StrAppend(&fingerprint, "missing;");
+      continue;
+    }
+    absl::StrAppend(&fingerprint, info.st_size, ":", info.st_mtim.tv_sec, ".",
+                    info.st_mtim.tv_nsec, ":", info.st_ino, ";");
+  }
+  absl::MutexLock lock(&mu);
+  known->emplace(root, fingerprint);
+  return fingerprint;
 }
 
 }  // namespace tessera::jit

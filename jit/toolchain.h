@@ -22,12 +22,17 @@ struct Toolchain {
 /// The CUDA toolkit an nvptx compile reads at run time (libdevice for math functions).
 struct CudaToolkitIdentity {
   std::string version;    ///< version.json's "cuda" version, else include/cuda.h's CUDA_VERSION
-  std::string libdevice;  ///< first 16 hex digits of the SHA-256 of nvvm/libdevice/libdevice.10.bc
+  std::string libdevice;  ///< XXH3-64 of nvvm/libdevice/libdevice.10.bc, 16 hex digits
                           ///< ("missing" when absent)
 };
 
 /// The identity of the toolkit at `root` (computed once per root per process). Thread-safe.
 CudaToolkitIdentity DescribeCudaToolkit(const std::string& root);
+
+/// A cheap stand-in for DescribeCudaToolkit: size, modification time and inode of libdevice and
+/// cuda.h (two stat calls, once per root per process), for lookups that must not read the
+/// toolkit — a toolkit replaced in place changes it. Thread-safe.
+std::string CudaToolkitFingerprint(const std::string& root);
 
 }  // namespace tessera::jit
 

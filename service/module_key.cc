@@ -1,4 +1,5 @@
-// Module keys: components from the IR, the options and the toolchain.
+// Module keys: components from the IR, the options and the toolchain — one list
+// (ForEachComponent) for the key and for the request text.
 #include "service/module_key.h"
 
 #include "absl/strings/str_cat.h"
@@ -8,35 +9,45 @@
 namespace tessera::service {
 namespace {
 
-cache::KeyComponents Content(const std::string& ir_digest, const jit::CompileOptions& options) {
-  return {
-      {"ir", ir_digest},
-      {"target", std::string(jit::TargetName(options.target))},
-      {"arch", options.target == jit::Target::kNvptx ? options.arch : "-"},
-      {"opt_level", absl::StrCat(options.opt_level)},
-      {"deterministic", options.deterministic ? "yes" : "no"},
-      {"link_cubin", options.link_cubin ? "yes" : "no"},
-      {"matmul_delegate", options.matmul_delegate.empty() ? "-" : options.matmul_delegate},
-      {"arbitrate", options.arbitrate ? "yes" : "no"},
-  };
+/// Calls `add(name, value)` for every component, in order: `ir` (given) and the options (the
+/// first kContentComponents), then the producer.
+/// `exact_toolkit`: the toolkit's identity (reads libdevice once per process); otherwise its
+/// stat fingerprint (for the request text, which a fresh process looks up before anything).
+template <typename Add>
+void ForEachComponent(absl::string_view ir, const jit::CompileOptions& options,
+                      const ToolchainIdentity& toolchain, bool exact_toolkit, Add&& add) {
+  const bool nvptx = options.target == jit::Target::kNvptx;
+  add("ir", ir);
+  add("target", jit::TargetName(options.target));
+  add("arch", nvptx ? absl::string_view(options.arch) : "-");
+  add("opt_level", options.opt_level);
+  add("deterministic", options.deterministic ? "yes" : "no");
+  add("link_cubin", options.link_cubin ? "yes" : "no");
+  add("matmul_delegate",
+      options.matmul_delegate.empty() ? absl::string_view("-") : options.matmul_delegate);
+  add("arbitrate", options.arbitrate ? "yes" : "no");
+  // The producer.
+  add("tessera", toolchain.tessera);
+  add("llvm", toolchain.llvm);
+  add("cuda", toolchain.cuda);
+  add("nvjitlink", toolchain.nvjitlink);
+  // Only device code reads the toolkit at compile time (libdevice).
+  if (!nvptx) {
+    add("cuda_toolkit", "-");
+    add("libdevice", "-");
+  } else if (exact_toolkit) {
+    const jit::CudaToolkitIdentity toolkit =
+        jit::DescribeCudaToolkit(jit::ResolveCudaToolkit(options));
+    add("cuda_toolkit", toolkit.version);
+    add("libdevice", toolkit.libdevice);
+  } else {
+    add("cuda_toolkit", jit::CudaToolkitFingerprint(jit::ResolveCudaToolkit(options)));
+  }
+  add("delegates", absl::StrJoin(toolchain.delegates, "; "));
 }
 
-cache::KeyComponents Producer(const jit::CompileOptions& options,
-                              const ToolchainIdentity& toolchain) {
-  cache::KeyComponents producer = {{"tessera", toolchain.tessera},
-                                   {"llvm", toolchain.llvm},
-                                   {"cuda", toolchain.cuda},
-                                   {"nvjitlink", toolchain.nvjitlink}};
-  // Only device code reads the toolkit at compile time (libdevice).
-  jit::CudaToolkitIdentity toolkit{"-", "-"};
-  if (options.target == jit::Target::kNvptx) {
-    toolkit = jit::DescribeCudaToolkit(jit::ResolveCudaToolkit(options));
-  }
-  producer.insert(producer.end(), {{"cuda_toolkit", toolkit.version},
-                                   {"libdevice", toolkit.libdevice},
-                                   {"delegates", absl::StrJoin(toolchain.delegates, "; ")}});
-  return producer;
-}
+/// The number of content components (`ir` and the options) ForEachComponent starts with.
+constexpr size_t kContentComponents = 8;
 
 }  // namespace
 
@@ -65,19 +76,27 @@ ToolchainIdentity ToolchainFor(const ToolchainIdentity& base, const jit::Compile
 
 cache::CacheKey ModuleKey(const std::string& canonical_ir, const jit::CompileOptions& options,
                           const ToolchainIdentity& toolchain) {
-  return cache::MakeCacheKey(Content(cache::Sha256Hex(canonical_ir), options),
-                             Producer(options, toolchain));
+  cache::KeyComponents components;
+  ForEachComponent(cache::Sha256Hex(canonical_ir), options, toolchain, /*exact_toolkit=*/true,
+                   [&](absl::string_view name, const absl::AlphaNum& value) {
+                     components.emplace_back(std::string(name), std::string(value.Piece()));
+                   });
+  const cache::KeyComponents content(components.begin(),
+                                     components.begin() + kContentComponents);
+  const cache::KeyComponents producer(components.begin() + kContentComponents, components.end());
+  return cache::MakeCacheKey(content, producer);
 }
 
 std::string RequestText(absl::string_view source, const jit::CompileOptions& options,
                         const ToolchainIdentity& toolchain) {
-  // The key's components with the text itself in place of its canonical form's digest.
   std::string text;
-  for (const auto& [name, value] : Content("", options)) absl::StrAppend(&text, name, "=", value, "|");
-  for (const auto& [name, value] : Producer(options, toolchain)) {
-    absl::StrAppend(&text, name, "=", value, "|");
-  }
-  absl::StrAppend(&text, "source=", source);
+  text.reserve(source.size() + 512);
+  // The key's components with the text itself in place of its canonical form's digest.
+  ForEachComponent("(the source below)", options, toolchain, /*exact_toolkit=*/false,
+                   [&](absl::string_view name, const absl::AlphaNum& value) {
+                     absl::StrAppend(&text, name, "=", value, "|");
+                   });
+  text.append(source.data(), source.size());
   return text;
 }
 

@@ -145,6 +145,13 @@ TEST(ModuleKeyTest, EveryInputThatShapesTheOutputChangesTheKey) {
     Request changed = base;
     perturbation.change(changed);
     EXPECT_NE(Digest(base), Digest(changed)) << perturbation.what << " does not change the key";
+    // The request text (the parse-free index in memory and on disk) must change too, or a
+    // fresh process would find the old entry through it.
+    EXPECT_NE(RequestText(base.source, base.options,
+                          ToolchainFor(base.toolchain, base.options)),
+              RequestText(changed.source, changed.options,
+                          ToolchainFor(changed.toolchain, changed.options)))
+        << perturbation.what << " does not change the request text";
   }
 }
 
