@@ -103,6 +103,18 @@ std::string PayloadChecksum(const std::string& payload) {
   return absl::StrCat(absl::Hex(hash, absl::kZeroPad16));
 }
 
+/// A key digest as this tier writes them: 64 lowercase hex digits. Anything else (a damaged
+/// or planted index file) never becomes a path.
+bool IsDigest(absl::string_view text) {
+  return text.size() == 64 && std::all_of(text.begin(), text.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
+}
+
+/// How old a file in tmp/ must be before `clear` removes it (younger ones may be another
+/// process's entry being staged).
+constexpr int64_t kStaleTemporarySeconds = 60;
+
 std::string UniqueSuffix() {
   static std::atomic<uint64_t> counter{0};
   return absl::StrCat(getpid(), ".", counter++, ".",
@@ -178,7 +190,7 @@ void DiskCache::Remove(const std::string& directory) {
 }
 
 void DiskCache::Discard(const std::string& digest) {
-  if (read_only()) return;
+  if (read_only() || !IsDigest(digest)) return;
   ++discarded_;
   Remove(EntryDir(digest));
 }
@@ -186,6 +198,10 @@ void DiskCache::Discard(const std::string& digest) {
 std::optional<std::string> DiskCache::Load(const CacheKey& key, int format, Miss& miss) {
   if (!enabled()) {
     miss = {MissReason::kTierOff, ""};
+    return std::nullopt;
+  }
+  if (!IsDigest(key.digest)) {
+    miss = {MissReason::kNotCached, ""};
     return std::nullopt;
   }
   const fs::path dir = EntryDir(key.digest);
@@ -238,7 +254,7 @@ std::optional<std::string> DiskCache::Load(const CacheKey& key, int format, Miss
 
 void DiskCache::Store(const CacheKey& key, int format, const std::string& payload,
                       const std::string& source_name) {
-  if (!enabled() || read_only()) return;
+  if (!enabled() || read_only() || !IsDigest(key.digest)) return;
   std::error_code error;
   const fs::path final_dir = EntryDir(key.digest);
   if (fs::exists(final_dir / kManifest, error)) return;  // another process published it
@@ -251,10 +267,17 @@ void DiskCache::Store(const CacheKey& key, int format, const std::string& payloa
   const std::string manifest_text = WriteManifest(manifest);
   // The manifest goes last: an entry without one is never trusted.
   if (!WriteFile(staging / kPayload, payload) || !WriteFile(staging / kManifest, manifest_text)) {
+    if (!fs::exists(staging, error)) return;  // removed under us (`cache clear`): not a full disk
     fs::remove_all(staging, error);
     return Disable(absl::StrCat("cannot write to ", staging.string(), " (disk full?)"));
   }
-  if (fs::exists(final_dir, error)) Remove(final_dir.string());  // a damaged leftover
+  if (fs::exists(final_dir, error)) {
+    if (fs::exists(final_dir / kManifest, error)) {
+      fs::remove_all(staging, error);  // another process published it meanwhile
+      return;
+    }
+    Remove(final_dir.string());  // a damaged leftover
+  }
   fs::rename(staging, final_dir, error);
   if (error) {
     fs::remove_all(staging, error);  // lost a race to an identical entry
@@ -311,12 +334,14 @@ void DiskCache::Evict(const std::string& keep, uint64_t stored_bytes) {
 std::string DiskCache::LookupText(const std::string& text_digest) const {
   if (!enabled()) return "";
   std::string digest;
-  if (!ReadFile(fs::path(Path("text")) / text_digest, digest)) return "";
-  return digest.size() == 64 ? digest : "";
+  if (!IsDigest(text_digest) || !ReadFile(fs::path(Path("text")) / text_digest, digest)) {
+    return "";
+  }
+  return IsDigest(digest) ? digest : "";
 }
 
 void DiskCache::RecordText(const std::string& text_digest, const std::string& digest) {
-  if (!enabled() || read_only()) return;
+  if (!enabled() || read_only() || !IsDigest(text_digest) || !IsDigest(digest)) return;
   const fs::path path = fs::path(Path("text")) / text_digest;
   const fs::path staging = fs::path(path.string() + "." + UniqueSuffix());
   std::error_code error;
@@ -329,7 +354,7 @@ DiskCache::KeyLock::~KeyLock() {
 }
 
 std::unique_ptr<DiskCache::KeyLock> DiskCache::Lock(const std::string& digest) {
-  if (!enabled() || read_only()) return nullptr;
+  if (!enabled() || read_only() || !IsDigest(digest)) return nullptr;
   const std::string path = (fs::path(Path("locks")) / (digest + ".lock")).string();
   int fd = open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
   if (fd < 0) {
@@ -389,13 +414,35 @@ absl::Status DiskCache::Clear() {
         absl::StrCat("cannot clear ", options_.root, ": the cache is read-only"));
   }
   std::error_code error;
-  for (const char* sub : {"entries", "index", "text", "locks", "tmp"}) {
+  for (const char* sub : {"entries", "index", "text"}) {
     fs::remove_all(Path(sub), error);
     if (error) {
       return absl::PermissionDeniedError(
           absl::StrCat("cannot clear ", Path(sub), ": ", error.message()));
     }
     fs::create_directories(Path(sub), error);
+  }
+  // A lock another process holds stays (unlinking it would let a third process lock a new file
+  // and compile the same key); a free one is removed while held, so nobody is using it.
+  for (const fs::directory_entry& file : fs::directory_iterator(Path("locks"), error)) {
+    const int fd = open(file.path().c_str(), O_RDWR | O_CLOEXEC);
+    if (fd < 0) continue;
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+      std::error_code ignored;
+      fs::remove(file.path(), ignored);
+      flock(fd, LOCK_UN);
+    }
+    close(fd);
+  }
+  // Temporaries: what a writer that died left; a young one may be an entry being staged.
+  const int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  for (const fs::directory_entry& file : fs::directory_iterator(Path("tmp"), error)) {
+    if (now - ModifiedUnix(file.path()) >= kStaleTemporarySeconds) {
+      std::error_code ignored;
+      fs::remove_all(file.path(), ignored);
+    }
   }
   absl::MutexLock lock(&mu_);
   estimated_bytes_.reset();

@@ -103,7 +103,8 @@ class DiskCache {
 
   std::vector<DiskEntry> List() const;
   uint64_t TotalBytes() const;
-  /// Removes every entry, index, lock and temporary file.
+  /// Removes every entry and index, every lock no process holds, and every temporary older than
+  /// a minute (younger ones may be entries other processes are staging).
   absl::Status Clear();
   DiskCounters counters() const;
 

@@ -3,6 +3,7 @@
 #ifndef TESSERA_CACHE_SINGLE_FLIGHT_H_
 #define TESSERA_CACHE_SINGLE_FLIGHT_H_
 
+#include <exception>
 #include <memory>
 #include <string>
 #include <utility>
@@ -18,7 +19,8 @@ template <typename Result>
 class SingleFlight {
  public:
   /// `work()`'s result for `key`: computed by this call (`*leader` true) or by the call already
-  /// in flight for the same key (`*leader` false).
+  /// in flight for the same key (`*leader` false). If `work` throws, the flight ends: the
+  /// leader and every waiter get the exception, and the next call for the key starts afresh.
   template <typename Work>
   Result Do(const std::string& key, Work&& work, bool* leader) {
     std::shared_ptr<Flight> flight;
@@ -31,14 +33,20 @@ class SingleFlight {
     }
     if (!*leader) {
       flight->done.WaitForNotification();
+      if (flight->error != nullptr) std::rethrow_exception(flight->error);
       return *flight->result;
     }
-    flight->result = std::make_unique<Result>(work());
+    try {
+      flight->result = std::make_unique<Result>(work());
+    } catch (...) {
+      flight->error = std::current_exception();
+    }
     {
       absl::MutexLock lock(&mu_);
       in_flight_.erase(key);
     }
     flight->done.Notify();
+    if (flight->error != nullptr) std::rethrow_exception(flight->error);
     return *flight->result;
   }
 
@@ -46,6 +54,7 @@ class SingleFlight {
   struct Flight {
     absl::Notification done;
     std::unique_ptr<Result> result;
+    std::exception_ptr error;
   };
   absl::Mutex mu_;
   absl::flat_hash_map<std::string, std::shared_ptr<Flight>> in_flight_ ABSL_GUARDED_BY(mu_);

@@ -70,8 +70,10 @@ tessera_jit_error_t* tessera_jit_context_create(const tessera_jit_context_option
   }
   context->service = std::make_unique<tessera::service::CompileService>(std::move(service));
   const tessera::service::ServiceStats cache_stats = context->service->stats();
+  // Decisions live beside the compile cache on disk; a read-only cache keeps them in memory.
   context->decisions = std::make_shared<tessera::arbiter::DecisionCache>(
-      cache_stats.disk_enabled ? cache_stats.disk_root + "/decisions" : "");
+      cache_stats.disk_enabled && !cache_stats.disk_read_only ? cache_stats.disk_root + "/decisions"
+                                                              : "");
   if (options->default_target != nullptr) {
     auto target = tessera::jit::ParseTarget(options->default_target);
     if (!target.ok()) {

@@ -106,7 +106,8 @@ std::string CudaToolkitFingerprint(const std::string& root) {
     if (auto it = known->find(root); it != known->end()) return it->second;
   }
   std::string fingerprint;
-  for (const char* file : {"/nvvm/libdevice/libdevice.10.bc", "/include/cuda.h"}) {
+  for (const char* file :
+       {"/nvvm/libdevice/libdevice.10.bc", "/version.json", "/include/cuda.h"}) {
     struct stat info;
     if (stat((root + file).c_str(), &info) != 0) {
       absl::StrAppend(&fingerprint, "missing;");

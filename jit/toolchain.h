@@ -29,9 +29,10 @@ struct CudaToolkitIdentity {
 /// The identity of the toolkit at `root` (computed once per root per process). Thread-safe.
 CudaToolkitIdentity DescribeCudaToolkit(const std::string& root);
 
-/// A cheap stand-in for DescribeCudaToolkit: size, modification time and inode of libdevice and
-/// cuda.h (two stat calls, once per root per process), for lookups that must not read the
-/// toolkit — a toolkit replaced in place changes it. Thread-safe.
+/// A cheap stand-in for DescribeCudaToolkit: size, modification time and inode of libdevice,
+/// version.json and cuda.h (three stat calls, once per root per process), for lookups that
+/// must not read the toolkit — a toolkit replaced in place changes it for the next process.
+/// Thread-safe.
 std::string CudaToolkitFingerprint(const std::string& root);
 
 }  // namespace tessera::jit

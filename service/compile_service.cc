@@ -24,17 +24,6 @@ uint64_t MemoryFootprint(const jit::CompiledModule& module) {
   return bytes;
 }
 
-/// jit::Compile, with running out of memory a status: the compiler's own allocations are
-/// bounded (the arbiter's probes by a budget), but never an exception through the service.
-absl::StatusOr<std::unique_ptr<jit::CompiledModule>> CompileNow(
-    absl::string_view source, const jit::CompileOptions& options) {
-  try {
-    return jit::Compile(source, options);
-  } catch (const std::bad_alloc&) {
-    return absl::ResourceExhaustedError("out of memory while compiling (std::bad_alloc)");
-  }
-}
-
 /// A module from the cache made ready for this caller: its delegates resolve in the caller's
 /// registry, its diagnostics use the caller's source name, and host code is JIT-loaded.
 /// (nvptx modules load their launch code when a function is first looked up: capi/module.cc.)
@@ -67,6 +56,18 @@ CompileService::CompileService(CompileServiceOptions options)
 
 absl::StatusOr<CompileResult> CompileService::Compile(absl::string_view source,
                                                       const jit::CompileOptions& options) {
+  // The compiler's own allocations are bounded (the arbiter's probes by a budget); running out
+  // of memory anyway — parsing a huge source, a payload, the compile — is a status, never an
+  // exception out of the service (or through the C API above it).
+  try {
+    return CompileRequest(source, options);
+  } catch (const std::bad_alloc&) {
+    return absl::ResourceExhaustedError("out of memory while compiling (std::bad_alloc)");
+  }
+}
+
+absl::StatusOr<CompileResult> CompileService::CompileRequest(absl::string_view source,
+                                                             const jit::CompileOptions& options) {
   const ToolchainIdentity toolchain = ToolchainFor(options_.toolchain, options);
   // 1. This exact request was compiled before and memory still holds it: no parsing.
   const std::string request = RequestText(source, options, toolchain);
@@ -83,7 +84,7 @@ absl::StatusOr<CompileResult> CompileService::Compile(absl::string_view source,
   absl::StatusOr<std::string> canonical = jit::CanonicalSource(source);
   if (!canonical.ok()) {
     // Let the compiler report the error under the caller's source name.
-    auto compiled = CompileNow(source, options);
+    auto compiled = jit::Compile(source, options);
     if (!compiled.ok()) return compiled.status();
     return canonical.status();
   }
@@ -122,6 +123,11 @@ std::optional<CompileResult> CompileService::FromDiskByText(const std::string& r
   if (text_digest.empty()) return std::nullopt;
   digest = disk_->LookupText(text_digest);
   if (digest.empty()) return std::nullopt;
+  if (auto module = memory_.Get(digest)) {  // another spelling of it is loaded already
+    RememberText(request, digest);
+    Count(ModuleSource::kMemory, nullptr);
+    return CompileResult{std::move(module), digest, ModuleSource::kMemory, {}};
+  }
   cache::CacheKey key;
   key.digest = digest;
   auto module = LoadFromDisk(key, options, miss);
@@ -170,7 +176,7 @@ absl::StatusOr<CompileResult> CompileService::LoadOrCompile(const cache::CacheKe
   } else if (disk_ != nullptr) {
     miss = {cache::MissReason::kNotCached, "disk cache off"};
   }
-  auto compiled = CompileNow(source, options);
+  auto compiled = jit::Compile(source, options);
   if (!compiled.ok()) return compiled.status();
   std::shared_ptr<const jit::CompiledModule> module = std::move(*compiled);
   Publish(key, module);

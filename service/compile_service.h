@@ -99,6 +99,9 @@ class CompileService {
  private:
   using Outcome = absl::StatusOr<CompileResult>;
 
+  /// Compile() without its out-of-memory guard.
+  Outcome CompileRequest(absl::string_view source, const jit::CompileOptions& options);
+
   std::optional<CompileResult> FromMemoryByText(const std::string& request);
   std::optional<CompileResult> FromDiskByText(const std::string& request,
                                               const std::string& text_digest,

@@ -118,6 +118,7 @@ std::vector<std::string> PtxEntries(absl::string_view ptx) {
 }
 
 DelegateRegistry::~DelegateRegistry() {
+  runtime_->Release();  // cuBLAS handles need the library that is closed below
   absl::MutexLock lock(&mu_);
   for (auto& [name, library] : libraries_) dlclose(library.handle);
 }
@@ -154,7 +155,8 @@ absl::Status DelegateRegistry::RegisterLibrary(const std::string& name, const st
   id.sha256 = Sha256Hex(bytes);
   // cuBLAS: the runtime binds a handle to the caller's stream around every call.
   if (void* create = dlsym(handle, "cublasCreate_v2")) {
-    runtime_->SetCublasEntryPoints(create, dlsym(handle, "cublasSetStream_v2"));
+    runtime_->SetCublasEntryPoints(create, dlsym(handle, "cublasSetStream_v2"),
+                                   dlsym(handle, "cublasDestroy_v2"));
   }
   absl::MutexLock lock(&mu_);
   libraries_[name] = std::move(library);

@@ -1,26 +1,30 @@
 // One registry's delegate state at run time.
 #include "jit/runtime/delegate_state.h"
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "jit/runtime/gpu_runtime.h"
 
 namespace tessera::jit::runtime {
-namespace {
 
-std::atomic<uint64_t> next_id{1};
+DelegateRuntime::DelegateRuntime() = default;
 
-}  // namespace
+DelegateRuntime::~DelegateRuntime() { Release(); }
 
-DelegateRuntime::DelegateRuntime() : id_(next_id.fetch_add(1)) {}
-
-DelegateRuntime::~DelegateRuntime() {
-  // Modules this registry loaded are unloaded with it; cuBLAS handles stay with their threads
-  // (cublasDestroy would need the library, which the registry's destructor closes).
+void DelegateRuntime::Release() {
+  absl::MutexLock lock(&mu_);
+  if (loaded_.empty() && handles_.empty()) return;  // host-only: never touches the driver
   auto runtime = GpuRuntime::Get();
   if (!runtime.ok()) return;
-  absl::MutexLock lock(&mu_);
+  ScopedCurrentContext keep_callers_context;
+  if (CublasDestroy destroy = cublas_destroy_.load()) {
+    for (const auto& [key, handle] : handles_) {
+      (void)(*runtime)->Activate(key.second);
+      destroy(handle);
+    }
+  }
+  handles_.clear();
   for (const auto& [key, module] : loaded_) (void)(*runtime)->UnloadModule(key.second, module);
+  loaded_.clear();
 }
 
 void DelegateRuntime::AddKernelImage(const std::string& name, std::string cubin,
@@ -45,9 +49,10 @@ absl::StatusOr<CUmodule> DelegateRuntime::ImageModule(const std::string& name, i
   return module;
 }
 
-void DelegateRuntime::SetCublasEntryPoints(void* create, void* set_stream) {
+void DelegateRuntime::SetCublasEntryPoints(void* create, void* set_stream, void* destroy) {
   cublas_create_.store(reinterpret_cast<CublasCreate>(create));
   cublas_set_stream_.store(reinterpret_cast<CublasSetStream>(set_stream));
+  cublas_destroy_.store(reinterpret_cast<CublasDestroy>(destroy));
 }
 
 absl::StatusOr<void*> DelegateRuntime::CublasHandle(int device, CUstream stream) {
@@ -56,13 +61,17 @@ absl::StatusOr<void*> DelegateRuntime::CublasHandle(int device, CUstream stream)
   if (create == nullptr || set_stream == nullptr) {
     return absl::FailedPreconditionError("cuBLAS is not registered");
   }
-  // One handle per thread, registry and device.
-  thread_local absl::flat_hash_map<std::pair<uint64_t, int>, void*> handles;
-  void*& handle = handles[{id_, device}];
-  if (handle == nullptr && create(&handle) != 0) {
-    handle = nullptr;
-    return absl::InternalError("cublasCreate_v2 failed");
+  void* handle = nullptr;
+  {
+    absl::MutexLock lock(&mu_);
+    void*& slot = handles_[{std::this_thread::get_id(), device}];
+    if (slot == nullptr && create(&slot) != 0) {
+      handles_.erase({std::this_thread::get_id(), device});
+      return absl::InternalError("cublasCreate_v2 failed");
+    }
+    handle = slot;
   }
+  // Only this thread uses its handle: binding the stream needs no lock.
   if (set_stream(handle, stream) != 0) return absl::InternalError("cublasSetStream_v2 failed");
   return handle;
 }

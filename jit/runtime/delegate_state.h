@@ -8,9 +8,9 @@
 #include <cuda.h>
 
 #include <atomic>
-#include <cstdint>
 #include <map>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include "absl/status/statusor.h"
@@ -34,23 +34,28 @@ class DelegateRuntime {
   absl::StatusOr<CUmodule> ImageModule(const std::string& name, int device);
 
   /// The cuBLAS entry points the handle management needs, from the registered library.
-  void SetCublasEntryPoints(void* create, void* set_stream);
+  void SetCublasEntryPoints(void* create, void* set_stream, void* destroy);
 
-  /// This thread's cuBLAS handle for `device`, bound to `stream`. FailedPrecondition when
-  /// this registry has no cuBLAS.
+  /// This thread's cuBLAS handle for `device`, bound to `stream` (a handle is used by one
+  /// thread at a time). FailedPrecondition when this registry has no cuBLAS.
   absl::StatusOr<void*> CublasHandle(int device, CUstream stream);
+
+  /// Destroys every cuBLAS handle made so far (the registry calls it before it closes the
+  /// library) and unloads the images' modules.
+  void Release();
 
  private:
   using CublasCreate = int (*)(void**);
   using CublasSetStream = int (*)(void*, void*);
+  using CublasDestroy = int (*)(void*);
 
-  /// Distinguishes registries in per-thread tables (addresses can be reused).
-  const uint64_t id_;
   std::atomic<CublasCreate> cublas_create_{nullptr};
   std::atomic<CublasSetStream> cublas_set_stream_{nullptr};
+  std::atomic<CublasDestroy> cublas_destroy_{nullptr};
   absl::Mutex mu_;
   std::map<std::string, std::pair<std::string, std::string>> images_ ABSL_GUARDED_BY(mu_);
   std::map<std::pair<std::string, int>, CUmodule> loaded_ ABSL_GUARDED_BY(mu_);
+  std::map<std::pair<std::thread::id, int>, void*> handles_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace tessera::jit::runtime

@@ -1,11 +1,13 @@
 // The disk tier on its own, bytes in and bytes out: round trip, typed misses, a read-only
-// root, the lock's timeout, eviction without reading manifests, and clear.
+// root, the lock's timeout, eviction without reading manifests, clear, and digests that are
+// the only strings that become paths.
 #include "cache/disk_cache.h"
 
 #include <sys/file.h>
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -82,7 +84,7 @@ TEST(DiskCacheTest, AReadOnlyRootServesHitsAndWritesNothing) {
   {
     DiskCache writer(At(root));
     writer.Store(Key("a"), 7, "payload", "");
-    writer.RecordText("t", Key("a").digest);
+    writer.RecordText(Key("t").digest, Key("a").digest);
   }
   const size_t files = FilesUnder(root);
   DiskCacheOptions options = At(root);
@@ -94,9 +96,9 @@ TEST(DiskCacheTest, AReadOnlyRootServesHitsAndWritesNothing) {
   auto payload = reader.Load(Key("a"), 7, miss);
   ASSERT_TRUE(payload.has_value());
   EXPECT_EQ(*payload, "payload");
-  EXPECT_EQ(reader.LookupText("t"), Key("a").digest);
+  EXPECT_EQ(reader.LookupText(Key("t").digest), Key("a").digest);
   reader.Store(Key("b"), 7, "other", "");
-  reader.RecordText("u", Key("b").digest);
+  reader.RecordText(Key("u").digest, Key("b").digest);
   EXPECT_EQ(reader.Lock(Key("b").digest), nullptr);
   EXPECT_FALSE(reader.Load(Key("a"), 8, miss).has_value());  // foreign format: not removed
   EXPECT_FALSE(reader.Clear().ok());
@@ -136,21 +138,52 @@ TEST(DiskCacheTest, EvictsLeastRecentlyUsedBeyondTheBound) {
   EXPECT_FALSE(disk.Load(Key("a"), 7, miss).has_value());
 }
 
-TEST(DiskCacheTest, ClearRemovesEntriesIndexesLocksAndTemporaries) {
+TEST(DiskCacheTest, ClearRemovesEntriesIndexesFreeLocksAndOldTemporaries) {
   const std::string root = Scratch("clear");
   DiskCache disk(At(root));
   disk.Store(Key("a"), 7, "payload", "");
-  disk.RecordText("t", Key("a").digest);
-  { auto lock = disk.Lock(Key("a").digest); }
-  std::ofstream(fs::path(root) / "v1" / "tmp" / "leftover.1.2") << "half";
-  ASSERT_GT(FilesUnder(root), 3u);
+  disk.RecordText(Key("t").digest, Key("a").digest);
+  { auto lock = disk.Lock(Key("a").digest); }  // free again: its file is removed
+  auto held = disk.Lock(Key("b").digest);      // held (as by another process): it stays
+  ASSERT_NE(held, nullptr);
+  const fs::path tmp = fs::path(root) / "v1" / "tmp";
+  std::ofstream(tmp / "leftover.1.2") << "half";  // a writer that died long ago
+  fs::last_write_time(tmp / "leftover.1.2",
+                      fs::file_time_type::clock::now() - std::chrono::minutes(5));
+  std::ofstream(tmp / "staging.3.4") << "in use";  // another process staging right now
   ASSERT_TRUE(disk.Clear().ok());
-  EXPECT_EQ(FilesUnder(root), 0u);
   EXPECT_TRUE(disk.List().empty());
-  EXPECT_EQ(disk.LookupText("t"), "");
+  EXPECT_EQ(disk.LookupText(Key("t").digest), "");
+  EXPECT_FALSE(fs::exists(fs::path(root) / "v1" / "locks" / (Key("a").digest + ".lock")));
+  EXPECT_TRUE(fs::exists(fs::path(root) / "v1" / "locks" / (Key("b").digest + ".lock")));
+  EXPECT_FALSE(fs::exists(tmp / "leftover.1.2"));
+  EXPECT_TRUE(fs::exists(tmp / "staging.3.4"));
   disk.Store(Key("a"), 7, "payload", "");  // still usable
   Miss miss;
   EXPECT_TRUE(disk.Load(Key("a"), 7, miss).has_value());
+}
+
+// A text index file (or a digest from anywhere) that is not a digest never becomes a path: a
+// planted `../..` would otherwise make a damaged-entry removal delete outside the root.
+TEST(DiskCacheTest, OnlyDigestsBecomePaths) {
+  const std::string root = Scratch("digests");
+  const fs::path outside = fs::path(root).parent_path() / "disk_cache_test_outside";
+  fs::remove_all(outside);
+  fs::create_directories(outside / "keep");
+  DiskCache disk(At(root));
+  const std::string planted = "../../../disk_cache_test_outside/keep/" + std::string(26, '/');
+  ASSERT_EQ(planted.size(), 64u);
+  std::ofstream(fs::path(root) / "v1" / "text" / Key("t").digest) << planted;
+  EXPECT_EQ(disk.LookupText(Key("t").digest), "");
+  CacheKey forged = Key("x");
+  forged.digest = planted;
+  Miss miss;
+  EXPECT_FALSE(disk.Load(forged, 7, miss).has_value());
+  disk.Discard(planted);
+  disk.Store(forged, 7, "payload", "");
+  EXPECT_EQ(disk.Lock(planted), nullptr);
+  EXPECT_TRUE(fs::exists(outside / "keep"));
+  EXPECT_TRUE(disk.List().empty());
 }
 
 }  // namespace

@@ -194,7 +194,7 @@ absl::StatusOr<std::shared_ptr<const tessera::jit::CompiledModule>> CompileFile(
   tessera::service::CompileService service;
   const tessera::service::ServiceStats stats = service.stats();
   args.options.decisions = std::make_shared<tessera::arbiter::DecisionCache>(
-      stats.disk_enabled ? stats.disk_root + "/decisions" : "");
+      stats.disk_enabled && !stats.disk_read_only ? stats.disk_root + "/decisions" : "");
   if (args.options.dump_stages) {
     auto module = tessera::jit::Compile(source, args.options);
     if (!module.ok()) return module.status();
