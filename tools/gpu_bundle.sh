@@ -27,7 +27,7 @@ cat > "$out/exports.lds" <<'LDS'
 LDS
 # shellcheck disable=SC2046,SC2086
 g++ -shared -o "$dir/lib/libtessera_jit.so" \
-  $(find "$objects"/{arbiter,base,dialect,jit,cache,capi} -name '*.pic.o' | sort) \
+  $(find "$objects"/{arbiter,base,dialect,jit,cache,service,capi} -name '*.pic.o' | sort) \
   -Wl,--start-group /usr/lib/llvm-22/lib/libMLIR*.a /usr/lib/llvm-22/lib/libLLVM*.a -Wl,--end-group \
   $abseil -L/usr/local/cuda/lib64 -lnvJitLink -lnvrtc -static-libstdc++ -static-libgcc \
   -lz -l:libzstd.so.1 -Wl,--no-undefined -fuse-ld=gold -Wl,--icf=all \
