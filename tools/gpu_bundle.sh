@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the self-contained GPU check bundle (TOOLCHAIN.md, "The GPU machine": no LLVM, no
-# Bazel, no network there): libtessera_jit.so with MLIR/LLVM linked in statically and stripped,
+# Bazel, no network there): libtessera_jit.so with MLIR/LLVM linked in statically (the Bazel
+# target itself), stripped,
 # the GPU tests and the GPU benchmark, the abseil libraries they need, and run.sh, which runs
 # everything and prints one results table. Output: gpu-bundle/tessera-gpu-check.tar.xz (and the
 # unpacked directory next to it); prints its size.
@@ -16,23 +17,15 @@ rm -rf "$out"
 mkdir -p "$dir/bin" "$dir/lib"
 
 echo "building (opt, -ffunction-sections) ..."
+# libtessera_jit.so is Bazel's own (//capi:libtessera_jit.so: MLIR and LLVM static, only
+# tessera_jit_* exported, tools/build_defs/self_contained_library.bzl), stripped here.
 tessera_build -c opt --force_pic --copt=-ffunction-sections --copt=-fdata-sections \
-  //capi:capi //tests/gpu:gpu_test //bench:gpu_bench
+  //capi:libtessera_jit.so //tests/gpu:gpu_test //bench:gpu_bench
 objects="bazel-out/k8-opt/bin"
 abseil=$(sed -n '/linkopts = \[/,/\]/p' third_party/system/absl.BUILD | grep -o '"-l[a-z_]*"' | tr -d '"')
-
-echo "linking libtessera_jit.so (MLIR and LLVM static, only tessera_jit_* exported) ..."
-cat > "$out/exports.lds" <<'LDS'
-{ global: tessera_jit_*; local: *; };
-LDS
-# shellcheck disable=SC2046,SC2086
-g++ -shared -o "$dir/lib/libtessera_jit.so" \
-  $(find "$objects"/{arbiter,base,dialect,jit,cache,service,capi} -name '*.pic.o' | sort) \
-  -Wl,--start-group /usr/lib/llvm-22/lib/libMLIR*.a /usr/lib/llvm-22/lib/libLLVM*.a -Wl,--end-group \
-  $abseil -L/usr/local/cuda/lib64 -lnvJitLink -lnvrtc -static-libstdc++ -static-libgcc \
-  -lz -l:libzstd.so.1 -Wl,--no-undefined -fuse-ld=gold -Wl,--icf=all \
-  -Wl,--version-script="$out/exports.lds" -Wl,--gc-sections -Wl,-s -ldl -lpthread \
-  2> >(grep -v 'warning' >&2)
+cp "$objects/capi/libtessera_jit.so" "$dir/lib/libtessera_jit.so"
+chmod u+w "$dir/lib/libtessera_jit.so"
+strip --strip-unneeded "$dir/lib/libtessera_jit.so"
 
 echo "linking the GPU tests and benchmark ..."
 # shellcheck disable=SC2086
@@ -41,7 +34,8 @@ g++ -no-pie -o "$dir/bin/gpu_test" "$objects/tests/gpu/_objs/gpu_test/gpu_test.p
   -Wl,-rpath,'$ORIGIN/../lib' -Wl,-s
 # shellcheck disable=SC2046,SC2086
 g++ -no-pie -o "$dir/bin/gpu_bench" "$objects/bench/_objs/gpu_bench/gpu_bench.pic.o" \
-  $(find "$objects/jit/runtime" -name '*.pic.o' | sort) \
+  "$objects/jit/runtime/_objs/gpu_runtime/gpu_runtime.pic.o" \
+  "$objects/jit/runtime/_objs/cuda_driver/cuda_driver.pic.o" \
   -L"$dir/lib" -ltessera_jit $abseil -ldl -pthread -Wl,-rpath,'$ORIGIN/../lib' -Wl,-s
 
 gcc -std=c11 -o "$dir/bin/run_mlp" capi/examples/run_mlp.c -Icapi/include -L"$dir/lib" -lm \
