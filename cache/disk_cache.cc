@@ -86,14 +86,20 @@ bool ParseManifest(const std::string& text, Manifest& m) {
   return has_format && !m.digest.empty();
 }
 
-int64_t ModifiedUnix(const fs::path& path) {
+fs::file_time_type Modified(const fs::path& path) {
   std::error_code error;
-  auto time = fs::last_write_time(path, error);
-  if (error) return 0;
+  fs::file_time_type time = fs::last_write_time(path, error);
+  return error ? fs::file_time_type::min() : time;
+}
+
+int64_t ToUnixSeconds(fs::file_time_type time) {
+  if (time == fs::file_time_type::min()) return 0;
   auto system = std::chrono::time_point_cast<std::chrono::seconds>(
       time - fs::file_time_type::clock::now() + std::chrono::system_clock::now());
   return system.time_since_epoch().count();
 }
+
+int64_t ModifiedUnix(const fs::path& path) { return ToUnixSeconds(Modified(path)); }
 
 /// The payload checksum: XXH3-64, which detects truncation and bit flips at memory speed (the
 /// SHA-256 of the key already names the content).
@@ -293,7 +299,7 @@ std::vector<DiskCache::Sized> DiskCache::Sizes() const {
   std::vector<Sized> sizes;
   std::error_code error;
   for (const fs::directory_entry& dir : fs::directory_iterator(Path("entries"), error)) {
-    Sized entry{dir.path().filename().string(), 0, ModifiedUnix(dir.path() / kManifest)};
+    Sized entry{dir.path().filename().string(), 0, Modified(dir.path() / kManifest)};
     std::error_code size_error;
     for (const fs::directory_entry& file : fs::directory_iterator(dir.path(), size_error)) {
       entry.bytes += file.file_size(size_error);
@@ -318,7 +324,8 @@ void DiskCache::Evict(const std::string& keep, uint64_t stored_bytes) {
   for (const Sized& entry : entries) total += entry.bytes;
   if (total > options_.max_bytes) {
     std::sort(entries.begin(), entries.end(), [](const Sized& a, const Sized& b) {
-      return a.last_used_unix < b.last_used_unix;
+      // Full-precision times: entries stored within one second still evict oldest first.
+      return a.last_used != b.last_used ? a.last_used < b.last_used : a.digest < b.digest;
     });
     for (const Sized& entry : entries) {
       if (total <= options_.max_bytes) break;
@@ -389,7 +396,7 @@ std::vector<DiskEntry> DiskCache::List() const {
     DiskEntry entry;
     entry.digest = std::move(sized.digest);
     entry.bytes = sized.bytes;
-    entry.last_used_unix = sized.last_used_unix;
+    entry.last_used_unix = ToUnixSeconds(sized.last_used);
     std::string text;
     Manifest manifest;
     if (ReadFile(fs::path(EntryDir(entry.digest)) / kManifest, text) &&

@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -112,7 +113,7 @@ class DiskCache {
   struct Sized {
     std::string digest;
     uint64_t bytes;
-    int64_t last_used_unix;
+    std::filesystem::file_time_type last_used;  ///< the manifest's time, at full precision
   };
   std::string EntryDir(const std::string& digest) const;
   std::string Path(const char* sub) const;

@@ -5,6 +5,7 @@
 
 #include "jit/memref_descriptor.h"
 #include "service/artifact.h"
+#include "tests/service/sources.h"
 
 #include <fcntl.h>
 #include <spawn.h>
@@ -30,30 +31,6 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
-
-constexpr char kSaxpy[] = R"mlir(
-func.func @saxpy(%alpha: f32, %x: memref<?xf32>, %y: memref<?xf32>, %out: memref<?xf32>) {
-  tile.map ins(%alpha, %x, %y : f32, memref<?xf32>, memref<?xf32>) outs(%out : memref<?xf32>) {
-  ^bb0(%a: f32, %xi: f32, %yi: f32):
-    %ax = arith.mulf %a, %xi : f32
-    %r = arith.addf %ax, %yi : f32
-    tile.yield %r : f32
-  }
-  return
-}
-)mlir";
-
-// The same program spelled differently: comments, whitespace, SSA names.
-constexpr char kSaxpyRespelled[] = R"mlir(// respelled
-func.func @saxpy(%s: f32, %in: memref<?xf32>, %acc: memref<?xf32>, %o: memref<?xf32>) {
-  tile.map ins(%s, %in, %acc : f32, memref<?xf32>, memref<?xf32>) outs(%o : memref<?xf32>) {
-  ^bb0(%p: f32, %q: f32, %r: f32):
-    %t = arith.mulf %p, %q : f32
-    %u = arith.addf %t, %r : f32
-    tile.yield %u : f32
-  }
-  return
-})mlir";
 
 std::string Scratch(const std::string& name) {
   const char* tmp = std::getenv("TEST_TMPDIR");
