@@ -8,13 +8,11 @@
 #include "capi/handles.h"
 #include "jit/delegates/matmul_provider.h"
 #include "jit/runtime/delegate_entry_points.h"
-#include "jit/runtime/gpu_runtime.h"
 
 using tessera::capi::CheckStructSize;
 using tessera::capi::InvalidArgument;
 using tessera::capi::MakeError;
 using tessera::jit::Target;
-using tessera::jit::runtime::GpuRuntime;
 
 extern "C" {
 
@@ -84,14 +82,10 @@ tessera_jit_error_t* tessera_jit_context_register_kernel_image(
     case TESSERA_JIT_IMAGE_CUBIN:
       return MakeError(context->delegates->RegisterCubin(name, std::move(bytes)));
     case TESSERA_JIT_IMAGE_CUDA_SOURCE: {
-      std::string target_arch = arch != nullptr ? arch : "sm_90";
-      if (arch == nullptr) {
-        if (auto runtime = GpuRuntime::Get(); runtime.ok()) {
-          auto info = (*runtime)->Info(context->device);
-          if (info.ok() && tessera::jit::ValidateArch(info->arch).ok()) target_arch = info->arch;
-        }
-      }
-      return MakeError(context->delegates->RegisterCudaSource(name, bytes, target_arch));
+      absl::StatusOr<std::string> target_arch =
+          arch != nullptr ? std::string(arch) : tessera::capi::DefaultArch(context);
+      if (!target_arch.ok()) return MakeError(target_arch.status());
+      return MakeError(context->delegates->RegisterCudaSource(name, bytes, *target_arch));
     }
   }
   return InvalidArgument(absl::StrCat("unknown image format ", static_cast<int>(format)));

@@ -4,11 +4,26 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "capi/handles.h"
+#include "jit/compile_options.h"
 #include "jit/runtime/gpu_runtime.h"
 
 namespace tessera::capi {
 
 bool GpuAvailable() { return jit::runtime::GpuRuntime::Get().ok(); }
+
+absl::StatusOr<std::string> DefaultArch(const tessera_jit_context* context) {
+  auto runtime = jit::runtime::GpuRuntime::Get();
+  if (!runtime.ok()) return std::string("sm_90");
+  auto info = (*runtime)->Info(context->device);
+  if (!info.ok()) return std::string("sm_90");
+  if (absl::Status supported = jit::ValidateArch(info->arch); !supported.ok()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "device ", context->device, " (", info->name, ") is ", info->arch,
+        ", which this compiler does not generate code for; ", supported.message(),
+        " (name one with the arch option to compile for another GPU)"));
+  }
+  return info->arch;
+}
 
 }  // namespace tessera::capi
 

@@ -10,6 +10,7 @@
 
 #include "absl/base/call_once.h"
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "arbiter/decision_cache.h"
@@ -86,6 +87,11 @@ absl::Status CheckStructSize(size_t given, size_t minimum, absl::string_view nam
 void ReleaseContext(tessera_jit_context* context);
 
 bool GpuAvailable();
+
+/// The arch a compile for `context` uses when the caller names none: its device's, or sm_90
+/// without a driver or device. FailedPrecondition when the device's arch is one this compiler
+/// does not support (never a silent compile for another arch).
+absl::StatusOr<std::string> DefaultArch(const tessera_jit_context* context);
 
 }  // namespace tessera::capi
 

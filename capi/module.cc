@@ -55,11 +55,9 @@ tessera_jit_error_t* tessera_jit_compile(tessera_jit_context_t* context, const c
   if (options->arch != nullptr) {
     compile.arch = options->arch;
   } else if (compile.target == Target::kNvptx) {
-    auto runtime = GpuRuntime::Get();
-    if (runtime.ok()) {
-      auto info = (*runtime)->Info(context->device);
-      if (info.ok() && tessera::jit::ValidateArch(info->arch).ok()) compile.arch = info->arch;
-    }
+    absl::StatusOr<std::string> arch = tessera::capi::DefaultArch(context);
+    if (!arch.ok()) return MakeError(arch.status());
+    compile.arch = *arch;
   }
   compile.opt_level = options->opt_level;
   compile.deterministic = (options->flags & TESSERA_JIT_DETERMINISTIC) != 0;

@@ -1,6 +1,8 @@
 // The delegation contract's terms.
 #include "dialect/DelegationContract.h"
 
+#include "dialect/ArchEnvelope.h"
+
 #include <cmath>
 #include <cstdio>
 
@@ -26,6 +28,8 @@ std::string OneOf(std::string_view field, std::string_view first, std::string_vi
 
 std::optional<std::string> CheckContractTerms(const ContractTerms& terms) {
   if (terms.arch.empty()) return std::string("requires a non-empty `arch`");
+  std::string envelope_error;
+  if (!ParseArchEnvelope(terms.arch, &envelope_error)) return envelope_error;
   if (terms.provenance && *terms.provenance != "vendor_library" &&
       *terms.provenance != "handwritten_kernel") {
     return OneOf("provenance", "vendor_library", "handwritten_kernel", *terms.provenance);

@@ -23,7 +23,8 @@ struct ContractTerms {
   std::optional<double> tolerance_rel;
 };
 
-/// Contract rules 2–5, in the contract's order: a non-empty arch, known provenance, covers
+/// Contract rules 2–5, in the contract's order: a non-empty arch that is an envelope
+/// (dialect/ArchEnvelope.h), known provenance, covers
 /// and determinism, finite positive bounds, and bounds exactly when accuracy is
 /// tolerance_bounded. The first fault as a sentence (e.g. "`tolerance` must be finite and
 /// greater than zero, found nan"); nullopt when the terms hold.

@@ -3,6 +3,7 @@
 #include "dialect/NVIDIAOps.h"
 
 #include "dialect/DelegationContract.h"
+#include "dialect/InlinePtxText.h"
 
 #include <optional>
 #include <string_view>
@@ -45,7 +46,113 @@ mlir::LogicalResult verifyContract(DelegateOpInterface delegate,
   return mlir::success();
 }
 
-bool isScalar(mlir::Type type) { return type.isIntOrIndexOrFloat(); }
+/// Whether register class `c` (dialect/InlinePtxText.h) holds values of `type`.
+bool holds(char c, mlir::Type type) {
+  switch (c) {
+    case 'h':
+      return type.isInteger(16) || type.isF16() || type.isBF16();
+    case 'r':
+      return type.isInteger(32);
+    case 'l':
+      return type.isInteger(64);
+    case 'f':
+      return type.isF32();
+    case 'd':
+      return type.isF64();
+  }
+  return false;
+}
+
+/// CUDA's launch limits: grid x < 2^31, y and z ≤ 65535; block x and y ≤ 1024, z ≤ 64, and at
+/// most 1024 threads in all.
+mlir::LogicalResult verifyLaunchSizes(KernelCallOp op, llvm::StringRef name,
+                                      llvm::ArrayRef<int64_t> sizes,
+                                      llvm::ArrayRef<int64_t> limits) {
+  if (sizes.empty() || sizes.size() > 3) {
+    return op.emitOpError() << "expected `" << name << "` to hold 1 to 3 sizes (x, y, z), found "
+                            << sizes.size();
+  }
+  static constexpr const char* kAxes[] = {"x", "y", "z"};
+  for (auto [axis, size] : llvm::enumerate(sizes)) {
+    if (size < 1 || size > limits[axis]) {
+      return op.emitOpError() << "expected `" << name << "` " << kAxes[axis]
+                              << " to be in [1, " << limits[axis] << "], found " << size;
+    }
+  }
+  return mlir::success();
+}
+
+mlir::LogicalResult verifyCudaKernelLaunch(KernelCallOp op) {
+  if (!op.getGrid() || !op.getBlock()) {
+    return op.emitOpError() << "binding=cuda_kernel requires `grid` and `block` (the launch "
+                               "configuration, e.g. grid = array<i64: 128>, block = "
+                               "array<i64: 256>)";
+  }
+  if (mlir::failed(verifyLaunchSizes(op, "grid", *op.getGrid(),
+                                     {int64_t{2147483647}, 65535, 65535})) ||
+      mlir::failed(verifyLaunchSizes(op, "block", *op.getBlock(), {1024, 1024, 64}))) {
+    return mlir::failure();
+  }
+  int64_t threads = 1;
+  for (int64_t size : *op.getBlock()) threads *= size;
+  if (threads > 1024) {
+    return op.emitOpError() << "expected `block` to hold at most 1024 threads, found " << threads;
+  }
+  if (!op.getResults().empty()) {
+    return op.emitOpError() << "expected no results: a cuda_kernel delegate writes its "
+                               "memref operands and returns nothing";
+  }
+  if (op.getSignature()) {
+    return op.emitOpError() << "`signature` declares a c_abi callee's C signature; a "
+                               "cuda_kernel delegate takes its operands as kernel parameters";
+  }
+  return mlir::success();
+}
+
+mlir::LogicalResult verifyCAbiSignature(KernelCallOp op) {
+  if (op.getGrid() || op.getBlock()) {
+    return op.emitOpError() << "`grid` and `block` launch a cuda_kernel delegate; a c_abi "
+                               "call takes none";
+  }
+  if (!op.getSignature()) return mlir::success();
+  mlir::FunctionType signature = *op.getSignature();
+  if (signature.getNumInputs() != op.getArgs().size()) {
+    return op.emitOpError() << "expected `signature` to declare " << op.getArgs().size()
+                            << " parameter(s), one per operand, found "
+                            << signature.getNumInputs();
+  }
+  for (auto [index, pair] :
+       llvm::enumerate(llvm::zip(signature.getInputs(), op.getArgs().getTypes()))) {
+    auto [declared, found] = pair;
+    if (!llvm::isa<mlir::MemRefType>(declared) && !declared.isIntOrFloat()) {
+      return op.emitOpError() << "expected `signature` parameter #" << index
+                              << " to be a memref or an integer or float scalar, found "
+                              << declared;
+    }
+    if (declared != found) {
+      return op.emitOpError() << "expected `signature` parameter #" << index << " to be "
+                              << found << " (the operand's type), found " << declared;
+    }
+  }
+  if (signature.getNumResults() > 1 ||
+      (signature.getNumResults() == 1 && !signature.getResult(0).isIntOrFloat()) ||
+      !llvm::equal(signature.getResults(), op.getResults().getTypes())) {
+    return op.emitOpError() << "expected `signature` results to be the op's results: at most "
+                               "one integer or float";
+  }
+  return mlir::success();
+}
+
+/// Whether `op` is in device code: directly in a tile.map body, or anywhere in a gpu.func.
+/// (By name: the NVIDIA dialect depends on neither the Tile nor the GPU dialect.)
+bool isInDeviceCode(mlir::Operation* op) {
+  mlir::Operation* parent = op->getParentOp();
+  if (parent != nullptr && parent->getName().getStringRef() == "tile.map") return true;
+  for (; parent != nullptr; parent = parent->getParentOp()) {
+    if (parent->getName().getStringRef() == "gpu.func") return true;
+  }
+  return false;
+}
 
 }  // namespace
 
@@ -59,8 +166,13 @@ void NVIDIADialect::initialize() {
 mlir::LogicalResult KernelCallOp::verify() {
   // A delegation with no named target cannot be bound, cached or re-measured.
   if (getCallee().empty()) return emitOpError() << "requires a non-empty `callee`";
-  return verifyContract(*this, std::string_view(getProvenance()),
-                        std::string_view(getCoversOrDefault()));
+  if (mlir::failed(verifyContract(*this, std::string_view(getProvenance()),
+                                  std::string_view(getCoversOrDefault())))) {
+    return mlir::failure();
+  }
+  // What the lowering reads: the launch configuration or the declared C signature.
+  return getBinding() == "cuda_kernel" ? verifyCudaKernelLaunch(*this)
+                                       : verifyCAbiSignature(*this);
 }
 
 mlir::LogicalResult InlinePtxOp::verify() {
@@ -71,39 +183,47 @@ mlir::LogicalResult InlinePtxOp::verify() {
   }
   if (mlir::failed(verifyContract(*this, std::nullopt, std::nullopt))) return mlir::failure();
 
-  // Beyond the contract: the constraint string describes exactly the op's results (entries
-  // starting with `=`) and operands (the other entries; `~{...}` clobbers count as neither).
-  size_t outputs = 0;
-  size_t inputs = 0;
-  llvm::SmallVector<llvm::StringRef> entries;
-  getConstraints().split(entries, ',');
-  for (llvm::StringRef entry : entries) {
-    entry = entry.trim();
-    if (entry.starts_with("~")) continue;
-    if (entry.starts_with("=")) {
-      ++outputs;
-    } else {
-      ++inputs;
-    }
-  }
-  if (outputs != getResults().size() || inputs != getArgs().size()) {
+  // Beyond the contract: the constraint string describes exactly the op's results and
+  // operands, each in a register class that holds its type.
+  std::string error;
+  std::optional<PtxConstraints> constraints = ParsePtxConstraints(getConstraints(), &error);
+  if (!constraints) return emitOpError() << error;
+  if (constraints->results.size() != getResults().size() ||
+      constraints->operands.size() != getArgs().size()) {
     return emitOpError() << "expected `constraints` to describe " << getResults().size()
                          << " output(s) and " << getArgs().size()
-                         << " input(s) (the op's results and operands), found " << outputs
-                         << " output(s) and " << inputs << " input(s) in \""
+                         << " input(s) (the op's results and operands), found "
+                         << constraints->results.size() << " output(s) and "
+                         << constraints->operands.size() << " input(s) in \""
                          << getConstraints() << "\"";
   }
-  for (auto [index, type] : llvm::enumerate(getArgs().getTypes())) {
-    if (!isScalar(type)) {
-      return emitOpError() << "expected operand #" << index
-                           << " to be an integer or float scalar, found " << type;
+  auto checkTypes = [&](llvm::StringRef what, mlir::TypeRange types,
+                        llvm::ArrayRef<char> classes) -> mlir::LogicalResult {
+    for (auto [index, pair] : llvm::enumerate(llvm::zip(types, classes))) {
+      auto [type, c] = pair;
+      if (!holds(c, type)) {
+        return emitOpError() << "expected " << what << " #" << index << " to have a type that "
+                             << "register class '" << c << "' holds ("
+                             << RegisterClassTypes(c) << "), found " << type;
+      }
     }
+    return mlir::success();
+  };
+  if (mlir::failed(checkTypes("result", getResults().getTypes(), constraints->results)) ||
+      mlir::failed(checkTypes("operand", getArgs().getTypes(), constraints->operands))) {
+    return mlir::failure();
   }
-  for (auto [index, type] : llvm::enumerate(getResults().getTypes())) {
-    if (!isScalar(type)) {
-      return emitOpError() << "expected result #" << index
-                           << " to be an integer or float scalar, found " << type;
-    }
+  if (std::optional<std::string> fault =
+          CheckPtxOperandReferences(getPtx(), getResults().size() + getArgs().size())) {
+    return emitOpError() << *fault;
+  }
+  if (getResults().empty() && !getHasSideEffects()) {
+    return emitOpError() << "expected `has_side_effects` on an inline_ptx without results "
+                            "(otherwise it is removed as dead code)";
+  }
+  if (!isInDeviceCode(*this)) {
+    return emitOpError() << "expected to be in device code: directly in a 'tile.map' body or "
+                            "in a 'gpu.func' kernel (inline PTX does not run on the host)";
   }
   return mlir::success();
 }

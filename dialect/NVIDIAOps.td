@@ -42,6 +42,11 @@ def NVIDIA_KernelCallOp : NVIDIA_Op<"kernel_call"> {
   let description = [{
     Seed syntax: operands, the attribute dictionary, `:` and a functional type.
 
+    Beyond the contract: a `cuda_kernel` delegate is launched with `grid` and `block` (1 to 3
+    sizes each, within CUDA's limits) and returns nothing; a `c_abi` callee outside the ABI
+    catalogue declares its C signature with `signature` (one parameter per operand, of the
+    operand's type; at most one integer or float result, the op's).
+
     ```mlir
     tessera_nvidia.kernel_call %a, %b, %c {
         callee = "cublasSgemm_v2", arch = "sm_80+", binding = "c_abi",
@@ -59,7 +64,10 @@ def NVIDIA_KernelCallOp : NVIDIA_Op<"kernel_call"> {
                        NVIDIA_DeterminismAttr:$determinism,
                        OptionalAttr<F64Attr>:$tolerance,
                        OptionalAttr<F64Attr>:$tolerance_rel,
-                       OptionalAttr<NVIDIA_CoversAttr>:$covers);
+                       OptionalAttr<NVIDIA_CoversAttr>:$covers,
+                       OptionalAttr<DenseI64ArrayAttr>:$grid,
+                       OptionalAttr<DenseI64ArrayAttr>:$block,
+                       OptionalAttr<TypeAttrOf<FunctionType>>:$signature);
   let results = (outs Variadic<AnyType>:$results);
   let assemblyFormat = "$args attr-dict `:` functional-type($args, $results)";
   let extraClassDeclaration = [{
@@ -74,6 +82,12 @@ def NVIDIA_KernelCallOp : NVIDIA_Op<"kernel_call"> {
 def NVIDIA_InlinePtxOp : NVIDIA_Op<"inline_ptx"> {
   let summary = "PTX text carried in the artifact, with LLVM inline-asm constraints";
   let description = [{
+    Device code only: in a `tile.map` body or a `gpu.func` kernel. `constraints` lists one
+    entry per result (`=` and a register class), then one per operand (a register class), then
+    optional `~{memory}` clobbers; the classes are `h` (i16, f16, bf16), `r` (i32), `l` (i64),
+    `f` (f32) and `d` (f64). In `ptx`, `$0`, `$1`, … (or `${0}`) name the results then the
+    operands and `$$` is a literal `$`.
+
     ```mlir
     %y = tessera_nvidia.inline_ptx %x {
         ptx = "ex2.approx.ftz.f32 $0, $1;", constraints = "=f,f", arch = "sm_75+",

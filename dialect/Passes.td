@@ -5,14 +5,18 @@
 include "mlir/Pass/PassBase.td"
 
 def VerifyDeterminism : Pass<"tessera-verify-determinism", "::mlir::ModuleOp"> {
-  let summary = "reject nondeterministic delegates inside deterministic functions";
+  let summary = "reject nondeterministic delegates and raw kernels a deterministic function reaches";
   let description = [{
     Inside a function marked `tessera.deterministic` (or in every function, with
     `all-functions`, which is what a deterministic compile requests), any
     `tessera_nvidia.kernel_call` or `tessera_nvidia.inline_ptx` declaring
-    `determinism = "nondeterministic"` is an error. Every offender is reported (function, op
-    location, callee, declared determinism, remedy), not only the first, and the pass fails
-    before anything could be dispatched.
+    `determinism = "nondeterministic"` is an error — also in the functions it reaches through
+    `func.call` (the report names the call chain). A raw `gpu.func` kernel it launches (in a
+    deterministic compile: every raw kernel) must declare
+    `tessera.determinism = "deterministic"`; a kernel that declares so must not contain a
+    nondeterministic delegate. Every offender is reported (function, op location, callee,
+    declared determinism, remedy), not only the first, and the pass fails before anything
+    could be dispatched.
   }];
   let options = [
     Option<"allFunctions", "all-functions", "bool", /*default=*/"false",
@@ -44,6 +48,18 @@ def LowerTileToGpu : Pass<"tessera-lower-tile-to-gpu", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
                            "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
                            "::mlir::scf::SCFDialect"];
+}
+
+def LowerInlinePtx : Pass<"tessera-lower-inline-ptx"> {
+  let summary = "lower tessera_nvidia.inline_ptx to llvm.inline_asm in device code";
+  let description = [{
+    Each `tessera_nvidia.inline_ptx` becomes an `llvm.inline_asm` carrying its `ptx` and
+    `constraints` unchanged (the verifier has checked both); `has_side_effects` makes the asm
+    side-effecting, so it is neither reordered across memory operations nor removed. Several
+    results come back as an LLVM struct and are extracted. Run on gpu.modules, before
+    convert-gpu-to-nvvm.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
 #endif  // TESSERA_DIALECT_PASSES_TD

@@ -1,4 +1,5 @@
-// The `tessera` dialect: verification of `tessera.deterministic` on entry functions.
+// The `tessera` dialect: verification of `tessera.deterministic` on entry functions and
+// `tessera.determinism` on raw kernels.
 #include "dialect/TesseraDialect.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -42,6 +43,23 @@ mlir::LogicalResult verifyDeterministicAttr(mlir::Operation* op, mlir::Attribute
   return mlir::success();
 }
 
+mlir::LogicalResult verifyDeterminismAttr(mlir::Operation* op, mlir::Attribute value) {
+  if (op->getName().getStringRef() != "gpu.func") {
+    return op->emitError() << "'" << kDeterminismAttrName
+                           << "' declares a raw kernel's determinism and is only valid on a "
+                              "'gpu.func', found it on '"
+                           << op->getName() << "' (a function requests determinism with '"
+                           << kDeterministicAttrName << "')";
+  }
+  auto text = llvm::dyn_cast<mlir::StringAttr>(value);
+  if (!text || (text.getValue() != "deterministic" && text.getValue() != "nondeterministic")) {
+    return op->emitError() << "'" << kDeterminismAttrName
+                           << "' must be \"deterministic\" or \"nondeterministic\", found "
+                           << value;
+  }
+  return mlir::success();
+}
+
 }  // namespace
 
 void TesseraDialect::initialize() {}
@@ -51,9 +69,19 @@ mlir::LogicalResult TesseraDialect::verifyOperationAttribute(mlir::Operation* op
   if (attribute.getName() == kDeterministicAttrName) {
     return verifyDeterministicAttr(op, attribute.getValue());
   }
+  if (attribute.getName() == kDeterminismAttrName) {
+    return verifyDeterminismAttr(op, attribute.getValue());
+  }
   return op->emitError() << "unknown attribute '" << attribute.getName().getValue()
                          << "'; the tessera dialect defines only '" << kDeterministicAttrName
-                         << "'";
+                         << "' (on functions) and '" << kDeterminismAttrName
+                         << "' (on raw kernels)";
+}
+
+std::optional<llvm::StringRef> getDeclaredDeterminism(mlir::Operation* op) {
+  auto text = op->getAttrOfType<mlir::StringAttr>(kDeterminismAttrName);
+  if (!text) return std::nullopt;
+  return text.getValue();
 }
 
 bool isDeterministic(mlir::Operation* op) {

@@ -17,6 +17,15 @@ namespace tessera {
 /// or `tessera.deterministic = {seed = N}`.
 inline constexpr llvm::StringLiteral kDeterministicAttrName = "tessera.deterministic";
 
+/// Name of the attribute with which a raw `gpu.func` kernel declares its determinism:
+/// `tessera.determinism = "deterministic"` or `"nondeterministic"`. A deterministic compile, or
+/// a deterministic function that launches the kernel, requires it.
+inline constexpr llvm::StringLiteral kDeterminismAttrName = "tessera.determinism";
+
+/// The determinism a raw kernel declares ("deterministic" / "nondeterministic"); nullopt when
+/// `op` declares none.
+std::optional<llvm::StringRef> getDeclaredDeterminism(mlir::Operation* op);
+
 /// True when `op` carries `tessera.deterministic`.
 bool isDeterministic(mlir::Operation* op);
 

@@ -11,8 +11,8 @@
 #include "absl/strings/str_cat.h"
 #include "arbiter/arbiter.h"
 #include "base/status_macros.h"
-#include "dialect/NVIDIAOps.h"
 #include "jit/compile_session.h"
+#include "jit/delegate_targets.h"
 #include "jit/delegates/delegate_passes.h"
 #include "jit/delegates/registry.h"
 #include "jit/device_code.h"
@@ -26,35 +26,11 @@
 #include "jit/toolchain.h"
 #include "llvm/Support/raw_ostream.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Verifier.h"
 
 namespace tessera::jit {
 namespace {
-
-/// Rejects what this compiler cannot generate code for, naming the location.
-absl::Status CheckSupported(mlir::ModuleOp module, Target target) {
-  absl::Status status = absl::OkStatus();
-  module.walk([&](mlir::Operation* op) {
-    if (auto ptx = llvm::dyn_cast<nvidia::InlinePtxOp>(op)) {
-      status = absl::UnimplementedError(absl::StrCat(
-          FormatLocation(op->getLoc()),
-          ": error: 'tessera_nvidia.inline_ptx' is verified and checked for determinism, but "
-          "this compiler does not generate code for it yet"));
-      return mlir::WalkResult::interrupt();
-    }
-    if (auto gpuModule = llvm::dyn_cast<mlir::gpu::GPUModuleOp>(op);
-        gpuModule && target == Target::kHost) {
-      status = absl::InvalidArgumentError(absl::StrCat(
-          FormatLocation(op->getLoc()), ": error: gpu.module @", gpuModule.getName().str(),
-          " holds raw GPU kernels, which need a GPU: compile with target 'nvptx'"));
-      return mlir::WalkResult::interrupt();
-    }
-    return mlir::WalkResult::advance();
-  });
-  return status;
-}
 
 absl::Status RunStage(CompileSession& session, const std::string& key, mlir::ModuleOp module,
                       const PipelineStage& stage, const DiagnosticCollector& diagnostics,
@@ -156,7 +132,7 @@ absl::Status CompileInSession(CompileSession& session, absl::string_view source,
   if (options.dump_stages) out.stages.emplace_back("arbitrate", OperationText(*module));
   TESSERA_RETURN_IF_ERROR(
       RunStage(session, key, *module, ContractStage(pipeline), diagnostics, out));
-  TESSERA_RETURN_IF_ERROR(CheckSupported(*module, options.target));
+  TESSERA_RETURN_IF_ERROR(CheckDelegateTargets(*module, options));
   TESSERA_RETURN_IF_ERROR(RunStage(
       session, key, *module,
       PipelineStage{"delegates",

@@ -2,6 +2,7 @@
 #include "jit/pipeline.h"
 
 #include "dialect/Passes.h"
+#include "jit/compile_options.h"
 #include "jit/ptx_codegen.h"
 #include "jit/runtime_checks.h"
 #include "mlir/Conversion/Passes.h"
@@ -103,7 +104,7 @@ std::vector<PipelineStage> NvptxStages(const PipelineOptions& options) {
        [options](mlir::OpPassManager& pm) {
          mlir::GpuNVVMAttachTargetOptions target;
          target.chip = options.arch;
-         target.features = kPtxFeatures;
+         target.features = PtxFeatures(options.arch);
          target.optLevel = options.opt_level;
          pm.addPass(mlir::createGpuNVVMAttachTarget(target));
          pm.addPass(mlir::createSCFToControlFlowPass());
@@ -111,6 +112,7 @@ std::vector<PipelineStage> NvptxStages(const PipelineOptions& options) {
          pm.addPass(mlir::createLowerAffinePass());
          mlir::OpPassManager& device = pm.nest<mlir::gpu::GPUModuleOp>();
          AddFloatLegalization(device);
+         device.addPass(createLowerInlinePtx());
          device.addPass(mlir::createConvertGpuOpsToNVVMOps());
          AddCleanup(device);
          device.addPass(mlir::createReconcileUnrealizedCastsPass());

@@ -38,10 +38,6 @@ std::vector<PipelineStage> HostStages();
 /// the libdevice functions the kernels call linked in; see ptx_codegen.h).
 std::vector<PipelineStage> NvptxStages(const PipelineOptions& options);
 
-/// The PTX ISA version every supported arch is compiled with: PTX 8.0 covers sm_75 … sm_90
-/// (sm_90 needs at least 7.8; LLVM's default, 6.0, aborts for it).
-inline constexpr char kPtxFeatures[] = "+ptx80";
-
 /// Registers --tessera-lower-to-host, --tessera-lower-to-nvvm and the passes only the
 /// pipelines use (--tessera-gpu-module-to-ptx) with the pass registry.
 void RegisterPipelines();

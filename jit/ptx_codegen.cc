@@ -3,6 +3,7 @@
 // includes NVVMReflect), and emit PTX with the NVPTX backend.
 #include "jit/ptx_codegen.h"
 
+#include "jit/compile_options.h"
 #include "jit/llvm_optimize.h"
 
 #include <map>
@@ -108,6 +109,11 @@ absl::Status LinkLibdevice(llvm::Module& module, const std::string& cuda_toolkit
 absl::StatusOr<std::string> EmitPtx(mlir::gpu::GPUModuleOp gpu_module,
                                     mlir::NVVM::NVVMTargetAttr target,
                                     const std::string& cuda_toolkit) {
+  // The chip decides the PTX ISA (compile_options.h): a chip LLVM knows but CUDA 13 does not,
+  // or a `+ptx` feature too old for the chip, would abort inside the NVPTX backend.
+  const std::string chip = target.getChip().str();
+  if (absl::Status supported = ValidateArch(chip); !supported.ok()) return supported;
+  const std::string features = PtxFeatures(chip);
   InitializeNvptx();
   llvm::LLVMContext context;
   std::unique_ptr<llvm::Module> module = mlir::translateModuleToLLVMIR(
@@ -122,7 +128,7 @@ absl::StatusOr<std::string> EmitPtx(mlir::gpu::GPUModuleOp gpu_module,
   if (backend == nullptr) return absl::InternalError(absl::StrCat("no NVPTX backend: ", error));
   const int level = target.getO();
   std::unique_ptr<llvm::TargetMachine> machine(backend->createTargetMachine(
-      triple, target.getChip(), target.getFeatures(), llvm::TargetOptions(), std::nullopt,
+      triple, chip, features, llvm::TargetOptions(), std::nullopt,
       std::nullopt, level == 0 ? llvm::CodeGenOptLevel::None : llvm::CodeGenOptLevel::Aggressive));
   if (machine == nullptr) {
     return absl::UnimplementedError(

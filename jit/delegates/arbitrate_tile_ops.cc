@@ -3,9 +3,11 @@
 // arbiter decides, and a winning delegate replaces the tile.matmul with a kernel_call.
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "dialect/ArchEnvelope.h"
 #include "dialect/NVIDIAOps.h"
 #include "dialect/TesseraDialect.h"
 #include "dialect/TileOps.h"
@@ -25,10 +27,17 @@ namespace tessera::jit::delegates {
 namespace {
 
 /// Why `provider` cannot serve `op` (gate 1), or "" when it can.
-std::string Decline(const MatmulProvider& provider, Target target, tile::MatmulOp op) {
+std::string Decline(const MatmulProvider& provider, const TileOpArbitration& selection,
+                    tile::MatmulOp op) {
+  const Target target = selection.target;
   if (provider.target != target) {
     return "it serves the " + std::string(TargetName(provider.target)) +
            " target and this compile is for " + std::string(TargetName(target));
+  }
+  std::optional<ArchEnvelope> envelope = ParseArchEnvelope(provider.arch, nullptr);
+  if (!envelope || !EnvelopeIncludes(*envelope, selection.arch)) {
+    return absl::StrCat("its arch envelope '", provider.arch, "' does not include ",
+                        selection.arch);
   }
   auto f32 = [](mlir::Value value) {
     return llvm::cast<mlir::MemRefType>(value.getType()).getElementType().isF32();
@@ -188,17 +197,18 @@ mlir::Operation* Rewrite(tile::MatmulOp op, const MatmulProvider& provider) {
   auto tolerance = [&](const std::optional<double>& bound) -> mlir::FloatAttr {
     return bound ? b.getF64FloatAttr(*bound) : nullptr;
   };
+  // A declared provider's own symbol: its C signature is the ABI it declares.
+  mlir::TypeAttr signature;
+  if (KnownSignature(provider.callee) == nullptr) {
+    llvm::SmallVector<mlir::Type> types;
+    for (mlir::Value operand : operands) types.push_back(operand.getType());
+    signature = mlir::TypeAttr::get(b.getFunctionType(types, {}));
+  }
   auto call = b.create<nvidia::KernelCallOp>(
       loc, mlir::TypeRange{}, operands, provider.callee, provider.arch, "c_abi",
       provider.provenance, provider.accuracy, provider.determinism,
       tolerance(provider.tolerance), tolerance(provider.tolerance_rel),
-      b.getStringAttr(provider.covers));
-  if (KnownSignature(provider.callee) == nullptr) {
-    // A declared provider's own symbol: its C signature is the ABI it declares.
-    llvm::SmallVector<mlir::Type> types;
-    for (mlir::Value operand : operands) types.push_back(operand.getType());
-    call->setAttr("signature", mlir::TypeAttr::get(b.getFunctionType(types, {})));
-  }
+      b.getStringAttr(provider.covers), /*grid=*/nullptr, /*block=*/nullptr, signature);
   op.erase();
   return call;
 }
@@ -233,7 +243,7 @@ absl::Status ArbitrateTileOps(mlir::ModuleOp module, const TileOpArbitration& se
     if (matmul) {
       for (const MatmulProvider& provider : providers) {
         arbiter::Candidate candidate = ProviderCandidate(provider, selection.registry);
-        candidate.inapplicable = Decline(provider, selection.target, matmul);
+        candidate.inapplicable = Decline(provider, selection, matmul);
         candidate.unavailable = Unavailable(provider, selection.registry);
         candidates.push_back(std::move(candidate));
       }

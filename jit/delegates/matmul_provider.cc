@@ -57,6 +57,13 @@ absl::Status ValidateMatmulProvider(const MatmulProvider& p) {
   terms.tolerance = p.tolerance;
   terms.tolerance_rel = p.tolerance_rel;
   if (std::optional<std::string> fault = CheckContractTerms(terms)) return bad(*fault);
+  // A host provider's envelope is `host`; an nvptx provider's names GPUs.
+  const bool host_envelope = p.arch == "host";
+  if (host_envelope != (p.target == Target::kHost)) {
+    return bad(absl::StrCat("arch '", p.arch, "' does not fit the ", TargetName(p.target),
+                            " target (host providers declare arch 'host', nvptx providers a "
+                            "GPU envelope such as 'sm_80+')"));
+  }
   return absl::OkStatus();
 }
 

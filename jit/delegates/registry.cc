@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "base/files.h"
 #include "base/sha256.h"
@@ -99,8 +100,30 @@ absl::StatusOr<std::vector<std::string>> CubinEntries(const std::string& cubin) 
 
 }  // namespace
 
+absl::string_view PointerSpaceName(PointerSpace space) {
+  switch (space) {
+    case PointerSpace::kInferred:
+      return "inferred";
+    case PointerSpace::kHost:
+      return "host";
+    case PointerSpace::kDevice:
+      return "device";
+  }
+  return "unknown";
+}
+
+PointerSpace InferPointerSpace(absl::string_view soname) {
+  for (absl::string_view prefix : {"libcublas", "libcudnn", "libcufft", "libcurand", "libcusparse",
+                                   "libcusolver", "libnccl", "libcudart", "libnvshmem"}) {
+    if (absl::StartsWith(soname, prefix)) return PointerSpace::kDevice;
+  }
+  return PointerSpace::kHost;
+}
+
 std::string DelegateIdentity::ToString() const {
-  return absl::StrCat(name, " (", kind, ") ", soname.empty() ? "" : soname + " ",
+  const std::string space =
+      kind == "library" ? absl::StrCat(", ", PointerSpaceName(pointers), " pointers") : "";
+  return absl::StrCat(name, " (", kind, space, ") ", soname.empty() ? "" : soname + " ",
                       version.empty() ? "" : version + " ", "sha256:", sha256.substr(0, 16),
                       path.empty() ? "" : " " + path);
 }
@@ -123,7 +146,8 @@ DelegateRegistry::~DelegateRegistry() {
   for (auto& [name, library] : libraries_) dlclose(library.handle);
 }
 
-absl::Status DelegateRegistry::RegisterLibrary(const std::string& name, const std::string& path) {
+absl::Status DelegateRegistry::RegisterLibrary(const std::string& name, const std::string& path,
+                                               PointerSpace pointers) {
   if (name.empty()) return absl::InvalidArgumentError("a library needs a non-empty name");
   {
     absl::MutexLock lock(&mu_);
@@ -147,6 +171,7 @@ absl::Status DelegateRegistry::RegisterLibrary(const std::string& name, const st
   id.soname = Soname(handle);
   if (id.soname.empty()) id.soname = id.path.substr(id.path.rfind('/') + 1);  // no DT_SONAME
   id.version = ReportedVersion(handle, id.path);
+  id.pointers = pointers == PointerSpace::kInferred ? InferPointerSpace(id.soname) : pointers;
   std::string bytes;
   if (!ReadFile(id.path, bytes)) {
     dlclose(handle);
@@ -302,6 +327,14 @@ absl::Status DelegateRegistry::DeclareMatmulProvider(const MatmulProvider& provi
         "matmul provider '", provider.name, "' is built in; declare yours under another name"));
   }
   TESSERA_ASSIGN_OR_RETURN(ResolvedSymbol own, ResolveCAbiIn(provider.library, provider.callee));
+  const PointerSpace needed =
+      provider.target == Target::kHost ? PointerSpace::kHost : PointerSpace::kDevice;
+  if (own.library.pointers != needed) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "matmul provider '", provider.name, "': library '", provider.library, "' takes ",
+        PointerSpaceName(own.library.pointers), " pointers, so it cannot serve the ",
+        TargetName(provider.target), " target (", PointerSpaceName(needed), " memory)"));
+  }
   // kernel_call binds a callee by name across all registered libraries: the name must lead
   // to this library.
   TESSERA_ASSIGN_OR_RETURN(ResolvedSymbol bound, ResolveCAbi(provider.callee));

@@ -19,16 +19,31 @@
 
 namespace tessera::jit::delegates {
 
+/// Which memory a library's pointer parameters address: host memory (OpenBLAS: it serves host
+/// compiles only) or device memory (cuBLAS: nvptx compiles only).
+enum class PointerSpace { kInferred, kHost, kDevice };
+
+/// "host" or "device" ("inferred" before registration decides).
+absl::string_view PointerSpaceName(PointerSpace space);
+
+/// The space of a library known by its soname: the CUDA libraries (libcublas, libcublasLt,
+/// libcudnn, libcufft, libcurand, libcusparse, libcusolver, libnccl, libcudart, libnvshmem)
+/// take device pointers; any other library host pointers.
+PointerSpace InferPointerSpace(absl::string_view soname);
+
 /// Who a resolved delegate is: an input to caches and decision records.
 struct DelegateIdentity {
   std::string name;     ///< the registered name ("openblas", "my_kernels")
   std::string kind;     ///< "library" or "kernel_image"
+  /// Libraries: which memory their pointers address (kernel images: device).
+  PointerSpace pointers = PointerSpace::kDevice;
   std::string path;     ///< the file actually loaded (libraries), or "" for images
   std::string soname;   ///< DT_SONAME of the loaded library (its file name if it has none)
   std::string version;  ///< what the library reports (e.g. "OpenBLAS 0.3.21"), else from the file name
   std::string sha256;   ///< content hash of the loaded file or image bytes
 
-  /// One line, e.g. "openblas libopenblas.so.0 OpenBLAS 0.3.21 sha256:1a2b…".
+  /// One line, e.g. "openblas (library, host pointers) libopenblas.so.0 OpenBLAS 0.3.21
+  /// sha256:1a2b… /usr/lib/…".
   std::string ToString() const;
 };
 
@@ -55,9 +70,11 @@ class DelegateRegistry {
   DelegateRegistry(const DelegateRegistry&) = delete;
   DelegateRegistry& operator=(const DelegateRegistry&) = delete;
 
-  /// Loads `path` (dlopen, RTLD_LOCAL: nothing it exports becomes global) under `name`.
-  /// InvalidArgument when it cannot be loaded or the name is taken.
-  absl::Status RegisterLibrary(const std::string& name, const std::string& path);
+  /// Loads `path` (dlopen, RTLD_LOCAL: nothing it exports becomes global) under `name`; its
+  /// callees take `pointers` (kInferred: InferPointerSpace of its soname). InvalidArgument when
+  /// it cannot be loaded or the name is taken.
+  absl::Status RegisterLibrary(const std::string& name, const std::string& path,
+                               PointerSpace pointers = PointerSpace::kInferred);
 
   /// The default set for a target, which a user opts into: `openblas` → libopenblas.so.0
   /// (host), `cublas` → libcublas.so.13 (nvptx).

@@ -141,7 +141,7 @@ TEST(CapiDelegateTest, RegisteredOpenBlasServesMatmulThroughTheCApi) {
   size_t size = 0;
   std::string identity(tessera_jit_context_get_delegate_identity(context, 0, &size));
   EXPECT_EQ(identity.size(), size);
-  EXPECT_THAT(identity, HasSubstr("openblas (library) libopenblas.so.0 OpenBLAS"));
+  EXPECT_THAT(identity, HasSubstr("openblas (library, host pointers) libopenblas.so.0 OpenBLAS"));
 
   const char source[] = R"mlir(
 func.func @mm(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>) {

@@ -150,7 +150,7 @@ class PythonBindingTest(unittest.TestCase):
     def test_openblas_delegate(self):
         ctx = tj.Context(default_target="host", cache_dir="")
         ctx.register_default_libraries()
-        self.assertIn("openblas (library) libopenblas.so.0", ctx.delegates()[0])
+        self.assertIn("openblas (library, host pointers) libopenblas.so.0", ctx.delegates()[0])
         module = ctx.compile(SOURCE.replace(" activation(relu)", "").replace(
             " bias(%bias : memref<?xf32>)", ""), matmul_delegate="openblas")
         a = np.random.default_rng(3).standard_normal((7, 5)).astype(np.float32)

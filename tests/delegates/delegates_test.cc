@@ -135,8 +135,8 @@ TEST(DelegateCallTest, AbiMismatchesNameThePosition) {
   wrong.replace(wrong.find(right), right.size(), "signature = (memref<?xf32>, f32, f32)");
   auto declared = CompileWith(wrong, WithLibraryA());
   EXPECT_THAT(declared.status().message(),
-              HasSubstr("operand #1 of 'tessera_test_fill': expected 'f32' (the declared "
-                        "signature), found 'i32'"));
+              HasSubstr("expected `signature` parameter #1 to be 'i32' (the operand's type), "
+                        "found 'f32'"));
   std::string undeclared = kFill;
   const std::string declaration = ", signature = (memref<?xf32>, i32, f32) -> ()";
   undeclared.replace(undeclared.find(declaration), declaration.size(), "");
@@ -246,6 +246,92 @@ TEST(MatmulDelegateTest, CublasServesMatmulOnNvptxThroughTheRuntimeHandle) {
   EXPECT_TRUE((*module)->device_images.empty());  // no compiled kernel left for the matmul
   auto host = LoadHostCode(**module);  // cublasSgemm_v2 resolves in the registered library
   EXPECT_TRUE(host.ok()) << host.status();
+}
+
+// A library's pointers address one memory: host libraries never serve an nvptx compile and
+// device libraries (cuBLAS) never a host compile, whatever envelope a call declares.
+constexpr char kCblasCall[] = R"mlir(
+func.func @mm(%a: memref<4x4xf32>, %b: memref<4x4xf32>, %c: memref<4x4xf32>) {
+  %row_major = arith.constant 101 : i32
+  %no = arith.constant 111 : i32
+  %n = arith.constant 4 : i32
+  %one = arith.constant 1.0 : f32
+  %zero = arith.constant 0.0 : f32
+  tessera_nvidia.kernel_call %row_major, %no, %no, %n, %n, %n, %one, %a, %n, %b, %n, %zero, %c,
+      %n {callee = "cblas_sgemm", arch = "ARCH", binding = "c_abi",
+      provenance = "vendor_library", accuracy = "reference_exact", determinism = "deterministic"}
+      : (i32, i32, i32, i32, i32, i32, f32, memref<4x4xf32>, i32, memref<4x4xf32>, i32, f32,
+         memref<4x4xf32>, i32) -> ()
+  return
+}
+)mlir";
+
+std::string CblasCall(const std::string& arch) {
+  std::string source = kCblasCall;
+  source.replace(source.find("ARCH"), 4, arch);
+  return source;
+}
+
+TEST(PointerSpaceTest, RegistryKnowsWhichLibraryTakesWhichPointers) {
+  EXPECT_EQ(InferPointerSpace("libcublas.so.13"), PointerSpace::kDevice);
+  EXPECT_EQ(InferPointerSpace("libcublasLt.so.13"), PointerSpace::kDevice);
+  EXPECT_EQ(InferPointerSpace("libcudnn.so.9"), PointerSpace::kDevice);
+  EXPECT_EQ(InferPointerSpace("libopenblas.so.0"), PointerSpace::kHost);
+  EXPECT_EQ(InferPointerSpace("libmkl_rt.so.2"), PointerSpace::kHost);
+  auto registry = std::make_shared<DelegateRegistry>();
+  ASSERT_TRUE(registry->RegisterDefaultLibraries(Target::kHost).ok());
+  ASSERT_TRUE(registry->RegisterDefaultLibraries(Target::kNvptx).ok());
+  for (const DelegateIdentity& identity : registry->Identities()) {
+    EXPECT_EQ(identity.pointers,
+              identity.name == "cublas" ? PointerSpace::kDevice : PointerSpace::kHost)
+        << identity.ToString();
+    EXPECT_THAT(identity.ToString(), HasSubstr(identity.name == "cublas"
+                                                   ? "(library, device pointers)"
+                                                   : "(library, host pointers)"));
+  }
+}
+
+TEST(PointerSpaceTest, HostLibraryCannotServeAnNvptxCompile) {
+  auto registry = std::make_shared<DelegateRegistry>();
+  ASSERT_TRUE(registry->RegisterDefaultLibraries(Target::kHost).ok());
+  EXPECT_TRUE(CompileWith(CblasCall("host"), registry, Target::kHost).ok());
+  auto refused = CompileWith(CblasCall("sm_80+"), registry, Target::kNvptx);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(refused.status().message(),
+              HasSubstr("d.mlir:8:3: error: 'cblas_sgemm' resolves in library 'openblas', which "
+                        "takes host pointers: it cannot serve an nvptx compile, whose buffers "
+                        "are device memory"));
+}
+
+TEST(PointerSpaceTest, DeviceLibraryCannotServeAHostCompile) {
+  // Library a, declared as taking device pointers: a host compile refuses its callees.
+  auto registry = std::make_shared<DelegateRegistry>();
+  ASSERT_TRUE(registry
+                  ->RegisterLibrary("a", Runfile("tests/delegates/libtest_library_a.so"),
+                                    PointerSpace::kDevice)
+                  .ok());
+  auto refused = CompileWith(kFill, registry, Target::kHost);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(refused.status().message(),
+              HasSubstr("'tessera_test_fill' resolves in library 'a', which takes device "
+                        "pointers: it cannot serve a host compile, whose buffers are host "
+                        "memory"));
+  // A matmul provider for the host target cannot come from it either.
+  MatmulProvider provider;
+  provider.name = "a_gemm";
+  provider.library = "a";
+  provider.target = Target::kHost;
+  provider.callee = "tessera_test_fill";
+  provider.abi = "cblas_sgemm";
+  provider.arch = "host";
+  provider.covers = "root_only";
+  provider.determinism = "deterministic";
+  provider.accuracy = "reference_exact";
+  EXPECT_THAT(registry->DeclareMatmulProvider(provider).message(),
+              HasSubstr("library 'a' takes device pointers, so it cannot serve the host target"));
+  provider.arch = "sm_80+";
+  EXPECT_THAT(registry->DeclareMatmulProvider(provider).message(),
+              HasSubstr("arch 'sm_80+' does not fit the host target"));
 }
 
 TEST(MatmulDelegateTest, GatesDeclineWithTheReason) {
@@ -387,8 +473,10 @@ TEST(KernelImageTest, ErrorsNameWhatIsMissing) {
   const std::string grid = ", grid = array<i64: 4>";
   no_grid.replace(no_grid.find(grid), grid.size(), "");
   EXPECT_THAT(CompileWith(no_grid, registry, Target::kNvptx).status().message(),
-              HasSubstr("needs `grid` and `block`"));
-  EXPECT_THAT(CompileWith(kLaunch, registry, Target::kHost).status().message(),
+              HasSubstr("binding=cuda_kernel requires `grid` and `block`"));
+  absl::Status on_host = CompileWith(kLaunch, registry, Target::kHost).status();
+  EXPECT_EQ(on_host.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(on_host.message(),
               HasSubstr("cuda_kernel delegate 'tessera_scale' needs the nvptx target"));
 }
 

@@ -148,7 +148,7 @@ TEST_F(DialectTest, BuiltKernelCallExposesItsContract) {
       builder_.getUnknownLoc(), mlir::TypeRange{}, function.getArguments(), "cublasSgemm_v2",
       "sm_80+", "c_abi", "vendor_library", "tolerance_bounded", "nondeterministic",
       builder_.getF64FloatAttr(1e-4), /*tolerance_rel=*/nullptr,
-      /*covers=*/nullptr);
+      /*covers=*/nullptr, /*grid=*/nullptr, /*block=*/nullptr, /*signature=*/nullptr);
   EXPECT_TRUE(mlir::succeeded(mlir::verify(call)));
   auto delegate = llvm::cast<nvidia::DelegateOpInterface>(call.getOperation());
   EXPECT_EQ(delegate.getDelegateName(), "cublasSgemm_v2");
@@ -164,7 +164,7 @@ TEST_F(DialectTest, BuiltKernelCallWithNanToleranceFails) {
   auto call = builder_.create<nvidia::KernelCallOp>(
       builder_.getUnknownLoc(), mlir::TypeRange{}, function.getArguments(), "k", "sm_90",
       "cuda_kernel", "handwritten_kernel", "tolerance_bounded", "deterministic",
-      builder_.getF64FloatAttr(std::nan("")), nullptr, nullptr);
+      builder_.getF64FloatAttr(std::nan("")), nullptr, nullptr, nullptr, nullptr, nullptr);
   EXPECT_TRUE(mlir::failed(mlir::verify(call)));
   EXPECT_THAT(errors_, ElementsAre(HasSubstr(
                            "`tolerance` must be finite and greater than zero, found nan")));
@@ -176,27 +176,36 @@ TEST_F(DialectTest, BuiltInlinePtxReportsItselfAsInlinePtx) {
       builder_.getUnknownLoc(), mlir::TypeRange{builder_.getF32Type()}, function.getArguments(),
       "ex2.approx.f32 $0, $1;", "=f,f", "sm_75+", "tolerance_bounded", "deterministic",
       nullptr, builder_.getF64FloatAttr(2e-7));
-  EXPECT_TRUE(mlir::succeeded(mlir::verify(ptx)));
   auto delegate = llvm::cast<nvidia::DelegateOpInterface>(ptx.getOperation());
   EXPECT_EQ(delegate.getDelegateName(), "inline_ptx");
   EXPECT_FALSE(delegate.isNondeterministic());
+  // Its contract holds, but a function body is host code: inline PTX runs only in device code.
+  EXPECT_TRUE(mlir::failed(mlir::verify(ptx)));
+  EXPECT_THAT(errors_, ElementsAre(HasSubstr("expected to be in device code: directly in a "
+                                             "'tile.map' body or in a 'gpu.func' kernel")));
 }
 
 constexpr llvm::StringLiteral kTwoOffenders = R"mlir(
-func.func @seeded(%x: f32, %a: memref<4xf32>) -> f32
+func.func @seeded(%x: memref<4xf32>, %a: memref<4xf32>)
     attributes {tessera.deterministic = {seed = 7}} {
-  %y = tessera_nvidia.inline_ptx %x {ptx = "mov.f32 $0, $1;", constraints = "=f,f",
-      arch = "sm_80+", accuracy = "reference_exact", determinism = "nondeterministic"}
-      : (f32) -> f32
+  tile.map ins(%x : memref<4xf32>) outs(%a : memref<4xf32>) {
+  ^bb0(%v: f32):
+    %y = tessera_nvidia.inline_ptx %v {ptx = "mov.f32 $0, $1;", constraints = "=f,f",
+        arch = "sm_80+", accuracy = "reference_exact", determinism = "nondeterministic"}
+        : (f32) -> f32
+    tile.yield %y : f32
+  }
   tessera_nvidia.kernel_call %a {callee = "scatter_add", arch = "sm_90",
       binding = "cuda_kernel", provenance = "handwritten_kernel",
-      accuracy = "reference_exact", determinism = "nondeterministic"} : (memref<4xf32>) -> ()
-  return %y : f32
+      accuracy = "reference_exact", determinism = "nondeterministic",
+      grid = array<i64: 1>, block = array<i64: 32>} : (memref<4xf32>) -> ()
+  return
 }
 func.func @free(%a: memref<4xf32>) {
   tessera_nvidia.kernel_call %a {callee = "atomic_hist", arch = "sm_90",
       binding = "cuda_kernel", provenance = "handwritten_kernel",
-      accuracy = "reference_exact", determinism = "nondeterministic"} : (memref<4xf32>) -> ()
+      accuracy = "reference_exact", determinism = "nondeterministic",
+      grid = array<i64: 1>, block = array<i64: 32>} : (memref<4xf32>) -> ()
   return
 }
 )mlir";
@@ -243,7 +252,8 @@ TEST_F(DialectTest, DeterminismPassAcceptsDeterministicDelegates) {
 func.func @clean(%a: memref<4xf32>) attributes {tessera.deterministic} {
   tessera_nvidia.kernel_call %a {callee = "k", arch = "sm_90", binding = "cuda_kernel",
       provenance = "handwritten_kernel", accuracy = "reference_exact",
-      determinism = "deterministic"} : (memref<4xf32>) -> ()
+      determinism = "deterministic", grid = array<i64: 1>, block = array<i64: 32>}
+      : (memref<4xf32>) -> ()
   return
 }
 )mlir";

@@ -417,9 +417,325 @@ func.func @inline_ptx_constraint_arity(%x: f32) -> f32 {
 // -----
 
 func.func @inline_ptx_memref_operand(%x: memref<4xf32>) {
-  // expected-error @+1 {{expected operand #0 to be an integer or float scalar, found 'memref<4xf32>'}}
+  // expected-error @+1 {{expected operand #0 to have a type that register class 'l' holds (i64), found 'memref<4xf32>'}}
   tessera_nvidia.inline_ptx %x {ptx = "// $0", constraints = "l", arch = "sm_80+",
       accuracy = "reference_exact", determinism = "deterministic", has_side_effects}
       : (memref<4xf32>) -> ()
   return
+}
+
+// -----
+// The constraint grammar: results (`=` and a class), operands (a class), `~{memory}` clobbers.
+
+func.func @inline_ptx_unknown_register_class(%x: f32) -> f32 {
+  // expected-error @+1 {{expected `constraints` entry #0 ('=q') to be `=` and a register class for a result, a register class for an operand, or the clobber `~{memory}` (register classes: h, r, l, f, d)}}
+  %y = tessera_nvidia.inline_ptx %x {ptx = "mov.f32 $0, $1;", constraints = "=q,f",
+      arch = "sm_80+", accuracy = "reference_exact", determinism = "deterministic"}
+      : (f32) -> f32
+  return %y : f32
+}
+
+// -----
+
+func.func @inline_ptx_unknown_clobber(%x: f32) -> f32 {
+  // expected-error @+1 {{expected `constraints` entry #2 ('~{cc}') to be `=` and a register class}}
+  %y = tessera_nvidia.inline_ptx %x {ptx = "mov.f32 $0, $1;", constraints = "=f,f,~{cc}",
+      arch = "sm_80+", accuracy = "reference_exact", determinism = "deterministic"}
+      : (f32) -> f32
+  return %y : f32
+}
+
+// -----
+
+func.func @inline_ptx_result_after_operand(%x: f32) -> f32 {
+  // expected-error @+1 {{expected `constraints` to list results (`=` entries) first, then operands, then clobbers; `constraints` entry #1 ('=f') is out of order}}
+  %y = tessera_nvidia.inline_ptx %x {ptx = "mov.f32 $0, $1;", constraints = "f,=f",
+      arch = "sm_80+", accuracy = "reference_exact", determinism = "deterministic"}
+      : (f32) -> f32
+  return %y : f32
+}
+
+// -----
+
+func.func @inline_ptx_class_does_not_hold_result(%x: f32) -> i32 {
+  // expected-error @+1 {{expected result #0 to have a type that register class 'f' holds (f32), found 'i32'}}
+  %y = tessera_nvidia.inline_ptx %x {ptx = "cvt.rzi.s32.f32 $0, $1;", constraints = "=f,f",
+      arch = "sm_80+", accuracy = "reference_exact", determinism = "deterministic"}
+      : (f32) -> i32
+  return %y : i32
+}
+
+// -----
+
+func.func @inline_ptx_class_does_not_hold_operand(%x: f64) -> f32 {
+  // expected-error @+1 {{expected operand #0 to have a type that register class 'f' holds (f32), found 'f64'}}
+  %y = tessera_nvidia.inline_ptx %x {ptx = "cvt.rn.f32.f64 $0, $1;", constraints = "=f,f",
+      arch = "sm_80+", accuracy = "reference_exact", determinism = "deterministic"}
+      : (f64) -> f32
+  return %y : f32
+}
+
+// -----
+
+func.func @inline_ptx_index_operand(%x: index) {
+  // expected-error @+1 {{expected operand #0 to have a type that register class 'l' holds (i64), found 'index'}}
+  tessera_nvidia.inline_ptx %x {ptx = "// $0", constraints = "l", arch = "sm_80+",
+      accuracy = "reference_exact", determinism = "deterministic", has_side_effects}
+      : (index) -> ()
+  return
+}
+
+// -----
+// Operand references in the PTX text: $N below the count, ${N}, $$ for a literal `$`.
+
+func.func @inline_ptx_reference_out_of_range(%x: f32) -> f32 {
+  // expected-error @+1 {{`ptx` refers to $2, but the op has 2 result(s) and operand(s): $0 … $1, results first}}
+  %y = tessera_nvidia.inline_ptx %x {ptx = "add.f32 $0, $1, $2;", constraints = "=f,f",
+      arch = "sm_80+", accuracy = "reference_exact", determinism = "deterministic"}
+      : (f32) -> f32
+  return %y : f32
+}
+
+// -----
+
+func.func @inline_ptx_braced_reference_out_of_range(%x: f32) -> f32 {
+  // expected-error @+1 {{`ptx` refers to ${7}, but the op has 2 result(s) and operand(s)}}
+  %y = tessera_nvidia.inline_ptx %x {ptx = "mov.f32 $0, ${7};", constraints = "=f,f",
+      arch = "sm_80+", accuracy = "reference_exact", determinism = "deterministic"}
+      : (f32) -> f32
+  return %y : f32
+}
+
+// -----
+
+func.func @inline_ptx_bare_dollar(%x: f32) -> f32 {
+  // expected-error @+1 {{expected `$` in `ptx` at offset 12 to start an operand reference ($0, ${0}) or to be `$$` (a literal $), found '$L1;'}}
+  %y = tessera_nvidia.inline_ptx %x {ptx = "mov.f32 $0, $L1;", constraints = "=f,f",
+      arch = "sm_80+", accuracy = "reference_exact", determinism = "deterministic"}
+      : (f32) -> f32
+  return %y : f32
+}
+
+// -----
+
+func.func @inline_ptx_without_results_or_side_effects(%x: i32) {
+  // expected-error @+1 {{expected `has_side_effects` on an inline_ptx without results (otherwise it is removed as dead code)}}
+  tessera_nvidia.inline_ptx %x {ptx = "// $0", constraints = "r", arch = "sm_80+",
+      accuracy = "reference_exact", determinism = "deterministic"} : (i32) -> ()
+  return
+}
+
+// -----
+// Where inline_ptx may stand: a tile.map body or a gpu.func kernel, never host code.
+
+func.func @inline_ptx_in_host_code(%x: f32) -> f32 {
+  // expected-error @+1 {{expected to be in device code: directly in a 'tile.map' body or in a 'gpu.func' kernel (inline PTX does not run on the host)}}
+  %y = tessera_nvidia.inline_ptx %x {ptx = "mov.f32 $0, $1;", constraints = "=f,f",
+      arch = "sm_80+", accuracy = "reference_exact", determinism = "deterministic"}
+      : (f32) -> f32
+  return %y : f32
+}
+
+// -----
+// Arch envelopes: `sm_90`, `sm_80+`, `sm_90a` or `host`.
+
+func.func @arch_not_an_envelope(%a: memref<4xf32>) {
+  // expected-error @+1 {{expected `arch` to be an envelope: `sm_90` (exactly), `sm_80+` (that arch or newer), `sm_90a` (an arch-specific feature set) or `host` (a host C-ABI delegate), found 'sm90'}}
+  tessera_nvidia.kernel_call %a {callee = "k", arch = "sm90", binding = "c_abi",
+      provenance = "vendor_library", accuracy = "reference_exact",
+      determinism = "deterministic"} : (memref<4xf32>) -> ()
+  return
+}
+
+// -----
+
+func.func @arch_specific_or_newer(%a: memref<4xf32>) {
+  // expected-error @+1 {{arch-specific features do not carry to newer GPUs, found 'sm_90a+'}}
+  tessera_nvidia.kernel_call %a {callee = "k", arch = "sm_90a+", binding = "c_abi",
+      provenance = "vendor_library", accuracy = "reference_exact",
+      determinism = "deterministic"} : (memref<4xf32>) -> ()
+  return
+}
+
+// -----
+
+func.func @inline_ptx_arch_list(%x: f32) -> f32 {
+  // expected-error @+1 {{expected `arch` to be an envelope}}
+  %y = tessera_nvidia.inline_ptx %x {ptx = "mov.f32 $0, $1;", constraints = "=f,f",
+      arch = "sm_80,sm_90", accuracy = "reference_exact", determinism = "deterministic"}
+      : (f32) -> f32
+  return %y : f32
+}
+
+// -----
+// kernel_call's launch configuration (cuda_kernel) and C signature (c_abi).
+
+func.func @cuda_kernel_without_launch_configuration(%a: memref<4xf32>) {
+  // expected-error @+1 {{binding=cuda_kernel requires `grid` and `block` (the launch configuration, e.g. grid = array<i64: 128>, block = array<i64: 256>)}}
+  tessera_nvidia.kernel_call %a {callee = "k", arch = "sm_80+", binding = "cuda_kernel",
+      provenance = "handwritten_kernel", accuracy = "reference_exact",
+      determinism = "deterministic", grid = array<i64: 1>} : (memref<4xf32>) -> ()
+  return
+}
+
+// -----
+
+func.func @cuda_kernel_grid_not_an_array(%a: memref<4xf32>) {
+  // expected-error @+1 {{attribute 'grid' failed to satisfy constraint: i64 dense array attribute}}
+  tessera_nvidia.kernel_call %a {callee = "k", arch = "sm_80+", binding = "cuda_kernel",
+      provenance = "handwritten_kernel", accuracy = "reference_exact",
+      determinism = "deterministic", grid = [1, 2], block = array<i64: 32>}
+      : (memref<4xf32>) -> ()
+  return
+}
+
+// -----
+
+func.func @cuda_kernel_grid_of_four_sizes(%a: memref<4xf32>) {
+  // expected-error @+1 {{expected `grid` to hold 1 to 3 sizes (x, y, z), found 4}}
+  tessera_nvidia.kernel_call %a {callee = "k", arch = "sm_80+", binding = "cuda_kernel",
+      provenance = "handwritten_kernel", accuracy = "reference_exact",
+      determinism = "deterministic", grid = array<i64: 1, 1, 1, 1>, block = array<i64: 32>}
+      : (memref<4xf32>) -> ()
+  return
+}
+
+// -----
+
+func.func @cuda_kernel_empty_block(%a: memref<4xf32>) {
+  // expected-error @+1 {{expected `block` to hold 1 to 3 sizes (x, y, z), found 0}}
+  tessera_nvidia.kernel_call %a {callee = "k", arch = "sm_80+", binding = "cuda_kernel",
+      provenance = "handwritten_kernel", accuracy = "reference_exact",
+      determinism = "deterministic", grid = array<i64: 1>, block = array<i64>}
+      : (memref<4xf32>) -> ()
+  return
+}
+
+// -----
+
+func.func @cuda_kernel_zero_block(%a: memref<4xf32>) {
+  // expected-error @+1 {{expected `block` y to be in [1, 1024], found 0}}
+  tessera_nvidia.kernel_call %a {callee = "k", arch = "sm_80+", binding = "cuda_kernel",
+      provenance = "handwritten_kernel", accuracy = "reference_exact",
+      determinism = "deterministic", grid = array<i64: 1>, block = array<i64: 32, 0>}
+      : (memref<4xf32>) -> ()
+  return
+}
+
+// -----
+
+func.func @cuda_kernel_grid_y_too_large(%a: memref<4xf32>) {
+  // expected-error @+1 {{expected `grid` y to be in [1, 65535], found 65536}}
+  tessera_nvidia.kernel_call %a {callee = "k", arch = "sm_80+", binding = "cuda_kernel",
+      provenance = "handwritten_kernel", accuracy = "reference_exact",
+      determinism = "deterministic", grid = array<i64: 1, 65536>, block = array<i64: 32>}
+      : (memref<4xf32>) -> ()
+  return
+}
+
+// -----
+
+func.func @cuda_kernel_negative_grid(%a: memref<4xf32>) {
+  // expected-error @+1 {{expected `grid` x to be in [1, 2147483647], found -1}}
+  tessera_nvidia.kernel_call %a {callee = "k", arch = "sm_80+", binding = "cuda_kernel",
+      provenance = "handwritten_kernel", accuracy = "reference_exact",
+      determinism = "deterministic", grid = array<i64: -1>, block = array<i64: 32>}
+      : (memref<4xf32>) -> ()
+  return
+}
+
+// -----
+
+func.func @cuda_kernel_block_of_too_many_threads(%a: memref<4xf32>) {
+  // expected-error @+1 {{expected `block` to hold at most 1024 threads, found 2048}}
+  tessera_nvidia.kernel_call %a {callee = "k", arch = "sm_80+", binding = "cuda_kernel",
+      provenance = "handwritten_kernel", accuracy = "reference_exact",
+      determinism = "deterministic", grid = array<i64: 1>, block = array<i64: 64, 32>}
+      : (memref<4xf32>) -> ()
+  return
+}
+
+// -----
+
+func.func @cuda_kernel_with_a_result(%a: memref<4xf32>) -> i32 {
+  // expected-error @+1 {{expected no results: a cuda_kernel delegate writes its memref operands and returns nothing}}
+  %r = tessera_nvidia.kernel_call %a {callee = "k", arch = "sm_80+", binding = "cuda_kernel",
+      provenance = "handwritten_kernel", accuracy = "reference_exact",
+      determinism = "deterministic", grid = array<i64: 1>, block = array<i64: 32>}
+      : (memref<4xf32>) -> i32
+  return %r : i32
+}
+
+// -----
+
+func.func @cuda_kernel_with_a_signature(%a: memref<4xf32>) {
+  // expected-error @+1 {{`signature` declares a c_abi callee's C signature; a cuda_kernel delegate takes its operands as kernel parameters}}
+  tessera_nvidia.kernel_call %a {callee = "k", arch = "sm_80+", binding = "cuda_kernel",
+      provenance = "handwritten_kernel", accuracy = "reference_exact",
+      determinism = "deterministic", grid = array<i64: 1>, block = array<i64: 32>,
+      signature = (memref<4xf32>) -> ()} : (memref<4xf32>) -> ()
+  return
+}
+
+// -----
+
+func.func @c_abi_with_a_launch_configuration(%a: memref<4xf32>) {
+  // expected-error @+1 {{`grid` and `block` launch a cuda_kernel delegate; a c_abi call takes none}}
+  tessera_nvidia.kernel_call %a {callee = "k", arch = "host", binding = "c_abi",
+      provenance = "vendor_library", accuracy = "reference_exact",
+      determinism = "deterministic", block = array<i64: 32>} : (memref<4xf32>) -> ()
+  return
+}
+
+// -----
+
+func.func @signature_not_a_function_type(%a: memref<4xf32>) {
+  // expected-error @+1 {{attribute 'signature' failed to satisfy constraint: type attribute of function type}}
+  tessera_nvidia.kernel_call %a {callee = "k", arch = "host", binding = "c_abi",
+      provenance = "vendor_library", accuracy = "reference_exact",
+      determinism = "deterministic", signature = i32} : (memref<4xf32>) -> ()
+  return
+}
+
+// -----
+
+func.func @signature_arity(%a: memref<4xf32>, %n: i32) {
+  // expected-error @+1 {{expected `signature` to declare 2 parameter(s), one per operand, found 1}}
+  tessera_nvidia.kernel_call %a, %n {callee = "k", arch = "host", binding = "c_abi",
+      provenance = "vendor_library", accuracy = "reference_exact",
+      determinism = "deterministic", signature = (memref<4xf32>) -> ()}
+      : (memref<4xf32>, i32) -> ()
+  return
+}
+
+// -----
+
+func.func @signature_parameter_type(%a: memref<4xf32>, %n: i32) {
+  // expected-error @+1 {{expected `signature` parameter #1 to be 'i32' (the operand's type), found 'i64'}}
+  tessera_nvidia.kernel_call %a, %n {callee = "k", arch = "host", binding = "c_abi",
+      provenance = "vendor_library", accuracy = "reference_exact",
+      determinism = "deterministic", signature = (memref<4xf32>, i64) -> ()}
+      : (memref<4xf32>, i32) -> ()
+  return
+}
+
+// -----
+
+func.func @signature_index_parameter(%n: index) {
+  // expected-error @+1 {{expected `signature` parameter #0 to be a memref or an integer or float scalar, found 'index'}}
+  tessera_nvidia.kernel_call %n {callee = "k", arch = "host", binding = "c_abi",
+      provenance = "vendor_library", accuracy = "reference_exact",
+      determinism = "deterministic", signature = (index) -> ()} : (index) -> ()
+  return
+}
+
+// -----
+
+func.func @signature_results(%a: memref<4xf32>) -> f32 {
+  // expected-error @+1 {{expected `signature` results to be the op's results: at most one integer or float}}
+  %r = tessera_nvidia.kernel_call %a {callee = "k", arch = "host", binding = "c_abi",
+      provenance = "vendor_library", accuracy = "reference_exact",
+      determinism = "deterministic", signature = (memref<4xf32>) -> i32}
+      : (memref<4xf32>) -> f32
+  return %r : f32
 }

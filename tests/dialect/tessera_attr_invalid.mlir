@@ -38,3 +38,21 @@ module attributes {tessera.deterministic} {
 func.func @unknown_tessera_attribute() attributes {tessera.fast} {
   return
 }
+
+// -----
+
+// expected-error @+1 {{'tessera.determinism' declares a raw kernel's determinism and is only valid on a 'gpu.func', found it on 'func.func' (a function requests determinism with 'tessera.deterministic')}}
+func.func @determinism_on_a_function() attributes {tessera.determinism = "deterministic"} {
+  return
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    // expected-error @+1 {{'tessera.determinism' must be "deterministic" or "nondeterministic", found "mostly"}}
+    gpu.func @unknown_determinism() kernel attributes {tessera.determinism = "mostly"} {
+      gpu.return
+    }
+  }
+}

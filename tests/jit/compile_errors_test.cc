@@ -115,7 +115,7 @@ TEST(CompileErrorsTest, DeterministicCompileCoversUndeclaredFunctions) {
 TEST(CompileErrorsTest, UnregisteredDelegateIsACompileError) {
   absl::Status status = CompileStatus(R"mlir(
 func.func @gemm(%a: memref<4x4xf32>) {
-  tessera_nvidia.kernel_call %a {callee = "cblas_sgemm", arch = "sm_80+",
+  tessera_nvidia.kernel_call %a {callee = "cblas_sgemm", arch = "host",
       binding = "c_abi", provenance = "vendor_library", accuracy = "reference_exact",
       determinism = "deterministic"} : (memref<4x4xf32>) -> ()
   return
@@ -128,16 +128,91 @@ func.func @gemm(%a: memref<4x4xf32>) {
                               "registered)")));
 }
 
-TEST(CompileErrorsTest, InlinePtxIsNotCompiledYetAndSaysSo) {
+constexpr char kExp2[] = R"mlir(
+func.func @exp2(%x: memref<?xf32>, %y: memref<?xf32>) {
+  tile.map ins(%x : memref<?xf32>) outs(%y : memref<?xf32>) {
+  ^bb0(%v: f32):
+    %e = tessera_nvidia.inline_ptx %v {ptx = "ex2.approx.ftz.f32 $0, $1;", constraints = "=f,f",
+        arch = "sm_80+", accuracy = "tolerance_bounded", tolerance_rel = 1.0e-6,
+        determinism = "deterministic"} : (f32) -> f32
+    tile.yield %e : f32
+  }
+  return
+}
+)mlir";
+
+TEST(CompileErrorsTest, InlinePtxOnTheHostNamesTheTargetItNeeds) {
+  absl::Status status = CompileStatus(kExp2);
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(status.message(),
+              HasSubstr("bad.mlir:5:10: error: 'tessera_nvidia.inline_ptx' needs the nvptx "
+                        "target (its PTX runs only on NVIDIA GPUs); this compile targets host"));
+}
+
+TEST(CompileErrorsTest, InlinePtxInHostCodeIsAVerifierError) {
   absl::Status status = CompileStatus(R"mlir(
 func.func @f(%x: f32) -> f32 {
   %y = tessera_nvidia.inline_ptx %x {ptx = "mov.f32 $0, $1;", constraints = "=f,f",
       arch = "sm_80+", accuracy = "reference_exact", determinism = "deterministic"} : (f32) -> f32
   return %y : f32
 }
-)mlir");
-  EXPECT_EQ(status.code(), absl::StatusCode::kUnimplemented);
-  EXPECT_THAT(status.message(), AllOf(HasSubstr("bad.mlir:3:8"), HasSubstr("inline_ptx")));
+)mlir",
+                                      Target::kNvptx);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), AllOf(HasSubstr("bad.mlir:3:8"),
+                                      HasSubstr("expected to be in device code")));
+}
+
+TEST(CompileErrorsTest, ArchEnvelopeMustIncludeTheCompileArch) {
+  std::string source = kExp2;
+  source.replace(source.find("sm_80+"), 6, "sm_90a");
+  absl::Status status = CompileStatus(source, Target::kNvptx, "sm_90");
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(status.message(),
+              HasSubstr("bad.mlir:5:10: error: delegate 'inline_ptx' declares arch = \"sm_90a\" "
+                        "(sm_90a only), which does not include this compile's nvptx sm_90"));
+  EXPECT_TRUE(CompileStatus(source, Target::kNvptx, "sm_90a").ok());
+  // `sm_100` means exactly that GPU (and its `a` set); `sm_80+` any newer one.
+  source.replace(source.find("sm_90a"), 6, "sm_100");
+  EXPECT_TRUE(CompileStatus(source, Target::kNvptx, "sm_100a").ok());
+  EXPECT_THAT(CompileStatus(source, Target::kNvptx, "sm_103").message(),
+              HasSubstr("declares arch = \"sm_100\" (sm_100 (or sm_100a) only), which does not "
+                        "include this compile's nvptx sm_103"));
+  EXPECT_THAT(CompileStatus(kExp2, Target::kNvptx, "sm_75").message(),
+              HasSubstr("(sm_80 or newer), which does not include this compile's nvptx sm_75"));
+  EXPECT_TRUE(CompileStatus(kExp2, Target::kNvptx, "sm_121a").ok());
+}
+
+TEST(CompileErrorsTest, HostEnvelopeCannotServeAGpuCompile) {
+  absl::Status status = CompileStatus(R"mlir(
+func.func @fill(%x: memref<?xf32>, %n: i32) {
+  tessera_nvidia.kernel_call %x, %n {callee = "my_fill", arch = "host", binding = "c_abi",
+      provenance = "handwritten_kernel", accuracy = "reference_exact",
+      determinism = "deterministic", signature = (memref<?xf32>, i32) -> ()}
+      : (memref<?xf32>, i32) -> ()
+  return
+}
+)mlir",
+                                      Target::kNvptx);
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(status.message(),
+              HasSubstr("bad.mlir:3:3: error: delegate 'my_fill' declares arch = \"host\" (the "
+                        "host target only), which does not include this compile's nvptx sm_90 (a "
+                        "host C-ABI delegate: compile for target 'host')"));
+}
+
+TEST(CompileErrorsTest, EveryListedArchCompilesAndOthersAreRefused) {
+  std::string any_gpu = kExp2;
+  any_gpu.replace(any_gpu.find("sm_80+"), 6, "sm_75+");
+  for (const std::string& arch : SupportedArchs()) {
+    absl::Status status = CompileStatus(any_gpu, Target::kNvptx, arch);
+    EXPECT_TRUE(status.ok()) << arch << ": " << status;
+  }
+  for (const char* arch : {"sm_70", "sm_101", "sm_88", "sm_90a+", "compute_90", ""}) {
+    absl::Status status = CompileStatus(kExp2, Target::kNvptx, arch);
+    EXPECT_EQ(status.code(), absl::StatusCode::kUnimplemented) << arch;
+    EXPECT_THAT(status.message(), HasSubstr("sm_121a")) << arch;
+  }
 }
 
 TEST(CompileErrorsTest, HostCodeCannotReachProcessSymbols) {
@@ -164,7 +239,7 @@ module attributes {gpu.container_module} {
   }
 }
 )mlir");
-  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(status.message(), AllOf(HasSubstr("bad.mlir:3:3"), HasSubstr("need a GPU"),
                                       HasSubstr("target 'nvptx'")));
 }

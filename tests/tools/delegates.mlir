@@ -9,7 +9,7 @@
 // NONE: no delegates registered
 
 // RUN: tessera-jit run %s --entry mm --size 24 --runs 1 --target host --default-libraries --matmul-delegate openblas | FileCheck %s --check-prefix=EXEC
-// EXEC: delegate: openblas (library) libopenblas.so.0
+// EXEC: delegate: openblas (library, host pointers) libopenblas.so.0
 // EXEC: entry @mm: 3 argument(s)
 // EXEC: time: median
 

@@ -7,7 +7,7 @@
 // CHECK: timing: host steady_clock at 128x128x256
 // CHECK: - compiled [generated, deterministic, reference_exact atol 0.001 rtol 1e-05]: median {{.*}} samples); error {{.*}} of budget
 // CHECK: - openblas [hand-tuned, deterministic, reference_exact atol 0.001 rtol 1e-05]: median
-// CHECK: cblas_sgemm in openblas (library) libopenblas.so.0 OpenBLAS
+// CHECK: cblas_sgemm in openblas (library, host pointers) libopenblas.so.0 OpenBLAS
 // CHECK: - cublas {{.*}}removed by applicability: it serves the nvptx target
 // CHECK: tile.matmul at {{.*}}explain.mlir:[[@LINE+16]]:3 in @layer
 // CHECK: winner: compiled — the only candidate left

@@ -1,6 +1,7 @@
 // The CLI's argument parser.
 #include "tools/tessera-jit/flags.h"
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
@@ -38,9 +39,33 @@ Flags& Flags::Positional(std::string* out) {
   return *this;
 }
 
-Flags& Flags::CompileOptions(jit::CompileOptions* options,
-                             std::vector<std::pair<std::string, std::string>>* libraries,
-                             bool* default_libraries) {
+std::optional<KernelFile> KernelFileOf(const std::string& path) {
+  auto ends = [&](absl::string_view suffix) { return absl::EndsWith(path, suffix); };
+  if (ends(".cu")) return KernelFile::kCudaSource;
+  if (ends(".ptx")) return KernelFile::kPtx;
+  if (ends(".cubin")) return KernelFile::kCubin;
+  return std::nullopt;
+}
+
+Flags& Flags::Delegates(DelegateFlags* delegates) {
+  Value("--library", "NAME=PATH", [delegates](const std::string& value) {
+    return ParseLibrary(value, delegates->libraries)
+               ? std::string()
+               : absl::StrCat("--library needs NAME=PATH, found '", value, "'");
+  });
+  Value("--kernel", "NAME=FILE", [delegates](const std::string& value) {
+    if (!ParseLibrary(value, delegates->kernels) ||
+        !KernelFileOf(delegates->kernels.back().second)) {
+      return absl::StrCat("--kernel needs NAME=FILE with a FILE ending in .cu, .ptx or .cubin, "
+                          "found '", value, "'");
+    }
+    return std::string();
+  });
+  Switch("--default-libraries", &delegates->default_libraries);
+  return *this;
+}
+
+Flags& Flags::CompileOptions(jit::CompileOptions* options, DelegateFlags* delegates) {
   Value("--target", "host or nvptx", [options](const std::string& value) {
     auto target = jit::ParseTarget(value);
     if (!target.ok()) return std::string(target.status().message());
@@ -50,12 +75,7 @@ Flags& Flags::CompileOptions(jit::CompileOptions* options,
   String("--arch", &options->arch);
   Int("-O", &options->opt_level, 0, "a level 0-3");
   Switch("--deterministic", &options->deterministic);
-  Value("--library", "NAME=PATH", [libraries](const std::string& value) {
-    return ParseLibrary(value, *libraries) ? std::string()
-                                           : absl::StrCat("--library needs NAME=PATH, found '",
-                                                          value, "'");
-  });
-  Switch("--default-libraries", default_libraries);
+  Delegates(delegates);
   String("--matmul-delegate", &options->matmul_delegate, "a provider");
   return *this;
 }

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,6 +16,24 @@
 #include "jit/compile_options.h"
 
 namespace tessera::tools {
+
+/// What a kernel image file holds, by its extension.
+enum class KernelFile {
+  kCudaSource,  ///< .cu: compiled in process with NVRTC for the compile's arch
+  kPtx,         ///< .ptx
+  kCubin,       ///< .cubin
+};
+
+/// The kind of `path` by extension; nullopt for any other file.
+std::optional<KernelFile> KernelFileOf(const std::string& path);
+
+/// The delegates a command registers: --library NAME=PATH, --kernel NAME=FILE (repeatable),
+/// --default-libraries.
+struct DelegateFlags {
+  std::vector<std::pair<std::string, std::string>> libraries;
+  std::vector<std::pair<std::string, std::string>> kernels;
+  bool default_libraries = false;
+};
 
 class Flags {
  public:
@@ -42,11 +61,12 @@ class Flags {
   /// The next bare argument goes to `out` (in declaration order).
   Flags& Positional(std::string* out);
 
-  /// The common compile flags: --target, --arch, -O, --deterministic, --library (repeatable,
-  /// into `libraries`), --default-libraries, --matmul-delegate.
-  Flags& CompileOptions(jit::CompileOptions* options,
-                        std::vector<std::pair<std::string, std::string>>* libraries,
-                        bool* default_libraries);
+  /// --library, --kernel and --default-libraries into `delegates`.
+  Flags& Delegates(DelegateFlags* delegates);
+
+  /// The common compile flags: --target, --arch, -O, --deterministic, the delegate flags,
+  /// --matmul-delegate.
+  Flags& CompileOptions(jit::CompileOptions* options, DelegateFlags* delegates);
 
   /// Parses argv[first…]; an error message, or "".
   std::string Parse(int argc, char** argv, int first) const;

@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "base/files.h"
 #include "base/float16.h"
 #include "tessera_jit.h"
 
@@ -246,14 +247,33 @@ int RunEntry(const std::string& source, const std::string& source_name, const Ru
     out << "error: " << e.text() << "\n";
     return 1;
   }
-  for (const auto& [name, path] : options.libraries) {
+  for (const auto& [name, path] : options.delegates.libraries) {
     if (Error e(tessera_jit_context_register_library(context.handle, name.c_str(), path.c_str()));
         !e.ok()) {
       out << "error: " << e.text() << "\n";
       return 1;
     }
   }
-  if (options.default_libraries) {
+  for (const auto& [name, path] : options.delegates.kernels) {
+    std::string bytes;
+    if (!ReadFile(path, bytes)) {
+      out << "error: --kernel " << name << ": cannot read '" << path << "'\n";
+      return 1;
+    }
+    const KernelFile kind = *KernelFileOf(path);
+    const tessera_jit_image_format_t format = kind == KernelFile::kCudaSource
+                                                  ? TESSERA_JIT_IMAGE_CUDA_SOURCE
+                                              : kind == KernelFile::kPtx ? TESSERA_JIT_IMAGE_PTX
+                                                                         : TESSERA_JIT_IMAGE_CUBIN;
+    if (Error e(tessera_jit_context_register_kernel_image(
+            context.handle, name.c_str(), bytes.data(), bytes.size(), format,
+            options.arch.empty() ? nullptr : options.arch.c_str()));
+        !e.ok()) {
+      out << "error: " << e.text() << "\n";
+      return 1;
+    }
+  }
+  if (options.delegates.default_libraries) {
     if (Error e(tessera_jit_context_register_default_libraries(context.handle, target.c_str()));
         !e.ok()) {
       out << "error: " << e.text() << "\n";

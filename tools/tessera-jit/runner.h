@@ -8,6 +8,8 @@
 #include <map>
 #include <ostream>
 #include <string>
+
+#include "tools/tessera-jit/flags.h"
 #include <vector>
 
 namespace tessera::tools {
@@ -23,10 +25,9 @@ struct RunOptions {
   std::map<int, double> scalars;               ///< argument index → value (default 1)
   int runs = 10;
   uint32_t seed = 1;
-  /// Delegates: libraries to register as (name, path), the target's default set, and a matmul
+  /// Delegates: libraries and kernel images to register, the target's default set, and a matmul
   /// provider for the run on the chosen target (the host reference never uses one).
-  std::vector<std::pair<std::string, std::string>> libraries;
-  bool default_libraries = false;
+  DelegateFlags delegates;
   std::string matmul_delegate;
 };
 

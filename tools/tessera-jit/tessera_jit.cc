@@ -7,7 +7,8 @@
 //   tessera-jit explain FILE [compile options] [--json]
 //   tessera-jit repl
 //   tessera-jit cache stats|ls|explain FILE|clear [--dir DIR]
-//   tessera-jit delegates [--library NAME=PATH]... [--default-libraries] [--target T]
+//   tessera-jit delegates [--library NAME=PATH]... [--kernel NAME=FILE]... [--default-libraries]
+//                         [--target T] [--arch A]
 //   tessera-jit --help | --version
 #include <unistd.h>
 
@@ -21,6 +22,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "base/files.h"
 #include "arbiter/decision_cache.h"
 #include "arbiter/decision_record.h"
@@ -48,15 +50,15 @@ constexpr char kUsage[] = R"(usage:
   tessera-jit repl                     an interactive session (:help inside)
   tessera-jit cache stats|ls|explain FILE|clear
                                        inspect or clear the compile cache on disk
-  tessera-jit delegates [--library NAME=PATH]... [--default-libraries] [--target T]
+  tessera-jit delegates [--library NAME=PATH]... [--kernel NAME=FILE]... [--default-libraries]
+                        [--target T] [--arch A]
                                        register delegates and print their identities
   tessera-jit --help                   this text
   tessera-jit --version                the version
 
 compile options:
   --target host|nvptx   target (default: host)
-  --arch sm_XX          GPU architecture for nvptx: sm_75, sm_80, sm_86, sm_87, sm_89, sm_90
-                        (default: sm_90)
+  --arch sm_XX          GPU architecture for nvptx (default: sm_90; the list is at the end)
   -O N                  optimisation level 0-3 (default: 2)
   --deterministic       treat every function as tessera.deterministic
   --emit KIND           mlir  the IR after every lowering stage
@@ -65,13 +67,16 @@ compile options:
                         cubin the cubin of the device image (nvptx; needs -o)
                         (default: nothing; the compile is checked and a summary printed)
   -o OUT                write the output to OUT instead of standard output
-  --library NAME=PATH   register a vendor library as delegate NAME (repeatable)
+  --library NAME=PATH   register a vendor library as delegate NAME (repeatable); CUDA
+                        libraries (libcublas…) take device pointers, others host pointers
+  --kernel NAME=FILE    register hand-written kernels as image NAME (repeatable): CUDA C++
+                        (.cu, compiled with NVRTC for --arch), PTX (.ptx) or a cubin (.cubin)
   --default-libraries   register the target's default set (host: openblas; nvptx: cublas)
   --matmul-delegate P   force every tile.matmul onto arbiter candidate P (openblas, cublas,
                         compiled); by default the arbiter measures and chooses
   --json                explain: the decision records as JSON
 
-run options (and --library, --default-libraries, --matmul-delegate as above):
+run options (and --library, --kernel, --default-libraries, --matmul-delegate as above):
   --entry NAME          the entry function (required)
   --target T            auto (default: the GPU when present, else host), host or nvptx
   --arch sm_XX          GPU architecture (default: the device's)
@@ -87,25 +92,50 @@ struct Arguments {
   std::string emit;
   std::string output;
   tessera::jit::CompileOptions options;
-  std::vector<std::pair<std::string, std::string>> libraries;
-  bool default_libraries = false;
+  tessera::tools::DelegateFlags delegates;
   bool json = false;
 };
 
-/// A registry with `libraries` and, if asked, the default set of `target`.
+/// A registry with the libraries and kernel images `flags` name (CUDA sources compiled for
+/// `arch`) and, if asked, the default set of `target`.
 absl::StatusOr<std::shared_ptr<tessera::jit::delegates::DelegateRegistry>> MakeRegistry(
-    const std::vector<std::pair<std::string, std::string>>& libraries, bool defaults,
-    tessera::jit::Target target) {
+    const tessera::tools::DelegateFlags& flags, tessera::jit::Target target,
+    const std::string& arch) {
   auto registry = std::make_shared<tessera::jit::delegates::DelegateRegistry>();
-  for (const auto& [name, path] : libraries) {
+  for (const auto& [name, path] : flags.libraries) {
     if (absl::Status status = registry->RegisterLibrary(name, path); !status.ok()) return status;
   }
-  if (defaults) {
+  for (const auto& [name, path] : flags.kernels) {
+    std::string bytes;
+    if (!tessera::ReadFile(path, bytes)) {
+      return absl::NotFoundError(absl::StrCat("--kernel ", name, ": cannot read '", path, "'"));
+    }
+    absl::Status status;
+    switch (*tessera::tools::KernelFileOf(path)) {
+      case tessera::tools::KernelFile::kCudaSource:
+        status = registry->RegisterCudaSource(name, bytes, arch);
+        break;
+      case tessera::tools::KernelFile::kPtx:
+        status = registry->RegisterPtx(name, std::move(bytes));
+        break;
+      case tessera::tools::KernelFile::kCubin:
+        status = registry->RegisterCubin(name, std::move(bytes));
+        break;
+    }
+    if (!status.ok()) return status;
+  }
+  if (flags.default_libraries) {
     if (absl::Status status = registry->RegisterDefaultLibraries(target); !status.ok()) {
       return status;
     }
   }
   return registry;
+}
+
+/// The usage text with the archs the nvptx target supports.
+std::string Usage() {
+  return absl::StrCat(kUsage, "\nsupported archs (--arch): ",
+                      absl::StrJoin(tessera::jit::SupportedArchs(), ", "), "\n");
 }
 
 int Fail(const std::string& message) {
@@ -125,7 +155,7 @@ bool WriteOutput(const std::string& path, const std::string& contents) {
 std::string ParseCompile(int argc, char** argv, Arguments& args) {
   std::string error =
       tessera::tools::Flags()
-          .CompileOptions(&args.options, &args.libraries, &args.default_libraries)
+          .CompileOptions(&args.options, &args.delegates)
           .Value("--emit", "mlir, llvm, ptx or cubin",
                  [&](const std::string& value) {
                    args.emit = value;
@@ -188,7 +218,7 @@ absl::StatusOr<std::shared_ptr<const tessera::jit::CompiledModule>> CompileFile(
     return absl::NotFoundError(absl::StrCat("cannot read '", args.file, "'"));
   }
   args.options.source_name = args.file;
-  auto registry = MakeRegistry(args.libraries, args.default_libraries, args.options.target);
+  auto registry = MakeRegistry(args.delegates, args.options.target, args.options.arch);
   if (!registry.ok()) return registry.status();
   args.options.delegates = *registry;
   tessera::service::CompileService service;
@@ -214,7 +244,7 @@ int ReportFailure(const Arguments& args, const absl::Status& status) {
 int Compile(int argc, char** argv) {
   Arguments args;
   if (std::string error = ParseCompile(argc, argv, args); !error.empty()) {
-    return Fail(absl::StrCat(error, "\n", kUsage));
+    return Fail(absl::StrCat(error, "\n", Usage()));
   }
   if (args.json) return Fail("--json is an option of explain");
   args.options.dump_stages = args.emit == "mlir";
@@ -234,7 +264,7 @@ int Compile(int argc, char** argv) {
 int Explain(int argc, char** argv) {
   Arguments args;
   if (std::string error = ParseCompile(argc, argv, args); !error.empty()) {
-    return Fail(absl::StrCat(error, "\n", kUsage));
+    return Fail(absl::StrCat(error, "\n", Usage()));
   }
   if (!args.emit.empty()) return Fail("--emit is an option of compile");
   auto compiled = CompileFile(args);
@@ -281,13 +311,7 @@ int Run(int argc, char** argv) {
           .Int("--size", &options.size, int64_t{0}, "a non-negative number")
           .Int("--runs", &options.runs, 0, "a non-negative number")
           .Int("--seed", &options.seed, uint32_t{0}, "a number")
-          .Value("--library", "NAME=PATH",
-                 [&](const std::string& value) {
-                   return tessera::tools::ParseLibrary(value, options.libraries)
-                              ? std::string()
-                              : "--library needs NAME=PATH";
-                 })
-          .Switch("--default-libraries", &options.default_libraries)
+          .Delegates(&options.delegates)
           .String("--matmul-delegate", &options.matmul_delegate, "a provider")
           .Value("--shape", "I=AxB",
                  [&](const std::string& value) {
@@ -319,9 +343,9 @@ int Run(int argc, char** argv) {
                  })
           .Positional(&file)
           .Parse(argc, argv, 2);
-  if (!error.empty()) return Fail(absl::StrCat(error, "\n", kUsage));
+  if (!error.empty()) return Fail(absl::StrCat(error, "\n", Usage()));
   if (file.empty() || options.entry.empty()) {
-    return Fail(absl::StrCat("run needs FILE and --entry NAME\n", kUsage));
+    return Fail(absl::StrCat("run needs FILE and --entry NAME\n", Usage()));
   }
   std::string source;
   if (!tessera::ReadFile(file, source)) return Fail(absl::StrCat("cannot read '", file, "'"));
@@ -329,18 +353,21 @@ int Run(int argc, char** argv) {
 }
 
 int Delegates(int argc, char** argv) {
-  std::vector<std::pair<std::string, std::string>> libraries;
-  bool defaults = false;
-  tessera::jit::CompileOptions options;  // only --target and the libraries matter here
+  tessera::tools::DelegateFlags delegates;
+  tessera::jit::CompileOptions options;  // only --target, --arch and the delegates matter here
   std::string error = tessera::tools::Flags()
-                          .CompileOptions(&options, &libraries, &defaults)
+                          .CompileOptions(&options, &delegates)
                           .Parse(argc, argv, 2);
-  if (!error.empty()) return Fail(absl::StrCat(error, "\n", kUsage));
-  const tessera::jit::Target target = options.target;
-  auto registry = MakeRegistry(libraries, defaults, target);
+  if (!error.empty()) return Fail(absl::StrCat(error, "\n", Usage()));
+  auto registry = MakeRegistry(delegates, options.target, options.arch);
   if (!registry.ok()) return Fail(std::string(registry.status().message()));
   for (const auto& identity : (*registry)->Identities()) {
-    std::cout << identity.name << "\n  kind:    " << identity.kind << "\n  path:    "
+    std::cout << identity.name << "\n  kind:    " << identity.kind;
+    if (identity.kind == "library") {
+      std::cout << "\n  pointers: "
+                << tessera::jit::delegates::PointerSpaceName(identity.pointers);
+    }
+    std::cout << "\n  path:    "
               << identity.path << "\n  soname:  " << identity.soname << "\n  version: "
               << identity.version << "\n  sha256:  " << identity.sha256 << "\n";
   }
@@ -351,10 +378,10 @@ int Delegates(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) return Fail(absl::StrCat("missing command\n", kUsage));
+  if (argc < 2) return Fail(absl::StrCat("missing command\n", Usage()));
   std::string command = argv[1];
   if (command == "--help" || command == "-h" || command == "help") {
-    std::cout << kUsage;
+    std::cout << Usage();
     return 0;
   }
   if (command == "--version") {
@@ -367,5 +394,5 @@ int main(int argc, char** argv) {
   if (command == "delegates") return Delegates(argc, argv);
   if (command == "cache") return tessera::tools::RunCacheCommand(argc, argv, std::cout, std::cerr);
   if (command == "repl") return tessera::tools::RunRepl(std::cin, std::cout, isatty(0) != 0);
-  return Fail(absl::StrCat("unknown command '", command, "'\n", kUsage));
+  return Fail(absl::StrCat("unknown command '", command, "'\n", Usage()));
 }
