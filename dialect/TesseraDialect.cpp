@@ -44,7 +44,9 @@ mlir::LogicalResult verifyDeterministicAttr(mlir::Operation* op, mlir::Attribute
 }
 
 mlir::LogicalResult verifyDeterminismAttr(mlir::Operation* op, mlir::Attribute value) {
-  if (op->getName().getStringRef() != "gpu.func") {
+  // (It stays on the llvm.func a gpu.func lowers to.)
+  const llvm::StringRef name = op->getName().getStringRef();
+  if (name != "gpu.func" && name != "llvm.func") {
     return op->emitError() << "'" << kDeterminismAttrName
                            << "' declares a raw kernel's determinism and is only valid on a "
                               "'gpu.func', found it on '"

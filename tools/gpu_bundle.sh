@@ -52,7 +52,7 @@ chmod +x "$dir/run.sh"
 git rev-parse HEAD > "$dir/COMMIT" 2>/dev/null || echo unknown > "$dir/COMMIT"
 
 echo "self-check: the bundled library compiles and runs the MLP example on the host target ..."
-mkdir -p "$dir/examples" && cp examples/mlp.mlir "$dir/examples/"
+mkdir -p "$dir/examples" && cp examples/*.mlir examples/*.cu "$dir/examples/"
 LD_LIBRARY_PATH="/usr/local/cuda/lib64" "$dir/bin/run_mlp" "$dir/examples/mlp.mlir"
 
 tar -C "$out" -cf - tessera-gpu-check | xz -6 -T2 > "$out/tessera-gpu-check.tar.xz"

@@ -28,7 +28,7 @@ smoke_status=0
 "$here/bin/run_mlp" "$here/examples/mlp.mlir" || { smoke_status=$?; echo "host smoke test FAILED"; }
 
 echo "== GPU tests"
-"$here/bin/gpu_test" --gtest_output="xml:$results/gpu_test.xml" > "$results/gpu_test.log" 2>&1
+TESSERA_EXAMPLES_DIR="$here/examples" "$here/bin/gpu_test" --gtest_output="xml:$results/gpu_test.xml" > "$results/gpu_test.log" 2>&1
 test_status=$?
 tail -n 3 "$results/gpu_test.log"
 

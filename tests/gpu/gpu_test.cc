@@ -7,6 +7,7 @@
 #include <cmath>
 #include <memory>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -247,6 +248,92 @@ TEST_F(GpuTest, CublasServesMatmulAndMatchesTheHost) {
   for (size_t i = 0; i < result.size(); ++i) {
     EXPECT_LE(std::fabs(result[i] - c.host[i]), 1e-3f + 1e-5f * std::fabs(c.host[i])) << i;
   }
+}
+
+/// A file of the examples folder: $TESSERA_EXAMPLES_DIR (the GPU bundle sets it), else Bazel's
+/// runfiles.
+std::string ReadExample(const std::string& name) {
+  const char* dir = std::getenv("TESSERA_EXAMPLES_DIR");
+  const char* runfiles = std::getenv("TEST_SRCDIR");
+  std::string path = dir != nullptr ? std::string(dir) + "/" + name
+                     : runfiles != nullptr ? std::string(runfiles) + "/tessera_jit/examples/" + name
+                                           : "examples/" + name;
+  std::FILE* file = std::fopen(path.c_str(), "rb");
+  EXPECT_NE(file, nullptr) << "cannot open " << path;
+  std::string text;
+  if (file == nullptr) return text;
+  char chunk[4096];
+  for (size_t n; (n = std::fread(chunk, 1, sizeof(chunk), file)) > 0;) text.append(chunk, n);
+  std::fclose(file);
+  return text;
+}
+
+void Invoke(tessera_jit_module_t* module, const char* entry, std::vector<DLTensor>& views) {
+  tessera_jit_function_t* f = nullptr;
+  ASSERT_OK(tessera_jit_module_get_function(module, entry, std::strlen(entry), &f));
+  std::vector<tessera_jit_arg_t> args(views.size());
+  for (size_t i = 0; i < views.size(); ++i) {
+    args[i].kind = TESSERA_JIT_ARG_TENSOR;
+    args[i].value.tensor = &views[i];
+  }
+  ASSERT_OK(tessera_jit_function_invoke(f, args.data(), args.size(), nullptr, nullptr));
+}
+
+// examples/delegates.mlir as its header says (cuBLAS, the hand-written softmax compiled with
+// NVRTC, the inline PTX), against float64 references within each delegate's declared bounds.
+TEST_F(GpuTest, TheDelegationExampleRunsWithinItsDeclaredTolerances) {
+  ASSERT_OK(tessera_jit_context_register_default_libraries(context_, "nvptx"));
+  const std::string kernel = ReadExample("row_softmax_f32.cu");
+  ASSERT_OK(tessera_jit_context_register_kernel_image(context_, "softmax_kernels", kernel.data(),
+                                                      kernel.size(),
+                                                      TESSERA_JIT_IMAGE_CUDA_SOURCE, nullptr));
+  const std::string source = ReadExample("delegates.mlir");
+  tessera_jit_module_t* module = nullptr;
+  ASSERT_OK(tessera_jit_compile(context_, source.data(), source.size(), nullptr, &module));
+
+  DeviceTensor q(context_, {128, 64}, 11), k(context_, {128, 64}, 12);
+  DeviceTensor scores(context_, {128, 128}, 13), probs(context_, {128, 128}, 14);
+  std::vector<DLTensor> views = {q.View(true), k.View(true), scores.View(true), probs.View(true)};
+  Invoke(module, "attention_scores", views);
+  ASSERT_OK(tessera_jit_stream_synchronize(context_, nullptr));
+  const std::vector<float> got_scores = scores.Download();
+  const std::vector<float> got_probs = probs.Download();
+  for (int i = 0; i < 128; ++i) {
+    std::vector<double> row(128);
+    for (int j = 0; j < 128; ++j) {
+      double dot = 0;
+      for (int d = 0; d < 64; ++d) dot += double(q.host[i * 64 + d]) * k.host[j * 64 + d];
+      row[j] = dot;
+      // cuBLAS: tolerance = 1e-4, tolerance_rel = 1e-5.
+      EXPECT_LE(std::fabs(got_scores[i * 128 + j] - dot), 1e-4 + 1e-5 * std::fabs(dot))
+          << "scores[" << i << "][" << j << "]";
+    }
+    // The softmax of the scores the device computed (reference_exact: atol 1e-3, rtol 1e-5).
+    double max = -INFINITY, sum = 0;
+    for (int j = 0; j < 128; ++j) max = std::max(max, double(got_scores[i * 128 + j]));
+    for (int j = 0; j < 128; ++j) sum += std::exp(double(got_scores[i * 128 + j]) - max);
+    for (int j = 0; j < 128; ++j) {
+      const double want = std::exp(double(got_scores[i * 128 + j]) - max) / sum;
+      EXPECT_LE(std::fabs(got_probs[i * 128 + j] - want), 1e-3 + 1e-5 * want)
+          << "probs[" << i << "][" << j << "]";
+    }
+  }
+
+  // exp2 through ex2.approx.ftz.f32 over [-130, 130) (subnormal results flush to zero).
+  DeviceTensor x(context_, {4096}, 15), y(context_, {4096}, 16);
+  for (size_t i = 0; i < x.host.size(); ++i) x.host[i] = -130.0f + 260.0f * i / x.host.size();
+  ASSERT_OK(tessera_jit_buffer_copy(context_, x.device, x.host.data(), x.Bytes(),
+                                    TESSERA_JIT_COPY_HOST_TO_DEVICE));
+  std::vector<DLTensor> exp_views = {x.View(true), y.View(true)};
+  Invoke(module, "exp2_fast", exp_views);
+  ASSERT_OK(tessera_jit_stream_synchronize(context_, nullptr));
+  const std::vector<float> got = y.Download();
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double want = std::exp2(double(x.host[i]));
+    // Declared: tolerance = 1e-37, tolerance_rel = 1e-6.
+    EXPECT_LE(std::fabs(got[i] - want), 1e-37 + 1e-6 * want) << "exp2(" << x.host[i] << ")";
+  }
+  tessera_jit_module_destroy(module);
 }
 
 TEST_F(GpuTest, TheArbiterMeasuresCublasAgainstTheCompiledMatmulWithCudaEvents) {

@@ -17,6 +17,7 @@
 namespace tessera::jit {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -118,7 +119,32 @@ func.func @mixed(%a: memref<?x?xf16>, %b: memref<?x?xf16>, %c: memref<?x?xf32>,
   ExpectValidImage(module->device_images[0], GetParam());
 }
 
-INSTANTIATE_TEST_SUITE_P(Archs, NvptxArchTest, ::testing::Values("sm_80", "sm_90"));
+TEST_P(NvptxArchTest, InlinePtxLandsInTheKernelAndAssembles) {
+  auto module = CompileForGpu(R"mlir(
+func.func @fast(%x: memref<?xf32>, %y: memref<?xf32>, %bits: memref<?xi32>) {
+  tile.map ins(%x : memref<?xf32>) outs(%y, %bits : memref<?xf32>, memref<?xi32>) {
+  ^bb0(%v: f32):
+    %e = tessera_nvidia.inline_ptx %v {ptx = "ex2.approx.ftz.f32 $0, $1;", constraints = "=f,f",
+        arch = "sm_75+", accuracy = "tolerance_bounded", tolerance_rel = 1.0e-6,
+        determinism = "deterministic"} : (f32) -> f32
+    %b = tessera_nvidia.inline_ptx %e {ptx = "mov.b32 $0, $1;", constraints = "=r,f",
+        arch = "sm_75+", accuracy = "reference_exact", determinism = "deterministic"}
+        : (f32) -> i32
+    tile.yield %e, %b : f32, i32
+  }
+  return
+}
+)mlir",
+                              GetParam());
+  ASSERT_NE(module, nullptr);
+  ASSERT_EQ(module->device_images.size(), 1u);
+  EXPECT_THAT(module->device_images[0].ptx,
+              AllOf(HasSubstr("ex2.approx.ftz.f32"), HasSubstr("mov.b32")));
+  ExpectValidImage(module->device_images[0], GetParam());
+}
+
+// Every arch the compiler lists, Turing to Blackwell.
+INSTANTIATE_TEST_SUITE_P(Archs, NvptxArchTest, ::testing::ValuesIn(SupportedArchs()));
 
 TEST(NvptxCompileTest, F16AccumulationPolicyCompilesForSm75) {
   auto module = CompileForGpu(R"mlir(
