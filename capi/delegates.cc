@@ -23,6 +23,31 @@ tessera_jit_error_t* tessera_jit_context_register_library(tessera_jit_context_t*
   return MakeError(context->delegates->RegisterLibrary(name, path));
 }
 
+tessera_jit_error_t* tessera_jit_context_register_library_with_pointers(
+    tessera_jit_context_t* context, const char* name, const char* path,
+    tessera_jit_pointer_space_t pointers) {
+  using tessera::jit::delegates::PointerSpace;
+  if (context == nullptr) return InvalidArgument("context is NULL");
+  if (name == nullptr || path == nullptr) return InvalidArgument("name or path is NULL");
+  PointerSpace space;
+  switch (pointers) {
+    case TESSERA_JIT_POINTERS_INFERRED:
+      space = PointerSpace::kInferred;
+      break;
+    case TESSERA_JIT_POINTERS_HOST:
+      space = PointerSpace::kHost;
+      break;
+    case TESSERA_JIT_POINTERS_DEVICE:
+      space = PointerSpace::kDevice;
+      break;
+    default:
+      return InvalidArgument(
+          absl::StrCat("unknown pointer space ", static_cast<int>(pointers),
+                       "; expected TESSERA_JIT_POINTERS_INFERRED, _HOST or _DEVICE"));
+  }
+  return MakeError(context->delegates->RegisterLibrary(name, path, space));
+}
+
 tessera_jit_error_t* tessera_jit_context_register_default_libraries(
     tessera_jit_context_t* context, const char* target) {
   if (context == nullptr) return InvalidArgument("context is NULL");

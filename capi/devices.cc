@@ -35,6 +35,15 @@ using tessera::jit::runtime::GpuRuntime;
 
 extern "C" {
 
+size_t tessera_jit_get_supported_arch_count(void) {
+  return tessera::jit::SupportedArchs().size();
+}
+
+const char* tessera_jit_get_supported_arch(size_t index) {
+  const auto& archs = tessera::jit::SupportedArchs();
+  return index < archs.size() ? archs[index].c_str() : nullptr;
+}
+
 int tessera_jit_is_gpu_available(void) { return tessera::capi::GpuAvailable() ? 1 : 0; }
 
 int32_t tessera_jit_device_count(void) {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The README's main-job command: verifies every program in examples/ with tessera-opt (parse,
-# verify, the determinism check), then compiles and runs the MLP example (matmul + bias + relu
+# verify, the determinism check), compiles each example that names its delegates on a
+# `// tessera-jit flags:` header line with those flags, then compiles and runs the MLP example (matmul + bias + relu
 # → softmax → reduce) with `tessera-jit run` — on the GPU when one is present, otherwise on the
 # host target, saying which.
 set -euo pipefail
@@ -14,6 +15,20 @@ for example in examples/*.mlir; do
     echo "verified: $example"
   else
     echo "FAILED: $example" >&2
+    status=1
+  fi
+done
+# An example with a header line `// tessera-jit flags: …` (its delegates) compiles as written,
+# from the examples folder.
+for example in examples/*.mlir; do
+  flags="$(sed -n 's|^// tessera-jit flags: ||p' "$example" | head -n 1)"
+  [ -n "$flags" ] || continue
+  # shellcheck disable=SC2086  # the header's flags are words
+  if (cd examples && ../bazel-bin/tools/tessera-jit/tessera-jit compile "$(basename "$example")" \
+        $flags); then
+    echo "compiled: $example ($flags)"
+  else
+    echo "FAILED: $example with its header flags ($flags)" >&2
     status=1
   fi
 done

@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 #define TESSERA_JIT_API_MAJOR 0
-#define TESSERA_JIT_API_MINOR 5
+#define TESSERA_JIT_API_MINOR 6
 
 /* The size of `type` up to and including `last_field`: what a struct of the API version that
  * ended with `last_field` measures (API 0.5). */
@@ -155,9 +155,27 @@ tessera_jit_error_t* tessera_jit_context_get_cache_stats(tessera_jit_context_t* 
  * ops resolve against — only these, never the process's own symbols. Register before
  * compiling; registrations are part of the compile cache key. Thread-safe.                     */
 
-/* dlopen()s `path` (RTLD_LOCAL) under `name`. INVALID_ARGUMENT if it cannot be loaded. */
+/* dlopen()s `path` (RTLD_LOCAL) under `name`. INVALID_ARGUMENT if it cannot be loaded. Its
+ * callees take the pointers its soname says: the CUDA libraries (libcublas, libcudnn, libcufft,
+ * libcurand, libcusparse, libcusolver, libnccl, libcudart, libnvshmem) device pointers, any
+ * other library host pointers (see tessera_jit_context_register_library_with_pointers). */
 tessera_jit_error_t* tessera_jit_context_register_library(tessera_jit_context_t* context,
                                                           const char* name, const char* path);
+
+/* API 0.6: which memory a library's pointer parameters address. A host-pointer library serves
+ * host compiles only, a device-pointer library nvptx compiles only: a kernel_call into the
+ * other kind fails the compile (FAILED_PRECONDITION). */
+typedef enum tessera_jit_pointer_space_t {
+  TESSERA_JIT_POINTERS_INFERRED = 0, /* from the soname, as tessera_jit_context_register_library */
+  TESSERA_JIT_POINTERS_HOST = 1,
+  TESSERA_JIT_POINTERS_DEVICE = 2,
+} tessera_jit_pointer_space_t;
+
+/* API 0.6: tessera_jit_context_register_library with the pointer space stated. INVALID_ARGUMENT
+ * for an unknown `pointers` value. Thread-safe. */
+tessera_jit_error_t* tessera_jit_context_register_library_with_pointers(
+    tessera_jit_context_t* context, const char* name, const char* path,
+    tessera_jit_pointer_space_t pointers);
 /* The default set for `target` ("host": openblas → libopenblas.so.0; "nvptx": cublas →
  * libcublas.so.13); NULL: the context's default target. */
 tessera_jit_error_t* tessera_jit_context_register_default_libraries(
@@ -170,8 +188,9 @@ typedef enum tessera_jit_image_format_t {
 } tessera_jit_image_format_t;
 
 /* Registers hand-written kernels under `name`; their entries serve `binding = "cuda_kernel"`
- * calls. `arch` (CUDA source only): NULL = the context's device, else sm_90. A CUDA source that
- * does not compile is INVALID_ARGUMENT carrying NVRTC's log. */
+ * calls. `arch` (CUDA source only): NULL = the context's device, else sm_90 (a device whose arch
+ * the compiler does not support is FAILED_PRECONDITION). A CUDA source that does not compile is
+ * INVALID_ARGUMENT carrying NVRTC's log. */
 tessera_jit_error_t* tessera_jit_context_register_kernel_image(
     tessera_jit_context_t* context, const char* name, const void* data, size_t size,
     tessera_jit_image_format_t format, const char* arch);
@@ -235,6 +254,11 @@ typedef struct tessera_jit_device_info_t {
 #define TESSERA_JIT_DEVICE_INFO_STRUCT_SIZE \
   TESSERA_JIT_STRUCT_SIZE(tessera_jit_device_info_t, multiprocessors)
 
+/* API 0.6: the GPU archs the nvptx target compiles for, oldest first ("sm_75" … "sm_90a",
+ * "sm_100" … "sm_121a"): index 0 to count - 1. Static strings. Thread-safe. */
+size_t tessera_jit_get_supported_arch_count(void);
+const char* tessera_jit_get_supported_arch(size_t index); /* NULL past the end */
+
 /* Whether a CUDA driver and at least one device are usable. Thread-safe. */
 int tessera_jit_is_gpu_available(void);
 /* The number of CUDA devices (0 without a driver). Thread-safe. */
@@ -255,7 +279,9 @@ typedef struct tessera_jit_function tessera_jit_function_t; /* Thread-safe. */
 typedef struct tessera_jit_compile_options_t {
   size_t struct_size; /* TESSERA_JIT_COMPILE_OPTIONS_STRUCT_SIZE */
   const char* target; /* "nvptx" or "host"; NULL = the context default */
-  const char* arch;   /* "sm_90"; NULL = the context's device (sm_90 without one) */
+  const char* arch;   /* "sm_90"; one of tessera_jit_get_supported_arch(); NULL = the
+                         context's device (sm_90 without one; a device of an arch the compiler
+                         does not support is FAILED_PRECONDITION) */
   uint32_t flags;     /* TESSERA_JIT_DETERMINISTIC, … */
   int32_t opt_level;  /* 0-3 */
   /* --- API 0.2 --- */

@@ -207,6 +207,53 @@ func.func @mm(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>) {
   tessera_jit_context_destroy(context);
 }
 
+TEST(CapiDelegateTest, LibrariesCarryTheirPointerSpace) {
+  tessera_jit_context_options_t options;
+  tessera_jit_context_options_init(&options);
+  options.default_target = "host";
+  options.cache_dir = "";
+  tessera_jit_context_t* context = nullptr;
+  ASSERT_OK(tessera_jit_context_create(&options, &context));
+  Error unknown(tessera_jit_context_register_library_with_pointers(
+      context, "x", "libopenblas.so.0", static_cast<tessera_jit_pointer_space_t>(7)));
+  EXPECT_EQ(unknown.code(), TESSERA_JIT_INVALID_ARGUMENT);
+  EXPECT_THAT(unknown.message(), HasSubstr("unknown pointer space 7"));
+  Error null_path(tessera_jit_context_register_library_with_pointers(
+      context, "x", nullptr, TESSERA_JIT_POINTERS_HOST));
+  EXPECT_EQ(null_path.code(), TESSERA_JIT_INVALID_ARGUMENT);
+  // OpenBLAS declared as taking device pointers: a host compile refuses its callee.
+  ASSERT_OK(tessera_jit_context_register_library_with_pointers(
+      context, "openblas", "libopenblas.so.0", TESSERA_JIT_POINTERS_DEVICE));
+  EXPECT_THAT(tessera_jit_context_get_delegate_identity(context, 0, nullptr),
+              HasSubstr("openblas (library, device pointers)"));
+  const char source[] = R"mlir(
+func.func @ask(%x: memref<4xf32>) -> i32 {
+  %r = tessera_nvidia.kernel_call %x {callee = "openblas_get_num_threads", arch = "host",
+      binding = "c_abi", provenance = "vendor_library", accuracy = "reference_exact",
+      determinism = "deterministic", signature = (memref<4xf32>) -> i32} : (memref<4xf32>) -> i32
+  return %r : i32
+}
+)mlir";
+  tessera_jit_module_t* module = nullptr;
+  Error refused(tessera_jit_compile(context, source, sizeof(source) - 1, nullptr, &module));
+  EXPECT_EQ(refused.code(), TESSERA_JIT_FAILED_PRECONDITION);
+  EXPECT_THAT(refused.message(), HasSubstr("which takes device pointers: it cannot serve a host "
+                                           "compile"));
+  EXPECT_EQ(module, nullptr);
+  tessera_jit_context_destroy(context);
+}
+
+TEST(CapiDelegateTest, SupportedArchsAreListed) {
+  std::vector<std::string> archs;
+  for (size_t i = 0; i < tessera_jit_get_supported_arch_count(); ++i) {
+    archs.push_back(tessera_jit_get_supported_arch(i));
+  }
+  EXPECT_EQ(tessera_jit_get_supported_arch(archs.size()), nullptr);
+  EXPECT_THAT(archs, ::testing::IsSupersetOf({"sm_75", "sm_90", "sm_90a", "sm_100", "sm_100a",
+                                              "sm_103", "sm_120", "sm_121a"}));
+  EXPECT_THAT(archs, ::testing::Not(::testing::Contains("sm_70")));
+}
+
 TEST(CapiDelegateTest, CudaSourceImagesCompileOrCarryTheNvrtcLog) {
   tessera_jit_context_t* context = nullptr;
   ASSERT_OK(tessera_jit_context_create(nullptr, &context));
