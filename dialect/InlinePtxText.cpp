@@ -8,35 +8,35 @@ namespace tessera {
 namespace {
 
 bool IsRegisterClass(std::string_view text) {
-  return text.size() == 1 && !RegisterClassTypes(text[0]).empty();
-}
-
-std::string_view Trim(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) {
-    text.remove_prefix(1);
-  }
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) {
-    text.remove_suffix(1);
-  }
-  return text;
+  return text.size() == 1 && !RegisterClassTypeNames(text[0]).empty();
 }
 
 }  // namespace
 
-std::string_view RegisterClassTypes(char c) {
+std::vector<std::string_view> RegisterClassTypeNames(char c) {
   switch (c) {
     case 'h':
-      return "i16, f16 or bf16";
+      return {"i16", "f16", "bf16"};
     case 'r':
-      return "i32";
+      return {"i32"};
     case 'l':
-      return "i64";
+      return {"i64"};
     case 'f':
-      return "f32";
+      return {"f32"};
     case 'd':
-      return "f64";
+      return {"f64"};
   }
-  return "";
+  return {};
+}
+
+std::string RegisterClassTypes(char c) {
+  const std::vector<std::string_view> names = RegisterClassTypeNames(c);
+  std::string text;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) text += i + 1 == names.size() ? " or " : ", ";
+    text += names[i];
+  }
+  return text;
 }
 
 std::optional<PtxConstraints> ParsePtxConstraints(std::string_view text, std::string* error) {
@@ -46,7 +46,7 @@ std::optional<PtxConstraints> ParsePtxConstraints(std::string_view text, std::st
   for (size_t begin = 0; begin <= text.size(); ++index) {
     size_t end = text.find(',', begin);
     if (end == std::string_view::npos) end = text.size();
-    const std::string_view entry = Trim(text.substr(begin, end - begin));
+    const std::string_view entry = text.substr(begin, end - begin);
     begin = end + 1;
     const std::string where = "`constraints` entry #" + std::to_string(index) + " ('" +
                               std::string(entry) + "')";
@@ -60,7 +60,7 @@ std::optional<PtxConstraints> ParsePtxConstraints(std::string_view text, std::st
     if (!IsRegisterClass(register_class)) {
       *error = "expected " + where +
                " to be `=` and a register class for a result, a register class for an operand, "
-               "or the clobber `~{memory}` (register classes: h, r, l, f, d)";
+               "or the clobber `~{memory}`, without spaces (register classes: h, r, l, f, d)";
       return std::nullopt;
     }
     if ((result && part != Part::kResults) || (!result && part == Part::kClobbers)) {

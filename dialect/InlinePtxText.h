@@ -20,13 +20,17 @@ struct PtxConstraints {
 };
 
 /// Parses `text`: comma-separated `=X` entries (results), then `X` entries (operands), then
-/// `~{memory}` clobbers, where X is a register class `h`, `r`, `l`, `f` or `d`. On a fault,
+/// `~{memory}` clobbers, where X is a register class `h`, `r`, `l`, `f` or `d`; no spaces (LLVM
+/// reads an entry's kind from its first character, so " =f" would be an operand). On a fault,
 /// nullopt and a sentence in `error`.
 std::optional<PtxConstraints> ParsePtxConstraints(std::string_view text, std::string* error);
 
-/// The MLIR types register class `c` holds, as text: "i16, f16 or bf16" for `h`, "i32" for `r`,
-/// "i64" for `l`, "f32" for `f`, "f64" for `d`.
-std::string_view RegisterClassTypes(char c);
+/// The MLIR types register class `c` holds, as MLIR spells them: {"i16", "f16", "bf16"} for `h`,
+/// {"i32"} for `r`, {"i64"} for `l`, {"f32"} for `f`, {"f64"} for `d`; empty for any other `c`.
+std::vector<std::string_view> RegisterClassTypeNames(char c);
+
+/// The same for messages: "i16, f16 or bf16", "i32", ….
+std::string RegisterClassTypes(char c);
 
 /// Checks the operand references of `ptx` against `operand_count` (results plus operands):
 /// `$N` and `${N}` with N below the count, `$$` for a literal `$`. A sentence naming the first

@@ -48,19 +48,10 @@ mlir::LogicalResult verifyContract(DelegateOpInterface delegate,
 
 /// Whether register class `c` (dialect/InlinePtxText.h) holds values of `type`.
 bool holds(char c, mlir::Type type) {
-  switch (c) {
-    case 'h':
-      return type.isInteger(16) || type.isF16() || type.isBF16();
-    case 'r':
-      return type.isInteger(32);
-    case 'l':
-      return type.isInteger(64);
-    case 'f':
-      return type.isF32();
-    case 'd':
-      return type.isF64();
-  }
-  return false;
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << type;
+  return llvm::is_contained(RegisterClassTypeNames(c), std::string_view(text));
 }
 
 /// CUDA's launch limits: grid x < 2^31, y and z ≤ 65535; block x and y ≤ 1024, z ≤ 64, and at
@@ -83,6 +74,10 @@ mlir::LogicalResult verifyLaunchSizes(KernelCallOp op, llvm::StringRef name,
 }
 
 mlir::LogicalResult verifyCudaKernelLaunch(KernelCallOp op) {
+  if (op.getArch() == "host") {
+    return op.emitOpError() << "a cuda_kernel delegate runs on NVIDIA GPUs: `arch` must be a GPU "
+                               "envelope such as `sm_80+`, found 'host'";
+  }
   if (!op.getGrid() || !op.getBlock()) {
     return op.emitOpError() << "binding=cuda_kernel requires `grid` and `block` (the launch "
                                "configuration, e.g. grid = array<i64: 128>, block = "
@@ -94,7 +89,8 @@ mlir::LogicalResult verifyCudaKernelLaunch(KernelCallOp op) {
     return mlir::failure();
   }
   int64_t threads = 1;
-  for (int64_t size : *op.getBlock()) threads *= size;
+  const llvm::ArrayRef<int64_t> block = *op.getBlock();  // (not a range over a temporary)
+  for (int64_t size : block) threads *= size;
   if (threads > 1024) {
     return op.emitOpError() << "expected `block` to hold at most 1024 threads, found " << threads;
   }
@@ -143,13 +139,15 @@ mlir::LogicalResult verifyCAbiSignature(KernelCallOp op) {
   return mlir::success();
 }
 
-/// Whether `op` is in device code: directly in a tile.map body, or anywhere in a gpu.func.
-/// (By name: the NVIDIA dialect depends on neither the Tile nor the GPU dialect.)
+/// Whether `op` is in device code: directly in a tile.map body, or anywhere in a gpu.func or
+/// a gpu.launch body (where the GPU lowering puts a map's body before outlining it). By name:
+/// the NVIDIA dialect depends on neither the Tile nor the GPU dialect.
 bool isInDeviceCode(mlir::Operation* op) {
   mlir::Operation* parent = op->getParentOp();
   if (parent != nullptr && parent->getName().getStringRef() == "tile.map") return true;
   for (; parent != nullptr; parent = parent->getParentOp()) {
-    if (parent->getName().getStringRef() == "gpu.func") return true;
+    const llvm::StringRef name = parent->getName().getStringRef();
+    if (name == "gpu.func" || name == "gpu.launch") return true;
   }
   return false;
 }
@@ -182,6 +180,10 @@ mlir::LogicalResult InlinePtxOp::verify() {
     return emitOpError() << "requires a non-empty `constraints` string";
   }
   if (mlir::failed(verifyContract(*this, std::nullopt, std::nullopt))) return mlir::failure();
+  if (getArch() == "host") {
+    return emitOpError() << "inline PTX runs on NVIDIA GPUs: `arch` must be a GPU envelope such "
+                            "as `sm_80+`, found 'host'";
+  }
 
   // Beyond the contract: the constraint string describes exactly the op's results and
   // operands, each in a register class that holds its type.

@@ -47,6 +47,7 @@ mlir::LogicalResult verifyDeterminismAttr(mlir::Operation* op, mlir::Attribute v
   // (It stays on the llvm.func a gpu.func lowers to.)
   const llvm::StringRef name = op->getName().getStringRef();
   if (name != "gpu.func" && name != "llvm.func") {
+    // (Message: the llvm.func form is the compiler's, not something a user writes.)
     return op->emitError() << "'" << kDeterminismAttrName
                            << "' declares a raw kernel's determinism and is only valid on a "
                               "'gpu.func', found it on '"

@@ -69,6 +69,10 @@ std::string PtxFeatures(absl::string_view arch) {
   return "";
 }
 
+std::string EnvelopeArch(const CompileOptions& options) {
+  return options.target == Target::kHost ? "host" : options.arch;
+}
+
 std::string ResolveCudaToolkit(const CompileOptions& options) {
   if (!options.cuda_toolkit.empty()) return options.cuda_toolkit;
   if (const char* home = std::getenv("CUDA_HOME"); home != nullptr && *home != '\0') {

@@ -78,6 +78,10 @@ struct CompileOptions {
   std::shared_ptr<arbiter::DecisionCache> decisions;
 };
 
+/// What a delegate's arch envelope is matched against: "host" for the host target, the arch
+/// for nvptx.
+std::string EnvelopeArch(const CompileOptions& options);
+
 /// The toolkit `options` resolves to.
 std::string ResolveCudaToolkit(const CompileOptions& options);
 

@@ -84,7 +84,7 @@ absl::Status ArbitrateModule(mlir::ModuleOp module, CompiledModule& out) {
   const CompileOptions& options = out.options;
   delegates::TileOpArbitration selection;
   selection.target = options.target;
-  selection.arch = options.target == Target::kHost ? "host" : options.arch;
+  selection.arch = EnvelopeArch(options);
   selection.deterministic = options.deterministic;
   selection.forced = options.matmul_delegate;
   selection.registry = options.delegates.get();

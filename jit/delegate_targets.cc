@@ -44,8 +44,7 @@ absl::Status CheckOne(nvidia::DelegateOpInterface delegate, const CompileOptions
   std::string error;
   std::optional<ArchEnvelope> envelope = ParseArchEnvelope(delegate.getArch(), &error);
   if (!envelope) return Refuse(op, error);
-  const std::string compile_arch = host ? "host" : options.arch;
-  if (!EnvelopeIncludes(*envelope, compile_arch)) {
+  if (!EnvelopeIncludes(*envelope, EnvelopeArch(options))) {
     return Refuse(op, absl::StrCat("delegate '", delegate.getDelegateName().str(),
                                    "' declares arch = \"", delegate.getArch().str(), "\" (",
                                    DescribeEnvelope(*envelope), "), which does not include ",
@@ -62,8 +61,7 @@ absl::Status CheckOne(nvidia::DelegateOpInterface delegate, const CompileOptions
   absl::StatusOr<delegates::ResolvedSymbol> resolved =
       options.delegates->ResolveCAbi(call.getCallee().str());
   if (!resolved.ok()) return absl::OkStatus();
-  const delegates::PointerSpace needed =
-      host ? delegates::PointerSpace::kHost : delegates::PointerSpace::kDevice;
+  const delegates::PointerSpace needed = delegates::PointerSpaceFor(options.target);
   if (resolved->library.pointers != needed) {
     return Refuse(op, absl::StrCat(
         "'", call.getCallee().str(), "' resolves in library '", resolved->library.name,

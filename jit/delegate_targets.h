@@ -1,6 +1,6 @@
-// Whether each delegate a module names can serve this compile (DESIGN.md §4, docs/delegates.md
-// "Targets and arch envelopes"): checked on the user's IR before anything is arbitrated,
-// lowered or dispatched.
+// Whether each delegate a module names can serve this compile (DESIGN.md §4, docs/ir.md "Arch
+// envelopes", docs/delegates.md "Targets and pointer spaces"): checked after arbitration and the
+// determinism check, before anything is lowered or dispatched.
 #ifndef TESSERA_JIT_DELEGATE_TARGETS_H_
 #define TESSERA_JIT_DELEGATE_TARGETS_H_
 

@@ -35,8 +35,18 @@ absl::Status EmitDeviceCode(mlir::ModuleOp module, CompiledModule& out) {
       image.ptx = object.getObject().getValue().str();
       image.kernels = delegates::PtxEntries(image.ptx);
       if (out.options.link_cubin) {
-        TESSERA_ASSIGN_OR_RETURN(image.cubin, LinkPtxToCubin(image.ptx, out.options.arch,
-                                                             out.options.opt_level));
+        absl::StatusOr<std::string> cubin =
+            LinkPtxToCubin(image.ptx, out.options.arch, out.options.opt_level);
+        // The user's own PTX (inline_ptx; LLVM marks it "begin inline asm") is theirs to fix,
+        // not a compiler bug.
+        if (!cubin.ok() && image.ptx.find("// begin inline asm") != std::string::npos) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "nvJitLink rejected gpu.module @", image.module_name,
+              ", which holds inline PTX from tessera_nvidia.inline_ptx: ",
+              cubin.status().message()));
+        }
+        if (!cubin.ok()) return cubin.status();
+        image.cubin = *std::move(cubin);
       }
       // The host code embeds both: the runtime loads the cubin, or JITs the PTX if the driver
       // rejects it.

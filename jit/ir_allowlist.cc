@@ -187,6 +187,18 @@ absl::Status CheckAllowedIr(mlir::ModuleOp module, Target target) {
       // The user's device code, compiled as written — except what crashes MLIR 22.1 when the
       // pipeline folds it: memref.dim with a negative constant index (llvm/llvm-project#205073).
       absl::Status status = absl::OkStatus();
+      // Raw inline asm would reach LLVM unchecked (a malformed operand reference is a fatal
+      // error there); tessera_nvidia.inline_ptx carries the same text, verified.
+      op.walk([&](mlir::Operation* inner) {
+        if (inner->getName().getStringRef() != "llvm.inline_asm") {
+          return mlir::WalkResult::advance();
+        }
+        status = Refuse(inner, "'llvm.inline_asm' is not allowed in a gpu.module; write the PTX "
+                               "as tessera_nvidia.inline_ptx, whose constraints and operand "
+                               "references are verified (docs/ir.md)");
+        return mlir::WalkResult::interrupt();
+      });
+      if (!status.ok()) return status;
       op.walk([&](mlir::memref::DimOp dim) {
         std::optional<int64_t> index = dim.getConstantIndex();
         if (!index || *index >= 0) return mlir::WalkResult::advance();

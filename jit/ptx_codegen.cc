@@ -16,8 +16,11 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/IR/DiagnosticInfo.h"
+#include "llvm/IR/DiagnosticPrinter.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
@@ -72,6 +75,17 @@ absl::StatusOr<llvm::MemoryBufferRef> Libdevice(const std::string& cuda_toolkit)
 
 std::string ErrorText(llvm::Error error) { return llvm::toString(std::move(error)); }
 
+/// Collects the LLVM context's error diagnostics (e.g. an inline asm operand the NVPTX backend
+/// cannot bind). Without a handler LLVM prints them and exits the process.
+void CollectLlvmErrors(const llvm::DiagnosticInfo* info, void* context) {
+  if (info->getSeverity() != llvm::DS_Error) return;
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  llvm::DiagnosticPrinterRawOStream printer(os);
+  info->print(printer);
+  static_cast<std::vector<std::string>*>(context)->push_back(std::move(text));
+}
+
 /// Links the libdevice functions `module` declares (lazily: only those bodies are read) and
 /// makes them internal so the optimiser inlines and drops them.
 absl::Status LinkLibdevice(llvm::Module& module, const std::string& cuda_toolkit) {
@@ -116,6 +130,8 @@ absl::StatusOr<std::string> EmitPtx(mlir::gpu::GPUModuleOp gpu_module,
   const std::string features = PtxFeatures(chip);
   InitializeNvptx();
   llvm::LLVMContext context;
+  std::vector<std::string> llvm_errors;
+  context.setDiagnosticHandlerCallBack(CollectLlvmErrors, &llvm_errors);
   std::unique_ptr<llvm::Module> module = mlir::translateModuleToLLVMIR(
       gpu_module.getOperation(), context, gpu_module.getName());
   if (module == nullptr) {
@@ -146,6 +162,11 @@ absl::StatusOr<std::string> EmitPtx(mlir::gpu::GPUModuleOp gpu_module,
     return absl::InternalError("the NVPTX backend cannot emit PTX");
   }
   codegen.run(*module);
+  if (!llvm_errors.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the NVPTX backend rejected gpu.module @", gpu_module.getName().str(), ": ",
+        absl::StrJoin(llvm_errors, "; ")));
+  }
   return std::string(ptx.str());
 }
 

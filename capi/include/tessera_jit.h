@@ -195,8 +195,8 @@ tessera_jit_error_t* tessera_jit_context_register_kernel_image(
     tessera_jit_context_t* context, const char* name, const void* data, size_t size,
     tessera_jit_image_format_t format, const char* arch);
 
-/* The registered delegates' identities, one line each ("name (library) soname version
- * sha256:… path"). The string is valid for the life of the context, whatever other threads
+/* The registered delegates' identities, one line each ("name (library, host pointers) soname
+ * version sha256:… path"). The string is valid for the life of the context, whatever other threads
  * register or ask meanwhile. Thread-safe. */
 size_t tessera_jit_context_get_delegate_count(tessera_jit_context_t* context);
 const char* tessera_jit_context_get_delegate_identity(tessera_jit_context_t* context,

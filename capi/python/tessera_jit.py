@@ -379,12 +379,15 @@ class Context:
         """Registers a vendor library as delegate `name` (kernel_call callees resolve in it)."""
         _check(_register_library(self._handle, name.encode(), path.encode()))
 
-    def declare_matmul_provider(self, name, library, callee, target="host", arch="host",
+    def declare_matmul_provider(self, name, library, callee, target="host", arch=None,
                                 provenance="handwritten_kernel", covers="root_only",
                                 determinism="deterministic", accuracy="reference_exact",
                                 tolerance=0.0, tolerance_rel=0.0):
         """Declares that registered `library` serves tile.matmul through `callee` (cblas_sgemm's
-        ABI on the host, cublasSgemm_v2's on nvptx): a new arbiter candidate."""
+        ABI on the host, cublasSgemm_v2's on nvptx): a new arbiter candidate. `arch` is its
+        envelope; None: "host" for the host target, "sm_75+" (any GPU) for nvptx."""
+        if arch is None:
+            arch = "host" if target == "host" else "sm_75+"
         provider = _MatmulProvider()
         provider.struct_size = ctypes.sizeof(_MatmulProvider)
         for field, value in (("name", name), ("library", library), ("callee", callee),

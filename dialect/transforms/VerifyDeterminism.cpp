@@ -47,7 +47,8 @@ class VerifyDeterminism : public impl::VerifyDeterminismBase<VerifyDeterminism> 
     failed_ = false;
     getOperation().walk([&](mlir::FunctionOpInterface function) {
       const Requirement why = requirementOf(function);
-      if (why == Requirement::kCompile && function->getName().getStringRef() == "gpu.func") {
+      auto gpu_func = llvm::dyn_cast<mlir::gpu::GPUFuncOp>(function.getOperation());
+      if (why == Requirement::kCompile && gpu_func && gpu_func.isKernel()) {
         checkKernelDeclares(function, function, Reach{function, why, {}, function});
       }
       if (why != Requirement::kNone) searchFrom(function, why);

@@ -112,6 +112,10 @@ absl::string_view PointerSpaceName(PointerSpace space) {
   return "unknown";
 }
 
+PointerSpace PointerSpaceFor(Target target) {
+  return target == Target::kHost ? PointerSpace::kHost : PointerSpace::kDevice;
+}
+
 PointerSpace InferPointerSpace(absl::string_view soname) {
   for (absl::string_view prefix : {"libcublas", "libcudnn", "libcufft", "libcurand", "libcusparse",
                                    "libcusolver", "libnccl", "libcudart", "libnvshmem"}) {
@@ -327,8 +331,7 @@ absl::Status DelegateRegistry::DeclareMatmulProvider(const MatmulProvider& provi
         "matmul provider '", provider.name, "' is built in; declare yours under another name"));
   }
   TESSERA_ASSIGN_OR_RETURN(ResolvedSymbol own, ResolveCAbiIn(provider.library, provider.callee));
-  const PointerSpace needed =
-      provider.target == Target::kHost ? PointerSpace::kHost : PointerSpace::kDevice;
+  const PointerSpace needed = PointerSpaceFor(provider.target);
   if (own.library.pointers != needed) {
     return absl::InvalidArgumentError(absl::StrCat(
         "matmul provider '", provider.name, "': library '", provider.library, "' takes ",

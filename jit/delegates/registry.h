@@ -26,6 +26,9 @@ enum class PointerSpace { kInferred, kHost, kDevice };
 /// "host" or "device" ("inferred" before registration decides).
 absl::string_view PointerSpaceName(PointerSpace space);
 
+/// The memory a compile for `target` passes: host memory (host) or device memory (nvptx).
+PointerSpace PointerSpaceFor(Target target);
+
 /// The space of a library known by its soname: the CUDA libraries (libcublas, libcublasLt,
 /// libcudnn, libcufft, libcurand, libcusparse, libcusolver, libnccl, libcudart, libnvshmem)
 /// take device pointers; any other library host pointers.

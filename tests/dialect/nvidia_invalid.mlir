@@ -428,7 +428,7 @@ func.func @inline_ptx_memref_operand(%x: memref<4xf32>) {
 // The constraint grammar: results (`=` and a class), operands (a class), `~{memory}` clobbers.
 
 func.func @inline_ptx_unknown_register_class(%x: f32) -> f32 {
-  // expected-error @+1 {{expected `constraints` entry #0 ('=q') to be `=` and a register class for a result, a register class for an operand, or the clobber `~{memory}` (register classes: h, r, l, f, d)}}
+  // expected-error @+1 {{expected `constraints` entry #0 ('=q') to be `=` and a register class for a result, a register class for an operand, or the clobber `~{memory}`, without spaces (register classes: h, r, l, f, d)}}
   %y = tessera_nvidia.inline_ptx %x {ptx = "mov.f32 $0, $1;", constraints = "=q,f",
       arch = "sm_80+", accuracy = "reference_exact", determinism = "deterministic"}
       : (f32) -> f32
@@ -738,4 +738,35 @@ func.func @signature_results(%a: memref<4xf32>) -> f32 {
       determinism = "deterministic", signature = (memref<4xf32>) -> i32}
       : (memref<4xf32>) -> f32
   return %r : f32
+}
+
+// -----
+
+func.func @inline_ptx_constraint_with_a_space(%x: f32, %w: f32) -> f32 {
+  // expected-error @+1 {{expected `constraints` entry #1 (' f') to be `=` and a register class for a result, a register class for an operand, or the clobber `~{memory}`, without spaces}}
+  %y = tessera_nvidia.inline_ptx %x, %w {ptx = "add.f32 $0, $1, $2;", constraints = "=f, f,f",
+      arch = "sm_80+", accuracy = "reference_exact", determinism = "deterministic"}
+      : (f32, f32) -> f32
+  return %y : f32
+}
+
+// -----
+
+func.func @inline_ptx_for_the_host(%x: f32) -> f32 {
+  // expected-error @+1 {{inline PTX runs on NVIDIA GPUs: `arch` must be a GPU envelope such as `sm_80+`, found 'host'}}
+  %y = tessera_nvidia.inline_ptx %x {ptx = "mov.f32 $0, $1;", constraints = "=f,f",
+      arch = "host", accuracy = "reference_exact", determinism = "deterministic"}
+      : (f32) -> f32
+  return %y : f32
+}
+
+// -----
+
+func.func @cuda_kernel_for_the_host(%a: memref<4xf32>) {
+  // expected-error @+1 {{a cuda_kernel delegate runs on NVIDIA GPUs: `arch` must be a GPU envelope such as `sm_80+`, found 'host'}}
+  tessera_nvidia.kernel_call %a {callee = "k", arch = "host", binding = "cuda_kernel",
+      provenance = "handwritten_kernel", accuracy = "reference_exact",
+      determinism = "deterministic", grid = array<i64: 1>, block = array<i64: 32>}
+      : (memref<4xf32>) -> ()
+  return
 }

@@ -201,6 +201,34 @@ func.func @fill(%x: memref<?xf32>, %n: i32) {
                         "host C-ABI delegate: compile for target 'host')"));
 }
 
+TEST(CompileErrorsTest, PtxTheAssemblerRejectsIsTheUsersError) {
+  std::string source = kExp2;
+  source.replace(source.find("ex2.approx.ftz.f32 $0, $1;"), 26, "ex3.nonsense.f32 $0, $1;");
+  absl::Status status = CompileStatus(source, Target::kNvptx, "sm_90");
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), AllOf(HasSubstr("nvJitLink rejected gpu.module @tessera_kernels, "
+                                                "which holds inline PTX"),
+                                      HasSubstr("ex3")));
+}
+
+TEST(CompileErrorsTest, RawInlineAsmInAGpuModuleIsRefused) {
+  absl::Status status = CompileStatus(R"mlir(
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k() kernel attributes {tessera.determinism = "deterministic"} {
+      %x = llvm.inline_asm "mov.b32 $0, $9;", "=r" : () -> i32
+      gpu.return
+    }
+  }
+}
+)mlir",
+                                      Target::kNvptx);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(),
+              HasSubstr("bad.mlir:5:12: error: 'llvm.inline_asm' is not allowed in a gpu.module; "
+                        "write the PTX as tessera_nvidia.inline_ptx"));
+}
+
 TEST(CompileErrorsTest, EveryListedArchCompilesAndOthersAreRefused) {
   std::string any_gpu = kExp2;
   any_gpu.replace(any_gpu.find("sm_80+"), 6, "sm_75+");

@@ -4,6 +4,10 @@
 // RUN: tessera-jit compile %s --target nvptx --arch sm_100a --emit ptx | FileCheck %s --check-prefix=SM100A
 // RUN: tessera-jit compile %s --target nvptx --arch sm_120 --emit ptx | FileCheck %s --check-prefix=SM120
 // RUN: not tessera-jit compile %s 2>&1 | FileCheck %s --check-prefix=HOST
+// The op stays valid at every stage of the lowering (tessera-opt verifies after each pass).
+// RUN: tessera-opt %s --tessera-lower-to-nvvm='arch=sm_90' | FileCheck %s --check-prefix=OPT
+// OPT: gpu.binary @tessera_kernels
+// OPT: gpu.binary @raw
 
 // CHECK: .version 8.0
 // CHECK: .target sm_90
