@@ -169,6 +169,9 @@ typedef enum tessera_jit_pointer_space_t {
   TESSERA_JIT_POINTERS_INFERRED = 0, /* from the soname, as tessera_jit_context_register_library */
   TESSERA_JIT_POINTERS_HOST = 1,
   TESSERA_JIT_POINTERS_DEVICE = 2,
+  /* Not a value: makes every int32 a valid enum value, so an unknown one is an error, not
+   * undefined behaviour in the library. */
+  TESSERA_JIT_POINTERS_ENUM_MAX = 0x7FFFFFFF,
 } tessera_jit_pointer_space_t;
 
 /* API 0.6: tessera_jit_context_register_library with the pointer space stated. INVALID_ARGUMENT
@@ -185,6 +188,7 @@ typedef enum tessera_jit_image_format_t {
   TESSERA_JIT_IMAGE_PTX = 0,         /* PTX text */
   TESSERA_JIT_IMAGE_CUBIN = 1,       /* cubin bytes */
   TESSERA_JIT_IMAGE_CUDA_SOURCE = 2, /* CUDA C++, compiled in process with NVRTC for `arch` */
+  TESSERA_JIT_IMAGE_ENUM_MAX = 0x7FFFFFFF, /* not a value (see TESSERA_JIT_POINTERS_ENUM_MAX) */
 } tessera_jit_image_format_t;
 
 /* Registers hand-written kernels under `name`; their entries serve `binding = "cuda_kernel"`
@@ -325,6 +329,7 @@ typedef enum tessera_jit_text_kind_t {
   TESSERA_JIT_TEXT_CUBIN = 2, /* the cubin of the first device image (nvptx; binary) */
   TESSERA_JIT_TEXT_DECISIONS = 3, /* API 0.3: the arbiter's decision records, one per Tile op,
                                      as a JSON array (docs/arbiter.md) */
+  TESSERA_JIT_TEXT_ENUM_MAX = 0x7FFFFFFF, /* not a value (see TESSERA_JIT_POINTERS_ENUM_MAX) */
 } tessera_jit_text_kind_t;
 
 /* Borrows an artifact of the module (valid while the module). NOT_FOUND when the module has
@@ -350,6 +355,7 @@ typedef enum tessera_jit_arg_kind_t {
    * DLPACK_FLAG_BITMASK_READ_ONLY, a NumPy array that is not writeable); refused for an
    * argument the entry writes. */
   TESSERA_JIT_ARG_TENSOR_READ_ONLY = 3,
+  TESSERA_JIT_ARG_ENUM_MAX = 0x7FFFFFFF, /* not a value (see TESSERA_JIT_POINTERS_ENUM_MAX) */
 } tessera_jit_arg_kind_t;
 
 /* What an entry expects for one argument (or result). */
@@ -405,6 +411,7 @@ typedef enum tessera_jit_copy_kind_t {
   TESSERA_JIT_COPY_HOST_TO_DEVICE = 0,
   TESSERA_JIT_COPY_DEVICE_TO_HOST = 1,
   TESSERA_JIT_COPY_DEVICE_TO_DEVICE = 2,
+  TESSERA_JIT_COPY_ENUM_MAX = 0x7FFFFFFF, /* not a value (see TESSERA_JIT_POINTERS_ENUM_MAX) */
 } tessera_jit_copy_kind_t;
 
 /* Allocates `size` bytes of device memory on the context's device; the caller frees it with

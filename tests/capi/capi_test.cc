@@ -19,6 +19,7 @@ namespace {
 using ::tessera::testing::Error;
 using ::tessera::testing::Float;
 using ::tessera::testing::Int;
+using ::tessera::testing::MemoryOnlyHostContext;
 using ::tessera::testing::Tensor;
 using ::testing::HasSubstr;
 
@@ -128,12 +129,8 @@ TEST_F(CapiTest, CompilesGoThroughTheCache) {
 }
 
 TEST(CapiDelegateTest, RegisteredOpenBlasServesMatmulThroughTheCApi) {
-  tessera_jit_context_options_t options;
-  tessera_jit_context_options_init(&options);
-  options.default_target = "host";
-  options.cache_dir = "";
-  tessera_jit_context_t* context = nullptr;
-  ASSERT_OK(tessera_jit_context_create(&options, &context));
+  tessera_jit_context_t* context = MemoryOnlyHostContext();
+  ASSERT_NE(context, nullptr);
   Error bad(tessera_jit_context_register_library(context, "x", "/no/such/library.so"));
   EXPECT_EQ(bad.code(), TESSERA_JIT_INVALID_ARGUMENT);
   ASSERT_OK(tessera_jit_context_register_default_libraries(context, nullptr));
@@ -165,8 +162,8 @@ func.func @mm(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>) {
   tessera_jit_module_destroy(module);
 
   // Without the library registered, forcing it is a compile error naming the gate.
-  tessera_jit_context_t* bare = nullptr;
-  ASSERT_OK(tessera_jit_context_create(&options, &bare));
+  tessera_jit_context_t* bare = MemoryOnlyHostContext();
+  ASSERT_NE(bare, nullptr);
   Error missing(tessera_jit_compile(bare, source, sizeof(source) - 1, &compile, &module));
   EXPECT_EQ(missing.code(), TESSERA_JIT_INVALID_ARGUMENT);
   EXPECT_THAT(missing.message(),
@@ -208,12 +205,8 @@ func.func @mm(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>) {
 }
 
 TEST(CapiDelegateTest, LibrariesCarryTheirPointerSpace) {
-  tessera_jit_context_options_t options;
-  tessera_jit_context_options_init(&options);
-  options.default_target = "host";
-  options.cache_dir = "";
-  tessera_jit_context_t* context = nullptr;
-  ASSERT_OK(tessera_jit_context_create(&options, &context));
+  tessera_jit_context_t* context = MemoryOnlyHostContext();
+  ASSERT_NE(context, nullptr);
   Error unknown(tessera_jit_context_register_library_with_pointers(
       context, "x", "libopenblas.so.0", static_cast<tessera_jit_pointer_space_t>(7)));
   EXPECT_EQ(unknown.code(), TESSERA_JIT_INVALID_ARGUMENT);
@@ -221,6 +214,10 @@ TEST(CapiDelegateTest, LibrariesCarryTheirPointerSpace) {
   Error null_path(tessera_jit_context_register_library_with_pointers(
       context, "x", nullptr, TESSERA_JIT_POINTERS_HOST));
   EXPECT_EQ(null_path.code(), TESSERA_JIT_INVALID_ARGUMENT);
+  Error unknown_format(tessera_jit_context_register_kernel_image(
+      context, "k", "x", 1, static_cast<tessera_jit_image_format_t>(1000), nullptr));
+  EXPECT_EQ(unknown_format.code(), TESSERA_JIT_INVALID_ARGUMENT);
+  EXPECT_THAT(unknown_format.message(), HasSubstr("unknown image format 1000"));
   // OpenBLAS declared as taking device pointers: a host compile refuses its callee.
   ASSERT_OK(tessera_jit_context_register_library_with_pointers(
       context, "openblas", "libopenblas.so.0", TESSERA_JIT_POINTERS_DEVICE));

@@ -31,6 +31,18 @@ struct Error {
     ASSERT_EQ(error_.code(), TESSERA_JIT_OK) << error_.message(); \
   } while (false)
 
+/// A host-target context with a memory-only compile cache, or null (with a test failure).
+inline tessera_jit_context_t* MemoryOnlyHostContext() {
+  tessera_jit_context_options_t options;
+  tessera_jit_context_options_init(&options);
+  options.default_target = "host";
+  options.cache_dir = "";
+  tessera_jit_context_t* context = nullptr;
+  Error error(tessera_jit_context_create(&options, &context));
+  EXPECT_EQ(error.code(), TESSERA_JIT_OK) << error.message();
+  return context;
+}
+
 /// A host float32 tensor with its DLTensor view.
 struct Tensor {
   explicit Tensor(std::vector<int64_t> dims, float fill = 0.0f)
