@@ -112,6 +112,8 @@ tessera_jit_error_t* tessera_jit_context_register_kernel_image(
       if (!target_arch.ok()) return MakeError(target_arch.status());
       return MakeError(context->delegates->RegisterCudaSource(name, bytes, *target_arch));
     }
+    default:
+      break;
   }
   return InvalidArgument(absl::StrCat("unknown image format ", static_cast<int>(format)));
 }

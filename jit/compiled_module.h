@@ -96,8 +96,13 @@ struct CompiledModule {
   std::vector<std::pair<std::string, std::string>> stages;
 
   /// The host code as LLVM IR, before LLVM's optimisations: the entry functions (host), or the
-  /// code that loads the device images and launches their kernels (nvptx).
+  /// code that loads the device images and launches their kernels (nvptx). For reading
+  /// (`--emit llvm`); what runs is host_object.
   std::string host_llvm_ir;
+
+  /// The host code as machine code for this machine's CPU (generated once, at compile time;
+  /// the compile cache stores it, so loading a cached module generates no code).
+  HostObject host_object;
 
   /// nvptx: the device images.
   std::vector<DeviceImage> device_images;

@@ -20,8 +20,9 @@ namespace tessera::jit {
 absl::StatusOr<std::unique_ptr<CompiledModule>> Compile(absl::string_view source,
                                                         const CompileOptions& options);
 
-/// JIT-compiles a module's host code (CompiledModule::host_llvm_ir) so its entries can be
-/// invoked: for a host-target module loaded from a cache, and for an nvptx module, whose entries
+/// Links a module's host machine code (CompiledModule::host_object; no code generation) so its
+/// entries can be invoked: for a host-target module loaded from a cache, and for an nvptx
+/// module, whose entries
 /// load the device image on the first RunInitializers() and launch kernels through the GPU
 /// runtime (jit/runtime/launch_entry_points.h) — call those inside a runtime::InvocationScope.
 absl::StatusOr<std::unique_ptr<HostExecutable>> LoadHostCode(const CompiledModule& module);

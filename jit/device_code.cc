@@ -81,8 +81,12 @@ absl::Status EmitDeviceCode(mlir::ModuleOp module, CompiledModule& out) {
         "runtime, allocation, memcpy/memset, libm, registered delegates): ",
         absl::StrJoin(forbidden, ", ")));
   }
-  llvm::raw_string_ostream os(out.host_llvm_ir);
-  host->print(os, nullptr);
+  {
+    llvm::raw_string_ostream os(out.host_llvm_ir);
+    host->print(os, nullptr);
+  }
+  // The launch code's machine code, now: loading the module (a cache hit too) only links it.
+  TESSERA_ASSIGN_OR_RETURN(out.host_object, CompileHostObject(*host, out.options.opt_level));
   return absl::OkStatus();
 }
 

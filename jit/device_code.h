@@ -10,8 +10,8 @@
 
 namespace tessera::jit {
 
-/// nvptx target: fills CompiledModule::device_images and ::host_llvm_ir from the lowered
-/// `module`.
+/// nvptx target: fills CompiledModule::device_images, ::host_llvm_ir and ::host_object (the
+/// launch code's machine code) from the lowered `module`.
 absl::Status EmitDeviceCode(mlir::ModuleOp module, CompiledModule& out);
 
 }  // namespace tessera::jit

@@ -12,10 +12,8 @@
 #include "jit/runtime/checked_call.h"
 #include "jit/runtime/delegate_entry_points.h"
 #include "jit/runtime/launch_entry_points.h"
-#include "llvm/AsmParser/Parser.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LLVMContext.h"
-#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 #include "mlir/Target/LLVMIR/Export.h"
 
@@ -86,28 +84,19 @@ absl::Status EmitHostCode(mlir::ModuleOp module, CompiledModule& out) {
     llvm::raw_string_ostream os(out.host_llvm_ir);
     llvm_module->print(os, nullptr);
   }
+  TESSERA_ASSIGN_OR_RETURN(out.host_object,
+                           CompileHostObject(*llvm_module, out.options.opt_level));
   TESSERA_ASSIGN_OR_RETURN(RuntimeSymbolList symbols, HostSymbols(out));
-  TESSERA_ASSIGN_OR_RETURN(out.host, HostExecutable::Create(std::move(llvm_module),
-                                                            std::move(context), names,
-                                                            out.options.opt_level, symbols));
+  TESSERA_ASSIGN_OR_RETURN(out.host, HostExecutable::Load(out.host_object, names, symbols));
   return absl::OkStatus();
 }
 
 
 absl::StatusOr<std::unique_ptr<HostExecutable>> LoadHostCode(const CompiledModule& module) {
-  auto context = std::make_unique<llvm::LLVMContext>();
-  llvm::SMDiagnostic error;
-  std::unique_ptr<llvm::Module> host = llvm::parseAssemblyString(module.host_llvm_ir, error,
-                                                                 *context);
-  if (host == nullptr) {
-    return absl::InternalError(
-        absl::StrCat("cannot parse the module's host code: ", error.getMessage().str()));
-  }
   std::vector<std::string> names;
   for (const EntryFunction& entry : module.entries) names.push_back(entry.name);
   TESSERA_ASSIGN_OR_RETURN(RuntimeSymbolList symbols, HostSymbols(module));
-  return HostExecutable::Create(std::move(host), std::move(context), names,
-                                module.options.opt_level, symbols);
+  return HostExecutable::Load(module.host_object, names, symbols);
 }
 
 }  // namespace tessera::jit

@@ -22,8 +22,8 @@ absl::Status AddPackedWrapper(llvm::Module& module, const std::string& name);
 /// (nvptx), the delegate runtime, and the module's c_abi callees resolved in the registry.
 absl::StatusOr<RuntimeSymbolList> HostSymbols(const CompiledModule& module);
 
-/// host target: translates the lowered `module` to LLVM IR (CompiledModule::host_llvm_ir) and
-/// JIT-loads it (CompiledModule::host).
+/// host target: translates the lowered `module` to LLVM IR (CompiledModule::host_llvm_ir),
+/// generates its machine code (CompiledModule::host_object) and links it (CompiledModule::host).
 absl::Status EmitHostCode(mlir::ModuleOp module, CompiledModule& out);
 
 }  // namespace tessera::jit

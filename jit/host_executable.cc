@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <atomic>
 #include <utility>
 
 #include "absl/base/call_once.h"
@@ -16,7 +17,12 @@
 #include "absl/synchronization/mutex.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "base/status_macros.h"
+#include "jit/toolchain.h"
 #include "llvm/IR/Constants.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/Error.h"
@@ -76,6 +82,17 @@ struct SessionErrors {
   absl::Mutex mu;
   std::vector<std::string> messages ABSL_GUARDED_BY(mu);
 };
+
+std::atomic<uint64_t> codegen_runs{0};
+
+absl::StatusOr<llvm::orc::JITTargetMachineBuilder> HostMachineBuilder() {
+  auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!builder) {
+    return absl::InternalError(
+        absl::StrCat("cannot target the host CPU: ", ToString(builder.takeError())));
+  }
+  return std::move(*builder);
+}
 
 void InitializeNativeTarget() {
   static absl::once_flag once;
@@ -151,32 +168,50 @@ void HostExecutable::RunAll(const std::vector<std::string>& functions) const {
   }
 }
 
-absl::StatusOr<std::unique_ptr<HostExecutable>> HostExecutable::Create(
-    std::unique_ptr<llvm::Module> module, std::unique_ptr<llvm::LLVMContext> context,
-    const std::vector<std::string>& entries, int opt_level, const RuntimeSymbolList& runtime) {
+absl::StatusOr<HostObject> CompileHostObject(llvm::Module& module, int opt_level) {
   InitializeNativeTarget();
-  std::vector<std::string> initializers =
-      TakeStructors(*module, "llvm.global_ctors", "_tessera_init_");
-  std::vector<std::string> finalizers =
-      TakeStructors(*module, "llvm.global_dtors", "_tessera_fini_");
-  auto machine_builder = llvm::orc::JITTargetMachineBuilder::detectHost();
-  if (!machine_builder) {
-    return absl::InternalError(
-        absl::StrCat("cannot target the host CPU: ", ToString(machine_builder.takeError())));
-  }
-  machine_builder->setCodeGenOptLevel(opt_level == 0 ? llvm::CodeGenOptLevel::None
-                                                     : llvm::CodeGenOptLevel::Default);
-  auto machine = machine_builder->createTargetMachine();
+  HostObject out;
+  out.cpu = HostCpu();
+  out.initializers = TakeStructors(module, "llvm.global_ctors", "_tessera_init_");
+  out.finalizers = TakeStructors(module, "llvm.global_dtors", "_tessera_fini_");
+  TESSERA_ASSIGN_OR_RETURN(llvm::orc::JITTargetMachineBuilder builder, HostMachineBuilder());
+  builder.setCodeGenOptLevel(opt_level == 0 ? llvm::CodeGenOptLevel::None
+                                            : llvm::CodeGenOptLevel::Default);
+  auto machine = builder.createTargetMachine();
   if (!machine) {
     return absl::InternalError(
         absl::StrCat("cannot create a host target machine: ", ToString(machine.takeError())));
   }
-  module->setDataLayout((*machine)->createDataLayout());
-  module->setTargetTriple((*machine)->getTargetTriple());
-  if (opt_level > 0) OptimizeModule(*module, **machine, opt_level);
+  module.setDataLayout((*machine)->createDataLayout());
+  module.setTargetTriple((*machine)->getTargetTriple());
+  if (opt_level > 0) OptimizeModule(module, **machine, opt_level);
+  llvm::SmallVector<char, 0> object;
+  llvm::raw_svector_ostream stream(object);
+  llvm::legacy::PassManager codegen;
+  if ((*machine)->addPassesToEmitFile(codegen, stream, nullptr,
+                                      llvm::CodeGenFileType::ObjectFile)) {
+    return absl::InternalError("the host target cannot emit object files");
+  }
+  codegen.run(module);
+  codegen_runs.fetch_add(1, std::memory_order_relaxed);
+  out.object.assign(object.data(), object.size());
+  return out;
+}
 
+uint64_t HostCodegenCount() { return codegen_runs.load(std::memory_order_relaxed); }
+
+absl::StatusOr<std::unique_ptr<HostExecutable>> HostExecutable::Load(
+    const HostObject& object, const std::vector<std::string>& entries,
+    const RuntimeSymbolList& runtime) {
+  InitializeNativeTarget();
+  if (object.cpu != HostCpu()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the host code was generated for CPU ", object.cpu, ", and this machine's is ",
+        HostCpu()));
+  }
+  TESSERA_ASSIGN_OR_RETURN(llvm::orc::JITTargetMachineBuilder builder, HostMachineBuilder());
   auto jit = llvm::orc::LLJITBuilder()
-                 .setJITTargetMachineBuilder(std::move(*machine_builder))
+                 .setJITTargetMachineBuilder(std::move(builder))
                  .setLinkProcessSymbolsByDefault(false)
                  // No static initializers to run, so no native platform (which would also
                  // require a JITDylib exposing the whole process).
@@ -199,21 +234,21 @@ absl::StatusOr<std::unique_ptr<HostExecutable>> HostExecutable::Create(
           absl::StrCat("cannot define the runtime symbols: ", ToString(std::move(error))));
     }
   }
-  // ORC reports why materialization failed (e.g. "Symbols not found: [ getpid ]") to the
-  // session's reporter, which would print to stderr; keep it for the status instead.
+  // ORC reports why linking failed (e.g. "Symbols not found: [ getpid ]") to the session's
+  // reporter, which would print to stderr; keep it for the status instead.
   auto session_errors = std::make_shared<SessionErrors>();
   (*jit)->getExecutionSession().setErrorReporter([session_errors](llvm::Error error) {
     absl::MutexLock lock(&session_errors->mu);
     session_errors->messages.push_back(ToString(std::move(error)));
   });
-  if (llvm::Error error = (*jit)->addIRModule(
-          llvm::orc::ThreadSafeModule(std::move(module), std::move(context)))) {
-    return absl::InternalError(absl::StrCat("cannot add host code to the JIT: ",
-                                            ToString(std::move(error))));
+  if (llvm::Error error = (*jit)->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(
+          llvm::StringRef(object.object.data(), object.object.size()), "host-code"))) {
+    return absl::InvalidArgumentError(absl::StrCat("cannot link the host code: ",
+                                                   ToString(std::move(error))));
   }
-  std::unique_ptr<HostExecutable> executable(new HostExecutable(
-      std::move(*jit), std::move(initializers), std::move(finalizers)));
-  // Materialize every entry and structor now: unresolved symbols surface at compile time.
+  std::unique_ptr<HostExecutable> executable(
+      new HostExecutable(std::move(*jit), object.initializers, object.finalizers));
+  // Link every entry and structor now: unresolved symbols surface here, at compile time.
   std::vector<std::string> symbols;
   for (const std::string& entry : entries) symbols.push_back(absl::StrCat(kPackedEntryPrefix, entry));
   for (const std::string& name : executable->initializers_) symbols.push_back(name);
@@ -235,6 +270,15 @@ absl::StatusOr<std::unique_ptr<HostExecutable>> HostExecutable::Create(
     }
   }
   return executable;
+}
+
+absl::StatusOr<std::unique_ptr<HostExecutable>> HostExecutable::Create(
+    std::unique_ptr<llvm::Module> module, std::unique_ptr<llvm::LLVMContext> context,
+    const std::vector<std::string>& entries, int opt_level, const RuntimeSymbolList& runtime) {
+  TESSERA_ASSIGN_OR_RETURN(HostObject object, CompileHostObject(*module, opt_level));
+  module.reset();  // (before its context)
+  context.reset();
+  return Load(object, entries, runtime);
 }
 
 absl::StatusOr<PackedEntry> HostExecutable::Lookup(absl::string_view name) const {

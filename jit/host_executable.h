@@ -39,15 +39,38 @@ bool IsAllowedHostSymbol(absl::string_view name);
 /// Symbols of the service's own runtime that host code may call: (name, address).
 using RuntimeSymbolList = std::vector<std::pair<std::string, void*>>;
 
+/// A module's host code as machine code for one CPU: what the compile cache stores, so a hit
+/// links it and generates no code.
+struct HostObject {
+  std::string object;  ///< a relocatable object file (ELF)
+  std::string cpu;     ///< the CPU it was generated for (jit/toolchain.h HostCpu)
+  /// The module's static constructors and destructors, renamed `_tessera_init_<i>` /
+  /// `_tessera_fini_<i>`, in the order they run.
+  std::vector<std::string> initializers;
+  std::vector<std::string> finalizers;
+};
+
+/// Optimises `module` at `opt_level` (0–3) and generates machine code for this host's CPU
+/// (LLVM's host detection). Thread-safe; counts one code generation (HostCodegenCount).
+absl::StatusOr<HostObject> CompileHostObject(llvm::Module& module, int opt_level);
+
+/// The host code generations this process has run (CompileHostObject calls). A compile cache
+/// hit runs none. Thread-safe.
+uint64_t HostCodegenCount();
+
 /// Owns an ORC JIT holding one module's host code. Thread-safe.
 class HostExecutable {
  public:
-  /// JIT-compiles `module` (which must define `_tessera_packed_<name>` for every name in
-  /// `entries`) at `opt_level` (0–3) for the host CPU and resolves every entry now, so a
-  /// missing or forbidden symbol is an InvalidArgument naming it, at compile time. Besides the
-  /// allowlist, external symbols resolve against `runtime` only. The module's static
-  /// constructors and destructors (`llvm.global_ctors`/`dtors`, e.g. loading a device image)
-  /// do not run here: see RunInitializers.
+  /// Links `object` (which must define `_tessera_packed_<name>` for every name in `entries`)
+  /// with ORC's object linking layer and resolves every entry now, so a missing or forbidden
+  /// symbol is an InvalidArgument naming it. Besides the allowlist, external symbols resolve
+  /// against `runtime` only. FailedPrecondition when the object was generated for another CPU.
+  /// The static constructors and destructors do not run here: see RunInitializers.
+  static absl::StatusOr<std::unique_ptr<HostExecutable>> Load(
+      const HostObject& object, const std::vector<std::string>& entries,
+      const RuntimeSymbolList& runtime = {});
+
+  /// CompileHostObject, then Load.
   static absl::StatusOr<std::unique_ptr<HostExecutable>> Create(
       std::unique_ptr<llvm::Module> module, std::unique_ptr<llvm::LLVMContext> context,
       const std::vector<std::string>& entries, int opt_level,

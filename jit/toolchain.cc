@@ -3,10 +3,13 @@
 #include <cuda.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <map>
+#include <vector>
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "base/files.h"
 #include "jit/build_identity.h"
@@ -16,6 +19,8 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/xxhash.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/TargetParser/Host.h"
 
 namespace tessera::jit {
 namespace {
@@ -57,6 +62,25 @@ std::string ToolkitVersion(const std::string& root) {
 
 }  // namespace
 
+const std::string& HostCpu() {
+  static const std::string* cpu = [] {
+    // The same detection JITTargetMachineBuilder::detectHost uses for the code itself; the
+    // features come as an unordered map.
+    std::vector<std::string> enabled;
+    for (const auto& entry : llvm::sys::getHostCPUFeatures()) {
+      if (entry.getValue()) enabled.push_back(entry.getKey().str());
+    }
+    std::sort(enabled.begin(), enabled.end());
+    const std::string joined = absl::StrJoin(enabled, ",");
+    return new std::string(absl::StrCat(
+        llvm::sys::getHostCPUName().str(), "+",
+        absl::Hex(llvm::xxh3_64bits(llvm::ArrayRef<uint8_t>(
+                      reinterpret_cast<const uint8_t*>(joined.data()), joined.size())),
+                  absl::kZeroPad16)));
+  }();
+  return *cpu;
+}
+
 const Toolchain& Toolchain::Current() {
   static const Toolchain* current = [] {
     auto* toolchain = new Toolchain();
@@ -64,6 +88,7 @@ const Toolchain& Toolchain::Current() {
     toolchain->llvm = LLVM_VERSION_STRING;
     toolchain->cuda = absl::StrCat(CUDA_VERSION / 1000, ".", (CUDA_VERSION % 1000) / 10);
     toolchain->nvjitlink = NvJitLinkVersion();
+    toolchain->host_cpu = HostCpu();
     return toolchain;
   }();
   return *current;

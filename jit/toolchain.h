@@ -12,12 +12,20 @@ struct Toolchain {
   std::string llvm;       ///< LLVM/MLIR version
   std::string cuda;       ///< CUDA toolkit headers the build used
   std::string nvjitlink;  ///< the nvJitLink actually loaded
+  /// The CPU host machine code is generated for (HostCpu): part of the compile cache key,
+  /// since the cache stores machine code.
+  std::string host_cpu;
 
   /// This build and process (computed once).
   static const Toolchain& Current();
   /// "tessera 3f9a…, llvm 22.1.8, cuda 13.0, nvjitlink 13.0".
   std::string ToString() const;
 };
+
+/// This machine's CPU as LLVM's host detection sees it, which is what host machine code is
+/// generated for: its name and an XXH3-64 of its enabled features, e.g.
+/// "sapphirerapids+1f0c9a3b5d7e2468". Computed once. Thread-safe.
+const std::string& HostCpu();
 
 /// The CUDA toolkit an nvptx compile reads at run time (libdevice for math functions).
 struct CudaToolkitIdentity {

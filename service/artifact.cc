@@ -164,6 +164,13 @@ std::string SerializeArtifact(const jit::CompiledModule& module) {
     }
   }
   w.String(module.host_llvm_ir);
+  w.String(module.host_object.object);
+  w.String(module.host_object.cpu);
+  for (const std::vector<std::string>* list :
+       {&module.host_object.initializers, &module.host_object.finalizers}) {
+    w.U64(list->size());
+    for (const std::string& item : *list) w.String(item);
+  }
   for (const std::vector<std::string>* list : {&module.delegate_symbols, &module.delegate_identities}) {
     w.U64(list->size());
     for (const std::string& item : *list) w.String(item);
@@ -246,7 +253,19 @@ absl::StatusOr<std::unique_ptr<jit::CompiledModule>> DeserializeArtifact(const s
     }
   }
   uint64_t images = 0;
-  if (!r.String(module->host_llvm_ir)) return broken("host code");
+  if (!r.String(module->host_llvm_ir) || !r.String(module->host_object.object) ||
+      !r.String(module->host_object.cpu)) {
+    return broken("host code");
+  }
+  for (std::vector<std::string>* list :
+       {&module->host_object.initializers, &module->host_object.finalizers}) {
+    uint64_t count = 0;
+    if (!r.Count(count)) return broken("host structors");
+    list->resize(count);
+    for (std::string& item : *list) {
+      if (!r.String(item)) return broken("host structor");
+    }
+  }
   for (std::vector<std::string>* list : {&module->delegate_symbols, &module->delegate_identities}) {
     uint64_t count = 0;
     if (!r.Count(count)) return broken("delegates");

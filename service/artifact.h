@@ -12,10 +12,12 @@
 namespace tessera::service {
 
 /// The artifact format; a different version on disk is a miss.
-inline constexpr int kArtifactFormatVersion = 5;  // 2: delegates; 3: arbiter decisions; 4: shape contracts;
-                                                // 5: run-time guards in host code
+inline constexpr int kArtifactFormatVersion = 6;  // 2: delegates; 3: arbiter decisions; 4: shape contracts;
+                                                // 5: run-time guards in host code;
+                                                // 6: host machine code (HostObject)
 
-/// Serializes `module` (options, entries, host LLVM IR, decision records, device images).
+/// Serializes `module` (options, entries, host LLVM IR and machine code, decision records,
+/// device images).
 std::string SerializeArtifact(const jit::CompiledModule& module);
 
 /// The module back, without CompiledModule::host; DataLoss when `bytes` is not a well-formed

@@ -17,7 +17,8 @@ constexpr size_t kMaxIndexedTexts = 4096;
 
 /// The bytes a module accounts for in memory: its artifacts and host code.
 uint64_t MemoryFootprint(const jit::CompiledModule& module) {
-  uint64_t bytes = module.host_llvm_ir.size() + 1024;  // plus the JIT's own code and tables
+  // Plus the linked code and the JIT's own tables.
+  uint64_t bytes = module.host_llvm_ir.size() + 2 * module.host_object.object.size() + 1024;
   for (const jit::DeviceImage& image : module.device_images) {
     bytes += image.ptx.size() + image.cubin.size();
   }
@@ -25,7 +26,8 @@ uint64_t MemoryFootprint(const jit::CompiledModule& module) {
 }
 
 /// A module from the cache made ready for this caller: its delegates resolve in the caller's
-/// registry, its diagnostics use the caller's source name, and host code is JIT-loaded.
+/// registry, its diagnostics use the caller's source name, and host code is linked (no code
+/// generation).
 /// (nvptx modules load their launch code when a function is first looked up: capi/module.cc.)
 absl::StatusOr<std::shared_ptr<const jit::CompiledModule>> Load(
     std::unique_ptr<jit::CompiledModule> module, const jit::CompileOptions& options) {

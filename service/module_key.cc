@@ -31,6 +31,7 @@ void ForEachComponent(absl::string_view ir, const jit::CompileOptions& options,
   add("llvm", toolchain.llvm);
   add("cuda", toolchain.cuda);
   add("nvjitlink", toolchain.nvjitlink);
+  add("host_cpu", toolchain.host_cpu);  // the cache stores host machine code
   // Only device code reads the toolkit at compile time (libdevice).
   if (!nvptx) {
     add("cuda_toolkit", "-");

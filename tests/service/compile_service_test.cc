@@ -3,7 +3,10 @@
 // across threads and across processes.
 #include "service/compile_service.h"
 
+#include "jit/compiler.h"
+#include "jit/host_executable.h"
 #include "jit/memref_descriptor.h"
+#include "jit/toolchain.h"
 #include "service/artifact.h"
 #include "tests/service/sources.h"
 
@@ -13,6 +16,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -94,6 +98,87 @@ TEST(CompileCacheTest, MemoryHitThenDiskHitInAFreshCache) {
   EXPECT_EQ(third->digest, digest);
   ExpectSaxpyWorks(*third->module);
   EXPECT_EQ(fresh.stats().disk_hits, 1u);
+}
+
+// A hit is machine code: loading it from disk links the stored object and generates none, and
+// it computes the same bits as the cold compile.
+TEST(CompileCacheTest, DiskHitGeneratesNoCodeAndMatchesTheColdCompileBitwise) {
+  const std::string root = Scratch("warm");
+  const char* source = R"mlir(
+func.func @gelu(%x: memref<?xf32>, %y: memref<?xf32>) {
+  tile.map ins(%x : memref<?xf32>) outs(%y : memref<?xf32>) {
+  ^bb0(%v: f32):
+    %t = math.tanh %v : f32
+    %e = math.exp %t : f32
+    %r = arith.mulf %e, %v : f32
+    tile.yield %r : f32
+  }
+  return
+}
+)mlir";
+  auto run = [](const jit::CompiledModule& module) {
+    std::vector<float> x(1000), y(1000);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = -8.0f + 0.016f * static_cast<float>(i);
+    jit::MemRefDescriptor descriptors[2] = {
+        jit::MakeMemRefDescriptor(x.data(), {1000}), jit::MakeMemRefDescriptor(y.data(), {1000})};
+    void* args[] = {descriptors[0].data(), descriptors[1].data()};
+    auto entry = module.host->Lookup("gelu");
+    EXPECT_TRUE(entry.ok()) << entry.status();
+    if (entry.ok()) (*entry)(args);
+    return y;
+  };
+  jit::CompileOptions options;
+  std::vector<float> cold;
+  const uint64_t before_cold = jit::HostCodegenCount();
+  {
+    CompileService cache(OnDisk(root));
+    auto compiled = cache.Compile(source, options);
+    ASSERT_TRUE(compiled.ok()) << compiled.status();
+    EXPECT_EQ(compiled->source, ModuleSource::kCompiled);
+    EXPECT_GT(jit::HostCodegenCount(), before_cold);
+    EXPECT_FALSE(compiled->module->host_object.object.empty());
+    EXPECT_EQ(compiled->module->host_object.cpu, jit::HostCpu());
+    cold = run(*compiled->module);
+  }
+  CompileService fresh(OnDisk(root));
+  const uint64_t before_warm = jit::HostCodegenCount();
+  auto warm = fresh.Compile(source, options);
+  ASSERT_TRUE(warm.ok()) << warm.status();
+  EXPECT_EQ(warm->source, ModuleSource::kDisk);
+  const std::vector<float> again = run(*warm->module);
+  EXPECT_EQ(jit::HostCodegenCount(), before_warm) << "a disk hit generated host code";
+  ASSERT_EQ(again.size(), cold.size());
+  EXPECT_EQ(std::memcmp(again.data(), cold.data(), cold.size() * sizeof(float)), 0);
+
+  // nvptx: the launch code is machine code too; linking it generates none.
+  jit::CompileOptions nvptx;
+  nvptx.target = jit::Target::kNvptx;
+  {
+    CompileService cache(OnDisk(root));
+    ASSERT_TRUE(cache.Compile(source, nvptx).ok());
+  }
+  CompileService fresh_nvptx(OnDisk(root));
+  const uint64_t before_link = jit::HostCodegenCount();
+  auto device = fresh_nvptx.Compile(source, nvptx);
+  ASSERT_TRUE(device.ok()) << device.status();
+  EXPECT_EQ(device->source, ModuleSource::kDisk);
+  auto launch_code = jit::LoadHostCode(*device->module);
+  ASSERT_TRUE(launch_code.ok()) << launch_code.status();
+  EXPECT_TRUE((*launch_code)->Lookup("gelu").ok());
+  EXPECT_EQ(jit::HostCodegenCount(), before_link);
+}
+
+TEST(CompileCacheTest, MachineCodeForAnotherCpuIsRefusedNeverRun) {
+  CompileService cache;
+  auto compiled = cache.Compile(kSaxpy, jit::CompileOptions());
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  jit::HostObject other = compiled->module->host_object;
+  other.cpu = "znver4+0123456789abcdef";
+  auto loaded = jit::HostExecutable::Load(other, {"saxpy"});
+  EXPECT_EQ(loaded.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(loaded.status().message(),
+              HasSubstr("the host code was generated for CPU znver4+0123456789abcdef, and this "
+                        "machine's is " + jit::HostCpu()));
 }
 
 TEST(CompileCacheTest, SpellingDoesNotMatterMeaningDoes) {

@@ -96,6 +96,11 @@ TEST(ModuleKeyTest, EveryInputThatShapesTheOutputChangesTheKey) {
       {"toolchain: llvm", host, [](Request& r) { r.toolchain.llvm = "99.0.0"; }},
       {"toolchain: cuda headers", host, [](Request& r) { r.toolchain.cuda = "99.0"; }},
       {"toolchain: nvjitlink", host, [](Request& r) { r.toolchain.nvjitlink = "99.0"; }},
+      // The cache stores host machine code: another CPU (or feature set) is another module.
+      {"toolchain: host CPU", host,
+       [](Request& r) { r.toolchain.host_cpu = "znver4+0123456789abcdef"; }},
+      {"toolchain: host CPU (nvptx launch code)", Nvptx,
+       [](Request& r) { r.toolchain.host_cpu = "znver4+0123456789abcdef"; }},
       {"CUDA toolkit version",
        [] {
          Request r = Nvptx();
