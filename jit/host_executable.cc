@@ -77,10 +77,14 @@ class AllowlistGenerator : public llvm::orc::DefinitionGenerator {
 
 std::string ToString(llvm::Error error) { return llvm::toString(std::move(error)); }
 
-/// Errors ORC reported while materializing code.
-struct SessionErrors {
-  absl::Mutex mu;
-  std::vector<std::string> messages ABSL_GUARDED_BY(mu);
+/// Where the session's error reporter puts what ORC reports on this thread (a Load's
+/// lookups link on the calling thread); null: nobody is collecting.
+thread_local std::vector<std::string>* collected_errors = nullptr;
+
+class ScopedErrorCollection {
+ public:
+  explicit ScopedErrorCollection(std::vector<std::string>* into) { collected_errors = into; }
+  ~ScopedErrorCollection() { collected_errors = nullptr; }
 };
 
 std::atomic<uint64_t> codegen_runs{0};
@@ -92,6 +96,43 @@ absl::StatusOr<llvm::orc::JITTargetMachineBuilder> HostMachineBuilder() {
         absl::StrCat("cannot target the host CPU: ", ToString(builder.takeError())));
   }
   return std::move(*builder);
+}
+
+void InitializeNativeTarget();
+
+/// The process's one ORC session for host code, made on first use and kept for the life of
+/// the process. Thread-safe.
+absl::StatusOr<llvm::orc::LLJIT*> SharedJit() {
+  static absl::once_flag once;
+  static llvm::orc::LLJIT* jit = nullptr;
+  static absl::Status* status = new absl::Status();
+  absl::call_once(once, [] {
+    InitializeNativeTarget();
+    absl::StatusOr<llvm::orc::JITTargetMachineBuilder> builder = HostMachineBuilder();
+    if (!builder.ok()) {
+      *status = builder.status();
+      return;
+    }
+    auto created = llvm::orc::LLJITBuilder()
+                       .setJITTargetMachineBuilder(std::move(*builder))
+                       .setLinkProcessSymbolsByDefault(false)
+                       // No static initializers to run, so no native platform (which would
+                       // also require a JITDylib exposing the whole process).
+                       .setPlatformSetUp(llvm::orc::setUpInactivePlatform)
+                       .create();
+    if (!created) {
+      *status = absl::InternalError(
+          absl::StrCat("cannot create the ORC JIT: ", ToString(created.takeError())));
+      return;
+    }
+    jit = created->release();
+    jit->getExecutionSession().setErrorReporter([](llvm::Error error) {
+      std::string text = ToString(std::move(error));
+      if (collected_errors != nullptr) collected_errors->push_back(std::move(text));
+    });
+  });
+  if (!status->ok()) return *status;
+  return jit;
 }
 
 void InitializeNativeTarget() {
@@ -139,15 +180,17 @@ std::vector<std::string> TakeStructors(llvm::Module& module, llvm::StringRef arr
 
 bool IsAllowedHostSymbol(absl::string_view name) { return AllowedSymbols().contains(name); }
 
-HostExecutable::HostExecutable(std::unique_ptr<llvm::orc::LLJIT> jit,
+HostExecutable::HostExecutable(llvm::orc::JITDylib* dylib,
                                std::vector<std::string> initializers,
                                std::vector<std::string> finalizers)
-    : jit_(std::move(jit)),
+    : dylib_(dylib),
       initializers_(std::move(initializers)),
       finalizers_(std::move(finalizers)) {}
 
 HostExecutable::~HostExecutable() {
   if (ran_initializers_) RunAll(finalizers_);
+  // Frees the linked code and its symbols (a session exists: this executable was made in it).
+  llvm::consumeError((*SharedJit())->getExecutionSession().removeJITDylib(*dylib_));
 }
 
 void HostExecutable::RunInitializers() {
@@ -159,9 +202,9 @@ void HostExecutable::RunInitializers() {
 
 void HostExecutable::RunAll(const std::vector<std::string>& functions) const {
   for (const std::string& name : functions) {
-    auto symbol = jit_->lookup(name);
+    auto symbol = (*SharedJit())->lookup(*dylib_, name);
     if (!symbol) {
-      llvm::consumeError(symbol.takeError());  // resolved at Create; cannot fail here
+      llvm::consumeError(symbol.takeError());  // resolved at Load; cannot fail here
       continue;
     }
     symbol->toPtr<void (*)()>()();
@@ -209,55 +252,48 @@ absl::StatusOr<std::unique_ptr<HostExecutable>> HostExecutable::Load(
         "the host code was generated for CPU ", object.cpu, ", and this machine's is ",
         HostCpu()));
   }
-  TESSERA_ASSIGN_OR_RETURN(llvm::orc::JITTargetMachineBuilder builder, HostMachineBuilder());
-  auto jit = llvm::orc::LLJITBuilder()
-                 .setJITTargetMachineBuilder(std::move(builder))
-                 .setLinkProcessSymbolsByDefault(false)
-                 // No static initializers to run, so no native platform (which would also
-                 // require a JITDylib exposing the whole process).
-                 .setPlatformSetUp(llvm::orc::setUpInactivePlatform)
-                 .create();
-  if (!jit) {
+  TESSERA_ASSIGN_OR_RETURN(llvm::orc::LLJIT * jit, SharedJit());
+  static std::atomic<uint64_t> next_dylib{0};
+  auto dylib = jit->createJITDylib(
+      absl::StrCat("tessera_host_", next_dylib.fetch_add(1, std::memory_order_relaxed)));
+  if (!dylib) {
     return absl::InternalError(
-        absl::StrCat("cannot create the ORC JIT: ", ToString(jit.takeError())));
+        absl::StrCat("cannot create a JITDylib: ", ToString(dylib.takeError())));
   }
-  (*jit)->getMainJITDylib().addGenerator(std::make_unique<AllowlistGenerator>());
+  // Owned by `executable` from here on: it removes the dylib when destroyed.
+  std::unique_ptr<HostExecutable> executable(
+      new HostExecutable(&*dylib, object.initializers, object.finalizers));
+  dylib->addGenerator(std::make_unique<AllowlistGenerator>());
   if (!runtime.empty()) {
     llvm::orc::SymbolMap symbols;
     for (const auto& [name, address] : runtime) {
-      symbols[(*jit)->mangleAndIntern(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
-                                                llvm::JITSymbolFlags::Exported};
+      symbols[jit->mangleAndIntern(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
+                                             llvm::JITSymbolFlags::Exported};
     }
-    if (llvm::Error error =
-            (*jit)->getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(symbols)))) {
+    if (llvm::Error error = dylib->define(llvm::orc::absoluteSymbols(std::move(symbols)))) {
       return absl::InternalError(
           absl::StrCat("cannot define the runtime symbols: ", ToString(std::move(error))));
     }
   }
   // ORC reports why linking failed (e.g. "Symbols not found: [ getpid ]") to the session's
-  // reporter, which would print to stderr; keep it for the status instead.
-  auto session_errors = std::make_shared<SessionErrors>();
-  (*jit)->getExecutionSession().setErrorReporter([session_errors](llvm::Error error) {
-    absl::MutexLock lock(&session_errors->mu);
-    session_errors->messages.push_back(ToString(std::move(error)));
-  });
-  if (llvm::Error error = (*jit)->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(
-          llvm::StringRef(object.object.data(), object.object.size()), "host-code"))) {
+  // reporter; the lookups below run on this thread, which collects them for the status.
+  std::vector<std::string> link_errors;
+  ScopedErrorCollection collect(&link_errors);
+  if (llvm::Error error = jit->addObjectFile(
+          *dylib, llvm::MemoryBuffer::getMemBufferCopy(
+                      llvm::StringRef(object.object.data(), object.object.size()), "host-code"))) {
     return absl::InvalidArgumentError(absl::StrCat("cannot link the host code: ",
                                                    ToString(std::move(error))));
   }
-  std::unique_ptr<HostExecutable> executable(
-      new HostExecutable(std::move(*jit), object.initializers, object.finalizers));
   // Link every entry and structor now: unresolved symbols surface here, at compile time.
   std::vector<std::string> symbols;
   for (const std::string& entry : entries) symbols.push_back(absl::StrCat(kPackedEntryPrefix, entry));
   for (const std::string& name : executable->initializers_) symbols.push_back(name);
   for (const std::string& name : executable->finalizers_) symbols.push_back(name);
   for (const std::string& symbol_name : symbols) {
-    auto symbol = executable->jit_->lookup(symbol_name);
+    auto symbol = jit->lookup(*dylib, symbol_name);
     if (!symbol) {
       std::string lookup_error = ToString(symbol.takeError());
-      absl::MutexLock lock(&session_errors->mu);
       std::string what = absl::StartsWith(symbol_name, kPackedEntryPrefix)
                              ? absl::StrCat("@", symbol_name.substr(kPackedEntryPrefix.size()))
                              : symbol_name;
@@ -265,8 +301,7 @@ absl::StatusOr<std::unique_ptr<HostExecutable>> HostExecutable::Load(
           "host code for ", what,
           " references symbols outside the runtime allowlist (allocation, memcpy/memset, libm) "
           "and the registered libraries: ",
-          absl::StrJoin(session_errors->messages, "; "),
-          session_errors->messages.empty() ? "" : "; ", lookup_error));
+          absl::StrJoin(link_errors, "; "), link_errors.empty() ? "" : "; ", lookup_error));
     }
   }
   return executable;
@@ -282,7 +317,7 @@ absl::StatusOr<std::unique_ptr<HostExecutable>> HostExecutable::Create(
 }
 
 absl::StatusOr<PackedEntry> HostExecutable::Lookup(absl::string_view name) const {
-  auto symbol = jit_->lookup(absl::StrCat(kPackedEntryPrefix, name));
+  auto symbol = (*SharedJit())->lookup(*dylib_, absl::StrCat(kPackedEntryPrefix, name));
   if (!symbol) {
     return absl::NotFoundError(
         absl::StrCat("no host entry point @", name, ": ", ToString(symbol.takeError())));

@@ -18,7 +18,7 @@ namespace llvm {
 class LLVMContext;
 class Module;
 namespace orc {
-class LLJIT;
+class JITDylib;
 }  // namespace orc
 }  // namespace llvm
 
@@ -58,7 +58,9 @@ absl::StatusOr<HostObject> CompileHostObject(llvm::Module& module, int opt_level
 /// hit runs none. Thread-safe.
 uint64_t HostCodegenCount();
 
-/// Owns an ORC JIT holding one module's host code. Thread-safe.
+/// One module's host code, linked into its own JITDylib of the process's one ORC session (so a
+/// load pays for linking its object, not for a session, a linker and a target machine).
+/// Thread-safe.
 class HostExecutable {
  public:
   /// Links `object` (which must define `_tessera_packed_<name>` for every name in `entries`)
@@ -89,11 +91,12 @@ class HostExecutable {
   void RunInitializers();
 
  private:
-  HostExecutable(std::unique_ptr<llvm::orc::LLJIT> jit, std::vector<std::string> initializers,
+  HostExecutable(llvm::orc::JITDylib* dylib, std::vector<std::string> initializers,
                  std::vector<std::string> finalizers);
   void RunAll(const std::vector<std::string>& functions) const;
 
-  std::unique_ptr<llvm::orc::LLJIT> jit_;
+  /// This module's code and symbols, in the process's one ORC session (removed with it).
+  llvm::orc::JITDylib* dylib_;
   std::vector<std::string> initializers_;
   std::vector<std::string> finalizers_;
   absl::once_flag initialized_;
