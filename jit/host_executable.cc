@@ -21,6 +21,7 @@
 #include "jit/toolchain.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/LegacyPassManager.h"
+#include "llvm/Object/ObjectFile.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/IR/LLVMContext.h"
@@ -77,25 +78,51 @@ class AllowlistGenerator : public llvm::orc::DefinitionGenerator {
 
 std::string ToString(llvm::Error error) { return llvm::toString(std::move(error)); }
 
-/// Where the session's error reporter puts what ORC reports on this thread (a Load's
-/// lookups link on the calling thread); null: nobody is collecting.
-thread_local std::vector<std::string>* collected_errors = nullptr;
-
-class ScopedErrorCollection {
- public:
-  explicit ScopedErrorCollection(std::vector<std::string>* into) { collected_errors = into; }
-  ~ScopedErrorCollection() { collected_errors = nullptr; }
-};
-
 std::atomic<uint64_t> codegen_runs{0};
 
+/// The host CPU, with the relocation and code models LLJIT gives JITLink (PIC, small): what the
+/// object is generated with and what the session links.
 absl::StatusOr<llvm::orc::JITTargetMachineBuilder> HostMachineBuilder() {
   auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!builder) {
     return absl::InternalError(
         absl::StrCat("cannot target the host CPU: ", ToString(builder.takeError())));
   }
+  builder->setRelocationModel(llvm::Reloc::PIC_);
+  builder->setCodeModel(llvm::CodeModel::Small);
   return std::move(*builder);
+}
+
+/// The external symbols `object` needs that neither the allowlist nor `runtime` provides —
+/// found in its symbol table, before linking, the same on every thread.
+absl::StatusOr<std::vector<std::string>> ForbiddenSymbols(const HostObject& object,
+                                                          const RuntimeSymbolList& runtime) {
+  auto file = llvm::object::ObjectFile::createObjectFile(llvm::MemoryBufferRef(
+      llvm::StringRef(object.object.data(), object.object.size()), "host-code"));
+  if (!file) {
+    return absl::InvalidArgumentError(absl::StrCat("the host code is not an object file: ",
+                                                   ToString(file.takeError())));
+  }
+  absl::flat_hash_set<std::string> provided;
+  for (const auto& [name, address] : runtime) provided.insert(name);
+  std::vector<std::string> forbidden;
+  for (const llvm::object::SymbolRef& symbol : (*file)->symbols()) {
+    auto flags = symbol.getFlags();
+    auto name = symbol.getName();
+    if (!flags || !name) {
+      llvm::consumeError(flags.takeError());
+      llvm::consumeError(name.takeError());
+      continue;
+    }
+    // (JITLink defines the GOT symbol itself.)
+    if (!(*flags & llvm::object::SymbolRef::SF_Undefined) || name->empty() ||
+        *name == "_GLOBAL_OFFSET_TABLE_") {
+      continue;
+    }
+    const std::string text = name->str();
+    if (!IsAllowedHostSymbol(text) && !provided.contains(text)) forbidden.push_back(text);
+  }
+  return forbidden;
 }
 
 void InitializeNativeTarget();
@@ -126,10 +153,10 @@ absl::StatusOr<llvm::orc::LLJIT*> SharedJit() {
       return;
     }
     jit = created->release();
-    jit->getExecutionSession().setErrorReporter([](llvm::Error error) {
-      std::string text = ToString(std::move(error));
-      if (collected_errors != nullptr) collected_errors->push_back(std::move(text));
-    });
+    // What ORC would print to stderr; Load checks an object's needs before linking it, and a
+    // failed lookup carries its own error.
+    jit->getExecutionSession().setErrorReporter(
+        [](llvm::Error error) { llvm::consumeError(std::move(error)); });
   });
   if (!status->ok()) return *status;
   return jit;
@@ -190,7 +217,10 @@ HostExecutable::HostExecutable(llvm::orc::JITDylib* dylib,
 HostExecutable::~HostExecutable() {
   if (ran_initializers_) RunAll(finalizers_);
   // Frees the linked code and its symbols (a session exists: this executable was made in it).
-  llvm::consumeError((*SharedJit())->getExecutionSession().removeJITDylib(*dylib_));
+  llvm::orc::ExecutionSession& session = (*SharedJit())->getExecutionSession();
+  llvm::consumeError(session.removeJITDylib(*dylib_));
+  // One session for the life of the process: drop the names only this module used.
+  session.getSymbolStringPool()->clearDeadEntries();
 }
 
 void HostExecutable::RunInitializers() {
@@ -252,6 +282,13 @@ absl::StatusOr<std::unique_ptr<HostExecutable>> HostExecutable::Load(
         "the host code was generated for CPU ", object.cpu, ", and this machine's is ",
         HostCpu()));
   }
+  TESSERA_ASSIGN_OR_RETURN(std::vector<std::string> forbidden, ForbiddenSymbols(object, runtime));
+  if (!forbidden.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the host code references symbols outside the runtime allowlist (allocation, "
+        "memcpy/memset, libm) and the registered libraries: ",
+        absl::StrJoin(forbidden, ", ")));
+  }
   TESSERA_ASSIGN_OR_RETURN(llvm::orc::LLJIT * jit, SharedJit());
   static std::atomic<uint64_t> next_dylib{0};
   auto dylib = jit->createJITDylib(
@@ -275,17 +312,14 @@ absl::StatusOr<std::unique_ptr<HostExecutable>> HostExecutable::Load(
           absl::StrCat("cannot define the runtime symbols: ", ToString(std::move(error))));
     }
   }
-  // ORC reports why linking failed (e.g. "Symbols not found: [ getpid ]") to the session's
-  // reporter; the lookups below run on this thread, which collects them for the status.
-  std::vector<std::string> link_errors;
-  ScopedErrorCollection collect(&link_errors);
   if (llvm::Error error = jit->addObjectFile(
           *dylib, llvm::MemoryBuffer::getMemBufferCopy(
                       llvm::StringRef(object.object.data(), object.object.size()), "host-code"))) {
     return absl::InvalidArgumentError(absl::StrCat("cannot link the host code: ",
                                                    ToString(std::move(error))));
   }
-  // Link every entry and structor now: unresolved symbols surface here, at compile time.
+  // Link every entry and structor now (what a link can still report, ORC's session reporter
+  // drops: the object's needs were checked against the boundary above).
   std::vector<std::string> symbols;
   for (const std::string& entry : entries) symbols.push_back(absl::StrCat(kPackedEntryPrefix, entry));
   for (const std::string& name : executable->initializers_) symbols.push_back(name);
@@ -297,11 +331,8 @@ absl::StatusOr<std::unique_ptr<HostExecutable>> HostExecutable::Load(
       std::string what = absl::StartsWith(symbol_name, kPackedEntryPrefix)
                              ? absl::StrCat("@", symbol_name.substr(kPackedEntryPrefix.size()))
                              : symbol_name;
-      return absl::InvalidArgumentError(absl::StrCat(
-          "host code for ", what,
-          " references symbols outside the runtime allowlist (allocation, memcpy/memset, libm) "
-          "and the registered libraries: ",
-          absl::StrJoin(link_errors, "; "), link_errors.empty() ? "" : "; ", lookup_error));
+      return absl::InvalidArgumentError(
+          absl::StrCat("cannot link the host code for ", what, ": ", lookup_error));
     }
   }
   return executable;

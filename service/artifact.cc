@@ -54,7 +54,9 @@ class Reader {
     at_ += size;
     return true;
   }
-  bool Count(uint64_t& value) { return U64(value) && value <= bytes_.size(); }
+  // Every element takes at least 8 bytes (a length or a number), so a count beyond what is left
+  // is damage — never a huge allocation.
+  bool Count(uint64_t& value) { return U64(value) && value <= (bytes_.size() - at_) / 8; }
   bool AtEnd() const { return at_ == bytes_.size(); }
   size_t at() const { return at_; }
 
@@ -257,13 +259,16 @@ absl::StatusOr<std::unique_ptr<jit::CompiledModule>> DeserializeArtifact(const s
       !r.String(module->host_object.cpu)) {
     return broken("host code");
   }
-  for (std::vector<std::string>* list :
-       {&module->host_object.initializers, &module->host_object.finalizers}) {
+  // Structors are called by name: only the names the compiler gives them are accepted.
+  for (auto [list, prefix] : {std::pair{&module->host_object.initializers, "_tessera_init_"},
+                              std::pair{&module->host_object.finalizers, "_tessera_fini_"}}) {
     uint64_t count = 0;
     if (!r.Count(count)) return broken("host structors");
     list->resize(count);
-    for (std::string& item : *list) {
-      if (!r.String(item)) return broken("host structor");
+    for (size_t i = 0; i < list->size(); ++i) {
+      if (!r.String((*list)[i]) || (*list)[i] != absl::StrCat(prefix, i)) {
+        return broken("host structor");
+      }
     }
   }
   for (std::vector<std::string>* list : {&module->delegate_symbols, &module->delegate_identities}) {

@@ -7,6 +7,10 @@
 #include "jit/host_executable.h"
 #include "jit/memref_descriptor.h"
 #include "jit/toolchain.h"
+#include "llvm/AsmParser/Parser.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/SourceMgr.h"
 #include "service/artifact.h"
 #include "tests/service/sources.h"
 
@@ -166,6 +170,39 @@ func.func @gelu(%x: memref<?xf32>, %y: memref<?xf32>) {
   ASSERT_TRUE(launch_code.ok()) << launch_code.status();
   EXPECT_TRUE((*launch_code)->Lookup("gelu").ok());
   EXPECT_EQ(jit::HostCodegenCount(), before_link);
+}
+
+// The trust boundary holds for machine code too: an object that needs a symbol outside the
+// allowlist and the runtime is refused before it is linked.
+TEST(CompileCacheTest, MachineCodeReachingProcessSymbolsIsRefusedBeforeLinking) {
+  llvm::LLVMContext context;
+  llvm::SMDiagnostic error;
+  std::unique_ptr<llvm::Module> module = llvm::parseAssemblyString(R"ir(
+declare i32 @getpid()
+define void @_tessera_packed_leak(ptr %args) {
+  %pid = call i32 @getpid()
+  ret void
+}
+)ir",
+                                                                   error, context);
+  ASSERT_NE(module, nullptr) << error.getMessage().str();
+  auto object = jit::CompileHostObject(*module, 2);
+  ASSERT_TRUE(object.ok()) << object.status();
+  auto loaded = jit::HostExecutable::Load(*object, {"leak"});
+  EXPECT_EQ(loaded.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(loaded.status().message(),
+              HasSubstr("the host code references symbols outside the runtime allowlist "
+                        "(allocation, memcpy/memset, libm) and the registered libraries: getpid"));
+  // With the symbol provided by the runtime it links.
+  static int fake_getpid_calls = 0;
+  int (*fake)() = [] { return ++fake_getpid_calls; };
+  auto provided =
+      jit::HostExecutable::Load(*object, {"leak"}, {{"getpid", reinterpret_cast<void*>(fake)}});
+  ASSERT_TRUE(provided.ok()) << provided.status();
+  auto entry = (*provided)->Lookup("leak");
+  ASSERT_TRUE(entry.ok());
+  (*entry)(nullptr);
+  EXPECT_EQ(fake_getpid_calls, 1);
 }
 
 TEST(CompileCacheTest, MachineCodeForAnotherCpuIsRefusedNeverRun) {
