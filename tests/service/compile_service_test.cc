@@ -268,6 +268,16 @@ TEST(CompileCacheTest, EachKeyComponentAloneMisses) {
   EXPECT_THAT(result->miss.ToString(), HasSubstr("stale: llvm "));
   EXPECT_THAT(result->miss.ToString(), HasSubstr("→ 99.0.0"));
   EXPECT_EQ(upgraded.stats().misses_by_reason[cache::MissReason::kStale], 1u);
+  // Another CPU (the cache holds machine code): a stale miss that names it (beside the llvm
+  // change of the entry before it).
+  CompileServiceOptions elsewhere = OnDisk(root);
+  elsewhere.toolchain.host_cpu = "znver4+0123456789abcdef";
+  CompileService other_machine(elsewhere);
+  auto moved = other_machine.Compile(kSaxpy, base);
+  ASSERT_TRUE(moved.ok());
+  EXPECT_EQ(moved->source, ModuleSource::kCompiled);
+  EXPECT_THAT(moved->miss.ToString(),
+              HasSubstr("host_cpu " + jit::HostCpu() + " → znver4+0123456789abcdef"));
 }
 
 enum class Damage { kTruncate, kFlipBit, kForeignFormat, kNoManifest, kHalfWritten };
