@@ -1,14 +1,12 @@
 // Device images and the launch code around them.
 #include "jit/device_code.h"
 
-#include <algorithm>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "jit/delegates/registry.h"
 #include "jit/host_code.h"
@@ -64,30 +62,16 @@ absl::Status EmitDeviceCode(mlir::ModuleOp module, CompiledModule& out) {
   for (const EntryFunction& entry : out.entries) {
     TESSERA_RETURN_IF_ERROR(AddPackedWrapper(*host, entry.name));
   }
-  // The host code is JIT-linked only when a function is first looked up; its external symbols
-  // are checked against the trust boundary now, so a forbidden one fails the compile.
-  TESSERA_ASSIGN_OR_RETURN(RuntimeSymbolList symbols, HostSymbols(out));
-  std::vector<std::string> forbidden;
-  for (const llvm::GlobalValue& global : host->global_values()) {
-    if (!global.isDeclaration() || global.getName().starts_with("llvm.")) continue;
-    const std::string name = global.getName().str();
-    const bool runtime = std::any_of(symbols.begin(), symbols.end(),
-                                     [&](const auto& symbol) { return symbol.first == name; });
-    if (!runtime && !IsAllowedHostSymbol(name)) forbidden.push_back(name);
-  }
-  if (!forbidden.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the module's host code references symbols outside the runtime allowlist (the GPU "
-        "runtime, allocation, memcpy/memset, libm, registered delegates): ",
-        absl::StrJoin(forbidden, ", ")));
-  }
   {
     llvm::raw_string_ostream os(out.host_llvm_ir);
     host->print(os, nullptr);
   }
-  // The launch code's machine code, now: loading the module (a cache hit too) only links it.
+  // The launch code's machine code, now: loading the module (a cache hit too) only links it,
+  // on the first function lookup. Its external symbols are checked against the trust boundary
+  // now, so a forbidden one fails the compile.
   TESSERA_ASSIGN_OR_RETURN(out.host_object, CompileHostObject(*host, out.options.opt_level));
-  return absl::OkStatus();
+  TESSERA_ASSIGN_OR_RETURN(RuntimeSymbolList symbols, HostSymbols(out));
+  return CheckHostSymbols(out.host_object, symbols);
 }
 
 }  // namespace tessera::jit

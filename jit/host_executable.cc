@@ -93,37 +93,6 @@ absl::StatusOr<llvm::orc::JITTargetMachineBuilder> HostMachineBuilder() {
   return std::move(*builder);
 }
 
-/// The external symbols `object` needs that neither the allowlist nor `runtime` provides —
-/// found in its symbol table, before linking, the same on every thread.
-absl::StatusOr<std::vector<std::string>> ForbiddenSymbols(const HostObject& object,
-                                                          const RuntimeSymbolList& runtime) {
-  auto file = llvm::object::ObjectFile::createObjectFile(llvm::MemoryBufferRef(
-      llvm::StringRef(object.object.data(), object.object.size()), "host-code"));
-  if (!file) {
-    return absl::InvalidArgumentError(absl::StrCat("the host code is not an object file: ",
-                                                   ToString(file.takeError())));
-  }
-  absl::flat_hash_set<std::string> provided;
-  for (const auto& [name, address] : runtime) provided.insert(name);
-  std::vector<std::string> forbidden;
-  for (const llvm::object::SymbolRef& symbol : (*file)->symbols()) {
-    auto flags = symbol.getFlags();
-    auto name = symbol.getName();
-    if (!flags || !name) {
-      llvm::consumeError(flags.takeError());
-      llvm::consumeError(name.takeError());
-      continue;
-    }
-    // (JITLink defines the GOT symbol itself.)
-    if (!(*flags & llvm::object::SymbolRef::SF_Undefined) || name->empty() ||
-        *name == "_GLOBAL_OFFSET_TABLE_") {
-      continue;
-    }
-    const std::string text = name->str();
-    if (!IsAllowedHostSymbol(text) && !provided.contains(text)) forbidden.push_back(text);
-  }
-  return forbidden;
-}
 
 void InitializeNativeTarget();
 
@@ -271,6 +240,39 @@ absl::StatusOr<HostObject> CompileHostObject(llvm::Module& module, int opt_level
   return out;
 }
 
+absl::Status CheckHostSymbols(const HostObject& object, const RuntimeSymbolList& runtime) {
+  auto file = llvm::object::ObjectFile::createObjectFile(llvm::MemoryBufferRef(
+      llvm::StringRef(object.object.data(), object.object.size()), "host-code"));
+  if (!file) {
+    return absl::InvalidArgumentError(absl::StrCat("the host code is not an object file: ",
+                                                   ToString(file.takeError())));
+  }
+  absl::flat_hash_set<std::string> provided;
+  for (const auto& [name, address] : runtime) provided.insert(name);
+  std::vector<std::string> forbidden;
+  for (const llvm::object::SymbolRef& symbol : (*file)->symbols()) {
+    auto flags = symbol.getFlags();
+    auto name = symbol.getName();
+    if (!flags || !name) {
+      llvm::consumeError(flags.takeError());
+      llvm::consumeError(name.takeError());
+      continue;
+    }
+    // (JITLink defines the GOT symbol itself.)
+    if (!(*flags & llvm::object::SymbolRef::SF_Undefined) || name->empty() ||
+        *name == "_GLOBAL_OFFSET_TABLE_") {
+      continue;
+    }
+    const std::string text = name->str();
+    if (!IsAllowedHostSymbol(text) && !provided.contains(text)) forbidden.push_back(text);
+  }
+  if (forbidden.empty()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "the host code references symbols outside the runtime allowlist (allocation, "
+      "memcpy/memset, libm) and the registered libraries: ",
+      absl::StrJoin(forbidden, ", ")));
+}
+
 uint64_t HostCodegenCount() { return codegen_runs.load(std::memory_order_relaxed); }
 
 absl::StatusOr<std::unique_ptr<HostExecutable>> HostExecutable::Load(
@@ -282,13 +284,7 @@ absl::StatusOr<std::unique_ptr<HostExecutable>> HostExecutable::Load(
         "the host code was generated for CPU ", object.cpu, ", and this machine's is ",
         HostCpu()));
   }
-  TESSERA_ASSIGN_OR_RETURN(std::vector<std::string> forbidden, ForbiddenSymbols(object, runtime));
-  if (!forbidden.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the host code references symbols outside the runtime allowlist (allocation, "
-        "memcpy/memset, libm) and the registered libraries: ",
-        absl::StrJoin(forbidden, ", ")));
-  }
+  TESSERA_RETURN_IF_ERROR(CheckHostSymbols(object, runtime));
   TESSERA_ASSIGN_OR_RETURN(llvm::orc::LLJIT * jit, SharedJit());
   static std::atomic<uint64_t> next_dylib{0};
   auto dylib = jit->createJITDylib(

@@ -54,6 +54,10 @@ struct HostObject {
 /// (LLVM's host detection). Thread-safe; counts one code generation (HostCodegenCount).
 absl::StatusOr<HostObject> CompileHostObject(llvm::Module& module, int opt_level);
 
+/// OK when every external symbol `object` needs is in the allowlist or `runtime` — read from its
+/// symbol table, before anything is linked; InvalidArgument naming the others.
+absl::Status CheckHostSymbols(const HostObject& object, const RuntimeSymbolList& runtime);
+
 /// The host code generations this process has run (CompileHostObject calls). A compile cache
 /// hit runs none. Thread-safe.
 uint64_t HostCodegenCount();
