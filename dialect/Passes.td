@@ -62,4 +62,35 @@ def LowerInlinePtx : Pass<"tessera-lower-inline-ptx"> {
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def ExpandArith : Pass<"tessera-expand-arith"> {
+  let summary = "expand the arith ops LLVM has no lowering for, keeping IEEE min/max exact";
+  let description = [{
+    What upstream `arith-expand{include-bf16}` does for the Tessera targets — bf16 `extf` and
+    `truncf` become integer bit operations (round to nearest even, subnormals kept, NaN kept
+    quiet) and `ceildivsi`/`ceildivui`/`floordivsi` become plain integer arithmetic — except
+    that `maximumf`/`minimumf` are left to the LLVM lowering (`llvm.maximum`/`llvm.minimum`,
+    which order -0.0 below +0.0). Upstream expands them into a compare and a select, so
+    `maximumf(+0.0, -0.0)` returned -0.0. (The host pipeline runs upstream
+    `arith-emulate-unsupported-floats{source-types=bf16}` first, so bf16 arithmetic is f32
+    arithmetic between explicit conversions and no CPU instruction rounds to bf16:
+    AVX512-BF16's conversion flushes subnormal results to zero.)
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
+def ApproximateMath : Pass<"tessera-approximate-math"> {
+  let summary = "replace math functions by vectorizable polynomial approximations (host)";
+  let description = [{
+    `math.exp`, `exp2`, `expm1`, `log`, `log2`, `log1p`, `tanh`, `erf`, `atan`, `atan2`,
+    `sin`, `cos`, `asin`, `acos`, `cbrt` on f32 (scalars or vectors) become MLIR's
+    polynomial approximations, which are plain arithmetic that LLVM's loop vectorizer turns
+    into SIMD code — instead of one libm call per element. Only the functions whose error
+    `tests/jit/math_accuracy_test.cc` measures within 4 ulp over the whole f32 range, with
+    special values exact, are approximated (docs/compiler.md lists them and the measured
+    errors); the others keep calling libm.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 #endif  // TESSERA_DIALECT_PASSES_TD

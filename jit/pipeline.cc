@@ -22,9 +22,20 @@ namespace {
 /// Low-precision math and bf16 conversions expanded to what every backend supports.
 void AddFloatLegalization(mlir::OpPassManager& pm) {
   pm.addPass(mlir::math::createMathExtendToSupportedTypes());
-  mlir::arith::ArithExpandOpsPassOptions expand;
-  expand.includeBf16 = true;
-  pm.addPass(mlir::arith::createArithExpandOpsPass(expand));
+  pm.addPass(createExpandArith());
+}
+
+/// The host's float semantics independent of its instruction set: bf16 arithmetic in f32
+/// between explicit conversions (AVX512-BF16's conversion flushes subnormals), and math
+/// functions as polynomial approximations the loop vectorizer can widen.
+void AddHostFloatLowering(mlir::OpPassManager& pm) {
+  mlir::arith::ArithEmulateUnsupportedFloatsOptions emulate;
+  emulate.sourceTypeStrs = {"bf16"};
+  emulate.targetTypeStr = "f32";
+  pm.addPass(mlir::math::createMathExtendToSupportedTypes());
+  pm.addPass(mlir::arith::createArithEmulateUnsupportedFloats(emulate));
+  pm.addPass(createApproximateMath());
+  pm.addPass(createExpandArith());
 }
 
 void AddCleanup(mlir::OpPassManager& pm) {
@@ -80,7 +91,7 @@ std::vector<PipelineStage> HostStages() {
          pm.addPass(mlir::createSCFToControlFlowPass());
          pm.addPass(mlir::memref::createExpandStridedMetadataPass());
          pm.addPass(mlir::createLowerAffinePass());
-         AddFloatLegalization(pm);
+         AddHostFloatLowering(pm);
          pm.addPass(mlir::createConvertMathToLLVMPass());
          pm.addPass(mlir::createConvertMathToLibmPass());
          pm.addPass(mlir::createFinalizeMemRefToLLVMConversionPass());

@@ -1,0 +1,217 @@
+// tessera-approximate-math: vectorizable f32 math with a measured error bound (≤ 4 ulp over the
+// whole range, special values exact; tests/jit/math_accuracy_test.cc). exp and tanh are our
+// own (Cody–Waite reduction, fitted polynomials, subnormal results through two exact scalings);
+// log and log2 are MLIR's polynomial approximations behind a rescaling of subnormal inputs
+// (which MLIR's flush); log1p is MLIR's as it is; expm1 shares exp's reduction. Functions MLIR
+// approximates beyond 4 ulp (erf, atan, sin, cos) keep their libm calls.
+#include "dialect/Passes.h"
+#include "llvm/ADT/StringSet.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace tessera {
+
+#define GEN_PASS_DEF_APPROXIMATEMATH
+#include "dialect/Passes.h.inc"
+
+namespace {
+
+/// Marks a math op whose input has already been rescaled, so the rescaling is not applied
+/// again before MLIR's approximation rewrites it.
+constexpr llvm::StringLiteral kRescaled = "tessera.rescaled";
+
+bool IsF32(mlir::Type type) { return mlir::getElementTypeOrSelf(type).isF32(); }
+
+/// Builds arithmetic on f32 scalars or vectors of the same shape as a reference value.
+class F32Builder {
+ public:
+  F32Builder(mlir::PatternRewriter& rewriter, mlir::Location loc, mlir::Type type)
+      : b_(rewriter), loc_(loc), type_(type) {
+    auto vector = llvm::dyn_cast<mlir::VectorType>(type);
+    intType_ = vector ? mlir::Type(mlir::VectorType::get(vector.getShape(), b_.getI32Type()))
+                      : mlir::Type(b_.getI32Type());
+  }
+
+  mlir::Value f(float value) { return constant(type_, b_.getF32FloatAttr(value)); }
+  mlir::Value i(int32_t value) { return constant(intType_, b_.getI32IntegerAttr(value)); }
+  mlir::Value add(mlir::Value x, mlir::Value y) { return b_.create<mlir::arith::AddFOp>(loc_, x, y); }
+  mlir::Value sub(mlir::Value x, mlir::Value y) { return b_.create<mlir::arith::SubFOp>(loc_, x, y); }
+  mlir::Value mul(mlir::Value x, mlir::Value y) { return b_.create<mlir::arith::MulFOp>(loc_, x, y); }
+  mlir::Value div(mlir::Value x, mlir::Value y) { return b_.create<mlir::arith::DivFOp>(loc_, x, y); }
+  mlir::Value fma(mlir::Value x, mlir::Value y, mlir::Value z) {
+    return b_.create<mlir::math::FmaOp>(loc_, x, y, z);
+  }
+  mlir::Value abs(mlir::Value x) { return b_.create<mlir::math::AbsFOp>(loc_, x); }
+  mlir::Value copysign(mlir::Value x, mlir::Value sign) {
+    return b_.create<mlir::math::CopySignOp>(loc_, x, sign);
+  }
+  mlir::Value less(mlir::Value x, mlir::Value y) {
+    return b_.create<mlir::arith::CmpFOp>(loc_, mlir::arith::CmpFPredicate::OLT, x, y);
+  }
+  mlir::Value greater(mlir::Value x, mlir::Value y) {
+    return b_.create<mlir::arith::CmpFOp>(loc_, mlir::arith::CmpFPredicate::OGT, x, y);
+  }
+  mlir::Value isNan(mlir::Value x) {
+    return b_.create<mlir::arith::CmpFOp>(loc_, mlir::arith::CmpFPredicate::UNO, x, x);
+  }
+  mlir::Value select(mlir::Value condition, mlir::Value x, mlir::Value y) {
+    return b_.create<mlir::arith::SelectOp>(loc_, condition, x, y);
+  }
+  mlir::Value both(mlir::Value x, mlir::Value y) { return b_.create<mlir::arith::AndIOp>(loc_, x, y); }
+  /// c[0] + c[1]·x + c[2]·x² + … by Horner's rule with fused multiply-adds.
+  mlir::Value polynomial(mlir::Value x, llvm::ArrayRef<float> c) {
+    mlir::Value result = f(c.back());
+    for (size_t k = c.size() - 1; k-- > 0;) result = fma(result, x, f(c[k]));
+    return result;
+  }
+  /// 2^k for an integer-valued f32 k in [-126, 127], as an exact power of two.
+  mlir::Value powerOfTwo(mlir::Value k) {
+    mlir::Value integer = b_.create<mlir::arith::FPToSIOp>(loc_, intType_, k);
+    mlir::Value biased = b_.create<mlir::arith::AddIOp>(loc_, integer, i(127));
+    mlir::Value bits = b_.create<mlir::arith::ShLIOp>(loc_, biased, i(23));
+    return b_.create<mlir::arith::BitcastOp>(loc_, type_, bits);
+  }
+  mlir::Value roundEven(mlir::Value x) { return b_.create<mlir::math::RoundEvenOp>(loc_, x); }
+  mlir::Value floor(mlir::Value x) { return b_.create<mlir::math::FloorOp>(loc_, x); }
+
+ private:
+  mlir::Value constant(mlir::Type type, mlir::TypedAttr scalar) {
+    if (auto vector = llvm::dyn_cast<mlir::VectorType>(type)) {
+      return b_.create<mlir::arith::ConstantOp>(loc_,
+                                                mlir::DenseElementsAttr::get(vector, scalar));
+    }
+    return b_.create<mlir::arith::ConstantOp>(loc_, scalar);
+  }
+
+  mlir::PatternRewriter& b_;
+  mlir::Location loc_;
+  mlir::Type type_;
+  mlir::Type intType_;
+};
+
+/// e^x = 2^k · e^r with k = round(x / ln 2) and r = x − k·ln 2 (two-part ln 2, fused, so r is
+/// exact to well below an ulp), e^r = 1 + r + r²·Q(r) with Q fitted on [−ln2/2, ln2/2]
+/// (0.8 ulp). 2^k is applied as two exact powers of two, so a subnormal result is rounded
+/// once. Inputs are clamped to [−104, 89] (beyond: 0 and +inf, which the scaling produces).
+mlir::Value Exp(F32Builder& f, mlir::Value x) {
+  mlir::Value nan = f.isNan(x);
+  mlir::Value clamped = f.select(nan, f.f(0.0f), x);
+  clamped = f.select(f.less(clamped, f.f(-104.0f)), f.f(-104.0f), clamped);
+  clamped = f.select(f.greater(clamped, f.f(89.0f)), f.f(89.0f), clamped);
+  mlir::Value k = f.roundEven(f.mul(clamped, f.f(1.44269504088896341f)));
+  mlir::Value r = f.fma(k, f.f(-0x1.62e430p-1f), clamped);
+  r = f.fma(k, f.f(0x1.05c610p-29f), r);
+  mlir::Value q = f.polynomial(r, {0.49999988079071045f, 0.166665181517601f,
+                                   0.04166953265666962f, 0.008368915878236294f,
+                                   0.0013751407386735082f});
+  mlir::Value er = f.add(f.fma(f.mul(r, r), q, r), f.f(1.0f));
+  // k in [−150, 128]: split into two halves that are both normal exponents.
+  mlir::Value k1 = f.floor(f.mul(k, f.f(0.5f)));
+  mlir::Value k2 = f.sub(k, k1);
+  mlir::Value result = f.mul(f.mul(er, f.powerOfTwo(k1)), f.powerOfTwo(k2));
+  return f.select(nan, x, result);
+}
+
+/// e^x − 1 without cancellation: with k and r as for e^x, 2^k·(r + r²·Q(r)) + (2^k − 1), where
+/// 2^k − 1 is exact for the k of x in [−30, 20]; beyond, −1 and e^x are the rounded results.
+/// Inputs below 2^−25 in magnitude (±0 and subnormals included) are their own result.
+mlir::Value Expm1(F32Builder& f, mlir::Value x) {
+  mlir::Value nan = f.isNan(x);
+  mlir::Value clamped = f.select(nan, f.f(0.0f), x);
+  clamped = f.select(f.less(clamped, f.f(-30.0f)), f.f(-30.0f), clamped);
+  clamped = f.select(f.greater(clamped, f.f(20.0f)), f.f(20.0f), clamped);
+  mlir::Value k = f.roundEven(f.mul(clamped, f.f(1.44269504088896341f)));
+  mlir::Value r = f.fma(k, f.f(-0x1.62e430p-1f), clamped);
+  r = f.fma(k, f.f(0x1.05c610p-29f), r);
+  mlir::Value q = f.polynomial(r, {0.49999988079071045f, 0.166665181517601f,
+                                   0.04166953265666962f, 0.008368915878236294f,
+                                   0.0013751407386735082f});
+  mlir::Value em1r = f.fma(f.mul(r, r), q, r);
+  mlir::Value scale = f.powerOfTwo(k);
+  mlir::Value result = f.fma(em1r, scale, f.sub(scale, f.f(1.0f)));
+  result = f.select(f.greater(x, f.f(20.0f)), Exp(f, x), result);
+  result = f.select(f.less(f.abs(x), f.f(0x1p-25f)), x, result);
+  return f.select(nan, x, result);
+}
+
+/// tanh x: for |x| < 0.625, |x| + |x|·x²·P(x²) (P fitted, 0.65 ulp); above, 1 − 2/(e^{2|x|} + 1)
+/// (≈ 1.5 ulp; e^{2|x|} overflowing gives exactly 1); then the sign of x (so tanh(−0) = −0).
+mlir::Value Tanh(F32Builder& f, mlir::Value x) {
+  mlir::Value a = f.abs(x);
+  mlir::Value z = f.mul(a, a);
+  mlir::Value p = f.polynomial(z, {-0.3333333134651184f, 0.13333217799663544f,
+                                   -0.053948141634464264f, 0.02170809544622898f,
+                                   -0.008195310831069946f, 0.0021590448450297117f});
+  mlir::Value small = f.fma(f.mul(a, z), p, a);
+  mlir::Value e = Exp(f, f.add(a, a));
+  mlir::Value large = f.sub(f.f(1.0f), f.div(f.f(2.0f), f.add(e, f.f(1.0f))));
+  return f.copysign(f.select(f.less(a, f.f(0.625f)), small, large), x);
+}
+
+template <typename Op>
+struct Rewrite : public mlir::OpRewritePattern<Op> {
+  using Function = mlir::Value (*)(F32Builder&, mlir::Value);
+  Rewrite(mlir::MLIRContext* context, Function function)
+      : mlir::OpRewritePattern<Op>(context, /*benefit=*/2), function(function) {}
+
+  mlir::LogicalResult matchAndRewrite(Op op, mlir::PatternRewriter& rewriter) const override {
+    if (!IsF32(op.getType())) return mlir::failure();
+    F32Builder f(rewriter, op.getLoc(), op.getType());
+    rewriter.replaceOp(op, function(f, op.getOperand()));
+    return mlir::success();
+  }
+  Function function;
+};
+
+/// log and log2 of a subnormal input through a normal one: log(x·2^24) − 24·log(2), with the
+/// inner op marked so that only MLIR's approximation rewrites it next.
+template <typename Op>
+struct RescaleSubnormalInput : public mlir::OpRewritePattern<Op> {
+  RescaleSubnormalInput(mlir::MLIRContext* context, float log2Scale)
+      : mlir::OpRewritePattern<Op>(context, /*benefit=*/2), offset(log2Scale) {}
+
+  mlir::LogicalResult matchAndRewrite(Op op, mlir::PatternRewriter& rewriter) const override {
+    if (!IsF32(op.getType()) || op->hasAttr(kRescaled)) return mlir::failure();
+    F32Builder f(rewriter, op.getLoc(), op.getType());
+    mlir::Value x = op.getOperand();
+    mlir::Value subnormal = f.both(f.greater(x, f.f(0.0f)), f.less(x, f.f(0x1p-126f)));
+    mlir::Value input = f.select(subnormal, f.mul(x, f.f(0x1p24f)), x);
+    auto inner = rewriter.create<Op>(op.getLoc(), input);
+    inner->setAttr(kRescaled, rewriter.getUnitAttr());
+    mlir::Value correction = f.select(subnormal, f.f(offset), f.f(0.0f));
+    rewriter.replaceOp(op, f.sub(inner, correction));
+    return mlir::success();
+  }
+  float offset;
+};
+
+bool IsApproximatedByMlir(llvm::StringRef name) {
+  static const llvm::StringSet<> kApproximated = {"log", "log2", "log1p"};
+  name.consume_front("math.");
+  return kApproximated.contains(name);
+}
+
+class ApproximateMath : public impl::ApproximateMathBase<ApproximateMath> {
+ public:
+  void runOnOperation() override {
+    mlir::MLIRContext* context = &getContext();
+    mlir::RewritePatternSet patterns(context);
+    patterns.add<Rewrite<mlir::math::ExpOp>>(context, &Exp);
+    patterns.add<Rewrite<mlir::math::ExpM1Op>>(context, &Expm1);
+    patterns.add<Rewrite<mlir::math::TanhOp>>(context, &Tanh);
+    patterns.add<RescaleSubnormalInput<mlir::math::LogOp>>(context, 24.0f * 0.693147180559945f);
+    patterns.add<RescaleSubnormalInput<mlir::math::Log2Op>>(context, 24.0f);
+    mlir::populateMathPolynomialApproximationPatterns(patterns, IsApproximatedByMlir);
+    if (mlir::failed(mlir::applyPatternsGreedily(getOperation(), std::move(patterns)))) {
+      signalPassFailure();
+    }
+    getOperation()->walk([](mlir::Operation* op) { op->removeAttr(kRescaled); });
+  }
+};
+
+}  // namespace
+}  // namespace tessera

@@ -1,0 +1,157 @@
+// Float semantics on the host target that must not depend on the CPU's instruction set:
+// maximumf/minimumf order -0.0 below +0.0 and propagate NaN (also inside reductions), and bf16
+// arithmetic in a tile.map body keeps subnormal results (an AVX512-BF16 conversion would flush
+// them). References are plain C++ on the same bf16-exact inputs.
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "jit/compiler.h"
+#include "tests/jit/host_tensor.h"
+
+namespace tessera::jit {
+namespace {
+
+using ::tessera::testing::BfloatToFloat;
+using ::tessera::testing::FloatToBfloat;
+using ::tessera::testing::HostTensor;
+
+std::unique_ptr<CompiledModule> CompileForHost(const std::string& source) {
+  CompileOptions options;
+  options.target = Target::kHost;
+  auto compiled = Compile(source, options);
+  EXPECT_TRUE(compiled.ok()) << compiled.status();
+  return compiled.ok() ? std::move(compiled).value() : nullptr;
+}
+
+void Invoke(const CompiledModule& module, const std::string& name, std::vector<void*> args) {
+  auto entry = module.host->Lookup(name);
+  ASSERT_TRUE(entry.ok()) << entry.status();
+  (*entry)(args.data());
+}
+
+/// Same value and, for zeros, the same sign; NaN matches NaN.
+void ExpectIdentical(float actual, float expected, const std::string& what) {
+  if (std::isnan(expected)) {
+    EXPECT_TRUE(std::isnan(actual)) << what << ": got " << actual;
+    return;
+  }
+  EXPECT_EQ(actual, expected) << what;
+  EXPECT_EQ(std::signbit(actual), std::signbit(expected)) << what << ": got " << actual;
+}
+
+constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+TEST(FloatSemanticsTest, MaximumAndMinimumOrderSignedZerosAndPropagateNan) {
+  auto module = CompileForHost(R"mlir(
+func.func @maxmin(%a: memref<?xf32>, %b: memref<?xf32>, %hi: memref<?xf32>, %lo: memref<?xf32>) {
+  tile.map ins(%a, %b : memref<?xf32>, memref<?xf32>) outs(%hi, %lo : memref<?xf32>, memref<?xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %max = arith.maximumf %x, %y : f32
+    %min = arith.minimumf %x, %y : f32
+    tile.yield %max, %min : f32, f32
+  }
+  return
+}
+)mlir");
+  ASSERT_NE(module, nullptr);
+  // (a, b, max, min); 37 pairs so both the vector body and the scalar tail see each case.
+  const std::vector<std::vector<float>> cases = {
+      {0.0f, -0.0f, 0.0f, -0.0f}, {-0.0f, 0.0f, 0.0f, -0.0f}, {-0.0f, -0.0f, -0.0f, -0.0f},
+      {kNan, 1.0f, kNan, kNan},   {1.0f, kNan, kNan, kNan},   {-kInf, 3.0f, 3.0f, -kInf},
+      {2.0f, -5.0f, 2.0f, -5.0f}, {kInf, kNan, kNan, kNan},   {-0.0f, kInf, kInf, -0.0f}};
+  const int64_t n = 37;
+  HostTensor<float> a({n}), b({n}), hi({n}), lo({n});
+  for (int64_t i = 0; i < n; ++i) {
+    a[i] = cases[i % cases.size()][0];
+    b[i] = cases[i % cases.size()][1];
+  }
+  Invoke(*module, "maxmin", {a.descriptor(), b.descriptor(), hi.descriptor(), lo.descriptor()});
+  for (int64_t i = 0; i < n; ++i) {
+    const auto& c = cases[i % cases.size()];
+    const std::string what = "pair " + std::to_string(i) + " (" + std::to_string(c[0]) + ", " +
+                             std::to_string(c[1]) + ")";
+    ExpectIdentical(hi[i], c[2], "maximumf " + what);
+    ExpectIdentical(lo[i], c[3], "minimumf " + what);
+  }
+}
+
+TEST(FloatSemanticsTest, MaxAndMinReductionsOrderSignedZeros) {
+  auto module = CompileForHost(R"mlir(
+func.func @extremes(%x: memref<?x?xf32>, %hi: memref<?xf32>, %lo: memref<?xf32>) {
+  tile.reduce max %x -> %hi axis = 1 : memref<?x?xf32> -> memref<?xf32>
+  tile.reduce min %x -> %lo axis = 1 : memref<?x?xf32> -> memref<?xf32>
+  return
+}
+)mlir");
+  ASSERT_NE(module, nullptr);
+  // Row r: r copies of -0.0 around one +0.0 — lengths that fill vector lanes and tails.
+  for (int64_t cols : {2, 3, 33, 100}) {
+    HostTensor<float> x({3, cols}), hi({3}), lo({3});
+    for (int64_t r = 0; r < 3; ++r) {
+      for (int64_t c = 0; c < cols; ++c) x[r * cols + c] = (c == (r * 7) % cols) ? 0.0f : -0.0f;
+    }
+    Invoke(*module, "extremes", {x.descriptor(), hi.descriptor(), lo.descriptor()});
+    for (int64_t r = 0; r < 3; ++r) {
+      ExpectIdentical(hi[r], 0.0f, "max of row " + std::to_string(r) + " of " + std::to_string(cols));
+      ExpectIdentical(lo[r], -0.0f, "min of row " + std::to_string(r) + " of " + std::to_string(cols));
+    }
+  }
+}
+
+TEST(FloatSemanticsTest, Bf16ArithmeticKeepsSubnormalResults) {
+  auto module = CompileForHost(R"mlir(
+func.func @tiny(%a: memref<?xbf16>, %b: memref<?xbf16>, %sum: memref<?xbf16>,
+                %product: memref<?xbf16>, %quotient: memref<?xbf16>) {
+  tile.map ins(%a, %b : memref<?xbf16>, memref<?xbf16>)
+      outs(%sum, %product, %quotient : memref<?xbf16>, memref<?xbf16>, memref<?xbf16>) {
+  ^bb0(%x: bf16, %y: bf16):
+    %s = arith.subf %x, %y : bf16
+    %p = arith.mulf %x, %y : bf16
+    %q = arith.divf %x, %y : bf16
+    tile.yield %s, %p, %q : bf16, bf16, bf16
+  }
+  return
+}
+)mlir");
+  ASSERT_NE(module, nullptr);
+  // a − b, a·b and a/b all land in bf16's subnormal range (below 2^-126).
+  const std::vector<std::pair<float, float>> inputs = {
+      {0x1.8p-126f, 0x1p-126f}, {0x1p-126f, 0.5f},    {0x1p-125f, 8.0f},
+      {-0x1.4p-126f, -0x1p-126f}, {0x1.02p-120f, 0x1.fep+5f}, {0x1p-130f, 0.75f}};
+  const int64_t n = 35;
+  HostTensor<uint16_t> a({n}), b({n}), sum({n}), product({n}), quotient({n});
+  for (int64_t i = 0; i < n; ++i) {
+    a[i] = FloatToBfloat(inputs[i % inputs.size()].first);
+    b[i] = FloatToBfloat(inputs[i % inputs.size()].second);
+  }
+  Invoke(*module, "tiny",
+      {a.descriptor(), b.descriptor(), sum.descriptor(), product.descriptor(),
+       quotient.descriptor()});
+  int subnormal_results = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const float x = BfloatToFloat(a[i]);
+    const float y = BfloatToFloat(b[i]);
+    // The correctly rounded bf16 result: the f32 result (exact or once rounded) rounded to bf16.
+    const uint16_t expected[] = {FloatToBfloat(x - y), FloatToBfloat(x * y),
+                                 FloatToBfloat(x / y)};
+    const uint16_t actual[] = {sum[i], product[i], quotient[i]};
+    const char* names[] = {"subf", "mulf", "divf"};
+    for (int k = 0; k < 3; ++k) {
+      EXPECT_EQ(actual[k], expected[k])
+          << names[k] << "(" << x << ", " << y << ") at " << i << ": got "
+          << BfloatToFloat(actual[k]) << ", expected " << BfloatToFloat(expected[k]);
+      const float value = BfloatToFloat(expected[k]);
+      if (value != 0 && std::fabs(value) < 0x1p-126f) ++subnormal_results;
+    }
+  }
+  EXPECT_GE(subnormal_results, n / 2);  // the cases really are subnormal
+}
+
+}  // namespace
+}  // namespace tessera::jit
