@@ -24,16 +24,22 @@ def VerifyDeterminism : Pass<"tessera-verify-determinism", "::mlir::ModuleOp"> {
   ];
 }
 
-def LowerTileToLoops : Pass<"tessera-lower-tile-to-loops", "::mlir::func::FuncOp"> {
+def LowerTileToLoops : Pass<"tessera-lower-tile-to-loops", "::mlir::ModuleOp"> {
   let summary = "lower Tile ops to scf loops over memref loads and stores (the host target)";
   let description = [{
     Each Tile op becomes a loop nest with the same element semantics as the device lowering
-    (dialect/transforms/TileSemantics.h): f32 accumulation, a fixed (sequential) reduction
-    order, max-subtracted softmax, the matmul epilogue and numeric policy. The host target is
-    the reference the arbiter trusts.
+    (dialect/transforms/TileSemantics.h): f32 accumulation, a fixed reduction order (over
+    the innermost axis: 32 vector lanes, each folding every 32nd element in order, then a
+    pairwise tree; over another axis: each output in index order, streamed row by row),
+    max-subtracted softmax, the matmul epilogue and numeric policy. The outer loop of each op
+    (rows, column blocks) is outlined into a private function marked
+    `tessera_jit.parallel_body`, which the host pipeline runs on the runtime's threads; every
+    output element is computed by one iteration, so the thread count never changes a result.
+    The host target is the reference the arbiter trusts.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
-                           "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect"];
+                           "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
 }
 
 def LowerTileToGpu : Pass<"tessera-lower-tile-to-gpu", "::mlir::func::FuncOp"> {

@@ -11,6 +11,7 @@
 #include "jit/delegates/registry.h"
 #include "jit/runtime/checked_call.h"
 #include "jit/runtime/delegate_entry_points.h"
+#include "jit/runtime/thread_pool.h"
 #include "jit/runtime/launch_entry_points.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LLVMContext.h"
@@ -54,6 +55,7 @@ absl::Status AddPackedWrapper(llvm::Module& module, const std::string& name) {
 absl::StatusOr<RuntimeSymbolList> HostSymbols(const CompiledModule& module) {
   RuntimeSymbolList symbols = runtime::DelegateEntryPoints();
   for (auto& symbol : runtime::RuntimeCheckSymbols()) symbols.push_back(symbol);
+  for (auto& symbol : runtime::ParallelSymbols()) symbols.push_back(symbol);
   if (module.options.target == Target::kNvptx) {
     for (auto& symbol : runtime::LaunchEntryPoints()) symbols.push_back(symbol);
   }

@@ -38,7 +38,7 @@ namespace {
 // LLVM calls for f16/bf16 on CPUs without native support.
 const absl::flat_hash_set<absl::string_view>& AllowedSymbols() {
   static const auto* symbols = new absl::flat_hash_set<absl::string_view>{
-      "malloc", "free", "aligned_alloc", "posix_memalign", "memcpy", "memmove", "memset",
+      "malloc", "calloc", "free", "aligned_alloc", "posix_memalign", "memcpy", "memmove", "memset",
       // libm, f32
       "expf", "exp2f", "expm1f", "logf", "log2f", "log10f", "log1pf", "powf", "sqrtf",
       "cbrtf", "sinf", "cosf", "tanf", "asinf", "acosf", "atanf", "atan2f", "sinhf", "coshf",

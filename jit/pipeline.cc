@@ -3,6 +3,7 @@
 
 #include "dialect/Passes.h"
 #include "jit/compile_options.h"
+#include "jit/parallel_dispatch.h"
 #include "jit/ptx_codegen.h"
 #include "jit/runtime_checks.h"
 #include "mlir/Conversion/Passes.h"
@@ -83,7 +84,7 @@ std::vector<PipelineStage> HostStages() {
          // by construction once invoke has checked the shape contract).
          pm.addPass(mlir::createGenerateRuntimeVerificationPass());
          pm.addPass(CreateLowerRuntimeChecksPass());
-         pm.addNestedPass<mlir::func::FuncOp>(createLowerTileToLoops());
+         pm.addPass(createLowerTileToLoops());
          AddCleanup(pm);
        }},
       {"llvm",
@@ -92,11 +93,13 @@ std::vector<PipelineStage> HostStages() {
          pm.addPass(mlir::memref::createExpandStridedMetadataPass());
          pm.addPass(mlir::createLowerAffinePass());
          AddHostFloatLowering(pm);
+         pm.addPass(mlir::createConvertVectorToLLVMPass());
          pm.addPass(mlir::createConvertMathToLLVMPass());
          pm.addPass(mlir::createConvertMathToLibmPass());
          pm.addPass(mlir::createFinalizeMemRefToLLVMConversionPass());
          pm.addPass(mlir::createConvertToLLVMPass());
          pm.addPass(mlir::createReconcileUnrealizedCastsPass());
+         pm.addPass(CreateDispatchParallelLoopsPass());
          AddCleanup(pm);
        }},
   };

@@ -1,5 +1,9 @@
 // tessera-lower-tile-to-loops: each Tile op becomes an scf loop nest over memref loads and
-// stores (the host target). Reductions run sequentially in index order.
+// stores (the host target). A reduction over the innermost axis runs in kLanes vector lanes
+// (lane l folds elements l, l + kLanes, ... in order; the lanes are then combined pairwise in a
+// fixed tree); a reduction over another axis streams the input row by row into a row of
+// accumulators, so each output folds its elements in index order. Neither order depends on
+// the CPU's vector width, the shape of the other axes or the thread count.
 #include "dialect/Passes.h"
 #include "dialect/TileOps.h"
 #include "dialect/transforms/TileSemantics.h"
@@ -8,7 +12,12 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Transforms/RegionUtils.h"
 
 namespace tessera {
 
@@ -41,6 +50,93 @@ void forEachIndex(mlir::OpBuilder& b, mlir::Location loc, mlir::ValueRange sizes
                            });
 }
 
+/// Loops whose iterations are independent (each writes its own outputs), with the elements
+/// one iteration touches, to be outlined once the op is lowered.
+struct ParallelLoop {
+  mlir::scf::ForOp loop;
+  mlir::Value cost;
+};
+using ParallelLoops = llvm::SmallVector<ParallelLoop>;
+
+/// forEachIndex whose outermost loop (over sizes[0]) runs in parallel: `cost` is the elements
+/// one of its iterations touches. With no sizes the body runs once, sequentially.
+void parallelForEachIndex(mlir::OpBuilder& b, mlir::Location loc, mlir::ValueRange sizes,
+                          mlir::Value cost, ParallelLoops& parallel,
+                          llvm::function_ref<void(mlir::OpBuilder&, mlir::ValueRange)> body) {
+  if (sizes.empty()) {
+    body(b, {});
+    return;
+  }
+  mlir::Value zero = b.create<mlir::arith::ConstantIndexOp>(loc, 0);
+  mlir::Value one = b.create<mlir::arith::ConstantIndexOp>(loc, 1);
+  auto loop = b.create<mlir::scf::ForOp>(
+      loc, zero, sizes.front(), one, mlir::ValueRange{},
+      [&](mlir::OpBuilder& nested, mlir::Location, mlir::Value iv, mlir::ValueRange) {
+        forEachIndex(nested, loc, sizes.drop_front(),
+                     [&](mlir::OpBuilder& inner, mlir::ValueRange rest) {
+                       llvm::SmallVector<mlir::Value> ivs{iv};
+                       ivs.append(rest.begin(), rest.end());
+                       body(inner, ivs);
+                     });
+        nested.create<mlir::scf::YieldOp>(loc);
+      });
+  parallel.push_back({loop, cost});
+}
+
+/// Moves `loop` (step 1, no results) into a private function `(begin, end, cost, captures...)`
+/// marked kParallelBodyAttr and calls it over the loop's range. Constants are cloned into the
+/// function; every other value the body uses from outside is passed.
+void outlineParallelLoop(mlir::ModuleOp module, mlir::SymbolTable& symbols,
+                         const ParallelLoop& parallel) {
+  mlir::scf::ForOp loop = parallel.loop;
+  mlir::Location loc = loop.getLoc();
+  llvm::SetVector<mlir::Value> used;
+  mlir::getUsedValuesDefinedAbove(loop.getRegion(), used);
+  llvm::SmallVector<mlir::Value> constants, captures;
+  for (mlir::Value value : used) {
+    mlir::Operation* def = value.getDefiningOp();
+    if (def != nullptr && def->hasTrait<mlir::OpTrait::ConstantLike>()) {
+      constants.push_back(value);
+    } else {
+      captures.push_back(value);
+    }
+  }
+  mlir::OpBuilder b(module.getContext());
+  mlir::Type index = b.getIndexType();
+  llvm::SmallVector<mlir::Type> inputs{index, index, index};
+  for (mlir::Value capture : captures) inputs.push_back(capture.getType());
+  auto parent = loop->getParentOfType<mlir::func::FuncOp>();
+  b.setInsertionPointAfter(parent);
+  auto function = b.create<mlir::func::FuncOp>(loc, (parent.getName() + "_parallel").str(),
+                                               b.getFunctionType(inputs, {}));
+  function.setPrivate();
+  function->setAttr(kParallelBodyAttr, b.getUnitAttr());
+  symbols.insert(function);  // renamed if the name is taken
+  mlir::Block* entry = function.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  mlir::IRMapping mapping;
+  for (mlir::Value constant : constants) {
+    mapping.map(constant, b.clone(*constant.getDefiningOp())->getResult(0));
+  }
+  for (auto [capture, argument] : llvm::zip(captures, entry->getArguments().drop_front(3))) {
+    mapping.map(capture, argument);
+  }
+  mlir::Value one = b.create<mlir::arith::ConstantIndexOp>(loc, 1);
+  auto outlined = b.create<mlir::scf::ForOp>(loc, entry->getArgument(0), entry->getArgument(1), one);
+  mapping.map(loop.getInductionVar(), outlined.getInductionVar());
+  b.setInsertionPoint(outlined.getBody()->getTerminator());
+  for (mlir::Operation& op : loop.getBody()->without_terminator()) b.clone(op, mapping);
+  b.setInsertionPointAfter(outlined);
+  b.create<mlir::func::ReturnOp>(loc);
+
+  b.setInsertionPoint(loop);
+  llvm::SmallVector<mlir::Value> operands{loop.getLowerBound(), loop.getUpperBound(),
+                                          parallel.cost};
+  operands.append(captures.begin(), captures.end());
+  b.create<mlir::func::CallOp>(loc, function, operands);
+  loop.erase();
+}
+
 /// Folds `step(builder, accumulator, i)` over i in [0, count) in order, from `init`.
 mlir::Value foldRange(
     mlir::OpBuilder& b, mlir::Location loc, mlir::Value count, mlir::Value init,
@@ -58,10 +154,99 @@ mlir::Value foldRange(
 }
 
 
-void lowerMap(mlir::OpBuilder& b, tile::MapOp op) {
+/// The lanes of a reduction over a contiguous axis: 32 f32 lanes are two AVX-512 or four AVX2
+/// registers, enough independent chains to keep the adders busy; fixed for every CPU, so
+/// results do not depend on the machine.
+constexpr int64_t kLanes = 32;
+
+mlir::VectorType laneType(mlir::Type element) {
+  return mlir::VectorType::get({kLanes}, element);
+}
+
+mlir::Value splat(mlir::OpBuilder& b, mlir::Location loc, mlir::Value scalar) {
+  return b.create<mlir::vector::BroadcastOp>(loc, laneType(scalar.getType()), scalar);
+}
+
+/// `value` (a vector of the memref's element type) converted to f32 lanes.
+mlir::Value lanesAsF32(mlir::OpBuilder& b, mlir::Location loc, mlir::Value value) {
+  if (llvm::cast<mlir::VectorType>(value.getType()).getElementType().isF32()) return value;
+  return b.create<mlir::arith::ExtFOp>(loc, laneType(b.getF32Type()), value);
+}
+
+using LaneTransform = llvm::function_ref<mlir::Value(mlir::OpBuilder&, mlir::Value)>;
+
+/// Folds `transform(input[prefix..., i])` over i in [0, count) — the innermost, contiguous
+/// axis — with `kind`: lane l accumulates i = l, l + kLanes, ... in order from the identity
+/// (the last partial vector through a masked load whose inactive lanes contribute the
+/// identity), then the halves of the lane vector are combined pairwise (lanes l and l + 16,
+/// then l and l + 8, ...). Returns the f32 total.
+mlir::Value laneFold(mlir::OpBuilder& b, mlir::Location loc, mlir::Value input,
+                     mlir::ValueRange prefix, mlir::Value count, tile::ReduceKind kind,
+                     LaneTransform transform) {
+  mlir::Type element = llvm::cast<mlir::MemRefType>(input.getType()).getElementType();
+  mlir::Value identity = splat(b, loc, lowering::reductionIdentity(b, loc, kind));
+  mlir::Value zero = b.create<mlir::arith::ConstantIndexOp>(loc, 0);
+  mlir::Value lanes = b.create<mlir::arith::ConstantIndexOp>(loc, kLanes);
+  mlir::Value full = b.create<mlir::arith::MulIOp>(
+      loc, b.create<mlir::arith::DivUIOp>(loc, count, lanes), lanes);
+  auto at = [&](mlir::Value i) { return lowering::insertAt(prefix, prefix.size(), i); };
+  auto loop = b.create<mlir::scf::ForOp>(
+      loc, zero, full, lanes, mlir::ValueRange{identity},
+      [&](mlir::OpBuilder& nested, mlir::Location nestedLoc, mlir::Value i,
+          mlir::ValueRange accumulators) {
+        mlir::Value chunk =
+            nested.create<mlir::vector::LoadOp>(nestedLoc, laneType(element), input, at(i));
+        mlir::Value next = lowering::reductionCombine(
+            nested, nestedLoc, kind, accumulators.front(),
+            transform(nested, lanesAsF32(nested, nestedLoc, chunk)));
+        nested.create<mlir::scf::YieldOp>(nestedLoc, next);
+      });
+  mlir::Value remaining = b.create<mlir::arith::SubIOp>(loc, count, full);
+  mlir::Value mask = b.create<mlir::vector::CreateMaskOp>(
+      loc, mlir::VectorType::get({kLanes}, b.getI1Type()), mlir::ValueRange{remaining});
+  mlir::Value padding = splat(
+      b, loc, b.create<mlir::arith::ConstantOp>(loc, b.getFloatAttr(element, 0.0)));
+  mlir::Value tail = b.create<mlir::vector::MaskedLoadOp>(loc, laneType(element), input,
+                                                          at(full), mask, padding);
+  tail = b.create<mlir::arith::SelectOp>(loc, mask, transform(b, lanesAsF32(b, loc, tail)),
+                                         identity);
+  mlir::Value total = lowering::reductionCombine(b, loc, kind, loop.getResult(0), tail);
+  for (int64_t width = kLanes / 2; width >= 1; width /= 2) {
+    mlir::Value low = b.create<mlir::vector::ExtractStridedSliceOp>(
+        loc, total, llvm::ArrayRef<int64_t>{0}, llvm::ArrayRef<int64_t>{width},
+        llvm::ArrayRef<int64_t>{1});
+    mlir::Value high = b.create<mlir::vector::ExtractStridedSliceOp>(
+        loc, total, llvm::ArrayRef<int64_t>{width}, llvm::ArrayRef<int64_t>{width},
+        llvm::ArrayRef<int64_t>{1});
+    total = lowering::reductionCombine(b, loc, kind, low, high);
+  }
+  return b.create<mlir::vector::ExtractOp>(loc, total, llvm::ArrayRef<int64_t>{0});
+}
+
+mlir::Value unchanged(mlir::OpBuilder&, mlir::Value lanes) { return lanes; }
+
+
+/// The product of `sizes` without its first entry: the elements of one outer iteration.
+mlir::Value innerProduct(mlir::OpBuilder& b, mlir::Location loc, mlir::ValueRange sizes) {
+  return lowering::product(b, loc, sizes.empty() ? sizes : sizes.drop_front());
+}
+
+/// The multi-index of `linear` over `sizes` (row-major).
+llvm::SmallVector<mlir::Value> delinearize(mlir::OpBuilder& b, mlir::Location loc,
+                                           mlir::Value linear, llvm::ArrayRef<mlir::Value> sizes) {
+  llvm::SmallVector<mlir::Value> index(sizes.size());
+  for (size_t d = sizes.size(); d-- > 0;) {
+    index[d] = b.create<mlir::arith::RemUIOp>(loc, linear, sizes[d]);
+    linear = b.create<mlir::arith::DivUIOp>(loc, linear, sizes[d]);
+  }
+  return index;
+}
+
+void lowerMap(mlir::OpBuilder& b, tile::MapOp op, ParallelLoops& parallel) {
   mlir::Location loc = op.getLoc();
   auto sizes = memrefSizes(b, loc, op.getOutputs().front());
-  forEachIndex(b, loc, sizes, [&](mlir::OpBuilder& nested, mlir::ValueRange ivs) {
+  parallelForEachIndex(b, loc, sizes, innerProduct(b, loc, sizes), parallel,
+                       [&](mlir::OpBuilder& nested, mlir::ValueRange ivs) {
     llvm::SmallVector<mlir::Value> elements;
     for (mlir::Value input : op.getInputs()) {
       if (llvm::isa<mlir::MemRefType>(input.getType())) {
@@ -77,47 +262,114 @@ void lowerMap(mlir::OpBuilder& b, tile::MapOp op) {
   });
 }
 
-void lowerReduce(mlir::OpBuilder& b, tile::ReduceOp op) {
+/// The columns one iteration of a streamed reduction accumulates: 4 KiB of f32 accumulators
+/// stay in L1 while the rows stream past.
+constexpr int64_t kColumnBlock = 1024;
+
+void lowerReduce(mlir::OpBuilder& b, tile::ReduceOp op, ParallelLoops& parallel) {
   mlir::Location loc = op.getLoc();
   const int64_t axis = op.getAxis();
   const tile::ReduceKind kind = op.getKind();
   auto inputSizes = memrefSizes(b, loc, op.getInput());
+  const int64_t rank = static_cast<int64_t>(inputSizes.size());
   mlir::Value count = inputSizes[axis];
-  auto outerSizes = lowering::eraseAt(inputSizes, axis);
   auto outputType = llvm::cast<mlir::MemRefType>(op.getOutput().getType());
-  forEachIndex(b, loc, outerSizes, [&](mlir::OpBuilder& nested, mlir::ValueRange ivs) {
-    mlir::Value total = foldRange(
-        nested, loc, count, lowering::reductionIdentity(nested, loc, kind),
-        [&](mlir::OpBuilder& inner, mlir::Value accumulator, mlir::Value r) {
-          mlir::Value value = lowering::loadAsF32(inner, loc, op.getInput(), lowering::insertAt(ivs, axis, r));
-          return lowering::reductionCombine(inner, loc, kind, accumulator, value);
-        });
-    mlir::Value result = lowering::reductionFinalize(nested, loc, kind, total, count);
-    result = lowering::convertFloat(nested, loc, result, outputType.getElementType());
-    llvm::SmallVector<mlir::Value> outIndex(ivs.begin(), ivs.end());
-    if (op.getKeepdims()) {
-      outIndex = lowering::insertAt(ivs, axis, nested.create<mlir::arith::ConstantIndexOp>(loc, 0));
-    }
-    nested.create<mlir::memref::StoreOp>(loc, result, op.getOutput(), outIndex);
+  mlir::Value zeroIndex = b.create<mlir::arith::ConstantIndexOp>(loc, 0);
+  auto store = [&](mlir::OpBuilder& in, mlir::Value total, llvm::ArrayRef<mlir::Value> outer,
+                   llvm::ArrayRef<mlir::Value> inner) {
+    mlir::Value result = lowering::reductionFinalize(in, loc, kind, total, count);
+    result = lowering::convertFloat(in, loc, result, outputType.getElementType());
+    llvm::SmallVector<mlir::Value> index(outer.begin(), outer.end());
+    if (op.getKeepdims()) index.push_back(zeroIndex);
+    index.append(inner.begin(), inner.end());
+    in.create<mlir::memref::StoreOp>(loc, result, op.getOutput(), index);
+  };
+  if (axis == rank - 1) {
+    auto outerSizes = lowering::eraseAt(inputSizes, axis);
+    mlir::Value cost = b.create<mlir::arith::MulIOp>(loc, innerProduct(b, loc, outerSizes), count);
+    parallelForEachIndex(b, loc, outerSizes, cost, parallel,
+                         [&](mlir::OpBuilder& nested, mlir::ValueRange ivs) {
+      mlir::Value total = laneFold(nested, loc, op.getInput(), ivs, count, kind, unchanged);
+      store(nested, total, llvm::to_vector(ivs), {});
+    });
+    return;
+  }
+  // Stream the rows of the reduced axis into a block of accumulators: every input element is
+  // read once, in memory order, and the innermost loop is contiguous. One parallel iteration
+  // per (outer index, inner index but the last, block of kColumnBlock last-axis columns).
+  auto outerSizes = llvm::ArrayRef<mlir::Value>(inputSizes).take_front(axis);
+  auto innerSizes = llvm::ArrayRef<mlir::Value>(inputSizes).drop_front(axis + 1);
+  mlir::Value columns = innerSizes.back();
+  mlir::Value block = b.create<mlir::arith::ConstantIndexOp>(loc, kColumnBlock);
+  mlir::Value oneIndex = b.create<mlir::arith::ConstantIndexOp>(loc, 1);
+  mlir::Value blocks = b.create<mlir::arith::DivUIOp>(
+      loc, b.create<mlir::arith::AddIOp>(
+               loc, columns, b.create<mlir::arith::SubIOp>(loc, block, oneIndex)),
+      block);
+  llvm::SmallVector<mlir::Value> iterationSizes(outerSizes.begin(), outerSizes.end());
+  iterationSizes.append(innerSizes.begin(), innerSizes.end() - 1);
+  iterationSizes.push_back(blocks);
+  mlir::Value iterations = lowering::product(b, loc, iterationSizes);
+  mlir::Value cost = b.create<mlir::arith::MulIOp>(loc, count, block);
+  mlir::Value identity = lowering::reductionIdentity(b, loc, kind);
+  auto accumulatorType = mlir::MemRefType::get({mlir::ShapedType::kDynamic}, b.getF32Type());
+  parallelForEachIndex(b, loc, mlir::ValueRange{iterations}, cost, parallel,
+                       [&](mlir::OpBuilder& nested, mlir::ValueRange linear) {
+    auto position = delinearize(nested, loc, linear[0], iterationSizes);
+    auto outer = llvm::ArrayRef<mlir::Value>(position).take_front(axis);
+    auto prefix = llvm::ArrayRef<mlir::Value>(position).slice(axis, innerSizes.size() - 1);
+    mlir::Value first = nested.create<mlir::arith::MulIOp>(loc, position.back(), block);
+    mlir::Value width = nested.create<mlir::arith::MinUIOp>(
+        loc, block, nested.create<mlir::arith::SubIOp>(loc, columns, first));
+    mlir::Value accumulators =
+        nested.create<mlir::memref::AllocOp>(loc, accumulatorType, mlir::ValueRange{width});
+    auto inner = [&](mlir::OpBuilder& in, mlir::Value j) {
+      llvm::SmallVector<mlir::Value> index(prefix.begin(), prefix.end());
+      index.push_back(in.create<mlir::arith::AddIOp>(loc, first, j));
+      return index;
+    };
+    forEachIndex(nested, loc, mlir::ValueRange{width}, [&](mlir::OpBuilder& in, mlir::ValueRange j) {
+      in.create<mlir::memref::StoreOp>(loc, identity, accumulators, j);
+    });
+    forEachIndex(nested, loc, mlir::ValueRange{count},
+                 [&](mlir::OpBuilder& rows, mlir::ValueRange r) {
+      forEachIndex(rows, loc, mlir::ValueRange{width}, [&](mlir::OpBuilder& in, mlir::ValueRange j) {
+        llvm::SmallVector<mlir::Value> index(outer.begin(), outer.end());
+        index.push_back(r[0]);
+        auto columnIndex = inner(in, j[0]);
+        index.append(columnIndex.begin(), columnIndex.end());
+        mlir::Value value = lowering::loadAsF32(in, loc, op.getInput(), index);
+        mlir::Value accumulator = in.create<mlir::memref::LoadOp>(loc, accumulators, j);
+        in.create<mlir::memref::StoreOp>(
+            loc, lowering::reductionCombine(in, loc, kind, accumulator, value), accumulators, j);
+      });
+    });
+    forEachIndex(nested, loc, mlir::ValueRange{width}, [&](mlir::OpBuilder& in, mlir::ValueRange j) {
+      mlir::Value total = in.create<mlir::memref::LoadOp>(loc, accumulators, j);
+      store(in, total, outer, inner(in, j[0]));
+    });
+    nested.create<mlir::memref::DeallocOp>(loc, accumulators);
   });
 }
 
 // Row by row, K outer and N inner, into a row of accumulators: the inner loop runs over
 // contiguous B and C elements (vectorisable), and every C element still sums its K products in
 // ascending order from zero — the same order and rounding as a dot product per element.
-void lowerMatmul(mlir::OpBuilder& b, tile::MatmulOp op) {
+void lowerMatmul(mlir::OpBuilder& b, tile::MatmulOp op, ParallelLoops& parallel) {
   mlir::Location loc = op.getLoc();
   auto outputSizes = memrefSizes(b, loc, op.getOutput());
   mlir::Value m = outputSizes[0];
   mlir::Value n = outputSizes[1];
   mlir::Value k = memrefSizes(b, loc, op.getLhs())[op.getTransposeA() ? 0 : 1];
   mlir::Type accumulatorType = lowering::matmulAccumulatorType(op);
-  // Heap, not stack: N may be large.
+  // Heap, not stack: N may be large. One row per iteration (rows run in parallel).
   auto rowType = mlir::MemRefType::get({mlir::ShapedType::kDynamic}, accumulatorType);
-  mlir::Value row = b.create<mlir::memref::AllocOp>(loc, rowType, mlir::ValueRange{n});
   mlir::Value zero = b.create<mlir::arith::ConstantOp>(loc, b.getFloatAttr(accumulatorType, 0.0));
-  forEachIndex(b, loc, mlir::ValueRange{m}, [&](mlir::OpBuilder& rows, mlir::ValueRange is) {
+  mlir::Value cost = b.create<mlir::arith::MulIOp>(loc, n, k);
+  parallelForEachIndex(b, loc, mlir::ValueRange{m}, cost, parallel,
+                       [&](mlir::OpBuilder& rows, mlir::ValueRange is) {
     mlir::Value i = is[0];
+    mlir::Value row = rows.create<mlir::memref::AllocOp>(loc, rowType, mlir::ValueRange{n});
     forEachIndex(rows, loc, mlir::ValueRange{n}, [&](mlir::OpBuilder& in, mlir::ValueRange js) {
       in.create<mlir::memref::StoreOp>(loc, zero, row, js);
     });
@@ -144,39 +396,35 @@ void lowerMatmul(mlir::OpBuilder& b, tile::MatmulOp op) {
       mlir::Value result = lowering::applyMatmulEpilogue(in, loc, op, sum, bias);
       in.create<mlir::memref::StoreOp>(loc, result, op.getOutput(), mlir::ValueRange{i, js[0]});
     });
+    rows.create<mlir::memref::DeallocOp>(loc, row);
   });
-  b.create<mlir::memref::DeallocOp>(loc, row);
 }
 
-void lowerSoftmax(mlir::OpBuilder& b, tile::SoftmaxOp op) {
+void lowerSoftmax(mlir::OpBuilder& b, tile::SoftmaxOp op, ParallelLoops& parallel) {
   mlir::Location loc = op.getLoc();
   auto sizes = memrefSizes(b, loc, op.getInput());
   mlir::Value length = sizes.back();
   auto rowSizes = llvm::ArrayRef<mlir::Value>(sizes).drop_back();
   auto outputType = llvm::cast<mlir::MemRefType>(op.getOutput().getType());
-  forEachIndex(b, loc, rowSizes, [&](mlir::OpBuilder& nested, mlir::ValueRange row) {
+  mlir::Value cost = b.create<mlir::arith::MulIOp>(loc, innerProduct(b, loc, rowSizes), length);
+  parallelForEachIndex(b, loc, rowSizes, cost, parallel,
+                       [&](mlir::OpBuilder& nested, mlir::ValueRange row) {
     auto at = [&](mlir::Value l) { return lowering::insertAt(row, row.size(), l); };
-    mlir::Value max = foldRange(
-        nested, loc, length, lowering::reductionIdentity(nested, loc, tile::ReduceKind::max),
-        [&](mlir::OpBuilder& inner, mlir::Value accumulator, mlir::Value l) {
-          return lowering::reductionCombine(inner, loc, tile::ReduceKind::max, accumulator,
-                                            lowering::loadAsF32(inner, loc, op.getInput(), at(l)));
-        });
-    auto shiftedExp = [&](mlir::OpBuilder& inner, mlir::Value l) -> mlir::Value {
-      mlir::Value x = lowering::loadAsF32(inner, loc, op.getInput(), at(l));
-      return inner.create<mlir::math::ExpOp>(loc,
-                                             inner.create<mlir::arith::SubFOp>(loc, x, max));
-    };
-    mlir::Value sum = foldRange(
-        nested, loc, length, lowering::reductionIdentity(nested, loc, tile::ReduceKind::sum),
-        [&](mlir::OpBuilder& inner, mlir::Value accumulator, mlir::Value l) {
-          return lowering::reductionCombine(inner, loc, tile::ReduceKind::sum, accumulator,
-                                            shiftedExp(inner, l));
+    mlir::Value max = laneFold(nested, loc, op.getInput(), row, length, tile::ReduceKind::max,
+                               unchanged);
+    mlir::Value maxLanes = splat(nested, loc, max);
+    mlir::Value sum = laneFold(
+        nested, loc, op.getInput(), row, length, tile::ReduceKind::sum,
+        [&](mlir::OpBuilder& inner, mlir::Value lanes) -> mlir::Value {
+          return inner.create<mlir::math::ExpOp>(
+              loc, inner.create<mlir::arith::SubFOp>(loc, lanes, maxLanes));
         });
     forEachIndex(nested, loc, mlir::ValueRange{length},
                  [&](mlir::OpBuilder& inner, mlir::ValueRange l) {
-                   mlir::Value y =
-                       inner.create<mlir::arith::DivFOp>(loc, shiftedExp(inner, l[0]), sum);
+                   mlir::Value x = lowering::loadAsF32(inner, loc, op.getInput(), at(l[0]));
+                   mlir::Value e = inner.create<mlir::math::ExpOp>(
+                       loc, inner.create<mlir::arith::SubFOp>(loc, x, max));
+                   mlir::Value y = inner.create<mlir::arith::DivFOp>(loc, e, sum);
                    y = lowering::convertFloat(inner, loc, y, outputType.getElementType());
                    inner.create<mlir::memref::StoreOp>(loc, y, op.getOutput(), at(l[0]));
                  });
@@ -186,8 +434,10 @@ void lowerSoftmax(mlir::OpBuilder& b, tile::SoftmaxOp op) {
 class LowerTileToLoops : public impl::LowerTileToLoopsBase<LowerTileToLoops> {
  public:
   void runOnOperation() override {
+    mlir::ModuleOp module = getOperation();
+    mlir::SymbolTable symbols(module);
     llvm::SmallVector<mlir::Operation*> tileOps;
-    getOperation().walk([&](mlir::Operation* op) {
+    module.walk([&](mlir::Operation* op) {
       if (llvm::isa<tile::MapOp, tile::ReduceOp, tile::MatmulOp, tile::SoftmaxOp>(op)) {
         tileOps.push_back(op);
       }
@@ -209,12 +459,14 @@ class LowerTileToLoops : public impl::LowerTileToLoopsBase<LowerTileToLoops> {
           b.create<mlir::arith::ConstantIndexOp>(loc, 0));
       auto guard = b.create<mlir::scf::IfOp>(loc, nonEmpty, /*withElseRegion=*/false);
       b.setInsertionPointToStart(&guard.getThenRegion().front());
+      ParallelLoops parallel;
       llvm::TypeSwitch<mlir::Operation*>(op)
-          .Case([&](tile::MapOp map) { lowerMap(b, map); })
-          .Case([&](tile::ReduceOp reduce) { lowerReduce(b, reduce); })
-          .Case([&](tile::MatmulOp matmul) { lowerMatmul(b, matmul); })
-          .Case([&](tile::SoftmaxOp softmax) { lowerSoftmax(b, softmax); });
+          .Case([&](tile::MapOp map) { lowerMap(b, map, parallel); })
+          .Case([&](tile::ReduceOp reduce) { lowerReduce(b, reduce, parallel); })
+          .Case([&](tile::MatmulOp matmul) { lowerMatmul(b, matmul, parallel); })
+          .Case([&](tile::SoftmaxOp softmax) { lowerSoftmax(b, softmax, parallel); });
       op->erase();
+      for (const ParallelLoop& loop : parallel) outlineParallelLoop(module, symbols, loop);
     }
   }
 };
