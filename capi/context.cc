@@ -68,6 +68,17 @@ tessera_jit_error_t* tessera_jit_context_create(const tessera_jit_context_option
       service.disk_lock_timeout = absl::Milliseconds(options->cache_lock_timeout_ms);
     }
   }
+  context->threads = &tessera::jit::runtime::DefaultThreadPool();
+  if (TESSERA_JIT_HOLDS(options, Options, num_threads) && options->num_threads != 0) {
+    if (options->num_threads < 1 || options->num_threads > 1024) {
+      return InvalidArgument(absl::StrCat(
+          "tessera_jit_context_options_t.num_threads must be 0 (the default) or in [1, 1024], "
+          "found ", options->num_threads));
+    }
+    context->own_threads =
+        std::make_unique<tessera::jit::runtime::ThreadPool>(options->num_threads);
+    context->threads = context->own_threads.get();
+  }
   context->service = std::make_unique<tessera::service::CompileService>(std::move(service));
   const tessera::service::ServiceStats cache_stats = context->service->stats();
   // Decisions live beside the compile cache on disk; a read-only cache keeps them in memory.

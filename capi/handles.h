@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
+#include "jit/runtime/thread_pool.h"
 #include "arbiter/decision_cache.h"
 #include "base/log.h"
 #include "capi/include/tessera_jit.h"
@@ -37,6 +38,10 @@ struct tessera_jit_context {
   /// The arbiter's decisions: `<cache root>/decisions` beside the compile cache (memory only
   /// when the compile cache has no disk tier).
   std::shared_ptr<tessera::arbiter::DecisionCache> decisions;
+  /// The threads host code's parallel loops run on: the context's own pool when
+  /// num_threads was given, else the process's default pool.
+  std::unique_ptr<tessera::jit::runtime::ThreadPool> own_threads;
+  tessera::jit::runtime::ThreadPool* threads = nullptr;
   absl::Mutex mu;
   std::string last_miss_reason ABSL_GUARDED_BY(mu);
   /// Every identity text handed out by _get_delegate_identity: interned, so each pointer stays

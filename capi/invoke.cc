@@ -77,6 +77,7 @@ tessera_jit_error_t* tessera_jit_function_invoke(tessera_jit_function_t* functio
   // Runs the entry; with run-time checks in its code, a failed one ends it with OUT_OF_RANGE.
   const std::vector<std::string>& checks = module->compiled->runtime_checks;
   auto run = [&]() -> absl::Status {
+    tessera::jit::runtime::ScopedThreadPool threads(module->context->threads);
     if (checks.empty()) {
       function->entry_point(packed.data());
       return absl::OkStatus();

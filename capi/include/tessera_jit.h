@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 #define TESSERA_JIT_API_MAJOR 0
-#define TESSERA_JIT_API_MINOR 6
+#define TESSERA_JIT_API_MINOR 7
 
 /* The size of `type` up to and including `last_field`: what a struct of the API version that
  * ended with `last_field` measures (API 0.5). */
@@ -101,9 +101,13 @@ typedef struct tessera_jit_context_options_t {
                                     the directory holds a cache but is not writable */
   int64_t cache_lock_timeout_ms; /* how long a compile waits for another process compiling the
                                     same key, then compiles too; 0: 120000 */
+  /* --- API 0.7 --- */
+  int32_t num_threads; /* threads host code of this context runs its parallel loops on (the
+                          caller's thread included), 1-1024; 0: $TESSERA_JIT_NUM_THREADS, else
+                          the cores the process may use. Results do not depend on it. */
 } tessera_jit_context_options_t;
 #define TESSERA_JIT_CONTEXT_OPTIONS_STRUCT_SIZE \
-  TESSERA_JIT_STRUCT_SIZE(tessera_jit_context_options_t, cache_lock_timeout_ms)
+  TESSERA_JIT_STRUCT_SIZE(tessera_jit_context_options_t, num_threads)
 
 /* Fills `out_options` with the defaults. Inline, so that it writes exactly the struct the caller
  * was compiled with (a newer library never writes past an older caller's struct). */

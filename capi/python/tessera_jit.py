@@ -62,7 +62,8 @@ class _ContextOptions(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_size_t), ("default_target", ctypes.c_char_p),
                 ("device_ordinal", ctypes.c_int32), ("log_level", ctypes.c_int),
                 ("cache_dir", ctypes.c_char_p), ("cache_memory_bytes", ctypes.c_uint64),
-                ("cache_disk_bytes", ctypes.c_uint64)]
+                ("cache_disk_bytes", ctypes.c_uint64), ("cache_read_only", ctypes.c_int32),
+                ("cache_lock_timeout_ms", ctypes.c_int64), ("num_threads", ctypes.c_int32)]
 
 
 class _CacheStats(ctypes.Structure):
@@ -359,9 +360,11 @@ class Module:
 
 class Context:
     """A Tessera JIT context. `default_target`: "host", "nvptx" or None (the GPU when present);
-    `cache_dir`: the compile cache directory (None: the default; "": memory only)."""
+    `cache_dir`: the compile cache directory (None: the default; "": memory only);
+    `num_threads`: threads for host code's parallel loops (0: $TESSERA_JIT_NUM_THREADS, else
+    the cores the process may use)."""
 
-    def __init__(self, default_target=None, device=0, cache_dir=None):
+    def __init__(self, default_target=None, device=0, cache_dir=None, num_threads=0):
         # The _init functions are inline in the header; the binding fills its own structs.
         options = _ContextOptions()
         options.struct_size = ctypes.sizeof(_ContextOptions)
@@ -370,6 +373,7 @@ class Context:
         options.device_ordinal = device
         self._cache_dir = cache_dir.encode() if cache_dir is not None else None
         options.cache_dir = self._cache_dir
+        options.num_threads = num_threads
         handle = _P()
         _check(_context_create(ctypes.byref(options), ctypes.byref(handle)))
         self._handle = handle.value

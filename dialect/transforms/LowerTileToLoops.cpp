@@ -262,9 +262,10 @@ void lowerMap(mlir::OpBuilder& b, tile::MapOp op, ParallelLoops& parallel) {
   });
 }
 
-/// The columns one iteration of a streamed reduction accumulates: 4 KiB of f32 accumulators
-/// stay in L1 while the rows stream past.
-constexpr int64_t kColumnBlock = 1024;
+/// The columns one iteration of a streamed reduction accumulates: 1 KiB of f32 accumulators
+/// stay in L1 while the rows stream past in 1 KiB segments, and a matrix of 1000 columns still
+/// splits four ways across threads.
+constexpr int64_t kColumnBlock = 256;
 
 void lowerReduce(mlir::OpBuilder& b, tile::ReduceOp op, ParallelLoops& parallel) {
   mlir::Location loc = op.getLoc();

@@ -559,6 +559,49 @@ TEST_F(CapiTest, AReadOnlyCacheServesHits) {
   EXPECT_THAT(negative.message(), HasSubstr("cache_lock_timeout_ms"));
 }
 
+// num_threads (API 0.7): each context runs host code on its own pool; the result is bitwise
+// the same for every size, and sizes outside [1, 1024] are refused.
+TEST(CapiThreadsTest, ContextThreadCountNeverChangesAResult) {
+  constexpr char kSource[] =
+      "func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {\n"
+      "  tile.softmax %x -> %y : memref<?x?xf32> -> memref<?x?xf32>\n  return\n}\n";
+  std::vector<std::vector<float>> results;
+  for (int32_t threads : {1, 2, 5}) {
+    tessera_jit_context_options_t options;
+    tessera_jit_context_options_init(&options);
+    options.default_target = "host";
+    options.cache_dir = "";
+    options.num_threads = threads;
+    tessera_jit_context_t* context = nullptr;
+    ASSERT_OK(tessera_jit_context_create(&options, &context));
+    tessera_jit_module_t* module = nullptr;
+    ASSERT_OK(tessera_jit_compile(context, kSource, sizeof(kSource) - 1, nullptr, &module));
+    tessera_jit_function_t* softmax = nullptr;
+    ASSERT_OK(tessera_jit_module_get_function(module, "softmax", 7, &softmax));
+    Tensor x({300, 777}), y({300, 777});
+    for (size_t i = 0; i < x.data.size(); ++i) x.data[i] = static_cast<float>((i * 37) % 101) / 7;
+    tessera_jit_arg_t args[] = {x.arg(), y.arg()};
+    ASSERT_OK(tessera_jit_function_invoke(softmax, args, 2, nullptr, nullptr));
+    results.push_back(y.data);
+    tessera_jit_module_destroy(module);
+    tessera_jit_context_destroy(context);
+  }
+  for (const auto& result : results) {
+    ASSERT_EQ(std::memcmp(result.data(), results[0].data(), sizeof(float) * result.size()), 0);
+  }
+  for (int32_t bad : {-1, 1025}) {
+    tessera_jit_context_options_t options;
+    tessera_jit_context_options_init(&options);
+    options.cache_dir = "";
+    options.num_threads = bad;
+    tessera_jit_context_t* context = nullptr;
+    Error error(tessera_jit_context_create(&options, &context));
+    EXPECT_EQ(error.code(), TESSERA_JIT_INVALID_ARGUMENT) << bad;
+    EXPECT_THAT(error.message(), HasSubstr("num_threads")) << bad;
+    EXPECT_EQ(context, nullptr);
+  }
+}
+
 // log_level governs the library's own lines: a disk tier that cannot be made warns at
 // WARNING and is silent at ERROR.
 TEST(CapiLogTest, LogLevelGovernsTheLibrarysLines) {
