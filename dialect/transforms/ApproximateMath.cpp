@@ -93,49 +93,53 @@ class F32Builder {
   mlir::Type intType_;
 };
 
-/// e^x = 2^k · e^r with k = round(x / ln 2) and r = x − k·ln 2 (two-part ln 2, fused, so r is
-/// exact to well below an ulp), e^r = 1 + r + r²·Q(r) with Q fitted on [−ln2/2, ln2/2]
-/// (0.8 ulp). 2^k is applied as two exact powers of two, so a subnormal result is rounded
-/// once. Inputs are clamped to [−104, 89] (beyond: 0 and +inf, which the scaling produces).
-mlir::Value Exp(F32Builder& f, mlir::Value x) {
-  mlir::Value nan = f.isNan(x);
-  mlir::Value clamped = f.select(nan, f.f(0.0f), x);
-  clamped = f.select(f.less(clamped, f.f(-104.0f)), f.f(-104.0f), clamped);
-  clamped = f.select(f.greater(clamped, f.f(89.0f)), f.f(89.0f), clamped);
-  mlir::Value k = f.roundEven(f.mul(clamped, f.f(1.44269504088896341f)));
-  mlir::Value r = f.fma(k, f.f(-0x1.62e430p-1f), clamped);
-  r = f.fma(k, f.f(0x1.05c610p-29f), r);
-  mlir::Value q = f.polynomial(r, {0.49999988079071045f, 0.166665181517601f,
-                                   0.04166953265666962f, 0.008368915878236294f,
-                                   0.0013751407386735082f});
-  mlir::Value er = f.add(f.fma(f.mul(r, r), q, r), f.f(1.0f));
-  // k in [−150, 128]: split into two halves that are both normal exponents.
-  mlir::Value k1 = f.floor(f.mul(k, f.f(0.5f)));
-  mlir::Value k2 = f.sub(k, k1);
-  mlir::Value result = f.mul(f.mul(er, f.powerOfTwo(k1)), f.powerOfTwo(k2));
-  return f.select(nan, x, result);
+/// `x` limited to [low, high], NaN replaced by 0 (NaN would reach an fptosi, which is poison).
+mlir::Value ClampForReduction(F32Builder& f, mlir::Value x, float low, float high) {
+  mlir::Value clamped = f.select(f.isNan(x), f.f(0.0f), x);
+  clamped = f.select(f.less(clamped, f.f(low)), f.f(low), clamped);
+  return f.select(f.greater(clamped, f.f(high)), f.f(high), clamped);
 }
 
-/// e^x − 1 without cancellation: with k and r as for e^x, 2^k·(r + r²·Q(r)) + (2^k − 1), where
-/// 2^k − 1 is exact for the k of x in [−30, 20]; beyond, −1 and e^x are the rounded results.
-/// Inputs below 2^−25 in magnitude (±0 and subnormals included) are their own result.
-mlir::Value Expm1(F32Builder& f, mlir::Value x) {
-  mlir::Value nan = f.isNan(x);
-  mlir::Value clamped = f.select(nan, f.f(0.0f), x);
-  clamped = f.select(f.less(clamped, f.f(-30.0f)), f.f(-30.0f), clamped);
-  clamped = f.select(f.greater(clamped, f.f(20.0f)), f.f(20.0f), clamped);
-  mlir::Value k = f.roundEven(f.mul(clamped, f.f(1.44269504088896341f)));
-  mlir::Value r = f.fma(k, f.f(-0x1.62e430p-1f), clamped);
+/// x = k·ln 2 + r with k = round(x / ln 2) (an integer-valued f32) and r exact to well below an
+/// ulp (two-part ln 2, fused); e^r − 1 = r + r²·Q(r), Q fitted on [−ln2/2, ln2/2] (0.8 ulp).
+struct ExpReduction {
+  mlir::Value k;
+  mlir::Value expm1r;
+};
+
+ExpReduction ReduceExp(F32Builder& f, mlir::Value x) {
+  mlir::Value k = f.roundEven(f.mul(x, f.f(1.44269504088896341f)));
+  mlir::Value r = f.fma(k, f.f(-0x1.62e430p-1f), x);
   r = f.fma(k, f.f(0x1.05c610p-29f), r);
   mlir::Value q = f.polynomial(r, {0.49999988079071045f, 0.166665181517601f,
                                    0.04166953265666962f, 0.008368915878236294f,
                                    0.0013751407386735082f});
-  mlir::Value em1r = f.fma(f.mul(r, r), q, r);
-  mlir::Value scale = f.powerOfTwo(k);
-  mlir::Value result = f.fma(em1r, scale, f.sub(scale, f.f(1.0f)));
+  return {k, f.fma(f.mul(r, r), q, r)};
+}
+
+/// e^x = 2^k · (1 + (e^r − 1)), with 2^k applied as two exact powers of two, so a subnormal
+/// result is rounded once. Inputs are clamped to [−104, 89] (beyond: 0 and +inf, which the
+/// scaling produces).
+mlir::Value Exp(F32Builder& f, mlir::Value x) {
+  ExpReduction reduced = ReduceExp(f, ClampForReduction(f, x, -104.0f, 89.0f));
+  mlir::Value er = f.add(reduced.expm1r, f.f(1.0f));
+  // k in [−150, 128]: split into two halves that are both normal exponents.
+  mlir::Value k1 = f.floor(f.mul(reduced.k, f.f(0.5f)));
+  mlir::Value k2 = f.sub(reduced.k, k1);
+  mlir::Value result = f.mul(f.mul(er, f.powerOfTwo(k1)), f.powerOfTwo(k2));
+  return f.select(f.isNan(x), x, result);
+}
+
+/// e^x − 1 without cancellation: 2^k·(e^r − 1) + (2^k − 1), where 2^k − 1 is exact for the k of
+/// x in [−30, 20]; beyond, −1 and e^x are the rounded results. Inputs below 2^−25 in magnitude
+/// (±0 and subnormals included) are their own result.
+mlir::Value Expm1(F32Builder& f, mlir::Value x) {
+  ExpReduction reduced = ReduceExp(f, ClampForReduction(f, x, -30.0f, 20.0f));
+  mlir::Value scale = f.powerOfTwo(reduced.k);
+  mlir::Value result = f.fma(reduced.expm1r, scale, f.sub(scale, f.f(1.0f)));
   result = f.select(f.greater(x, f.f(20.0f)), Exp(f, x), result);
   result = f.select(f.less(f.abs(x), f.f(0x1p-25f)), x, result);
-  return f.select(nan, x, result);
+  return f.select(f.isNan(x), x, result);
 }
 
 /// tanh x: for |x| < 0.625, |x| + |x|·x²·P(x²) (P fitted, 0.65 ulp); above, 1 − 2/(e^{2|x|} + 1)

@@ -82,6 +82,7 @@ void ThreadPool::ParallelFor(LoopBody body, void* context, int64_t begin, int64_
     inside_chunk = outer;
     return;
   }
+  split_loops_.fetch_add(1, std::memory_order_relaxed);
   Batch batch;
   batch.body = body;
   batch.context = context;

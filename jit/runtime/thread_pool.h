@@ -43,8 +43,12 @@ class ThreadPool {
   /// chunks are done.
   void ParallelFor(LoopBody body, void* context, int64_t begin, int64_t end, int64_t cost);
 
-  /// Chunks run by worker threads (not the caller) since the pool started.
+  /// Chunks run by worker threads (not the caller) since the pool started. How many depends on
+  /// timing: a caller may finish every chunk before a worker wakes.
   int64_t worker_chunks() const { return worker_chunks_.load(std::memory_order_relaxed); }
+
+  /// ParallelFor calls split into more than one chunk since the pool started.
+  int64_t split_loops() const { return split_loops_.load(std::memory_order_relaxed); }
 
   /// Elements below which splitting off another chunk costs more than it saves.
   static constexpr int64_t kMinChunkWork = 1 << 15;
@@ -61,6 +65,7 @@ class ThreadPool {
   std::deque<Batch*> queue_;
   bool stopping_ = false;
   std::atomic<int64_t> worker_chunks_{0};
+  std::atomic<int64_t> split_loops_{0};
   std::vector<std::thread> workers_;
 };
 

@@ -2,7 +2,9 @@
 // batch size (1, 7, 64, 257): the parallel loops split only the independent outer iterations,
 // never the order in which one output element is accumulated. Each Tile op runs on pools of
 // each size; row i of a batch must equal row i of every other batch and thread count, and the
-// 8-thread pool must really have run chunks on its workers.
+// 8-thread pool must really have split the loops (which thread runs a chunk is timing; that
+// chunks do run concurrently on workers is ThreadPoolTest's).
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -90,7 +92,7 @@ TEST_P(ParallelDeterminismTest, BitwiseIdenticalForEveryThreadCountAndBatch) {
   FillUniform(bias.data(), 13);
 
   std::vector<uint32_t> reference;  // 1 thread, for each batch: the output bits
-  int64_t worker_chunks = 0;
+  int64_t split_loops = 0;
   for (int threads : {1, 2, 3, 8}) {
     runtime::ThreadPool pool(threads);
     runtime::ScopedThreadPool scope(&pool);
@@ -135,10 +137,10 @@ TEST_P(ParallelDeterminismTest, BitwiseIdenticalForEveryThreadCountAndBatch) {
                                         << " threads differ from 1 thread at element " << i;
       }
     }
-    if (threads == 8) worker_chunks = pool.worker_chunks();
+    if (threads == 8) split_loops = pool.split_loops();
   }
-  // Not vacuous: the largest batches were split across the 8-thread pool's workers.
-  EXPECT_GT(worker_chunks, 0) << c.name;
+  // Not vacuous: the larger batches were split into chunks for the 8-thread pool.
+  EXPECT_GT(split_loops, 0) << c.name;
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryTileOp, ParallelDeterminismTest, ::testing::ValuesIn(Cases()),
@@ -166,6 +168,26 @@ TEST(ThreadPoolTest, ConcurrentCallersShareOnePoolAndCoverEveryIteration) {
   for (const auto& counts : hits) {
     for (int count : counts) ASSERT_EQ(count, 20);
   }
+}
+
+// Two chunks of one loop run at the same time on two threads: chunk 0 waits until chunk 1 has
+// run, so whichever thread takes chunk 0 (the caller or a worker), another thread must run
+// chunk 1 — deterministic, whatever the timing.
+TEST(ThreadPoolTest, ChunksRunConcurrentlyOnWorkers) {
+  runtime::ThreadPool pool(2);
+  std::atomic<bool> second_ran{false};
+  auto body = [](void* context, int64_t begin, int64_t) {
+    auto* flag = static_cast<std::atomic<bool>*>(context);
+    if (begin == 0) {
+      while (!flag->load()) std::this_thread::yield();
+    } else {
+      flag->store(true);
+    }
+  };
+  pool.ParallelFor(body, &second_ran, 0, 2, runtime::ThreadPool::kMinChunkWork);
+  EXPECT_TRUE(second_ran.load());
+  EXPECT_EQ(pool.split_loops(), 1);
+  EXPECT_EQ(pool.worker_chunks(), 1);
 }
 
 }  // namespace
