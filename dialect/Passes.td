@@ -31,7 +31,10 @@ def LowerTileToLoops : Pass<"tessera-lower-tile-to-loops", "::mlir::ModuleOp"> {
     (dialect/transforms/TileSemantics.h): f32 accumulation, a fixed reduction order (over
     the innermost axis: 32 vector lanes, each folding every 32nd element in order, then a
     pairwise tree; over another axis: each output in index order, streamed row by row),
-    max-subtracted softmax, the matmul epilogue and numeric policy. The outer loop of each op
+    max-subtracted softmax, the matmul epilogue and numeric policy. A matmul accumulating in
+    f32 packs B into panels of NR columns and each MR-row panel of A, and computes each MR x NR
+    register tile over the whole of K (each element still sums its products in ascending K
+    order from zero), then applies the epilogue. The outer loop of each op
     (rows, column blocks) is outlined into a private function marked
     `tessera_jit.parallel_body`, which the host pipeline runs on the runtime's threads; every
     output element is computed by one iteration, so the thread count never changes a result.
@@ -40,6 +43,11 @@ def LowerTileToLoops : Pass<"tessera-lower-tile-to-loops", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
                            "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
                            "::mlir::vector::VectorDialect"];
+  let options = [
+    Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"256",
+           "the widest vector register of the target CPU (128, 256 or 512): sizes the matmul's "
+           "register tile, never a result">,
+  ];
 }
 
 def LowerTileToGpu : Pass<"tessera-lower-tile-to-gpu", "::mlir::func::FuncOp"> {

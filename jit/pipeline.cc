@@ -16,6 +16,7 @@
 #include "mlir/Pass/PassOptions.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/TargetParser/Host.h"
 
 namespace tessera::jit {
 namespace {
@@ -37,6 +38,22 @@ void AddHostFloatLowering(mlir::OpPassManager& pm) {
   pm.addPass(mlir::arith::createArithEmulateUnsupportedFloats(emulate));
   pm.addPass(createApproximateMath());
   pm.addPass(createExpandArith());
+}
+
+/// The widest vector register of the CPU host code is compiled for (LLVM's host detection,
+/// which the cache key's host_cpu also records).
+int64_t HostVectorBits() {
+  static const int64_t bits = [] {
+    const auto features = llvm::sys::getHostCPUFeatures();
+    auto has = [&](const char* name) {
+      auto it = features.find(name);
+      return it != features.end() && it->second;
+    };
+    if (has("avx512f")) return int64_t{512};
+    if (has("avx")) return int64_t{256};
+    return int64_t{128};
+  }();
+  return bits;
 }
 
 void AddCleanup(mlir::OpPassManager& pm) {
@@ -84,7 +101,9 @@ std::vector<PipelineStage> HostStages() {
          // by construction once invoke has checked the shape contract).
          pm.addPass(mlir::createGenerateRuntimeVerificationPass());
          pm.addPass(CreateLowerRuntimeChecksPass());
-         pm.addPass(createLowerTileToLoops());
+         LowerTileToLoopsOptions loops;
+         loops.vectorBits = HostVectorBits();
+         pm.addPass(createLowerTileToLoops(loops));
          AddCleanup(pm);
        }},
       {"llvm",

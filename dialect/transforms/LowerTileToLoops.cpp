@@ -369,8 +369,9 @@ void lowerReduce(mlir::OpBuilder& b, tile::ReduceOp op, ParallelLoops& parallel)
 
 // Row by row, K outer and N inner, into a row of accumulators: the inner loop runs over
 // contiguous B and C elements (vectorisable), and every C element still sums its K products in
-// ascending order from zero — the same order and rounding as a dot product per element.
-void lowerMatmul(mlir::OpBuilder& b, tile::MatmulOp op, ParallelLoops& parallel) {
+// ascending order from zero — the same order and rounding as a dot product per element. Used
+// for the f16 accumulation policy, where the register tile below would compute in f16 vectors.
+void lowerMatmulByRows(mlir::OpBuilder& b, tile::MatmulOp op, ParallelLoops& parallel) {
   mlir::Location loc = op.getLoc();
   auto outputSizes = memrefSizes(b, loc, op.getOutput());
   mlir::Value m = outputSizes[0];
@@ -415,6 +416,186 @@ void lowerMatmul(mlir::OpBuilder& b, tile::MatmulOp op, ParallelLoops& parallel)
   });
 }
 
+/// The register tile of the matmul for a vector width: MR rows of NR = 2 vectors. 24 f32 vector
+/// accumulators with 32 registers (AVX-512), 12 with 16 (AVX2, SSE); the rest hold B's two
+/// vectors, A's broadcast and the products.
+struct RegisterTile {
+  int64_t lanes;  // f32 per vector
+  int64_t rows;   // MR
+  int64_t vectors = 2;
+  int64_t columns() const { return lanes * vectors; }  // NR
+};
+
+RegisterTile registerTile(int64_t vectorBits) {
+  if (vectorBits >= 512) return {16, 12};
+  if (vectorBits >= 256) return {8, 6};
+  return {4, 6};
+}
+
+mlir::Value indexConstant(mlir::OpBuilder& b, mlir::Location loc, int64_t value) {
+  return b.create<mlir::arith::ConstantIndexOp>(loc, value);
+}
+
+/// ceil(value / divisor) for a positive constant divisor.
+mlir::Value ceilDiv(mlir::OpBuilder& b, mlir::Location loc, mlir::Value value, int64_t divisor) {
+  return b.create<mlir::arith::DivUIOp>(
+      loc, b.create<mlir::arith::AddIOp>(loc, value, indexConstant(b, loc, divisor - 1)),
+      indexConstant(b, loc, divisor));
+}
+
+/// A packed, register-tiled matmul (accumulating in f32):
+/// 1. B is packed once into panels of NR columns, panel p holding B'[k][p·NR + c] at
+///    (p·K + k)·NR + c, zero past N (B' = B converted for accumulation: f16/bf16 to f32, TF32
+///    rounding; transposed when asked) — in parallel over panels;
+/// 2. in parallel over panels of MR rows of C: A's rows are packed k-major (A'[r][k] at k·MR + r,
+///    zero past M); for each B panel an MR × NR tile of vector accumulators runs over the whole
+///    of K — acc += a·b, K ascending from zero, the same order as one dot product per element —
+///    then goes to a scratch tile, from which the epilogue (bias, activation, conversion) writes
+///    the valid part of C.
+void lowerMatmulTiled(mlir::OpBuilder& b, tile::MatmulOp op, ParallelLoops& parallel,
+                      RegisterTile tile) {
+  mlir::Location loc = op.getLoc();
+  auto outputSizes = memrefSizes(b, loc, op.getOutput());
+  mlir::Value m = outputSizes[0];
+  mlir::Value n = outputSizes[1];
+  mlir::Value k = memrefSizes(b, loc, op.getLhs())[op.getTransposeA() ? 0 : 1];
+  const int64_t mr = tile.rows;
+  const int64_t nr = tile.columns();
+  mlir::Type f32 = b.getF32Type();
+  auto buffer = mlir::MemRefType::get({mlir::ShapedType::kDynamic}, f32);
+  auto vectorType = mlir::VectorType::get({tile.lanes}, f32);
+  mlir::Value zeroF32 = b.create<mlir::arith::ConstantOp>(loc, b.getF32FloatAttr(0.0f));
+  auto constant = [&](mlir::OpBuilder& at, int64_t value) { return indexConstant(at, loc, value); };
+  auto mul = [&](mlir::OpBuilder& at, mlir::Value x, mlir::Value y) -> mlir::Value {
+    return at.create<mlir::arith::MulIOp>(loc, x, y);
+  };
+  auto add = [&](mlir::OpBuilder& at, mlir::Value x, mlir::Value y) -> mlir::Value {
+    return at.create<mlir::arith::AddIOp>(loc, x, y);
+  };
+  auto width = [&](mlir::OpBuilder& at, mlir::Value total, mlir::Value first, int64_t most) {
+    return at.create<mlir::arith::MinUIOp>(loc, constant(at, most),
+                                           at.create<mlir::arith::SubIOp>(loc, total, first))
+        .getResult();
+  };
+
+  // 1. Pack B.
+  mlir::Value panels = ceilDiv(b, loc, n, nr);
+  mlir::Value packedB = b.create<mlir::memref::AllocOp>(
+      loc, buffer, mlir::ValueRange{mul(b, mul(b, panels, constant(b, nr)), k)});
+  parallelForEachIndex(b, loc, mlir::ValueRange{panels}, mul(b, k, constant(b, nr)), parallel,
+                       [&](mlir::OpBuilder& at, mlir::ValueRange p) {
+    mlir::Value first = mul(at, p[0], constant(at, nr));
+    mlir::Value columns = width(at, n, first, nr);
+    forEachIndex(at, loc, mlir::ValueRange{k}, [&](mlir::OpBuilder& in, mlir::ValueRange kk) {
+      mlir::Value row = mul(in, add(in, mul(in, p[0], k), kk[0]), constant(in, nr));
+      forEachIndex(in, loc, mlir::ValueRange{columns}, [&](mlir::OpBuilder& c, mlir::ValueRange j) {
+        mlir::Value column = add(c, first, j[0]);
+        llvm::SmallVector<mlir::Value> index{kk[0], column};
+        if (op.getTransposeB()) index = {column, kk[0]};
+        mlir::Value value = lowering::prepareMatmulInput(
+            c, loc, op, c.create<mlir::memref::LoadOp>(loc, op.getRhs(), index));
+        c.create<mlir::memref::StoreOp>(loc, value, packedB, add(c, row, j[0]));
+      });
+      mlir::Value padding = in.create<mlir::arith::SubIOp>(loc, constant(in, nr), columns);
+      forEachIndex(in, loc, mlir::ValueRange{padding}, [&](mlir::OpBuilder& c, mlir::ValueRange j) {
+        c.create<mlir::memref::StoreOp>(loc, zeroF32, packedB,
+                                        add(c, add(c, row, columns), j[0]));
+      });
+    });
+  });
+
+  // 2. Row panels of C.
+  mlir::Value rowPanels = ceilDiv(b, loc, m, mr);
+  parallelForEachIndex(b, loc, mlir::ValueRange{rowPanels}, mul(b, mul(b, n, k), constant(b, mr)),
+                       parallel, [&](mlir::OpBuilder& at, mlir::ValueRange panel) {
+    mlir::Value firstRow = mul(at, panel[0], constant(at, mr));
+    mlir::Value rows = width(at, m, firstRow, mr);
+    mlir::Value packedA = at.create<mlir::memref::AllocOp>(
+        loc, buffer, mlir::ValueRange{mul(at, k, constant(at, mr))});
+    mlir::Value scratch = at.create<mlir::memref::AllocOp>(
+        loc, buffer, mlir::ValueRange{constant(at, mr * nr)});
+    forEachIndex(at, loc, mlir::ValueRange{rows}, [&](mlir::OpBuilder& in, mlir::ValueRange r) {
+      mlir::Value i = add(in, firstRow, r[0]);
+      forEachIndex(in, loc, mlir::ValueRange{k}, [&](mlir::OpBuilder& c, mlir::ValueRange kk) {
+        llvm::SmallVector<mlir::Value> index{i, kk[0]};
+        if (op.getTransposeA()) index = {kk[0], i};
+        mlir::Value value = lowering::prepareMatmulInput(
+            c, loc, op, c.create<mlir::memref::LoadOp>(loc, op.getLhs(), index));
+        c.create<mlir::memref::StoreOp>(loc, value, packedA,
+                                        add(c, mul(c, kk[0], constant(c, mr)), r[0]));
+      });
+    });
+    mlir::Value missing = at.create<mlir::arith::SubIOp>(loc, constant(at, mr), rows);
+    forEachIndex(at, loc, mlir::ValueRange{missing, k},
+                 [&](mlir::OpBuilder& in, mlir::ValueRange rk) {
+      mlir::Value r = add(in, rows, rk[0]);
+      in.create<mlir::memref::StoreOp>(loc, zeroF32, packedA,
+                                       add(in, mul(in, rk[1], constant(in, mr)), r));
+    });
+    forEachIndex(at, loc, mlir::ValueRange{panels}, [&](mlir::OpBuilder& in, mlir::ValueRange p) {
+      // The register tile over the whole of K.
+      mlir::Value zeroVector = in.create<mlir::arith::ConstantOp>(
+          loc, mlir::DenseElementsAttr::get(vectorType, in.getF32FloatAttr(0.0f)));
+      llvm::SmallVector<mlir::Value> init(mr * tile.vectors, zeroVector);
+      mlir::Value panelBase = mul(in, mul(in, p[0], k), constant(in, nr));
+      auto loop = in.create<mlir::scf::ForOp>(
+          loc, constant(in, 0), k, constant(in, 1), init,
+          [&](mlir::OpBuilder& kb, mlir::Location, mlir::Value kk, mlir::ValueRange acc) {
+            mlir::Value bRow = add(kb, panelBase, mul(kb, kk, constant(kb, nr)));
+            llvm::SmallVector<mlir::Value> bVectors;
+            for (int64_t v = 0; v < tile.vectors; ++v) {
+              bVectors.push_back(kb.create<mlir::vector::LoadOp>(
+                  loc, vectorType, packedB,
+                  mlir::ValueRange{add(kb, bRow, constant(kb, v * tile.lanes))}));
+            }
+            mlir::Value aRow = mul(kb, kk, constant(kb, mr));
+            llvm::SmallVector<mlir::Value> next;
+            for (int64_t r = 0; r < mr; ++r) {
+              mlir::Value a = kb.create<mlir::memref::LoadOp>(
+                  loc, packedA, mlir::ValueRange{add(kb, aRow, constant(kb, r))});
+              mlir::Value aVector = kb.create<mlir::vector::BroadcastOp>(loc, vectorType, a);
+              for (int64_t v = 0; v < tile.vectors; ++v) {
+                mlir::Value product = kb.create<mlir::arith::MulFOp>(loc, aVector, bVectors[v]);
+                next.push_back(
+                    kb.create<mlir::arith::AddFOp>(loc, acc[r * tile.vectors + v], product));
+              }
+            }
+            kb.create<mlir::scf::YieldOp>(loc, next);
+          });
+      for (int64_t r = 0; r < mr; ++r) {
+        for (int64_t v = 0; v < tile.vectors; ++v) {
+          in.create<mlir::vector::StoreOp>(
+              loc, loop.getResult(r * tile.vectors + v), scratch,
+              mlir::ValueRange{constant(in, r * nr + v * tile.lanes)});
+        }
+      }
+      // The epilogue on the valid part of the tile.
+      mlir::Value firstColumn = mul(in, p[0], constant(in, nr));
+      mlir::Value columns = width(in, n, firstColumn, nr);
+      forEachIndex(in, loc, mlir::ValueRange{rows, columns},
+                   [&](mlir::OpBuilder& e, mlir::ValueRange rc) {
+        mlir::Value sum = e.create<mlir::memref::LoadOp>(
+            loc, scratch, mlir::ValueRange{add(e, mul(e, rc[0], constant(e, nr)), rc[1])});
+        mlir::Value column = add(e, firstColumn, rc[1]);
+        mlir::Value bias;
+        if (op.getBias()) bias = e.create<mlir::memref::LoadOp>(loc, op.getBias(), column);
+        mlir::Value result = lowering::applyMatmulEpilogue(e, loc, op, sum, bias);
+        e.create<mlir::memref::StoreOp>(loc, result, op.getOutput(),
+                                        mlir::ValueRange{add(e, firstRow, rc[0]), column});
+      });
+    });
+    at.create<mlir::memref::DeallocOp>(loc, scratch);
+    at.create<mlir::memref::DeallocOp>(loc, packedA);
+  });
+  b.create<mlir::memref::DeallocOp>(loc, packedB);
+}
+
+void lowerMatmul(mlir::OpBuilder& b, tile::MatmulOp op, ParallelLoops& parallel,
+                 int64_t vectorBits) {
+  if (!lowering::matmulAccumulatorType(op).isF32()) return lowerMatmulByRows(b, op, parallel);
+  lowerMatmulTiled(b, op, parallel, registerTile(vectorBits));
+}
+
 void lowerSoftmax(mlir::OpBuilder& b, tile::SoftmaxOp op, ParallelLoops& parallel) {
   mlir::Location loc = op.getLoc();
   auto sizes = memrefSizes(b, loc, op.getInput());
@@ -448,6 +629,8 @@ void lowerSoftmax(mlir::OpBuilder& b, tile::SoftmaxOp op, ParallelLoops& paralle
 
 class LowerTileToLoops : public impl::LowerTileToLoopsBase<LowerTileToLoops> {
  public:
+  using LowerTileToLoopsBase::LowerTileToLoopsBase;
+
   void runOnOperation() override {
     mlir::ModuleOp module = getOperation();
     mlir::SymbolTable symbols(module);
@@ -478,7 +661,7 @@ class LowerTileToLoops : public impl::LowerTileToLoopsBase<LowerTileToLoops> {
       llvm::TypeSwitch<mlir::Operation*>(op)
           .Case([&](tile::MapOp map) { lowerMap(b, map, parallel); })
           .Case([&](tile::ReduceOp reduce) { lowerReduce(b, reduce, parallel); })
-          .Case([&](tile::MatmulOp matmul) { lowerMatmul(b, matmul, parallel); })
+          .Case([&](tile::MatmulOp matmul) { lowerMatmul(b, matmul, parallel, vectorBits); })
           .Case([&](tile::SoftmaxOp softmax) { lowerSoftmax(b, softmax, parallel); });
       op->erase();
       for (const ParallelLoop& loop : parallel) outlineParallelLoop(module, symbols, loop);
