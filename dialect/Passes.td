@@ -95,13 +95,12 @@ def ExpandArith : Pass<"tessera-expand-arith"> {
 def ApproximateMath : Pass<"tessera-approximate-math"> {
   let summary = "replace math functions by vectorizable polynomial approximations (host)";
   let description = [{
-    `math.exp`, `exp2`, `expm1`, `log`, `log2`, `log1p`, `tanh`, `erf`, `atan`, `atan2`,
-    `sin`, `cos`, `asin`, `acos`, `cbrt` on f32 (scalars or vectors) become MLIR's
-    polynomial approximations, which are plain arithmetic that LLVM's loop vectorizer turns
-    into SIMD code — instead of one libm call per element. Only the functions whose error
-    `tests/jit/math_accuracy_test.cc` measures within 4 ulp over the whole f32 range, with
-    special values exact, are approximated (docs/compiler.md lists them and the measured
-    errors); the others keep calling libm.
+    f32 math functions (scalars or vectors) become polynomial approximations: plain
+    arithmetic with fma that LLVM's loop vectorizer turns into SIMD code, the same code in a
+    vector body and a scalar tail — instead of one libm call per element. Only the functions
+    whose error `tests/jit/math_accuracy_test.cc` measures within 4 ulp over the whole f32
+    range, with special values exact, are approximated — exp, expm1, tanh, erf (own), log, log2, log1p
+    (MLIR's) — docs/compiler.md lists the measured errors; the others keep calling libm.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
                            "::mlir::vector::VectorDialect"];

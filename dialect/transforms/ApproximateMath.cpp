@@ -1,9 +1,9 @@
 // tessera-approximate-math: vectorizable f32 math with a measured error bound (≤ 4 ulp over the
-// whole range, special values exact; tests/jit/math_accuracy_test.cc). exp and tanh are our
-// own (Cody–Waite reduction, fitted polynomials, subnormal results through two exact scalings);
-// log and log2 are MLIR's polynomial approximations behind a rescaling of subnormal inputs
-// (which MLIR's flush); log1p is MLIR's as it is; expm1 shares exp's reduction. Functions MLIR
-// approximates beyond 4 ulp (erf, atan, sin, cos) keep their libm calls.
+// whole range, special values exact; tests/jit/math_accuracy_test.cc). exp, expm1, tanh and
+// erf are our own (Cody–Waite reduction, fitted polynomials, subnormal results through two
+// exact scalings, piecewise polynomials for erf); log and log2 are MLIR's polynomial
+// approximations behind a rescaling of subnormal inputs (which MLIR's flush); log1p is MLIR's
+// as it is. Functions MLIR approximates beyond 4 ulp (atan, sin, cos) keep their libm calls.
 #include "dialect/Passes.h"
 #include "llvm/ADT/StringSet.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -156,6 +156,43 @@ mlir::Value Tanh(F32Builder& f, mlir::Value x) {
   return f.copysign(f.select(f.less(a, f.f(0.625f)), small, large), x);
 }
 
+/// erf x, odd: for |x| < 0.921875, |x| + |x|·P(x²) (P fitted, 0.75 ulp); on [0.921875, 2),
+/// [2, 3) and [3, 3.95), degree-10 polynomials in |x| minus the interval's middle (fitted,
+/// ≤ 1 ulp); beyond, 1 (erf rounds to 1 from 3.92 on). Then the sign of x; NaN stays NaN.
+mlir::Value Erf(F32Builder& f, mlir::Value x) {
+  mlir::Value a = f.abs(x);
+  mlir::Value small = f.fma(a,
+                            f.polynomial(f.mul(a, a),
+                                         {0.12837916612625122f, -0.37612634897232056f,
+                                          0.11283709853887558f, -0.02686009183526039f,
+                                          0.005202587228268385f, -0.000815893872641027f,
+                                          8.434017945546657e-05f}),
+                            a);
+  mlir::Value near = f.polynomial(
+      f.sub(a, f.f(1.4609375f)),
+      {0.9611788392066956f, 0.13351303339004517f, -0.19505420327186584f, 0.14547069370746613f,
+       -0.04124360531568527f, -0.019546935334801674f, 0.02051583118736744f,
+       -0.003849603468552232f, -0.002983282320201397f, 0.0015072893584147096f,
+       7.483039371436462e-05f});
+  mlir::Value middle = f.polynomial(
+      f.sub(a, f.f(2.5f)),
+      {0.9995930194854736f, 0.002178284339606762f, -0.005445710849016905f,
+       0.008350083604454994f, -0.008622354827821255f, 0.0061174905858933926f,
+       -0.002798850415274501f, 0.0005411307793110609f, 0.00026351161068305373f,
+       -0.00024549488443881273f, 6.84868500684388e-05f});
+  mlir::Value far = f.polynomial(
+      f.sub(a, f.f(3.475f)),
+      {0.9999991059303284f, 6.428028427762911e-06f, -2.23373863263987e-05f,
+       4.96055836265441e-05f, -7.874457514844835e-05f, 9.457372652832419e-05f,
+       -8.853651524987072e-05f, 6.538200977956876e-05f, -3.793953510466963e-05f,
+       1.6605055861873552e-05f, -4.353534222900635e-06f});
+  mlir::Value result = f.select(f.less(a, f.f(3.95f)), far, f.f(1.0f));
+  result = f.select(f.less(a, f.f(3.0f)), middle, result);
+  result = f.select(f.less(a, f.f(2.0f)), near, result);
+  result = f.select(f.less(a, f.f(0.921875f)), small, result);
+  return f.select(f.isNan(x), x, f.copysign(result, x));
+}
+
 template <typename Op>
 struct Rewrite : public mlir::OpRewritePattern<Op> {
   using Function = mlir::Value (*)(F32Builder&, mlir::Value);
@@ -207,6 +244,7 @@ class ApproximateMath : public impl::ApproximateMathBase<ApproximateMath> {
     patterns.add<Rewrite<mlir::math::ExpOp>>(context, &Exp);
     patterns.add<Rewrite<mlir::math::ExpM1Op>>(context, &Expm1);
     patterns.add<Rewrite<mlir::math::TanhOp>>(context, &Tanh);
+    patterns.add<Rewrite<mlir::math::ErfOp>>(context, &Erf);
     patterns.add<RescaleSubnormalInput<mlir::math::LogOp>>(context, 24.0f * 0.693147180559945f);
     patterns.add<RescaleSubnormalInput<mlir::math::Log2Op>>(context, 24.0f);
     mlir::populateMathPolynomialApproximationPatterns(patterns, IsApproximatedByMlir);
