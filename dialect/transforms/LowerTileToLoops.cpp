@@ -137,23 +137,6 @@ void outlineParallelLoop(mlir::ModuleOp module, mlir::SymbolTable& symbols,
   loop.erase();
 }
 
-/// Folds `step(builder, accumulator, i)` over i in [0, count) in order, from `init`.
-mlir::Value foldRange(
-    mlir::OpBuilder& b, mlir::Location loc, mlir::Value count, mlir::Value init,
-    llvm::function_ref<mlir::Value(mlir::OpBuilder&, mlir::Value, mlir::Value)> step) {
-  mlir::Value zero = b.create<mlir::arith::ConstantIndexOp>(loc, 0);
-  mlir::Value one = b.create<mlir::arith::ConstantIndexOp>(loc, 1);
-  auto loop = b.create<mlir::scf::ForOp>(
-      loc, zero, count, one, mlir::ValueRange{init},
-      [&](mlir::OpBuilder& nested, mlir::Location nestedLoc, mlir::Value iv,
-          mlir::ValueRange iterArgs) {
-        mlir::Value next = step(nested, iterArgs.front(), iv);
-        nested.create<mlir::scf::YieldOp>(nestedLoc, next);
-      });
-  return loop.getResult(0);
-}
-
-
 /// The lanes of a reduction over a contiguous axis: 32 f32 lanes are two AVX-512 or four AVX2
 /// registers, enough independent chains to keep the adders busy; fixed for every CPU, so
 /// results do not depend on the machine.
