@@ -68,7 +68,6 @@ tessera_jit_error_t* tessera_jit_context_create(const tessera_jit_context_option
       service.disk_lock_timeout = absl::Milliseconds(options->cache_lock_timeout_ms);
     }
   }
-  context->threads = &tessera::jit::runtime::DefaultThreadPool();
   if (TESSERA_JIT_HOLDS(options, Options, num_threads) && options->num_threads != 0) {
     if (options->num_threads < 1 || options->num_threads > 1024) {
       return InvalidArgument(absl::StrCat(
@@ -78,6 +77,8 @@ tessera_jit_error_t* tessera_jit_context_create(const tessera_jit_context_option
     context->own_threads =
         std::make_unique<tessera::jit::runtime::ThreadPool>(options->num_threads);
     context->threads = context->own_threads.get();
+  } else {
+    context->threads = &tessera::jit::runtime::DefaultThreadPool();
   }
   context->service = std::make_unique<tessera::service::CompileService>(std::move(service));
   const tessera::service::ServiceStats cache_stats = context->service->stats();

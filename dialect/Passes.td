@@ -98,8 +98,8 @@ def ApproximateMath : Pass<"tessera-approximate-math"> {
     f32 math functions (scalars or vectors) become polynomial approximations: plain
     arithmetic with fma that LLVM's loop vectorizer turns into SIMD code, the same code in a
     vector body and a scalar tail — instead of one libm call per element. Only the functions
-    whose error `tests/jit/math_accuracy_test.cc` measures within 4 ulp over the whole f32
-    range, with special values exact, are approximated — exp, expm1, tanh, erf (own), log, log2, log1p
+    whose error `tests/jit/math_accuracy_test.cc` measures within 4 ulp over a sweep of the
+    whole f32 range (every 251st bit pattern), with special values exact, are approximated — exp, expm1, tanh, erf (own), log, log2, log1p
     (MLIR's) — docs/compiler.md lists the measured errors; the others keep calling libm.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::math::MathDialect",

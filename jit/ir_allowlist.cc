@@ -228,7 +228,10 @@ absl::Status CheckAllowedIr(mlir::ModuleOp module, Target target) {
     }
     if (absl::Status status = CheckSignature(function); !status.ok()) return status;
     for (mlir::NamedAttribute attribute : function->getDiscardableAttrs()) {
-      if (attribute.getName().getValue().starts_with("llvm.")) {
+      // llvm.*: passed to LLVM as is; tessera_jit.*: set by the compiler (an outlined parallel
+      // loop body is kParallelBodyAttr).
+      if (attribute.getName().getValue().starts_with("llvm.") ||
+          attribute.getName().getValue().starts_with("tessera_jit.")) {
         return Refuse(&op, absl::StrCat("attribute '", attribute.getName().getValue().str(),
                                         "' on @", function.getName().str(),
                                         " is reserved for the compiler"));

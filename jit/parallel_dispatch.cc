@@ -17,7 +17,9 @@ namespace {
 /// Whether `function` (or a function it calls) can call tessera_rt_check_failed.
 bool CanFailACheck(mlir::LLVM::LLVMFuncOp function, mlir::SymbolTable& symbols,
                    llvm::DenseMap<mlir::Operation*, bool>& memo) {
-  auto [it, inserted] = memo.try_emplace(function, false);
+  // While a function is being examined it counts as failing, so a call cycle is answered
+  // conservatively.
+  auto [it, inserted] = memo.try_emplace(function, true);
   if (!inserted) return it->second;
   bool fails = false;
   function.walk([&](mlir::LLVM::CallOp call) {
@@ -32,6 +34,19 @@ bool CanFailACheck(mlir::LLVM::LLVMFuncOp function, mlir::SymbolTable& symbols,
   });
   memo[function] = fails;
   return fails;
+}
+
+/// `void (i64 begin, i64 end, i64 cost, captures...)`: what tessera-lower-tile-to-loops
+/// outlines (the attribute alone is not trusted).
+bool HasBodySignature(mlir::LLVM::LLVMFuncOp body) {
+  mlir::LLVM::LLVMFunctionType type = body.getFunctionType();
+  if (!llvm::isa<mlir::LLVM::LLVMVoidType>(type.getReturnType()) || type.getNumParams() < 3) {
+    return false;
+  }
+  for (unsigned i = 0; i < 3; ++i) {
+    if (!type.getParamType(i).isInteger(64)) return false;
+  }
+  return !type.isVarArg();
 }
 
 class DispatchParallelLoopsPass
@@ -60,7 +75,8 @@ class DispatchParallelLoopsPass
       auto callee = call.getCallee();
       if (!callee) return;
       auto body = symbols.lookup<mlir::LLVM::LLVMFuncOp>(*callee);
-      if (body && body->hasAttr(::tessera::kParallelBodyAttr) && !CanFailACheck(body, symbols, memo)) {
+      if (body && body->hasAttr(::tessera::kParallelBodyAttr) && HasBodySignature(body) &&
+          !CanFailACheck(body, symbols, memo)) {
         calls.push_back(call);
       }
     });

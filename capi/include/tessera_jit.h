@@ -104,7 +104,8 @@ typedef struct tessera_jit_context_options_t {
   /* --- API 0.7 --- */
   int32_t num_threads; /* threads host code of this context runs its parallel loops on (the
                           caller's thread included), 1-1024; 0: $TESSERA_JIT_NUM_THREADS, else
-                          the cores the process may use. Results do not depend on it. */
+                          the cores the process may use. Results do not depend on it (for
+                          outputs that do not overlap the inputs). */
 } tessera_jit_context_options_t;
 #define TESSERA_JIT_CONTEXT_OPTIONS_STRUCT_SIZE \
   TESSERA_JIT_STRUCT_SIZE(tessera_jit_context_options_t, num_threads)

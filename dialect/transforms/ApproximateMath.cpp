@@ -130,8 +130,9 @@ mlir::Value Exp(F32Builder& f, mlir::Value x) {
   return f.select(f.isNan(x), x, result);
 }
 
-/// e^x − 1 without cancellation: 2^k·(e^r − 1) + (2^k − 1), where 2^k − 1 is exact for the k of
-/// x in [−30, 20]; beyond, −1 and e^x are the rounded results. Inputs below 2^−25 in magnitude
+/// e^x − 1 without cancellation: 2^k·(e^r − 1) + (2^k − 1), with x clamped to [−30, 20] (beyond,
+/// −1 and e^x are the rounded results). 2^k − 1 is exact for |k| ≤ 24; for larger |k| its
+/// rounding is below half an ulp of the result. Inputs below 2^−25 in magnitude
 /// (±0 and subnormals included) are their own result.
 mlir::Value Expm1(F32Builder& f, mlir::Value x) {
   ExpReduction reduced = ReduceExp(f, ClampForReduction(f, x, -30.0f, 20.0f));

@@ -106,6 +106,7 @@ void outlineParallelLoop(mlir::ModuleOp module, mlir::SymbolTable& symbols,
   llvm::SmallVector<mlir::Type> inputs{index, index, index};
   for (mlir::Value capture : captures) inputs.push_back(capture.getType());
   auto parent = loop->getParentOfType<mlir::func::FuncOp>();
+  if (!parent) return;  // not in a function (tessera-opt on a bare op): stays sequential
   b.setInsertionPointAfter(parent);
   auto function = b.create<mlir::func::FuncOp>(loc, (parent.getName() + "_parallel").str(),
                                                b.getFunctionType(inputs, {}));

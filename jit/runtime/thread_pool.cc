@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <string>
+#include <system_error>
 
 namespace tessera::jit::runtime {
 namespace {
@@ -38,9 +39,16 @@ struct ThreadPool::Batch {
   int users = 0;                 // workers holding this batch (guarded by the pool's mutex)
 };
 
-ThreadPool::ThreadPool(int threads) : threads_(std::max(1, threads)) {
+ThreadPool::ThreadPool(int threads) : threads_(std::clamp(threads, 1, 1024)) {
   workers_.reserve(static_cast<size_t>(threads_ - 1));
-  for (int i = 1; i < threads_; ++i) workers_.emplace_back([this] { Work(); });
+  for (int i = 1; i < threads_; ++i) {
+    try {
+      workers_.emplace_back([this] { Work(); });
+    } catch (const std::system_error&) {
+      break;  // out of threads (EAGAIN): keep what there is
+    }
+  }
+  threads_ = static_cast<int>(workers_.size()) + 1;
 }
 
 ThreadPool::~ThreadPool() {

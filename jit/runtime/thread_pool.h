@@ -31,6 +31,8 @@ using LoopBody = void (*)(void* context, int64_t begin, int64_t end);
 /// so nested or concurrent use cannot deadlock).
 class ThreadPool {
  public:
+  /// `threads` is clamped to [1, 1024]. When the system refuses a thread, the pool keeps the
+  /// ones it has (threads() says how many): a smaller pool computes the same results.
   explicit ThreadPool(int threads);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
@@ -40,7 +42,7 @@ class ThreadPool {
 
   /// Runs body(context, b, e) over [begin, end) split into contiguous chunks: one per thread
   /// at most, and none smaller than kMinChunkWork elements of `cost` each. Returns when all
-  /// chunks are done.
+  /// chunks are done. `body` must not throw.
   void ParallelFor(LoopBody body, void* context, int64_t begin, int64_t end, int64_t cost);
 
   /// Chunks run by worker threads (not the caller) since the pool started. How many depends on
@@ -58,7 +60,7 @@ class ThreadPool {
   void Work();
   static void RunChunks(Batch& batch, std::atomic<int64_t>* counter);
 
-  const int threads_;
+  int threads_;
   std::mutex mutex_;
   std::condition_variable work_available_;
   std::condition_variable batch_released_;
