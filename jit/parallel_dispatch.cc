@@ -70,6 +70,13 @@ class DispatchParallelLoopsPass
     }
     llvm::DenseMap<mlir::Operation*, bool> memo;
     llvm::DenseMap<mlir::Operation*, mlir::LLVM::LLVMFuncOp> tasks;
+    // Bodies are called only from this module: internal, so that once LLVM inlines one into
+    // its task, the body itself is dropped instead of compiled twice.
+    module.walk([&](mlir::LLVM::LLVMFuncOp function) {
+      if (function->hasAttr(::tessera::kParallelBodyAttr) && !function.isExternal()) {
+        function.setLinkage(mlir::LLVM::Linkage::Internal);
+      }
+    });
     llvm::SmallVector<mlir::LLVM::CallOp> calls;
     module.walk([&](mlir::LLVM::CallOp call) {
       auto callee = call.getCallee();
