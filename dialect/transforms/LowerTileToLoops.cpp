@@ -438,7 +438,7 @@ mlir::Value ceilDiv(mlir::OpBuilder& b, mlir::Location loc, mlir::Value value, i
 ///    then goes to a scratch tile, from which the epilogue (bias, activation, conversion) writes
 ///    the valid part of C.
 void lowerMatmulTiled(mlir::OpBuilder& b, tile::MatmulOp op, ParallelLoops& parallel,
-                      RegisterTile tile) {
+                      RegisterTile tile, mlir::Value packedB) {
   mlir::Location loc = op.getLoc();
   auto outputSizes = memrefSizes(b, loc, op.getOutput());
   mlir::Value m = outputSizes[0];
@@ -465,8 +465,6 @@ void lowerMatmulTiled(mlir::OpBuilder& b, tile::MatmulOp op, ParallelLoops& para
 
   // 1. Pack B.
   mlir::Value panels = ceilDiv(b, loc, n, nr);
-  mlir::Value packedB = b.create<mlir::memref::AllocOp>(
-      loc, buffer, mlir::ValueRange{mul(b, mul(b, panels, constant(b, nr)), k)});
   parallelForEachIndex(b, loc, mlir::ValueRange{panels}, mul(b, k, constant(b, nr)), parallel,
                        [&](mlir::OpBuilder& at, mlir::ValueRange p) {
     mlir::Value first = mul(at, p[0], constant(at, nr));
@@ -572,13 +570,42 @@ void lowerMatmulTiled(mlir::OpBuilder& b, tile::MatmulOp op, ParallelLoops& para
     at.create<mlir::memref::DeallocOp>(loc, scratch);
     at.create<mlir::memref::DeallocOp>(loc, packedA);
   });
-  b.create<mlir::memref::DeallocOp>(loc, packedB);
 }
 
+/// The tiled kernel when it pays and its packed copy of B could be allocated; else the row
+/// kernel (the same result, bit for bit). Below MR rows of C (a batch of one) the padded
+/// register tile would do up to MR times the work, and a failed allocation of packed B (as
+/// large as B in f32) must not crash the caller.
 void lowerMatmul(mlir::OpBuilder& b, tile::MatmulOp op, ParallelLoops& parallel,
                  int64_t vectorBits) {
   if (!lowering::matmulAccumulatorType(op).isF32()) return lowerMatmulByRows(b, op, parallel);
-  lowerMatmulTiled(b, op, parallel, registerTile(vectorBits));
+  const RegisterTile tile = registerTile(vectorBits);
+  mlir::Location loc = op.getLoc();
+  mlir::Value m = memrefSizes(b, loc, op.getOutput())[0];
+  mlir::Value n = memrefSizes(b, loc, op.getOutput())[1];
+  mlir::Value k = memrefSizes(b, loc, op.getLhs())[op.getTransposeA() ? 0 : 1];
+  mlir::Value one = indexConstant(b, loc, 1);
+  mlir::Value enoughRows = b.create<mlir::arith::CmpIOp>(
+      loc, mlir::arith::CmpIPredicate::uge, m, indexConstant(b, loc, tile.rows));
+  mlir::Value packedSize = b.create<mlir::arith::MulIOp>(
+      loc,
+      b.create<mlir::arith::MulIOp>(loc, ceilDiv(b, loc, n, tile.columns()),
+                                    indexConstant(b, loc, tile.columns())),
+      b.create<mlir::arith::MaxUIOp>(loc, k, one));
+  mlir::Value size = b.create<mlir::arith::SelectOp>(loc, enoughRows, packedSize, one);
+  auto buffer = mlir::MemRefType::get({mlir::ShapedType::kDynamic}, b.getF32Type());
+  mlir::Value packedB = b.create<mlir::memref::AllocOp>(loc, buffer, mlir::ValueRange{size});
+  mlir::Value address =
+      b.create<mlir::memref::ExtractAlignedPointerAsIndexOp>(loc, packedB);
+  mlir::Value allocated = b.create<mlir::arith::CmpIOp>(
+      loc, mlir::arith::CmpIPredicate::ne, address, indexConstant(b, loc, 0));
+  auto choice = b.create<mlir::scf::IfOp>(
+      loc, b.create<mlir::arith::AndIOp>(loc, enoughRows, allocated), /*withElseRegion=*/true);
+  mlir::OpBuilder tiled = choice.getThenBodyBuilder();
+  lowerMatmulTiled(tiled, op, parallel, tile, packedB);
+  mlir::OpBuilder rows = choice.getElseBodyBuilder();
+  lowerMatmulByRows(rows, op, parallel);
+  b.create<mlir::memref::DeallocOp>(loc, packedB);
 }
 
 void lowerSoftmax(mlir::OpBuilder& b, tile::SoftmaxOp op, ParallelLoops& parallel) {

@@ -367,7 +367,8 @@ INSTANTIATE_TEST_SUITE_P(
 
 // The packed, register-tiled matmul keeps the order of one dot product per element: each C
 // element is, bit for bit, the f32 sum of its products in ascending K from zero — for shapes
-// that leave partial register tiles in M and N, with and without transposes.
+// that leave partial register tiles in M and N, with and without transposes, and for the
+// few-row shapes (1 and 5 rows) the row kernel serves.
 TEST(HostExecutionTest, MatmulSumsEachElementInAscendingKOrderBitForBit) {
   for (bool transpose_a : {false, true}) {
     for (bool transpose_b : {false, true}) {
@@ -380,24 +381,27 @@ TEST(HostExecutionTest, MatmulSumsEachElementInAscendingKOrderBitForBit) {
           "  tile.matmul %a, %b -> %c",
           attrs, " : memref<?x?xf32>, memref<?x?xf32> -> memref<?x?xf32>\n  return\n}\n"));
       ASSERT_NE(module, nullptr);
-      const int64_t m = 29, n = 70, k = 257;
-      HostTensor<float> a(transpose_a ? std::vector<int64_t>{k, m} : std::vector<int64_t>{m, k});
-      HostTensor<float> b(transpose_b ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n});
-      HostTensor<float> c({m, n});
-      FillUniform(a.data(), 21, -3.0f, 3.0f);
-      FillUniform(b.data(), 22, -3.0f, 3.0f);
-      void* args[] = {a.descriptor(), b.descriptor(), c.descriptor()};
-      Entry(*module, "mm")(args);
-      for (int64_t i = 0; i < m; ++i) {
-        for (int64_t j = 0; j < n; ++j) {
-          float sum = 0.0f;
-          for (int64_t kk = 0; kk < k; ++kk) {
-            const float x = transpose_a ? a[kk * m + i] : a[i * k + kk];
-            const float y = transpose_b ? b[j * k + kk] : b[kk * n + j];
-            const float product = x * y;
-            sum = sum + product;
+      for (const int64_t m : {int64_t{1}, int64_t{5}, int64_t{29}}) {
+        const int64_t n = 70, k = 257;
+        HostTensor<float> a(transpose_a ? std::vector<int64_t>{k, m} : std::vector<int64_t>{m, k});
+        HostTensor<float> b(transpose_b ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n});
+        HostTensor<float> c({m, n});
+        FillUniform(a.data(), 21, -3.0f, 3.0f);
+        FillUniform(b.data(), 22, -3.0f, 3.0f);
+        void* args[] = {a.descriptor(), b.descriptor(), c.descriptor()};
+        Entry(*module, "mm")(args);
+        for (int64_t i = 0; i < m; ++i) {
+          for (int64_t j = 0; j < n; ++j) {
+            float sum = 0.0f;
+            for (int64_t kk = 0; kk < k; ++kk) {
+              const float x = transpose_a ? a[kk * m + i] : a[i * k + kk];
+              const float y = transpose_b ? b[j * k + kk] : b[kk * n + j];
+              const float product = x * y;
+              sum = sum + product;
+            }
+            ASSERT_EQ(c[i * n + j], sum) << "C[" << i << "][" << j << "] of " << m << " rows"
+                                         << attrs;
           }
-          ASSERT_EQ(c[i * n + j], sum) << "C[" << i << "][" << j << "]" << attrs;
         }
       }
     }
