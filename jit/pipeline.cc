@@ -6,6 +6,7 @@
 #include "jit/parallel_dispatch.h"
 #include "jit/ptx_codegen.h"
 #include "jit/runtime_checks.h"
+#include "jit/toolchain.h"
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -16,44 +17,24 @@
 #include "mlir/Pass/PassOptions.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
-#include "llvm/TargetParser/Host.h"
 
 namespace tessera::jit {
 namespace {
 
-/// Low-precision math and bf16 conversions expanded to what every backend supports.
-void AddFloatLegalization(mlir::OpPassManager& pm) {
-  pm.addPass(mlir::math::createMathExtendToSupportedTypes());
-  pm.addPass(createExpandArith());
-}
-
-/// The host's float semantics independent of its instruction set: bf16 arithmetic in f32
+/// Low-precision math and bf16 conversions expanded to what every backend supports. On the
+/// host, also its float semantics independent of the instruction set: bf16 arithmetic in f32
 /// between explicit conversions (AVX512-BF16's conversion flushes subnormals), and math
 /// functions as polynomial approximations the loop vectorizer can widen.
-void AddHostFloatLowering(mlir::OpPassManager& pm) {
-  mlir::arith::ArithEmulateUnsupportedFloatsOptions emulate;
-  emulate.sourceTypeStrs = {"bf16"};
-  emulate.targetTypeStr = "f32";
+void AddFloatLegalization(mlir::OpPassManager& pm, bool host) {
   pm.addPass(mlir::math::createMathExtendToSupportedTypes());
-  pm.addPass(mlir::arith::createArithEmulateUnsupportedFloats(emulate));
-  pm.addPass(createApproximateMath());
+  if (host) {
+    mlir::arith::ArithEmulateUnsupportedFloatsOptions emulate;
+    emulate.sourceTypeStrs = {"bf16"};
+    emulate.targetTypeStr = "f32";
+    pm.addPass(mlir::arith::createArithEmulateUnsupportedFloats(emulate));
+    pm.addPass(createApproximateMath());
+  }
   pm.addPass(createExpandArith());
-}
-
-/// The widest vector register of the CPU host code is compiled for (LLVM's host detection,
-/// which the cache key's host_cpu also records).
-int64_t HostVectorBits() {
-  static const int64_t bits = [] {
-    const auto features = llvm::sys::getHostCPUFeatures();
-    auto has = [&](const char* name) {
-      auto it = features.find(name);
-      return it != features.end() && it->second;
-    };
-    if (has("avx512f")) return int64_t{512};
-    if (has("avx")) return int64_t{256};
-    return int64_t{128};
-  }();
-  return bits;
 }
 
 void AddCleanup(mlir::OpPassManager& pm) {
@@ -111,7 +92,7 @@ std::vector<PipelineStage> HostStages() {
          pm.addPass(mlir::createSCFToControlFlowPass());
          pm.addPass(mlir::memref::createExpandStridedMetadataPass());
          pm.addPass(mlir::createLowerAffinePass());
-         AddHostFloatLowering(pm);
+         AddFloatLegalization(pm, /*host=*/true);
          pm.addPass(mlir::createConvertVectorToLLVMPass());
          pm.addPass(mlir::createConvertMathToLLVMPass());
          pm.addPass(mlir::createConvertMathToLibmPass());
@@ -144,7 +125,7 @@ std::vector<PipelineStage> NvptxStages(const PipelineOptions& options) {
          pm.addPass(mlir::memref::createExpandStridedMetadataPass());
          pm.addPass(mlir::createLowerAffinePass());
          mlir::OpPassManager& device = pm.nest<mlir::gpu::GPUModuleOp>();
-         AddFloatLegalization(device);
+         AddFloatLegalization(device, /*host=*/false);
          device.addPass(createLowerInlinePtx());
          device.addPass(mlir::createConvertGpuOpsToNVVMOps());
          AddCleanup(device);

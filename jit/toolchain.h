@@ -3,6 +3,7 @@
 #ifndef TESSERA_JIT_TOOLCHAIN_H_
 #define TESSERA_JIT_TOOLCHAIN_H_
 
+#include <cstdint>
 #include <string>
 
 namespace tessera::jit {
@@ -26,6 +27,10 @@ struct Toolchain {
 /// generated for: its name and an XXH3-64 of its enabled features, e.g.
 /// "sapphirerapids+1f0c9a3b5d7e2468". Computed once. Thread-safe.
 const std::string& HostCpu();
+
+/// The widest vector register of that CPU in bits (512 with AVX-512F, 256 with AVX, else 128):
+/// sizes the host matmul's register tile.
+int64_t HostVectorBits();
 
 /// The CUDA toolkit an nvptx compile reads at run time (libdevice for math functions).
 struct CudaToolkitIdentity {

@@ -1,9 +1,10 @@
 // tessera-lower-tile-to-loops: each Tile op becomes an scf loop nest over memref loads and
 // stores (the host target). A reduction over the innermost axis runs in kLanes vector lanes
 // (lane l folds elements l, l + kLanes, ... in order; the lanes are then combined pairwise in a
-// fixed tree); a reduction over another axis streams the input row by row into a row of
-// accumulators, so each output folds its elements in index order. Neither order depends on
-// the CPU's vector width, the shape of the other axes or the thread count.
+// fixed tree); a reduction over another axis streams the input row by row into blocks of
+// column accumulators, so each output folds its elements in index order; a matmul sums each
+// element's products in ascending K order (packed and register-tiled, or row by row). No
+// order depends on the CPU's vector width, the shape of the other axes or the thread count.
 #include "dialect/Passes.h"
 #include "dialect/TileOps.h"
 #include "dialect/transforms/TileSemantics.h"
@@ -246,23 +247,27 @@ void lowerMap(mlir::OpBuilder& b, tile::MapOp op, ParallelLoops& parallel) {
   });
 }
 
+mlir::Value indexConstant(mlir::OpBuilder& b, mlir::Location loc, int64_t value) {
+  return b.create<mlir::arith::ConstantIndexOp>(loc, value);
+}
+
+/// ceil(value / divisor) for a positive constant divisor.
+mlir::Value ceilDiv(mlir::OpBuilder& b, mlir::Location loc, mlir::Value value, int64_t divisor) {
+  return b.create<mlir::arith::DivUIOp>(
+      loc, b.create<mlir::arith::AddIOp>(loc, value, indexConstant(b, loc, divisor - 1)),
+      indexConstant(b, loc, divisor));
+}
+
 /// The columns one iteration of a streamed reduction accumulates: a quarter of the last axis
 /// (so four iterations can run in parallel), rounded up to 64 and kept within [256, 4096] —
 /// at most 16 KiB of f32 accumulators, which stay in L1 while the rows stream past in
 /// segments of at least 1 KiB. Chosen at run time: each output's order does not depend on it.
 mlir::Value columnBlock(mlir::OpBuilder& b, mlir::Location loc, mlir::Value columns) {
-  auto constant = [&](int64_t value) {
-    return b.create<mlir::arith::ConstantIndexOp>(loc, value).getResult();
-  };
-  mlir::Value quarter = b.create<mlir::arith::DivUIOp>(
-      loc, b.create<mlir::arith::AddIOp>(loc, columns, constant(3)), constant(4));
   mlir::Value rounded = b.create<mlir::arith::MulIOp>(
-      loc,
-      b.create<mlir::arith::DivUIOp>(
-          loc, b.create<mlir::arith::AddIOp>(loc, quarter, constant(63)), constant(64)),
-      constant(64));
+      loc, ceilDiv(b, loc, ceilDiv(b, loc, columns, 4), 64), indexConstant(b, loc, 64));
   return b.create<mlir::arith::MinUIOp>(
-      loc, constant(4096), b.create<mlir::arith::MaxUIOp>(loc, constant(256), rounded));
+      loc, indexConstant(b, loc, 4096),
+      b.create<mlir::arith::MaxUIOp>(loc, indexConstant(b, loc, 256), rounded));
 }
 
 void lowerReduce(mlir::OpBuilder& b, tile::ReduceOp op, ParallelLoops& parallel) {
@@ -354,7 +359,8 @@ void lowerReduce(mlir::OpBuilder& b, tile::ReduceOp op, ParallelLoops& parallel)
 // Row by row, K outer and N inner, into a row of accumulators: the inner loop runs over
 // contiguous B and C elements (vectorisable), and every C element still sums its K products in
 // ascending order from zero — the same order and rounding as a dot product per element. Used
-// for the f16 accumulation policy, where the register tile below would compute in f16 vectors.
+// for the f16 accumulation policy (the register tile below accumulates in f32), for fewer rows
+// than the register tile has, and when the tile's packed copy of B cannot be allocated.
 void lowerMatmulByRows(mlir::OpBuilder& b, tile::MatmulOp op, ParallelLoops& parallel) {
   mlir::Location loc = op.getLoc();
   auto outputSizes = memrefSizes(b, loc, op.getOutput());
@@ -415,17 +421,6 @@ RegisterTile registerTile(int64_t vectorBits) {
   if (vectorBits >= 512) return {16, 6, 4};
   if (vectorBits >= 256) return {8, 6, 2};
   return {4, 6, 2};
-}
-
-mlir::Value indexConstant(mlir::OpBuilder& b, mlir::Location loc, int64_t value) {
-  return b.create<mlir::arith::ConstantIndexOp>(loc, value);
-}
-
-/// ceil(value / divisor) for a positive constant divisor.
-mlir::Value ceilDiv(mlir::OpBuilder& b, mlir::Location loc, mlir::Value value, int64_t divisor) {
-  return b.create<mlir::arith::DivUIOp>(
-      loc, b.create<mlir::arith::AddIOp>(loc, value, indexConstant(b, loc, divisor - 1)),
-      indexConstant(b, loc, divisor));
 }
 
 /// A packed, register-tiled matmul (accumulating in f32):

@@ -175,6 +175,7 @@ TEST(ThreadPoolTest, ConcurrentCallersShareOnePoolAndCoverEveryIteration) {
 // chunk 1 — deterministic, whatever the timing.
 TEST(ThreadPoolTest, ChunksRunConcurrentlyOnWorkers) {
   runtime::ThreadPool pool(2);
+  ASSERT_EQ(pool.threads(), 2);  // else chunk 0 would wait forever for a worker
   std::atomic<bool> second_ran{false};
   auto body = [](void* context, int64_t begin, int64_t) {
     auto* flag = static_cast<std::atomic<bool>*>(context);
