@@ -25,7 +25,8 @@ struct ArbitrationPoint {
   bool bias = false;
   std::string activation = "none";  ///< none | relu | gelu | silu
   std::string numeric_policy = "f32";
-  std::string layout = "row-major";  ///< or "strided" when an operand has a non-identity layout
+  std::string layout = "row-major";  ///< "strided" when an operand has a non-identity layout;
+                                     ///< "batched" for a matmul with batch dimensions
   bool deterministic = false;        ///< a deterministic function or compile
   /// A candidate the IR or the options force ("" when none), and which of the two did.
   std::string forced;

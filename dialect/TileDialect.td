@@ -9,7 +9,7 @@ include "mlir/IR/EnumAttr.td"
 def Tile_Dialect : Dialect {
   let name = "tile";
   let cppNamespace = "::tessera::tile";
-  let summary = "Tessera Tile operations: map, reduce, matmul, softmax on memrefs";
+  let summary = "Tessera Tile operations: map, reduce, matmul, softmax, norm, attention, rope";
   let description = [{
     Tile ops read their input memrefs and write their output memrefs (destination-passing
     style); they return no values. Each op is one arbitration point: it becomes one compiled
@@ -25,6 +25,8 @@ def Tile_ReduceKindAttr : I32EnumAttr<"ReduceKind", "tile.reduce combiner", [
     I32EnumAttrCase<"max", 2>,
     I32EnumAttrCase<"min", 3>,
     I32EnumAttrCase<"prod", 4>,
+    I32EnumAttrCase<"argmax", 5>,
+    I32EnumAttrCase<"argmin", 6>,
   ]> {
   let cppNamespace = "::tessera::tile";
 }
@@ -45,6 +47,23 @@ def Tile_NumericPolicyAttr : I32EnumAttr<"NumericPolicy", "tile.matmul numeric p
     I32EnumAttrCase<"f32", 0>,
     I32EnumAttrCase<"tf32", 1>,
     I32EnumAttrCase<"f16", 2>,
+  ]> {
+  let cppNamespace = "::tessera::tile";
+}
+
+// tile.norm: `layer` normalizes by mean and variance, `rms` by the root mean square.
+def Tile_NormKindAttr : I32EnumAttr<"NormKind", "tile.norm statistic", [
+    I32EnumAttrCase<"layer", 0>,
+    I32EnumAttrCase<"rms", 1>,
+  ]> {
+  let cppNamespace = "::tessera::tile";
+}
+
+// tile.rope: which elements of the last axis form a rotated pair. `half`: i and i + D/2
+// (GPT-NeoX, Llama); `interleaved`: 2i and 2i + 1 (GPT-J).
+def Tile_RopeLayoutAttr : I32EnumAttr<"RopeLayout", "tile.rope pair layout", [
+    I32EnumAttrCase<"half", 0>,
+    I32EnumAttrCase<"interleaved", 1>,
   ]> {
   let cppNamespace = "::tessera::tile";
 }

@@ -1,8 +1,12 @@
-// The `tile` dialect: registration and the verifiers of map, reduce, matmul and softmax.
+// The `tile` dialect: registration and the verifiers of its ops.
 #include "dialect/TileOps.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
+#include <utility>
 
 #include "llvm/ADT/TypeSwitch.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -51,6 +55,58 @@ mlir::LogicalResult verifySameShape(mlir::Operation* op, llvm::StringRef name,
   return mlir::success();
 }
 
+/// Checks that `type` (named `name`) broadcasts to `reference` (named `referenceName`) by
+/// NumPy's rules, as far as is known statically: rank at most the reference's, and each size
+/// (aligned at the last axis) 1 or the reference's.
+mlir::LogicalResult verifyBroadcast(mlir::Operation* op, llvm::StringRef name,
+                                    llvm::ArrayRef<int64_t> shape, llvm::StringRef typeText,
+                                    llvm::StringRef referenceName,
+                                    llvm::ArrayRef<int64_t> reference,
+                                    llvm::StringRef referenceText) {
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  const int64_t referenceRank = static_cast<int64_t>(reference.size());
+  if (rank > referenceRank) {
+    return op->emitOpError() << "expected " << name << " (" << typeText << ") to have rank at most "
+                             << referenceRank << " like " << referenceName << " ("
+                             << referenceText << "); it broadcasts to that shape";
+  }
+  for (int64_t d = 0; d < rank; ++d) {
+    const int64_t size = shape[d];
+    const int64_t target = reference[d + referenceRank - rank];
+    if (mlir::ShapedType::isDynamic(size) || mlir::ShapedType::isDynamic(target) ||
+        size == 1 || size == target) {
+      continue;
+    }
+    return op->emitOpError() << "expected dimension " << d << " of " << name << " ("
+                             << typeText << ") to be 1 or " << target << ", to broadcast to "
+                             << "dimension " << d + referenceRank - rank << " of "
+                             << referenceName << " (" << referenceText << ")";
+  }
+  return mlir::success();
+}
+
+std::string typeToString(mlir::Type type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "'" << type << "'";
+  return text;
+}
+
+/// A dimension of a memref value's type.
+int64_t dimOf(mlir::Value memref, int64_t d) {
+  return llvm::cast<mlir::MemRefType>(memref.getType()).getDimSize(d);
+}
+
+/// Checks that dimension `dim` of `value` (named `name`) can equal `expected` (`what`).
+mlir::LogicalResult verifyDim(mlir::Operation* op, llvm::StringRef name, mlir::Value value,
+                              int64_t dim, int64_t expected, llvm::StringRef what) {
+  const int64_t size = dimOf(value, dim);
+  if (dimsCompatible(size, expected)) return mlir::success();
+  return op->emitOpError() << "expected dimension " << dim << " of " << name << " ("
+                           << value.getType() << ") to be " << expected << " (" << what
+                           << "), found " << size;
+}
+
 /// What may appear in a tile.map body: pure scalar arithmetic, and inline PTX (verified by
 /// its own op; by name, so the Tile dialect does not depend on the NVIDIA one).
 bool isAllowedInMapBody(mlir::Operation& op) {
@@ -76,13 +132,14 @@ void TileDialect::initialize() {
 
 mlir::LogicalResult MapOp::verify() {
   if (getOutputs().empty()) return emitOpError() << "expected at least one output";
-  // Every memref operand has the shape of the first output.
+  // Every output has the shape of the first; memref inputs broadcast to it.
   auto reference = llvm::cast<mlir::MemRefType>(getOutputs().front().getType());
   for (auto [index, input] : llvm::enumerate(getInputs())) {
     auto type = llvm::dyn_cast<mlir::MemRefType>(input.getType());
     if (!type) continue;  // Scalars are broadcast.
-    if (mlir::failed(verifySameShape(*this, "input #" + std::to_string(index), type,
-                                     "output #0", reference))) {
+    if (mlir::failed(verifyBroadcast(*this, "input #" + std::to_string(index), type.getShape(),
+                                     typeToString(type), "output #0", reference.getShape(),
+                                     typeToString(reference)))) {
       return mlir::failure();
     }
   }
@@ -151,6 +208,17 @@ mlir::LogicalResult ReduceOp::verify() {
     return emitOpError() << "expected axis in [0, " << rank << ") for an input of rank "
                          << rank << ", found " << axis;
   }
+  mlir::Type outputElement = outputType.getElementType();
+  if (isArgReduction() && !outputElement.isSignlessInteger(32) &&
+      !outputElement.isSignlessInteger(64)) {
+    return emitOpError() << "expected an i32 or i64 output for '" << stringifyReduceKind(getKind())
+                         << "' (it writes indices), found " << outputElement;
+  }
+  if (!isArgReduction() && !llvm::isa<mlir::FloatType>(outputElement)) {
+    return emitOpError() << "expected a float output for '" << stringifyReduceKind(getKind())
+                         << "', found " << outputElement << " (only argmax and argmin write "
+                         << "indices)";
+  }
   const bool keepdims = getKeepdims();
   const int64_t expectedRank = keepdims ? rank : rank - 1;
   if (outputType.getRank() != expectedRank) {
@@ -189,24 +257,44 @@ mlir::LogicalResult MatmulOp::verify() {
   auto a = llvm::cast<mlir::MemRefType>(getLhs().getType());
   auto b = llvm::cast<mlir::MemRefType>(getRhs().getType());
   auto c = llvm::cast<mlir::MemRefType>(getOutput().getType());
+  for (auto [name, type] : {std::pair{"A", a}, std::pair{"B", b}, std::pair{"C", c}}) {
+    if (type.getRank() < 2) {
+      return emitOpError() << "expected " << name << " (" << type
+                           << ") to have rank 2 or more: [batch..., rows, columns]";
+    }
+  }
   if (a.getElementType() != b.getElementType()) {
     return emitOpError() << "expected A and B to have the same element type, found "
                          << a.getElementType() << " and " << b.getElementType();
   }
-  const int64_t m = a.getDimSize(getTransposeA() ? 1 : 0);
-  const int64_t kA = a.getDimSize(getTransposeA() ? 0 : 1);
-  const int64_t kB = b.getDimSize(getTransposeB() ? 1 : 0);
-  const int64_t n = b.getDimSize(getTransposeB() ? 0 : 1);
+  const int64_t rankA = a.getRank(), rankB = b.getRank(), rankC = c.getRank();
+  if (rankC != std::max(rankA, rankB)) {
+    return emitOpError() << "expected C to have rank " << std::max(rankA, rankB)
+                         << " (the larger of A's and B's), found " << rankC;
+  }
+  // Batch dimensions of A and B broadcast to C's.
+  auto batch = [](mlir::MemRefType type) { return type.getShape().drop_back(2); };
+  std::string cText = typeToString(c);
+  if (mlir::failed(verifyBroadcast(*this, "the batch of A", batch(a), typeToString(a),
+                                   "the batch of C", batch(c), cText)) ||
+      mlir::failed(verifyBroadcast(*this, "the batch of B", batch(b), typeToString(b),
+                                   "the batch of C", batch(c), cText))) {
+    return mlir::failure();
+  }
+  const int64_t m = a.getDimSize(rankA - (getTransposeA() ? 1 : 2));
+  const int64_t kA = a.getDimSize(rankA - (getTransposeA() ? 2 : 1));
+  const int64_t kB = b.getDimSize(rankB - (getTransposeB() ? 1 : 2));
+  const int64_t n = b.getDimSize(rankB - (getTransposeB() ? 2 : 1));
   if (!dimsCompatible(kA, kB)) {
     return emitOpError() << "expected K of A (" << kA << ") to equal K of B (" << kB << ")";
   }
-  if (!dimsCompatible(c.getDimSize(0), m)) {
-    return emitOpError() << "expected M of C (" << c.getDimSize(0) << ") to equal M of A ("
-                         << m << ")";
+  if (!dimsCompatible(c.getDimSize(rankC - 2), m)) {
+    return emitOpError() << "expected M of C (" << c.getDimSize(rankC - 2)
+                         << ") to equal M of A (" << m << ")";
   }
-  if (!dimsCompatible(c.getDimSize(1), n)) {
-    return emitOpError() << "expected N of C (" << c.getDimSize(1) << ") to equal N of B ("
-                         << n << ")";
+  if (!dimsCompatible(c.getDimSize(rankC - 1), n)) {
+    return emitOpError() << "expected N of C (" << c.getDimSize(rankC - 1)
+                         << ") to equal N of B (" << n << ")";
   }
   if (mlir::Value bias = getBias()) {
     auto biasType = llvm::cast<mlir::MemRefType>(bias.getType());
@@ -252,6 +340,138 @@ mlir::LogicalResult SoftmaxOp::verify() {
                          << ")";
   }
   return verifySameShape(*this, "the output", output, "the input", input);
+}
+
+//===----------------------------------------------------------------------===//
+// NormOp
+//===----------------------------------------------------------------------===//
+
+mlir::LogicalResult NormOp::verify() {
+  auto input = llvm::cast<mlir::MemRefType>(getInput().getType());
+  if (mlir::failed(verifySameShape(*this, "the output",
+                                   llvm::cast<mlir::MemRefType>(getOutput().getType()),
+                                   "the input", input))) {
+    return mlir::failure();
+  }
+  if (mlir::Value residual = getResidual()) {
+    if (mlir::failed(verifySameShape(*this, "the residual",
+                                     llvm::cast<mlir::MemRefType>(residual.getType()),
+                                     "the input", input))) {
+      return mlir::failure();
+    }
+  }
+  if (mlir::Value sum = getResidualOut()) {
+    if (!getResidual()) {
+      return emitOpError() << "expected a residual input with 'residual_out' (it receives "
+                              "input + residual)";
+    }
+    if (mlir::failed(verifySameShape(*this, "residual_out",
+                                     llvm::cast<mlir::MemRefType>(sum.getType()), "the input",
+                                     input))) {
+      return mlir::failure();
+    }
+  }
+  const int64_t length = input.getDimSize(input.getRank() - 1);
+  for (auto [name, vector] : {std::pair{"weight", getWeight()}, std::pair{"bias", getBias()}}) {
+    if (!vector) continue;
+    const int64_t size = dimOf(vector, 0);
+    if (!dimsCompatible(size, length)) {
+      return emitOpError() << "expected the " << name << " length (" << size
+                           << ") to equal the last dimension of the input (" << length << ")";
+    }
+  }
+  const float eps = getEpsOrDefault();
+  if (!(eps >= 0.0f) || eps == std::numeric_limits<float>::infinity()) {
+    return emitOpError() << "expected eps to be finite and non-negative, found " << eps;
+  }
+  return mlir::success();
+}
+
+//===----------------------------------------------------------------------===//
+// AttentionOp
+//===----------------------------------------------------------------------===//
+
+mlir::LogicalResult AttentionOp::verify() {
+  mlir::Value q = getQuery(), k = getKey(), v = getValue(), o = getOutput();
+  // Q [B, H, Sq, D], K [B, Hkv, Sk, D], V [B, Hkv, Sk, Dv], O [B, H, Sq, Dv].
+  struct Rule {
+    const char* name;
+    mlir::Value value;
+    int64_t dim;
+    mlir::Value reference;
+    int64_t referenceDim;
+    const char* what;
+  };
+  const Rule rules[] = {
+      {"K", k, 0, q, 0, "B, the batch of Q"},
+      {"K", k, 3, q, 3, "D, the head size of Q"},
+      {"V", v, 0, q, 0, "B, the batch of Q"},
+      {"V", v, 1, k, 1, "Hkv, the heads of K"},
+      {"V", v, 2, k, 2, "Sk, the keys of K"},
+      {"O", o, 0, q, 0, "B, the batch of Q"},
+      {"O", o, 1, q, 1, "H, the heads of Q"},
+      {"O", o, 2, q, 2, "Sq, the queries of Q"},
+      {"O", o, 3, v, 3, "Dv, the head size of V"},
+  };
+  for (const Rule& rule : rules) {
+    if (mlir::failed(verifyDim(*this, rule.name, rule.value, rule.dim,
+                               dimOf(rule.reference, rule.referenceDim), rule.what))) {
+      return mlir::failure();
+    }
+  }
+  const int64_t heads = dimOf(q, 1), kvHeads = dimOf(k, 1);
+  if (!mlir::ShapedType::isDynamic(heads) && !mlir::ShapedType::isDynamic(kvHeads) &&
+      (kvHeads == 0 ? heads != 0 : heads % kvHeads != 0)) {
+    return emitOpError() << "expected the heads of Q (" << heads
+                         << ") to be a multiple of the heads of K and V (" << kvHeads
+                         << ") (grouped-query attention)";
+  }
+  if (mlir::Value lengths = getKeyLengths()) {
+    if (mlir::failed(verifyDim(*this, "key_lengths", lengths, 0, dimOf(q, 0),
+                               "B, the batch of Q"))) {
+      return mlir::failure();
+    }
+  }
+  if (getScale() && !std::isfinite(getScale()->convertToFloat())) {
+    return emitOpError() << "expected a finite scale, found " << getScale()->convertToFloat();
+  }
+  return mlir::success();
+}
+
+//===----------------------------------------------------------------------===//
+// RopeOp
+//===----------------------------------------------------------------------===//
+
+mlir::LogicalResult RopeOp::verify() {
+  auto input = llvm::cast<mlir::MemRefType>(getInput().getType());
+  if (input.getRank() < 2) {
+    return emitOpError() << "expected the input (" << input
+                         << ") to have rank 2 or more: [..., positions, features]";
+  }
+  if (mlir::failed(verifySameShape(*this, "the output",
+                                   llvm::cast<mlir::MemRefType>(getOutput().getType()),
+                                   "the input", input))) {
+    return mlir::failure();
+  }
+  if (mlir::failed(verifySameShape(*this, "the sin table",
+                                   llvm::cast<mlir::MemRefType>(getSin().getType()),
+                                   "the cos table",
+                                   llvm::cast<mlir::MemRefType>(getCos().getType())))) {
+    return mlir::failure();
+  }
+  const int64_t rank = input.getRank();
+  const int64_t features = input.getDimSize(rank - 1);
+  if (!mlir::ShapedType::isDynamic(features) && features % 2 != 0) {
+    return emitOpError() << "expected an even last dimension (pairs of features), found "
+                         << features;
+  }
+  if (mlir::failed(verifyDim(*this, "the cos table", getCos(), 0, input.getDimSize(rank - 2),
+                             "the positions of the input"))) {
+    return mlir::failure();
+  }
+  const int64_t half = mlir::ShapedType::isDynamic(features) ? features : features / 2;
+  return verifyDim(*this, "the cos table", getCos(), 1, half,
+                   "half the last dimension of the input");
 }
 
 }  // namespace tessera::tile

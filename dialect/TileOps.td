@@ -12,8 +12,11 @@ class Tile_Op<string mnemonic, list<Trait> traits = []> :
 // Storage types the numeric Tile ops accept.
 def Tile_FloatMemRef : Non0RankedMemRefOf<[F32, F16, BF16]>;
 def Tile_Matrix : MemRefRankOf<[F32, F16, BF16], [2]>;
+def Tile_Rank4 : MemRefRankOf<[F32, F16, BF16], [4]>;
 def Tile_Vector : MemRefRankOf<[F32, F16, BF16], [1]>;
 def Tile_FloatMemRefAnyRank : MemRefOf<[F32, F16, BF16]>;
+def Tile_ReduceOutput : MemRefOf<[F32, F16, BF16, I32, I64]>;
+def Tile_IndexVector : MemRefRankOf<[I32, I64], [1]>;
 def Tile_MapInput : AnyTypeOf<[AnyMemRef, AnySignlessIntegerOrIndex, AnyFloat]>;
 
 //===----------------------------------------------------------------------===//
@@ -23,8 +26,9 @@ def Tile_MapInput : AnyTypeOf<[AnyMemRef, AnySignlessIntegerOrIndex, AnyFloat]>;
 def Tile_MapOp : Tile_Op<"map", [AttrSizedOperandSegments, SingleBlock]> {
   let summary = "elementwise computation over same-shaped memrefs";
   let description = [{
-    Applies the body to every element position. Memref inputs and all outputs have the same
-    shape; scalar inputs are broadcast. The body's block arguments are the element types of
+    Applies the body to every element position. All outputs have the same shape; memref
+    inputs broadcast to it by NumPy's rules (aligned at the last axis, each size 1 or the
+    output's, missing leading axes), scalar inputs to every position. The body's block arguments are the element types of
     the inputs (a scalar input contributes its own type), it may contain only `arith` and
     `math` operations, and it ends in `tile.yield` with one value per output.
 
@@ -62,7 +66,8 @@ def Tile_ReduceOp : Tile_Op<"reduce"> {
   let description = [{
     `output = kind(input, axis)`. Accumulates in f32 in a fixed (deterministic) tree order and
     converts to the output element type. Without `keepdims` the output drops `axis`; with it,
-    the output keeps `axis` with size 1.
+    the output keeps `axis` with size 1. `argmax`/`argmin` write the index (i32 or i64) of the
+    first maximum/minimum along the axis; a NaN counts as the extreme (the first NaN wins).
 
     ```mlir
     tile.reduce sum %x -> %y axis = 1 : memref<?x128xf32> -> memref<?xf32>
@@ -70,12 +75,19 @@ def Tile_ReduceOp : Tile_Op<"reduce"> {
   }];
   let arguments = (ins Tile_ReduceKindAttr:$kind,
                        Arg<Tile_FloatMemRef, "input", [MemRead]>:$input,
-                       Arg<Tile_FloatMemRefAnyRank, "output", [MemWrite]>:$output,
+                       Arg<Tile_ReduceOutput, "output", [MemWrite]>:$output,
                        I64Attr:$axis,
                        UnitAttr:$keepdims);
   let assemblyFormat = [{
     $kind $input `->` $output `axis` `=` $axis (`keepdims` $keepdims^)? attr-dict
     `:` type($input) `->` type($output)
+  }];
+  let extraClassDeclaration = [{
+    /// True for argmax and argmin, which write indices.
+    bool isArgReduction() {
+      return getKind() == ::tessera::tile::ReduceKind::argmax ||
+             getKind() == ::tessera::tile::ReduceKind::argmin;
+    }
   }];
   let hasVerifier = 1;
 }
@@ -85,20 +97,21 @@ def Tile_ReduceOp : Tile_Op<"reduce"> {
 //===----------------------------------------------------------------------===//
 
 def Tile_MatmulOp : Tile_Op<"matmul"> {
-  let summary = "C[M,N] = act(op(A)[M,K] * op(B)[K,N] + bias[N])";
+  let summary = "C[...,M,N] = act(op(A)[...,M,K] * op(B)[...,K,N] + bias[N])";
   let description = [{
     Matrix product with optional transposes and an optional fused epilogue: a bias broadcast
     over rows, then an activation. The numeric policy fixes rounding and the accumulator
-    (default `f32`).
+    (default `f32`). Dimensions before the last two are batch dimensions: A's and B's
+    broadcast to C's by NumPy's rules, and the product and epilogue apply per batch.
 
     ```mlir
     tile.matmul %x, %w -> %h bias(%b : memref<256xf32>) activation(relu)
         : memref<?x784xf32>, memref<784x256xf32> -> memref<?x256xf32>
     ```
   }];
-  let arguments = (ins Arg<Tile_Matrix, "A", [MemRead]>:$lhs,
-                       Arg<Tile_Matrix, "B", [MemRead]>:$rhs,
-                       Arg<Tile_Matrix, "C", [MemWrite]>:$output,
+  let arguments = (ins Arg<Tile_FloatMemRef, "A", [MemRead]>:$lhs,
+                       Arg<Tile_FloatMemRef, "B", [MemRead]>:$rhs,
+                       Arg<Tile_FloatMemRef, "C", [MemWrite]>:$output,
                        Arg<Optional<Tile_Vector>, "bias", [MemRead]>:$bias,
                        UnitAttr:$transpose_a,
                        UnitAttr:$transpose_b,
@@ -125,6 +138,10 @@ def Tile_MatmulOp : Tile_Op<"matmul"> {
       return getBias() != nullptr ||
              getActivationOrNone() != ::tessera::tile::Activation::none;
     }
+    /// True when C has batch dimensions (rank > 2).
+    bool isBatched() {
+      return ::llvm::cast<::mlir::MemRefType>(getOutput().getType()).getRank() > 2;
+    }
   }];
   let hasVerifier = 1;
 }
@@ -146,6 +163,109 @@ def Tile_SoftmaxOp : Tile_Op<"softmax"> {
   let arguments = (ins Arg<Tile_FloatMemRef, "input", [MemRead]>:$input,
                        Arg<Tile_FloatMemRef, "output", [MemWrite]>:$output);
   let assemblyFormat = "$input `->` $output attr-dict `:` type($input) `->` type($output)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// tile.norm
+//===----------------------------------------------------------------------===//
+
+def Tile_NormOp : Tile_Op<"norm", [AttrSizedOperandSegments]> {
+  let summary = "layer or RMS normalization over the last axis, with an optional fused residual add";
+  let description = [{
+    With `s = input (+ residual)` in f32, per row of the last axis (length n):
+    `layer`: `y = (s - mean(s)) * rsqrt(var(s) + eps) * weight + bias`;
+    `rms`:   `y = s * rsqrt(mean(s^2) + eps) * weight + bias`.
+    Statistics are f32 whatever the storage type; `weight` and `bias` are optional (1 and 0);
+    `residual_out` receives `s` (the fused "add + norm" of decoder layers). `eps` defaults to 1e-5.
+
+    ```mlir
+    tile.norm rms %x residual(%r : memref<?x64xf16>) -> %y residual_out(%h : memref<?x64xf16>)
+        weight(%w : memref<64xf16>) eps(1.0e-06) : memref<?x64xf16> -> memref<?x64xf16>
+    ```
+  }];
+  let arguments = (ins Tile_NormKindAttr:$kind,
+                       Arg<Tile_FloatMemRef, "input", [MemRead]>:$input,
+                       Arg<Optional<Tile_FloatMemRef>, "residual", [MemRead]>:$residual,
+                       Arg<Tile_FloatMemRef, "output", [MemWrite]>:$output,
+                       Arg<Optional<Tile_FloatMemRef>, "input + residual", [MemWrite]>:$residual_out,
+                       Arg<Optional<Tile_Vector>, "weight", [MemRead]>:$weight,
+                       Arg<Optional<Tile_Vector>, "bias", [MemRead]>:$bias,
+                       OptionalAttr<F32Attr>:$eps);
+  let assemblyFormat = [{
+    $kind $input (`residual` `(` $residual^ `:` type($residual) `)`)? `->` $output
+    (`residual_out` `(` $residual_out^ `:` type($residual_out) `)`)?
+    (`weight` `(` $weight^ `:` type($weight) `)`)? (`bias` `(` $bias^ `:` type($bias) `)`)?
+    (`eps` `(` $eps^ `)`)? attr-dict `:` type($input) `->` type($output)
+  }];
+  let extraClassDeclaration = [{
+    /// The epsilon added to the variance (or mean square); 1e-5 when absent.
+    float getEpsOrDefault() { return getEps() ? getEps()->convertToFloat() : 1.0e-5f; }
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// tile.attention
+//===----------------------------------------------------------------------===//
+
+def Tile_AttentionOp : Tile_Op<"attention"> {
+  let summary = "scaled dot-product attention (forward), grouped-query, optionally causal";
+  let description = [{
+    `O[b, h, i, :] = softmax_j(scale * Q[b, h, i, :] . K[b, g, j, :]) V[b, g, j, :]` with
+    Q [B, H, Sq, D], K [B, Hkv, Sk, D], V [B, Hkv, Sk, Dv], O [B, H, Sq, Dv], H a multiple of
+    Hkv and g = h / (H / Hkv). `scale` defaults to 1/sqrt(D). Key j is visible to query i when
+    j < L_b (the batch's key length: `key_lengths[b]` clamped to [0, Sk], else Sk) and, with
+    `causal`, j <= i + L_b - Sq (aligned at the bottom right, as FlashAttention does). A query
+    that sees no key gets zeros. Computed with an online softmax in f32; memory does not grow
+    with Sq * Sk.
+
+    ```mlir
+    tile.attention %q, %k, %v -> %o causal
+        : memref<?x8x?x64xf16>, memref<?x2x?x64xf16>, memref<?x2x?x64xf16> -> memref<?x8x?x64xf16>
+    ```
+  }];
+  let arguments = (ins Arg<Tile_Rank4, "Q", [MemRead]>:$query,
+                       Arg<Tile_Rank4, "K", [MemRead]>:$key,
+                       Arg<Tile_Rank4, "V", [MemRead]>:$value,
+                       Arg<Tile_Rank4, "O", [MemWrite]>:$output,
+                       Arg<Optional<Tile_IndexVector>, "key lengths", [MemRead]>:$key_lengths,
+                       OptionalAttr<F32Attr>:$scale,
+                       UnitAttr:$causal);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `->` $output
+    (`key_lengths` `(` $key_lengths^ `:` type($key_lengths) `)`)? (`scale` `(` $scale^ `)`)?
+    (`causal` $causal^)? attr-dict
+    `:` type($query) `,` type($key) `,` type($value) `->` type($output)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// tile.rope
+//===----------------------------------------------------------------------===//
+
+def Tile_RopeOp : Tile_Op<"rope"> {
+  let summary = "rotary position embedding over the last axis with cos/sin tables";
+  let description = [{
+    For x [..., S, D] and tables cos, sin [S, D/2], rotates each pair (x1, x2) of row s by the
+    angle of entry (s, i): `y1 = x1 * cos - x2 * sin`, `y2 = x2 * cos + x1 * sin`, in f32. The
+    pair is (i, i + D/2) with `half`, (2i, 2i + 1) with `interleaved`.
+
+    ```mlir
+    tile.rope half %q, %cos, %sin -> %qr
+        : memref<?x8x?x64xf32>, memref<?x32xf32>, memref<?x32xf32> -> memref<?x8x?x64xf32>
+    ```
+  }];
+  let arguments = (ins Tile_RopeLayoutAttr:$layout,
+                       Arg<Tile_FloatMemRef, "input", [MemRead]>:$input,
+                       Arg<Tile_Matrix, "cos", [MemRead]>:$cos,
+                       Arg<Tile_Matrix, "sin", [MemRead]>:$sin,
+                       Arg<Tile_FloatMemRef, "output", [MemWrite]>:$output);
+  let assemblyFormat = [{
+    $layout $input `,` $cos `,` $sin `->` $output attr-dict
+    `:` type($input) `,` type($cos) `,` type($sin) `->` type($output)
+  }];
   let hasVerifier = 1;
 }
 

@@ -60,14 +60,23 @@ struct SizeSource {
   }
 };
 
-/// One rule of an entry's shape contract: `size` must equal `must_equal` at run time, because
-/// `reason` (e.g. "tile.map at elementwise.mlir:4:3 needs equal shapes"). Derived by the
-/// compiler from every Tile op's semantics (jit/shape_contract.h); checked by invoke before
-/// anything runs (jit/entry_contract.h).
+/// How a constrained size relates to the one it is checked against.
+enum class SizeRelation {
+  kEqual,        ///< size == other
+  kBroadcasts,   ///< size == other, or size == 1 (NumPy broadcasting to `other`)
+  kTwice,        ///< size == 2 * other (a feature axis split into pairs)
+  kMultipleOf,   ///< size is a multiple of other (0 only of 0): grouped heads
+};
+
+/// One rule of an entry's shape contract: `size` must relate to `must_equal` by `relation` at
+/// run time, because `reason` (e.g. "tile.map at elementwise.mlir:4:3 needs equal shapes").
+/// Derived by the compiler from every Tile op's semantics (jit/shape_contract.h); checked by
+/// invoke before anything runs (jit/entry_contract.h).
 struct SizeConstraint {
   SizeSource size;
   SizeSource must_equal;
   std::string reason;
+  SizeRelation relation = SizeRelation::kEqual;
 };
 
 /// A public entry function: name, signature and shape contract.

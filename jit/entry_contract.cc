@@ -1,5 +1,7 @@
 #include "jit/entry_contract.h"
 
+#include <limits>
+
 #include "absl/strings/str_cat.h"
 
 namespace tessera::jit {
@@ -34,15 +36,35 @@ std::string DescribeArgument(const EntryFunction& entry, size_t index) {
   return absl::StrCat("argument #", index, " '", name, "'");
 }
 
+bool SizesRelate(SizeRelation relation, int64_t found, int64_t expected) {
+  switch (relation) {
+    case SizeRelation::kEqual:
+      return found == expected;
+    case SizeRelation::kBroadcasts:
+      return found == expected || found == 1;
+    case SizeRelation::kTwice:
+      return expected <= std::numeric_limits<int64_t>::max() / 2 && found == 2 * expected;
+    case SizeRelation::kMultipleOf:
+      return expected == 0 ? found == 0 : found % expected == 0;
+  }
+  return false;
+}
+
 absl::Status CheckShapeContract(const EntryFunction& entry,
                                 absl::Span<const PassedArgument> arguments) {
   for (const SizeConstraint& constraint : entry.size_constraints) {
     const int64_t found = ValueOf(constraint.size, arguments);
     const int64_t expected = ValueOf(constraint.must_equal, arguments);
-    if (found == expected) continue;
+    if (SizesRelate(constraint.relation, found, expected)) continue;
     const SizeSource& other = constraint.must_equal;
     std::string against;
-    if (other.kind == SizeSource::Kind::kConstant) {
+    if (constraint.relation == SizeRelation::kTwice) {
+      against = absl::StrCat("it must be twice ", DescribeSource(entry, other), " (", expected,
+                             ")");
+    } else if (constraint.relation == SizeRelation::kMultipleOf) {
+      against = absl::StrCat("it must be a multiple of ", DescribeSource(entry, other), " (",
+                             expected, ")");
+    } else if (other.kind == SizeSource::Kind::kConstant) {
       against = absl::StrCat("it must be ", expected);
     } else if (other.kind == SizeSource::Kind::kDimension &&
                constraint.size.kind == SizeSource::Kind::kDimension &&
@@ -50,6 +72,9 @@ absl::Status CheckShapeContract(const EntryFunction& entry,
       against = absl::StrCat(DescribeArgument(entry, other.argument), " has ", expected);
     } else {
       against = absl::StrCat(DescribeSource(entry, other), " is ", expected);
+    }
+    if (constraint.relation == SizeRelation::kBroadcasts) {
+      against = absl::StrCat(against, " (it must be 1 or that)");
     }
     return absl::InvalidArgumentError(absl::StrCat("@", entry.name, ": ",
                                                    DescribeSource(entry, constraint.size), " is ",

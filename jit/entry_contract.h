@@ -15,6 +15,9 @@ namespace tessera::jit {
 /// "argument #3 'out'" (the name when the compiler knew it).
 std::string DescribeArgument(const EntryFunction& entry, size_t index);
 
+/// Whether size `found` relates to `expected` as `relation` asks (kBroadcasts: equal or 1).
+bool SizesRelate(SizeRelation relation, int64_t found, int64_t expected);
+
 /// One argument as passed: the sizes of a tensor (`sizes`, `entry.arguments[i].rank` of them),
 /// or the value of an integer scalar.
 struct PassedArgument {

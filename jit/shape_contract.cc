@@ -9,6 +9,7 @@
 #include "dialect/NVIDIAOps.h"
 #include "dialect/TileOps.h"
 #include "jit/diagnostics.h"
+#include "jit/entry_contract.h"
 #include "llvm/Support/raw_ostream.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -43,10 +44,17 @@ struct Frame {
 
 std::string OpName(mlir::Operation* op) { return op->getName().getStringRef().str(); }
 
+/// Returns the status of `expression` when it is an error.
+#define TESSERA_CONTRACT_STATUS(expression)                  \
+  if (absl::Status status_ = (expression); !status_.ok()) { \
+    return status_;                                          \
+  }
+
 /// Records an edge of the contract (ContractBuilder::Edge), returning its error.
-#define TESSERA_CONTRACT_EDGE(size, must_equal, why, op)                   \
-  if (absl::Status edge_status = Edge(size, must_equal, why, op); !edge_status.ok()) { \
-    return edge_status;                                                     \
+#define TESSERA_CONTRACT_EDGE(size, must_equal, why, op, ...)                               \
+  if (absl::Status edge_status = Edge(size, must_equal, why, op, ##__VA_ARGS__);           \
+      !edge_status.ok()) {                                                                 \
+    return edge_status;                                                                    \
   }
 
 class ContractBuilder {
@@ -67,16 +75,17 @@ class ContractBuilder {
   absl::Status Visit(mlir::Operation* op, const Frame& frame) {
     const std::string at = FormatLocation(op->getLoc());
     if (auto map = llvm::dyn_cast<tile::MapOp>(op)) {
-      llvm::SmallVector<mlir::Value> memrefs;
-      for (mlir::Value value : op->getOperands()) {
-        if (llvm::isa<mlir::MemRefType>(value.getType())) memrefs.push_back(value);
+      mlir::Value reference = map.getOutputs().front();
+      for (mlir::Value output : map.getOutputs()) {
+        MarkWritten(output, frame);
+        TESSERA_CONTRACT_STATUS(SameShape(output, reference, absl::StrCat("tile.map at ", at,
+                                                                          " needs equal output shapes"), op, frame));
       }
-      for (mlir::Value output : map.getOutputs()) MarkWritten(output, frame);
-      const std::string why = absl::StrCat("tile.map at ", at, " needs equal shapes");
-      for (size_t k = 1; k < memrefs.size(); ++k) {
-        for (int64_t d = 0; d < Rank(memrefs[k]); ++d) {
-          TESSERA_CONTRACT_EDGE(Dim(memrefs[k], d, frame), Dim(memrefs[0], d, frame), why, op);
-        }
+      const std::string why =
+          absl::StrCat("tile.map at ", at, " broadcasts its inputs to the output's shape");
+      for (mlir::Value input : map.getInputs()) {
+        if (!llvm::isa<mlir::MemRefType>(input.getType())) continue;
+        TESSERA_CONTRACT_STATUS(Broadcast(input, 0, reference, 0, why, op, frame));
       }
       return absl::OkStatus();
     }
@@ -100,12 +109,8 @@ class ContractBuilder {
     }
     if (auto softmax = llvm::dyn_cast<tile::SoftmaxOp>(op)) {
       MarkWritten(softmax.getOutput(), frame);
-      const std::string why = absl::StrCat("tile.softmax at ", at, " needs equal shapes");
-      for (int64_t d = 0; d < Rank(softmax.getInput()); ++d) {
-        TESSERA_CONTRACT_EDGE(Dim(softmax.getOutput(), d, frame),
-                              Dim(softmax.getInput(), d, frame), why, op);
-      }
-      return absl::OkStatus();
+      return SameShape(softmax.getOutput(), softmax.getInput(),
+                       absl::StrCat("tile.softmax at ", at, " needs equal shapes"), op, frame);
     }
     if (auto matmul = llvm::dyn_cast<tile::MatmulOp>(op)) {
       MarkWritten(matmul.getOutput(), frame);
@@ -113,16 +118,77 @@ class ContractBuilder {
       const bool tb = matmul.getTransposeB();
       const std::string prefix = absl::StrCat("tile.matmul at ", at, " needs ");
       mlir::Value a = matmul.getLhs(), b = matmul.getRhs(), c = matmul.getOutput();
-      TESSERA_CONTRACT_EDGE(Dim(b, tb ? 1 : 0, frame), Dim(a, ta ? 0 : 1, frame),
+      const int64_t ra = Rank(a), rb = Rank(b), rc = Rank(c);
+      TESSERA_CONTRACT_EDGE(Dim(b, rb - (tb ? 1 : 2), frame), Dim(a, ra - (ta ? 2 : 1), frame),
                             absl::StrCat(prefix, "K of B equal to K of A"), op);
-      TESSERA_CONTRACT_EDGE(Dim(c, 0, frame), Dim(a, ta ? 1 : 0, frame),
+      TESSERA_CONTRACT_EDGE(Dim(c, rc - 2, frame), Dim(a, ra - (ta ? 1 : 2), frame),
                             absl::StrCat(prefix, "M of C equal to M of A"), op);
-      TESSERA_CONTRACT_EDGE(Dim(c, 1, frame), Dim(b, tb ? 0 : 1, frame),
+      TESSERA_CONTRACT_EDGE(Dim(c, rc - 1, frame), Dim(b, rb - (tb ? 2 : 1), frame),
                             absl::StrCat(prefix, "N of C equal to N of B"), op);
       if (mlir::Value bias = matmul.getBias()) {
-        TESSERA_CONTRACT_EDGE(Dim(bias, 0, frame), Dim(c, 1, frame),
+        TESSERA_CONTRACT_EDGE(Dim(bias, 0, frame), Dim(c, rc - 1, frame),
                               absl::StrCat(prefix, "the bias as long as N"), op);
       }
+      const std::string batch = absl::StrCat(prefix, "batch dimensions of A and B that broadcast to C's");
+      TESSERA_CONTRACT_STATUS(Broadcast(a, 2, c, 2, batch, op, frame));
+      TESSERA_CONTRACT_STATUS(Broadcast(b, 2, c, 2, batch, op, frame));
+      return absl::OkStatus();
+    }
+    if (auto norm = llvm::dyn_cast<tile::NormOp>(op)) {
+      MarkWritten(norm.getOutput(), frame);
+      const std::string why = absl::StrCat("tile.norm at ", at, " needs ");
+      mlir::Value input = norm.getInput();
+      for (mlir::Value same : {norm.getOutput(), norm.getResidual(), norm.getResidualOut()}) {
+        if (!same) continue;
+        TESSERA_CONTRACT_STATUS(SameShape(same, input, absl::StrCat(why, "the input's shape"), op, frame));
+      }
+      if (mlir::Value sum = norm.getResidualOut()) MarkWritten(sum, frame);
+      for (mlir::Value vector : {norm.getWeight(), norm.getBias()}) {
+        if (!vector) continue;
+        TESSERA_CONTRACT_EDGE(Dim(vector, 0, frame), Dim(input, Rank(input) - 1, frame),
+                              absl::StrCat(why, "weight and bias as long as the last axis"), op);
+      }
+      return absl::OkStatus();
+    }
+    if (auto attention = llvm::dyn_cast<tile::AttentionOp>(op)) {
+      MarkWritten(attention.getOutput(), frame);
+      mlir::Value q = attention.getQuery(), k = attention.getKey(), v = attention.getValue(),
+                  o = attention.getOutput();
+      const std::string why = absl::StrCat(
+          "tile.attention at ", at,
+          " needs Q [B, H, Sq, D], K [B, Hkv, Sk, D], V [B, Hkv, Sk, Dv], O [B, H, Sq, Dv]");
+      const std::pair<mlir::Value, int64_t> pairs[][2] = {
+          {{k, 0}, {q, 0}}, {{k, 3}, {q, 3}}, {{v, 0}, {q, 0}}, {{v, 1}, {k, 1}},
+          {{v, 2}, {k, 2}}, {{o, 0}, {q, 0}}, {{o, 1}, {q, 1}}, {{o, 2}, {q, 2}},
+          {{o, 3}, {v, 3}}};
+      for (const auto& pair : pairs) {
+        TESSERA_CONTRACT_EDGE(Dim(pair[0].first, pair[0].second, frame),
+                              Dim(pair[1].first, pair[1].second, frame), why, op);
+      }
+      TESSERA_CONTRACT_EDGE(Dim(q, 1, frame), Dim(k, 1, frame),
+                            absl::StrCat("tile.attention at ", at,
+                                         " groups the heads of Q over those of K and V"),
+                            op, SizeRelation::kMultipleOf);
+      if (mlir::Value lengths = attention.getKeyLengths()) {
+        TESSERA_CONTRACT_EDGE(Dim(lengths, 0, frame), Dim(q, 0, frame),
+                              absl::StrCat("tile.attention at ", at,
+                                           " needs one key length per batch"),
+                              op);
+      }
+      return absl::OkStatus();
+    }
+    if (auto rope = llvm::dyn_cast<tile::RopeOp>(op)) {
+      MarkWritten(rope.getOutput(), frame);
+      mlir::Value x = rope.getInput();
+      const int64_t rank = Rank(x);
+      const std::string why = absl::StrCat("tile.rope at ", at, " needs ");
+      TESSERA_CONTRACT_STATUS(SameShape(rope.getOutput(), x, absl::StrCat(why, "equal input and output shapes"), op, frame));
+      TESSERA_CONTRACT_STATUS(SameShape(rope.getSin(), rope.getCos(), absl::StrCat(why, "equal cos and sin tables"), op, frame));
+      TESSERA_CONTRACT_EDGE(Dim(rope.getCos(), 0, frame), Dim(x, rank - 2, frame),
+                            absl::StrCat(why, "a table row per position"), op);
+      TESSERA_CONTRACT_EDGE(Dim(x, rank - 1, frame), Dim(rope.getCos(), 1, frame),
+                            absl::StrCat(why, "a table column per pair of features"), op,
+                            SizeRelation::kTwice);
       return absl::OkStatus();
     }
     if (llvm::isa<mlir::memref::StoreOp>(op)) {
@@ -152,6 +218,32 @@ class ContractBuilder {
             " function bodies (counted per call path)"));
       }
       return Walk(Frame{callee, &frame, call, frame.depth + 1});
+    }
+    return absl::OkStatus();
+  }
+
+  /// Every dimension of `value` equals that of `reference` (same rank).
+  absl::Status SameShape(mlir::Value value, mlir::Value reference, const std::string& why,
+                         mlir::Operation* op, const Frame& frame) {
+    for (int64_t d = 0; d < Rank(value); ++d) {
+      TESSERA_CONTRACT_EDGE(Dim(value, d, frame), Dim(reference, d, frame), why, op);
+    }
+    return absl::OkStatus();
+  }
+
+  /// `value` without its last `skip` dimensions broadcasts (NumPy's rules, aligned at the
+  /// last axis) to `reference` without its last `referenceSkip`. A static size 1 broadcasts
+  /// whatever the other size; it needs no rule.
+  absl::Status Broadcast(mlir::Value value, int64_t skip, mlir::Value reference,
+                         int64_t referenceSkip, const std::string& why, mlir::Operation* op,
+                         const Frame& frame) {
+    auto type = llvm::cast<mlir::MemRefType>(value.getType());
+    const int64_t rank = Rank(value) - skip;
+    const int64_t offset = Rank(reference) - referenceSkip - rank;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (type.getDimSize(d) == 1) continue;
+      TESSERA_CONTRACT_EDGE(Dim(value, d, frame), Dim(reference, d + offset, frame), why, op,
+                            SizeRelation::kBroadcasts);
     }
     return absl::OkStatus();
   }
@@ -246,9 +338,9 @@ class ContractBuilder {
     entry_.arguments[argument.getArgNumber()].written = true;
   }
 
-  /// Records that `size` must equal `must_equal` because of `why` (op `op`).
+  /// Records that `size` must relate to `must_equal` by `relation` because of `why` (op `op`).
   absl::Status Edge(const Resolved& size, const Resolved& must_equal, const std::string& why,
-                    mlir::Operation* op) {
+                    mlir::Operation* op, SizeRelation relation = SizeRelation::kEqual) {
     for (const Resolved* side : {&size, &must_equal}) {
       if (!side->source) {
         return absl::InvalidArgumentError(absl::StrCat(
@@ -260,18 +352,24 @@ class ContractBuilder {
       }
     }
     if (size.static_value && must_equal.static_value) {
-      if (*size.static_value == *must_equal.static_value) return absl::OkStatus();
+      if (SizesRelate(relation, *size.static_value, *must_equal.static_value)) {
+        return absl::OkStatus();
+      }
       return absl::InvalidArgumentError(absl::StrCat(
           FormatLocation(op->getLoc()), ": error: sizes ", *size.static_value, " and ",
           *must_equal.static_value, " disagree: ", why));
     }
-    if (*size.source == *must_equal.source) return absl::OkStatus();
+    if (relation != SizeRelation::kTwice && *size.source == *must_equal.source) {
+      return absl::OkStatus();
+    }
     for (const SizeConstraint& known : entry_.size_constraints) {
-      if (known.size == *size.source && known.must_equal == *must_equal.source) {
+      if (known.size == *size.source && known.must_equal == *must_equal.source &&
+          known.relation == relation) {
         return absl::OkStatus();
       }
     }
-    entry_.size_constraints.push_back(SizeConstraint{*size.source, *must_equal.source, why});
+    entry_.size_constraints.push_back(
+        SizeConstraint{*size.source, *must_equal.source, why, relation});
     return absl::OkStatus();
   }
 

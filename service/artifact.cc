@@ -163,6 +163,7 @@ std::string SerializeArtifact(const jit::CompiledModule& module) {
       WriteSizeSource(w, constraint.size);
       WriteSizeSource(w, constraint.must_equal);
       w.String(constraint.reason);
+      w.I64(static_cast<int64_t>(constraint.relation));
     }
   }
   w.String(module.host_llvm_ir);
@@ -247,11 +248,15 @@ absl::StatusOr<std::unique_ptr<jit::CompiledModule>> DeserializeArtifact(const s
     if (!r.Count(constraints)) return broken("shape contract");
     entry.size_constraints.resize(constraints);
     for (jit::SizeConstraint& constraint : entry.size_constraints) {
+      int64_t relation = 0;
       if (!ReadSizeSource(r, constraint.size) || !ReadSizeSource(r, constraint.must_equal) ||
-          !r.String(constraint.reason) || !ValidSizeSource(constraint.size, entry) ||
+          !r.String(constraint.reason) || !r.I64(relation) ||
+          relation < 0 || relation > static_cast<int64_t>(jit::SizeRelation::kMultipleOf) ||
+          !ValidSizeSource(constraint.size, entry) ||
           !ValidSizeSource(constraint.must_equal, entry)) {
         return broken("shape contract");
       }
+      constraint.relation = static_cast<jit::SizeRelation>(relation);
     }
   }
   uint64_t images = 0;

@@ -3,12 +3,15 @@
 //   reduce   one 256-thread block per output element; strided partial sums, then a fixed
 //            shared-memory tree (deterministic)
 //   softmax  one 256-thread block per row: block max, block sum of exp(x - max), write
-//   matmul   16x16 output tiles, A and B tiles staged through shared memory, K in order
+//   matmul   16x16 output tiles, A and B tiles staged through shared memory, K in order;
+//            batches on the grid's z axis
+//   norm, attention, rope: GpuModelOps.cpp
 // An empty problem launches nothing (CUDA rejects a zero-sized grid).
 #include <string>
 
 #include "dialect/Passes.h"
 #include "dialect/TileOps.h"
+#include "dialect/transforms/GpuKernels.h"
 #include "dialect/transforms/TileSemantics.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -27,151 +30,86 @@ namespace {
 
 using lowering::memrefSizes;
 
-constexpr int64_t kBlockSize = 256;  // threads per block for map, reduce, softmax
-constexpr int64_t kTile = 16;        // matmul output tile edge (16x16 threads)
-constexpr llvm::StringLiteral kKernelModule = "tessera_kernels";
+using device::blockReduce;
+using device::foldStrided;
+using device::ifThen;
+using device::kBlockSize;
+using device::KernelNamer;
+using device::launch;
+using device::lessThan;
+using device::workgroupBuffer;
+using lowering::ceilDiv;
+using lowering::delinearize;
+using lowering::indexConstant;
 
-mlir::Value indexConstant(mlir::OpBuilder& b, mlir::Location loc, int64_t value) {
-  return b.create<mlir::arith::ConstantIndexOp>(loc, value);
-}
-
-mlir::Value ceilDiv(mlir::OpBuilder& b, mlir::Location loc, mlir::Value value, int64_t divisor) {
-  return b.create<mlir::arith::CeilDivUIOp>(loc, value, indexConstant(b, loc, divisor));
-}
-
-mlir::Value lessThan(mlir::OpBuilder& b, mlir::Location loc, mlir::Value lhs, mlir::Value rhs) {
-  return b.create<mlir::arith::CmpIOp>(loc, mlir::arith::CmpIPredicate::ult, lhs, rhs);
-}
-
-mlir::MemRefType workgroupBuffer(mlir::OpBuilder& b, llvm::ArrayRef<int64_t> shape,
-                                 mlir::Type element) {
-  auto space = mlir::gpu::AddressSpaceAttr::get(b.getContext(),
-                                                mlir::gpu::AddressSpace::Workgroup);
-  return mlir::MemRefType::get(shape, element, mlir::MemRefLayoutAttrInterface(), space);
-}
-
-/// The row-major multi-index of `linear` in a box of `sizes` (last dimension fastest).
-llvm::SmallVector<mlir::Value> delinearize(mlir::OpBuilder& b, mlir::Location loc,
-                                           mlir::Value linear, mlir::ValueRange sizes) {
-  llvm::SmallVector<mlir::Value> index(sizes.size());
-  for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
-    if (d == 0) {
-      index[d] = linear;
-      break;
-    }
-    index[d] = b.create<mlir::arith::RemUIOp>(loc, linear, sizes[d]);
-    linear = b.create<mlir::arith::DivUIOp>(loc, linear, sizes[d]);
-  }
-  return index;
-}
-
-/// Runs `body` under `scf.if condition`.
-void ifThen(mlir::OpBuilder& b, mlir::Location loc, mlir::Value condition,
-            llvm::function_ref<void(mlir::OpBuilder&)> body) {
-  b.create<mlir::scf::IfOp>(loc, condition, [&](mlir::OpBuilder& nested, mlir::Location l) {
-    body(nested);
-    nested.create<mlir::scf::YieldOp>(l);
-  });
-}
-
-/// Names kernels `<function>_<op>_<n>`, unique within the function.
-class KernelNamer {
- public:
-  explicit KernelNamer(llvm::StringRef function) : function_(function.str()) {}
-  std::string next(llvm::StringRef opName) {
-    return function_ + "_" + opName.str() + "_" + std::to_string(count_++);
-  }
-
- private:
-  std::string function_;
-  int count_ = 0;
-};
-
-/// Emits `gpu.launch` with the given grid and block, workgroup buffers, and a body; the launch
-/// is named so that outlining puts it into `tessera_kernels` as `name`.
-mlir::gpu::LaunchOp launch(
-    mlir::OpBuilder& b, mlir::Location loc, std::array<mlir::Value, 2> grid,
-    std::array<int64_t, 2> block, mlir::TypeRange workgroup, llvm::StringRef name,
-    llvm::function_ref<void(mlir::OpBuilder&, mlir::gpu::LaunchOp)> body) {
-  mlir::Value one = indexConstant(b, loc, 1);
-  auto op = b.create<mlir::gpu::LaunchOp>(
-      loc, grid[0], grid[1], one, indexConstant(b, loc, block[0]),
-      indexConstant(b, loc, block[1]), one, /*dynamicSharedMemorySize=*/nullptr,
-      /*asyncTokenType=*/nullptr, /*asyncDependencies=*/mlir::ValueRange{}, workgroup,
-      /*privateAttributions=*/mlir::TypeRange{}, nullptr, nullptr, nullptr,
-      mlir::FlatSymbolRefAttr::get(b.getContext(), kKernelModule),
-      mlir::FlatSymbolRefAttr::get(b.getContext(), name));
-  mlir::OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToEnd(&op.getBody().front());
-  body(b, op);
-  b.create<mlir::gpu::TerminatorOp>(loc);
-  return op;
-}
-
-/// Reduces `value` (f32, one per thread) across the block with a fixed tree in `scratch`
-/// (`kBlockSize` f32 in workgroup memory); every thread gets the result.
-mlir::Value blockReduce(mlir::OpBuilder& b, mlir::Location loc, tile::ReduceKind kind,
-                        mlir::Value scratch, mlir::Value thread, mlir::Value value) {
-  // The leading barrier keeps a previous reduction's readers ahead of this one's writers.
-  b.create<mlir::gpu::BarrierOp>(loc);
-  b.create<mlir::memref::StoreOp>(loc, value, scratch, thread);
-  for (int64_t stride = kBlockSize / 2; stride > 0; stride /= 2) {
-    b.create<mlir::gpu::BarrierOp>(loc);
-    mlir::Value strideValue = indexConstant(b, loc, stride);
-    ifThen(b, loc, lessThan(b, loc, thread, strideValue), [&](mlir::OpBuilder& nested) {
-      mlir::Value partner = nested.create<mlir::arith::AddIOp>(loc, thread, strideValue);
-      mlir::Value mine = nested.create<mlir::memref::LoadOp>(loc, scratch, thread);
-      mlir::Value theirs = nested.create<mlir::memref::LoadOp>(loc, scratch, partner);
-      nested.create<mlir::memref::StoreOp>(
-          loc, lowering::reductionCombine(nested, loc, kind, mine, theirs), scratch, thread);
-    });
-  }
-  b.create<mlir::gpu::BarrierOp>(loc);
-  return b.create<mlir::memref::LoadOp>(loc, scratch, indexConstant(b, loc, 0));
-}
-
-/// Folds `step` over i = thread, thread + kBlockSize, ... < count, from `init`: one thread's
-/// share of a block-wide reduction, in a fixed order.
-mlir::Value foldStrided(
-    mlir::OpBuilder& b, mlir::Location loc, mlir::Value thread, mlir::Value count,
-    mlir::Value init,
-    llvm::function_ref<mlir::Value(mlir::OpBuilder&, mlir::Value, mlir::Value)> step) {
-  auto loop = b.create<mlir::scf::ForOp>(
-      loc, thread, count, indexConstant(b, loc, kBlockSize), mlir::ValueRange{init},
-      [&](mlir::OpBuilder& nested, mlir::Location l, mlir::Value iv, mlir::ValueRange iters) {
-        nested.create<mlir::scf::YieldOp>(l, step(nested, iters.front(), iv));
-      });
-  return loop.getResult(0);
-}
-
+constexpr int64_t kTile = 16;  // matmul output tile edge (16x16 threads)
+/// The most blocks on the grid's y and z axes (CUDA's limit); more batches loop.
+constexpr int64_t kMaxGridYZ = 65535;
 
 void lowerMap(mlir::OpBuilder& b, tile::MapOp op, KernelNamer& namer) {
   mlir::Location loc = op.getLoc();
   auto sizes = memrefSizes(b, loc, op.getOutputs().front());
   mlir::Value total = lowering::product(b, loc, sizes);
-  mlir::Value zero = indexConstant(b, loc, 0);
-  ifThen(b, loc, lessThan(b, loc, zero, total), [&](mlir::OpBuilder& guarded) {
-    mlir::Value blocks = ceilDiv(guarded, loc, total, kBlockSize);
-    launch(guarded, loc, {blocks, indexConstant(guarded, loc, 1)}, {kBlockSize, 1}, {},
-           namer.next("map"), [&](mlir::OpBuilder& k, mlir::gpu::LaunchOp l) {
-             mlir::Value base = k.create<mlir::arith::MulIOp>(
-                 loc, l.getBlockIds().x, indexConstant(k, loc, kBlockSize));
-             mlir::Value linear = k.create<mlir::arith::AddIOp>(loc, base, l.getThreadIds().x);
-             ifThen(k, loc, lessThan(k, loc, linear, total), [&](mlir::OpBuilder& in) {
-               auto index = delinearize(in, loc, linear, sizes);
-               llvm::SmallVector<mlir::Value> elements;
-               for (mlir::Value input : op.getInputs()) {
-                 elements.push_back(llvm::isa<mlir::MemRefType>(input.getType())
-                                        ? in.create<mlir::memref::LoadOp>(loc, input, index)
-                                        : input);
-               }
-               auto results = lowering::inlineMapBody(in, op, elements);
-               for (auto [value, output] : llvm::zip(results, op.getOutputs())) {
-                 in.create<mlir::memref::StoreOp>(loc, value, output, index);
-               }
-             });
-           });
+  device::launchPerElement(b, loc, total, namer.next("map"),
+                           [&](mlir::OpBuilder& in, mlir::Value linear) {
+    auto index = delinearize(in, loc, linear, sizes);
+    llvm::SmallVector<mlir::Value> elements;
+    for (mlir::Value input : op.getInputs()) {
+      if (!llvm::isa<mlir::MemRefType>(input.getType())) {
+        elements.push_back(input);
+        continue;
+      }
+      elements.push_back(in.create<mlir::memref::LoadOp>(
+          loc, input, lowering::broadcastIndex(in, loc, input, index)));
+    }
+    auto results = lowering::inlineMapBody(in, op, elements);
+    for (auto [value, output] : llvm::zip(results, op.getOutputs())) {
+      in.create<mlir::memref::StoreOp>(loc, value, output, index);
+    }
   });
+}
+
+/// argmax/argmin in one block: each thread keeps the first extreme of its strided share
+/// (value, i64 index; -1 for none), then a fixed tree combines them preferring lower indices.
+mlir::Value blockArgReduce(mlir::OpBuilder& k, mlir::Location loc, tile::ReduceOp op,
+                           mlir::gpu::LaunchOp l, llvm::ArrayRef<mlir::Value> outer,
+                           mlir::Value count) {
+  const bool max = op.getKind() == tile::ReduceKind::argmax;
+  const int64_t axis = op.getAxis();
+  mlir::Type i64 = k.getI64Type();
+  mlir::Value thread = l.getThreadIds().x;
+  mlir::Value values = l.getWorkgroupAttributions()[0];
+  mlir::Value indices = l.getWorkgroupAttributions()[1];
+  mlir::Value none = k.create<mlir::arith::ConstantOp>(loc, k.getI64IntegerAttr(-1));
+  mlir::Value start = k.create<mlir::arith::ConstantOp>(loc, k.getF32FloatAttr(0.0f));
+  auto fold = k.create<mlir::scf::ForOp>(
+      loc, thread, count, indexConstant(k, loc, kBlockSize), mlir::ValueRange{start, none},
+      [&](mlir::OpBuilder& in, mlir::Location, mlir::Value r, mlir::ValueRange state) {
+        mlir::Value value =
+            lowering::loadAsF32(in, loc, op.getInput(), lowering::insertAt(outer, axis, r));
+        auto [best, index] = lowering::argCombine(
+            in, loc, state[0], state[1], value, in.create<mlir::arith::IndexCastOp>(loc, i64, r),
+            max);
+        in.create<mlir::scf::YieldOp>(loc, mlir::ValueRange{best, index});
+      });
+  k.create<mlir::memref::StoreOp>(loc, fold.getResult(0), values, thread);
+  k.create<mlir::memref::StoreOp>(loc, fold.getResult(1), indices, thread);
+  for (int64_t stride = kBlockSize / 2; stride > 0; stride /= 2) {
+    k.create<mlir::gpu::BarrierOp>(loc);
+    mlir::Value strideValue = indexConstant(k, loc, stride);
+    ifThen(k, loc, lessThan(k, loc, thread, strideValue), [&](mlir::OpBuilder& in) {
+      mlir::Value partner = in.create<mlir::arith::AddIOp>(loc, thread, strideValue);
+      auto [best, index] = lowering::argCombine(
+          in, loc, in.create<mlir::memref::LoadOp>(loc, values, thread),
+          in.create<mlir::memref::LoadOp>(loc, indices, thread),
+          in.create<mlir::memref::LoadOp>(loc, values, partner),
+          in.create<mlir::memref::LoadOp>(loc, indices, partner), max);
+      in.create<mlir::memref::StoreOp>(loc, best, values, thread);
+      in.create<mlir::memref::StoreOp>(loc, index, indices, thread);
+    });
+  }
+  k.create<mlir::gpu::BarrierOp>(loc);
+  return k.create<mlir::memref::LoadOp>(loc, indices, indexConstant(k, loc, 0));
 }
 
 void lowerReduce(mlir::OpBuilder& b, tile::ReduceOp op, KernelNamer& namer) {
@@ -182,31 +120,39 @@ void lowerReduce(mlir::OpBuilder& b, tile::ReduceOp op, KernelNamer& namer) {
   mlir::Value count = inputSizes[axis];
   auto outerSizes = lowering::eraseAt(inputSizes, axis);
   mlir::Value outputs = lowering::product(b, loc, outerSizes);
-  auto outputType = llvm::cast<mlir::MemRefType>(op.getOutput().getType());
+  mlir::Type outputElement =
+      llvm::cast<mlir::MemRefType>(op.getOutput().getType()).getElementType();
   mlir::Value zero = indexConstant(b, loc, 0);
+  llvm::SmallVector<mlir::Type> workgroup{workgroupBuffer(b, {kBlockSize}, b.getF32Type())};
+  if (op.isArgReduction()) workgroup.push_back(workgroupBuffer(b, {kBlockSize}, b.getI64Type()));
   ifThen(b, loc, lessThan(b, loc, zero, outputs), [&](mlir::OpBuilder& guarded) {
-    launch(guarded, loc, {outputs, indexConstant(guarded, loc, 1)}, {kBlockSize, 1},
-           {workgroupBuffer(guarded, {kBlockSize}, guarded.getF32Type())},
+    launch(guarded, loc, {outputs, nullptr, nullptr}, {kBlockSize, 1}, workgroup,
            namer.next("reduce"), [&](mlir::OpBuilder& k, mlir::gpu::LaunchOp l) {
              mlir::Value thread = l.getThreadIds().x;
              auto outer = delinearize(k, loc, l.getBlockIds().x, outerSizes);
-             mlir::Value partial = foldStrided(
-                 k, loc, thread, count, lowering::reductionIdentity(k, loc, kind),
-                 [&](mlir::OpBuilder& in, mlir::Value accumulator, mlir::Value r) {
-                   mlir::Value value =
-                       lowering::loadAsF32(in, loc, op.getInput(), lowering::insertAt(outer, axis, r));
-                   return lowering::reductionCombine(in, loc, kind, accumulator, value);
-                 });
-             mlir::Value total = blockReduce(k, loc, kind, l.getWorkgroupAttributions()[0],
-                                             thread, partial);
+             mlir::Value result;
+             if (op.isArgReduction()) {
+               result = blockArgReduce(k, loc, op, l, outer, count);
+               if (!outputElement.isSignlessInteger(64)) {
+                 result = k.create<mlir::arith::TruncIOp>(loc, outputElement, result);
+               }
+             } else {
+               mlir::Value partial = foldStrided(
+                   k, loc, thread, count, lowering::reductionIdentity(k, loc, kind),
+                   [&](mlir::OpBuilder& in, mlir::Value accumulator, mlir::Value r) {
+                     mlir::Value value = lowering::loadAsF32(in, loc, op.getInput(),
+                                                             lowering::insertAt(outer, axis, r));
+                     return lowering::reductionCombine(in, loc, kind, accumulator, value);
+                   });
+               mlir::Value total = blockReduce(k, loc, kind, l.getWorkgroupAttributions()[0],
+                                               thread, partial);
+               result = lowering::convertFloat(
+                   k, loc, lowering::reductionFinalize(k, loc, kind, total, count), outputElement);
+             }
              ifThen(k, loc,
                     k.create<mlir::arith::CmpIOp>(loc, mlir::arith::CmpIPredicate::eq, thread,
                                                   indexConstant(k, loc, 0)),
                     [&](mlir::OpBuilder& in) {
-                      mlir::Value result =
-                          lowering::reductionFinalize(in, loc, kind, total, count);
-                      result = lowering::convertFloat(in, loc, result,
-                                                      outputType.getElementType());
                       llvm::SmallVector<mlir::Value> outIndex(outer.begin(), outer.end());
                       if (op.getKeepdims()) {
                         outIndex = lowering::insertAt(outer, axis, indexConstant(in, loc, 0));
@@ -227,7 +173,7 @@ void lowerSoftmax(mlir::OpBuilder& b, tile::SoftmaxOp op, KernelNamer& namer) {
   mlir::Value zero = indexConstant(b, loc, 0);
   mlir::Value work = b.create<mlir::arith::MulIOp>(loc, rows, length);
   ifThen(b, loc, lessThan(b, loc, zero, work), [&](mlir::OpBuilder& guarded) {
-    launch(guarded, loc, {rows, indexConstant(guarded, loc, 1)}, {kBlockSize, 1},
+    launch(guarded, loc, {rows, nullptr, nullptr}, {kBlockSize, 1},
            {workgroupBuffer(guarded, {kBlockSize}, guarded.getF32Type())},
            namer.next("softmax"), [&](mlir::OpBuilder& k, mlir::gpu::LaunchOp l) {
              mlir::Value thread = l.getThreadIds().x;
@@ -292,19 +238,41 @@ mlir::Value guardedMatmulLoad(mlir::OpBuilder& b, mlir::Location loc, tile::Matm
 void lowerMatmul(mlir::OpBuilder& b, tile::MatmulOp op, KernelNamer& namer) {
   mlir::Location loc = op.getLoc();
   auto outputSizes = memrefSizes(b, loc, op.getOutput());
-  mlir::Value m = outputSizes[0];
-  mlir::Value n = outputSizes[1];
-  mlir::Value k = memrefSizes(b, loc, op.getLhs())[op.getTransposeA() ? 0 : 1];
+  const int64_t rankC = static_cast<int64_t>(outputSizes.size());
+  const int64_t rankA = llvm::cast<mlir::MemRefType>(op.getLhs().getType()).getRank();
+  const int64_t rankB = llvm::cast<mlir::MemRefType>(op.getRhs().getType()).getRank();
+  mlir::Value m = outputSizes[rankC - 2];
+  mlir::Value n = outputSizes[rankC - 1];
+  mlir::Value k = memrefSizes(b, loc, op.getLhs())[rankA - (op.getTransposeA() ? 2 : 1)];
+  auto batchSizes = llvm::ArrayRef<mlir::Value>(outputSizes).drop_back(2);
+  mlir::Value batches = lowering::product(b, loc, batchSizes);
   mlir::Type accumulatorType = lowering::matmulAccumulatorType(op);
   mlir::Value zero = indexConstant(b, loc, 0);
-  mlir::Value nonEmpty = b.create<mlir::arith::AndIOp>(loc, lessThan(b, loc, zero, m),
-                                                       lessThan(b, loc, zero, n));
+  mlir::Value nonEmpty = b.create<mlir::arith::AndIOp>(
+      loc, lessThan(b, loc, zero, batches),
+      b.create<mlir::arith::AndIOp>(loc, lessThan(b, loc, zero, m), lessThan(b, loc, zero, n)));
   ifThen(b, loc, nonEmpty, [&](mlir::OpBuilder& guarded) {
     mlir::Type tileType = workgroupBuffer(guarded, {kTile, kTile}, accumulatorType);
+    mlir::Value gridZ = guarded.create<mlir::arith::MinUIOp>(
+        loc, batches, indexConstant(guarded, loc, kMaxGridYZ));
     launch(
-        guarded, loc, {ceilDiv(guarded, loc, n, kTile), ceilDiv(guarded, loc, m, kTile)},
+        guarded, loc,
+        {ceilDiv(guarded, loc, n, kTile), ceilDiv(guarded, loc, m, kTile), gridZ},
         {kTile, kTile}, {tileType, tileType}, namer.next("matmul"),
-        [&](mlir::OpBuilder& kb, mlir::gpu::LaunchOp l) {
+        [&](mlir::OpBuilder& launchBuilder, mlir::gpu::LaunchOp l) {
+          // Batches from blockIdx.z in steps of gridDim.z (uniform in a block: the barriers
+          // below stay convergent).
+          auto batchLoop = launchBuilder.create<mlir::scf::ForOp>(
+              loc, l.getBlockIds().z, batches, l.getGridSize().z);
+          mlir::OpBuilder kb = mlir::OpBuilder::atBlockTerminator(batchLoop.getBody());
+          auto cPrefix = delinearize(kb, loc, batchLoop.getInductionVar(), batchSizes);
+          auto aPrefix = lowering::broadcastIndex(kb, loc, op.getLhs(), cPrefix, rankA - 2);
+          auto bPrefix = lowering::broadcastIndex(kb, loc, op.getRhs(), cPrefix, rankB - 2);
+          auto prefixed = [](llvm::ArrayRef<mlir::Value> prefix, mlir::Value x, mlir::Value y) {
+            llvm::SmallVector<mlir::Value> index(prefix.begin(), prefix.end());
+            index.append({x, y});
+            return index;
+          };
           mlir::Value tileA = l.getWorkgroupAttributions()[0];
           mlir::Value tileB = l.getWorkgroupAttributions()[1];
           mlir::Value tx = l.getThreadIds().x;
@@ -329,10 +297,10 @@ void lowerMatmul(mlir::OpBuilder& b, tile::MatmulOp op, KernelNamer& namer) {
                     in.create<mlir::arith::AndIOp>(loc, rowInBounds, lessThan(in, loc, ka, k));
                 mlir::Value bOk = in.create<mlir::arith::AndIOp>(
                     loc, colInBounds, lessThan(in, loc, kbIndex, k));
-                llvm::SmallVector<mlir::Value> aIndex{row, ka};
-                if (op.getTransposeA()) aIndex = {ka, row};
-                llvm::SmallVector<mlir::Value> bIndex{kbIndex, col};
-                if (op.getTransposeB()) bIndex = {col, kbIndex};
+                auto aIndex = op.getTransposeA() ? prefixed(aPrefix, ka, row)
+                                                 : prefixed(aPrefix, row, ka);
+                auto bIndex = op.getTransposeB() ? prefixed(bPrefix, col, kbIndex)
+                                                 : prefixed(bPrefix, kbIndex, col);
                 mlir::Value a = guardedMatmulLoad(in, loc, op, aOk, op.getLhs(), aIndex);
                 mlir::Value bValue = guardedMatmulLoad(in, loc, op, bOk, op.getRhs(), bIndex);
                 in.create<mlir::memref::StoreOp>(loc, a, tileA, mlir::ValueRange{ty, tx});
@@ -364,7 +332,7 @@ void lowerMatmul(mlir::OpBuilder& b, tile::MatmulOp op, KernelNamer& namer) {
             mlir::Value result =
                 lowering::applyMatmulEpilogue(in, loc, op, kLoop.getResult(0), bias);
             in.create<mlir::memref::StoreOp>(loc, result, op.getOutput(),
-                                             mlir::ValueRange{row, col});
+                                             prefixed(cPrefix, row, col));
           });
         });
   });
@@ -376,7 +344,8 @@ class LowerTileToGpu : public impl::LowerTileToGpuBase<LowerTileToGpu> {
     mlir::func::FuncOp function = getOperation();
     llvm::SmallVector<mlir::Operation*> tileOps;
     function.walk([&](mlir::Operation* op) {
-      if (llvm::isa<tile::MapOp, tile::ReduceOp, tile::MatmulOp, tile::SoftmaxOp>(op)) {
+      if (llvm::isa<tile::MapOp, tile::ReduceOp, tile::MatmulOp, tile::SoftmaxOp, tile::NormOp,
+                    tile::AttentionOp, tile::RopeOp>(op)) {
         tileOps.push_back(op);
       }
     });
@@ -387,7 +356,10 @@ class LowerTileToGpu : public impl::LowerTileToGpuBase<LowerTileToGpu> {
           .Case([&](tile::MapOp map) { lowerMap(b, map, namer); })
           .Case([&](tile::ReduceOp reduce) { lowerReduce(b, reduce, namer); })
           .Case([&](tile::MatmulOp matmul) { lowerMatmul(b, matmul, namer); })
-          .Case([&](tile::SoftmaxOp softmax) { lowerSoftmax(b, softmax, namer); });
+          .Case([&](tile::SoftmaxOp softmax) { lowerSoftmax(b, softmax, namer); })
+          .Case([&](tile::NormOp norm) { device::lowerNorm(b, norm, namer); })
+          .Case([&](tile::AttentionOp attention) { device::lowerAttention(b, attention, namer); })
+          .Case([&](tile::RopeOp rope) { device::lowerRope(b, rope, namer); });
       op->erase();
     }
   }

@@ -144,6 +144,48 @@ mlir::Value reductionFinalize(mlir::OpBuilder& b, mlir::Location loc, tile::Redu
   return b.create<mlir::arith::DivFOp>(loc, accumulator, countF32);
 }
 
+mlir::Value replacesExtreme(mlir::OpBuilder& b, mlir::Location loc, mlir::Value candidate,
+                            mlir::Value best, bool max) {
+  using mlir::arith::CmpFPredicate;
+  mlir::Value better = b.create<mlir::arith::CmpFOp>(loc, max ? CmpFPredicate::OGT
+                                                              : CmpFPredicate::OLT,
+                                                     candidate, best);
+  mlir::Value candidateNan =
+      b.create<mlir::arith::CmpFOp>(loc, CmpFPredicate::UNO, candidate, candidate);
+  mlir::Value bestNumber = b.create<mlir::arith::CmpFOp>(loc, CmpFPredicate::ORD, best, best);
+  return b.create<mlir::arith::OrIOp>(
+      loc, better, b.create<mlir::arith::AndIOp>(loc, candidateNan, bestNumber));
+}
+
+std::pair<mlir::Value, mlir::Value> argCombine(mlir::OpBuilder& b, mlir::Location loc,
+                                               mlir::Value firstValue, mlir::Value firstIndex,
+                                               mlir::Value secondValue, mlir::Value secondIndex,
+                                               bool max) {
+  using mlir::arith::CmpFPredicate;
+  using mlir::arith::CmpIPredicate;
+  mlir::Value zero =
+      b.create<mlir::arith::ConstantOp>(loc, b.getZeroAttr(firstIndex.getType()));
+  mlir::Value secondValid =
+      b.create<mlir::arith::CmpIOp>(loc, CmpIPredicate::sge, secondIndex, zero);
+  mlir::Value firstEmpty = b.create<mlir::arith::CmpIOp>(loc, CmpIPredicate::slt, firstIndex, zero);
+  mlir::Value bothNan = b.create<mlir::arith::AndIOp>(
+      loc, b.create<mlir::arith::CmpFOp>(loc, CmpFPredicate::UNO, secondValue, secondValue),
+      b.create<mlir::arith::CmpFOp>(loc, CmpFPredicate::UNO, firstValue, firstValue));
+  mlir::Value same = b.create<mlir::arith::OrIOp>(
+      loc, b.create<mlir::arith::CmpFOp>(loc, CmpFPredicate::OEQ, secondValue, firstValue),
+      bothNan);
+  mlir::Value earlier = b.create<mlir::arith::AndIOp>(
+      loc, same, b.create<mlir::arith::CmpIOp>(loc, CmpIPredicate::slt, secondIndex, firstIndex));
+  mlir::Value wins = b.create<mlir::arith::AndIOp>(
+      loc, secondValid,
+      b.create<mlir::arith::OrIOp>(
+          loc, firstEmpty,
+          b.create<mlir::arith::OrIOp>(
+              loc, replacesExtreme(b, loc, secondValue, firstValue, max), earlier)));
+  return {b.create<mlir::arith::SelectOp>(loc, wins, secondValue, firstValue),
+          b.create<mlir::arith::SelectOp>(loc, wins, secondIndex, firstIndex)};
+}
+
 llvm::SmallVector<mlir::Value> inlineMapBody(mlir::OpBuilder& b, tile::MapOp map,
                                              mlir::ValueRange elements) {
   mlir::Block& body = map.getBody().front();
@@ -168,6 +210,52 @@ llvm::SmallVector<mlir::Value> memrefSizes(mlir::OpBuilder& b, mlir::Location lo
     }
   }
   return sizes;
+}
+
+mlir::Value indexConstant(mlir::OpBuilder& b, mlir::Location loc, int64_t value) {
+  return b.create<mlir::arith::ConstantIndexOp>(loc, value);
+}
+
+mlir::Value ceilDiv(mlir::OpBuilder& b, mlir::Location loc, mlir::Value value, int64_t divisor) {
+  return b.create<mlir::arith::CeilDivUIOp>(loc, value, indexConstant(b, loc, divisor));
+}
+
+llvm::SmallVector<mlir::Value> delinearize(mlir::OpBuilder& b, mlir::Location loc,
+                                           mlir::Value linear, mlir::ValueRange sizes) {
+  llvm::SmallVector<mlir::Value> index(sizes.size());
+  for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
+    if (d == 0) {
+      index[d] = linear;
+      break;
+    }
+    index[d] = b.create<mlir::arith::RemUIOp>(loc, linear, sizes[d]);
+    linear = b.create<mlir::arith::DivUIOp>(loc, linear, sizes[d]);
+  }
+  return index;
+}
+
+llvm::SmallVector<mlir::Value> broadcastIndex(mlir::OpBuilder& b, mlir::Location loc,
+                                              mlir::Value operand, mlir::ValueRange index,
+                                              int64_t dims) {
+  auto type = llvm::cast<mlir::MemRefType>(operand.getType());
+  const int64_t rank = dims < 0 ? type.getRank() : dims;
+  const int64_t offset = static_cast<int64_t>(index.size()) - rank;
+  llvm::SmallVector<mlir::Value> result;
+  mlir::Value zero = indexConstant(b, loc, 0);
+  for (int64_t d = 0; d < rank; ++d) {
+    mlir::Value position = index[d + offset];
+    if (type.getDimSize(d) == 1) {
+      result.push_back(zero);
+    } else if (type.isDynamicDim(d)) {
+      mlir::Value size = b.create<mlir::memref::DimOp>(loc, operand, d);
+      mlir::Value one = b.create<mlir::arith::CmpIOp>(loc, mlir::arith::CmpIPredicate::eq, size,
+                                                      indexConstant(b, loc, 1));
+      result.push_back(b.create<mlir::arith::SelectOp>(loc, one, zero, position));
+    } else {
+      result.push_back(position);
+    }
+  }
+  return result;
 }
 
 mlir::Value product(mlir::OpBuilder& b, mlir::Location loc, mlir::ValueRange sizes) {

@@ -5,6 +5,8 @@
 #define TESSERA_DIALECT_TRANSFORMS_TILESEMANTICS_H_
 
 #include "dialect/TileOps.h"
+#include <utility>
+
 #include "llvm/ADT/SmallVector.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Value.h"
@@ -49,6 +51,19 @@ mlir::Value reductionCombine(mlir::OpBuilder& b, mlir::Location loc, tile::Reduc
 mlir::Value reductionFinalize(mlir::OpBuilder& b, mlir::Location loc, tile::ReduceKind kind,
                               mlir::Value accumulator, mlir::Value count);
 
+/// Whether `candidate` (at a higher index) replaces `best` as the running argmax (`max`) or
+/// argmin: strictly better, or a NaN replacing a number. Scalars or vectors.
+mlir::Value replacesExtreme(mlir::OpBuilder& b, mlir::Location loc, mlir::Value candidate,
+                            mlir::Value best, bool max);
+
+/// Combines two partial arg-reductions (value, i64 index; index -1 for none) into the one at
+/// the first extreme: the second wins when it holds an index and the first holds none, it is
+/// better, or it is as good (equal, or both NaN) at a lower index. Scalars or vectors.
+std::pair<mlir::Value, mlir::Value> argCombine(mlir::OpBuilder& b, mlir::Location loc,
+                                               mlir::Value firstValue, mlir::Value firstIndex,
+                                               mlir::Value secondValue, mlir::Value secondIndex,
+                                               bool max);
+
 /// Clones the body of `map` at the builder's position with its arguments bound to `elements`;
 /// returns the values it yields.
 llvm::SmallVector<mlir::Value> inlineMapBody(mlir::OpBuilder& b, tile::MapOp map,
@@ -57,6 +72,24 @@ llvm::SmallVector<mlir::Value> inlineMapBody(mlir::OpBuilder& b, tile::MapOp map
 /// The sizes of a ranked memref as index values (constants where static).
 llvm::SmallVector<mlir::Value> memrefSizes(mlir::OpBuilder& b, mlir::Location loc,
                                            mlir::Value memref);
+
+/// An index constant.
+mlir::Value indexConstant(mlir::OpBuilder& b, mlir::Location loc, int64_t value);
+
+/// ceil(value / divisor) for a positive constant divisor.
+mlir::Value ceilDiv(mlir::OpBuilder& b, mlir::Location loc, mlir::Value value, int64_t divisor);
+
+/// The row-major multi-index of `linear` (< the product of `sizes`) in a box of `sizes`.
+llvm::SmallVector<mlir::Value> delinearize(mlir::OpBuilder& b, mlir::Location loc,
+                                           mlir::Value linear, mlir::ValueRange sizes);
+
+/// The index into the first `dims` dimensions (all when negative) of memref `operand`, which
+/// broadcast (NumPy's rules, aligned at the last of them) to `index` in the shape they broadcast
+/// to: a dimension of size 1 reads position 0 (statically when its size is static, else by a
+/// select).
+llvm::SmallVector<mlir::Value> broadcastIndex(mlir::OpBuilder& b, mlir::Location loc,
+                                              mlir::Value operand, mlir::ValueRange index,
+                                              int64_t dims = -1);
 
 /// The product of `sizes` (1 for none).
 mlir::Value product(mlir::OpBuilder& b, mlir::Location loc, mlir::ValueRange sizes);

@@ -49,6 +49,9 @@ std::string Decline(const MatmulProvider& provider, const TileOpArbitration& sel
   if (op.getNumericPolicyOrDefault() != tile::NumericPolicy::f32) {
     return "it implements the f32 numeric policy only";
   }
+  if (op.isBatched()) {
+    return "it computes one 2-D product; a batched matmul runs the compiled lowering";
+  }
   if (provider.covers == "root_only" && op.hasFusedEpilogue()) {
     return "it covers root_only and the op has a fused epilogue (bias or activation)";
   }
@@ -125,8 +128,16 @@ arbiter::ArbitrationPoint PointOf(mlir::Operation* op, const TileOpArbitration& 
   };
   p.transpose_a = matmul.getTransposeA();
   p.transpose_b = matmul.getTransposeB();
-  p.shape = {dim(matmul.getOutput(), 0), dim(matmul.getOutput(), 1),
-             dim(matmul.getLhs(), matmul.getTransposeA() ? 0 : 1)};
+  const unsigned rankC = llvm::cast<mlir::MemRefType>(matmul.getOutput().getType()).getRank();
+  const unsigned rankA = llvm::cast<mlir::MemRefType>(matmul.getLhs().getType()).getRank();
+  p.shape = {dim(matmul.getOutput(), rankC - 2), dim(matmul.getOutput(), rankC - 1),
+             dim(matmul.getLhs(), rankA - (matmul.getTransposeA() ? 2 : 1))};
+  // A batched product is its own kind of point (no 2-D provider serves it): its batch sizes
+  // follow M, N, K, and the layout says so.
+  if (matmul.isBatched()) {
+    p.layout = "batched";
+    for (unsigned d = 0; d + 2 < rankC; ++d) p.shape.push_back(dim(matmul.getOutput(), d));
+  }
   p.bias = matmul.getBias() != nullptr;
   p.activation = tile::stringifyActivation(matmul.getActivationOrNone()).str();
   p.numeric_policy = tile::stringifyNumericPolicy(matmul.getNumericPolicyOrDefault()).str();

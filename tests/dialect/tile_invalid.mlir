@@ -12,7 +12,7 @@ func.func @map_without_outputs(%a: memref<4xf32>) {
 // -----
 
 func.func @map_rank_mismatch(%a: memref<4x4xf32>, %c: memref<16xf32>) {
-  // expected-error @+1 {{expected input #0 ('memref<4x4xf32>') to have rank 1 like output #0 ('memref<16xf32>')}}
+  // expected-error @+1 {{expected input #0 ('memref<4x4xf32>') to have rank at most 1 like output #0 ('memref<16xf32>'); it broadcasts to that shape}}
   tile.map ins(%a : memref<4x4xf32>) outs(%c : memref<16xf32>) {
   ^bb0(%x: f32):
     tile.yield %x : f32
@@ -23,7 +23,7 @@ func.func @map_rank_mismatch(%a: memref<4x4xf32>, %c: memref<16xf32>) {
 // -----
 
 func.func @map_static_dim_mismatch(%a: memref<4x8xf32>, %c: memref<4x9xf32>) {
-  // expected-error @+1 {{expected dimension 1 of input #0 ('memref<4x8xf32>') to be 9 like output #0 ('memref<4x9xf32>')}}
+  // expected-error @+1 {{expected dimension 1 of input #0 ('memref<4x8xf32>') to be 1 or 9, to broadcast to dimension 1 of output #0 ('memref<4x9xf32>')}}
   tile.map ins(%a : memref<4x8xf32>) outs(%c : memref<4x9xf32>) {
   ^bb0(%x: f32):
     tile.yield %x : f32
@@ -131,7 +131,7 @@ func.func @yield_outside_map() {
 // -----
 
 func.func @reduce_unknown_kind(%x: memref<4x8xf32>, %y: memref<4xf32>) {
-  // expected-error @+1 {{expected string or keyword containing one of the following enum values for attribute 'kind' [sum, mean, max, min, prod]}}
+  // expected-error @+1 {{expected string or keyword containing one of the following enum values for attribute 'kind' [sum, mean, max, min, prod, argmax, argmin]}}
   tile.reduce median %x -> %y axis = 1 : memref<4x8xf32> -> memref<4xf32>
   return
 }
@@ -227,7 +227,7 @@ func.func @matmul_n_mismatch(%a: memref<16x32xf32>, %b: memref<32x8xf32>, %c: me
 // -----
 
 func.func @matmul_rank(%a: memref<2x16x32xf32>, %b: memref<32x8xf32>, %c: memref<16x8xf32>) {
-  // expected-error @+1 {{operand #0 must be 2D memref of 32-bit float or 16-bit float or bfloat16 type values}}
+  // expected-error @+1 {{expected C to have rank 3 (the larger of A's and B's), found 2}}
   tile.matmul %a, %b -> %c : memref<2x16x32xf32>, memref<32x8xf32> -> memref<16x8xf32>
   return
 }
@@ -301,5 +301,173 @@ func.func @softmax_rank_mismatch(%x: memref<4x10xf32>, %y: memref<40xf32>) {
 func.func @softmax_element_type_mismatch(%x: memref<4x10xf32>, %y: memref<4x10xf16>) {
   // expected-error @+1 {{expected the output element type ('f16') to equal the input element type ('f32')}}
   tile.softmax %x -> %y : memref<4x10xf32> -> memref<4x10xf16>
+  return
+}
+
+// -----
+
+func.func @matmul_vector(%a: memref<32xf32>, %b: memref<32x8xf32>, %c: memref<1x8xf32>) {
+  // expected-error @+1 {{expected A ('memref<32xf32>') to have rank 2 or more: [batch..., rows, columns]}}
+  tile.matmul %a, %b -> %c : memref<32xf32>, memref<32x8xf32> -> memref<1x8xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_batch_mismatch(%a: memref<3x16x32xf32>, %b: memref<2x32x8xf32>, %c: memref<3x16x8xf32>) {
+  // expected-error @+1 {{expected dimension 0 of the batch of B ('memref<2x32x8xf32>') to be 1 or 3, to broadcast to dimension 0 of the batch of C ('memref<3x16x8xf32>')}}
+  tile.matmul %a, %b -> %c : memref<3x16x32xf32>, memref<2x32x8xf32> -> memref<3x16x8xf32>
+  return
+}
+
+// -----
+
+func.func @argmax_float_output(%x: memref<4x8xf32>, %i: memref<4xf32>) {
+  // expected-error @+1 {{expected an i32 or i64 output for 'argmax' (it writes indices), found 'f32'}}
+  tile.reduce argmax %x -> %i axis = 1 : memref<4x8xf32> -> memref<4xf32>
+  return
+}
+
+// -----
+
+func.func @sum_index_output(%x: memref<4x8xf32>, %i: memref<4xi32>) {
+  // expected-error @+1 {{expected a float output for 'sum', found 'i32' (only argmax and argmin write indices)}}
+  tile.reduce sum %x -> %i axis = 1 : memref<4x8xf32> -> memref<4xi32>
+  return
+}
+
+// -----
+
+func.func @norm_shape(%x: memref<4x8xf32>, %y: memref<4x9xf32>) {
+  // expected-error @+1 {{expected dimension 1 of the output ('memref<4x9xf32>') to be 8 like the input ('memref<4x8xf32>')}}
+  tile.norm rms %x -> %y : memref<4x8xf32> -> memref<4x9xf32>
+  return
+}
+
+// -----
+
+func.func @norm_residual_shape(%x: memref<4x8xf32>, %r: memref<8xf32>, %y: memref<4x8xf32>) {
+  // expected-error @+1 {{expected the residual ('memref<8xf32>') to have rank 2 like the input ('memref<4x8xf32>')}}
+  tile.norm rms %x residual(%r : memref<8xf32>) -> %y : memref<4x8xf32> -> memref<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @norm_residual_out_alone(%x: memref<4x8xf32>, %y: memref<4x8xf32>, %h: memref<4x8xf32>) {
+  // expected-error @+1 {{expected a residual input with 'residual_out' (it receives input + residual)}}
+  tile.norm layer %x -> %y residual_out(%h : memref<4x8xf32>) : memref<4x8xf32> -> memref<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @norm_weight_length(%x: memref<4x8xf32>, %y: memref<4x8xf32>, %w: memref<4xf32>) {
+  // expected-error @+1 {{expected the weight length (4) to equal the last dimension of the input (8)}}
+  tile.norm rms %x -> %y weight(%w : memref<4xf32>) : memref<4x8xf32> -> memref<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @norm_negative_eps(%x: memref<4x8xf32>, %y: memref<4x8xf32>) {
+  // expected-error @+1 {{expected eps to be finite and non-negative, found -1}}
+  tile.norm rms %x -> %y eps(-1.0) : memref<4x8xf32> -> memref<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @norm_kind(%x: memref<4x8xf32>, %y: memref<4x8xf32>) {
+  // expected-error @+1 {{expected string or keyword containing one of the following enum values for attribute 'kind' [layer, rms]}}
+  tile.norm batch %x -> %y : memref<4x8xf32> -> memref<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_rank(%q: memref<2x4x8xf32>, %k: memref<2x4x8xf32>, %v: memref<2x4x8xf32>, %o: memref<2x4x8xf32>) {
+  // expected-error @+1 {{operand #0 must be 4D memref of 32-bit float or 16-bit float or bfloat16 type values}}
+  tile.attention %q, %k, %v -> %o : memref<2x4x8xf32>, memref<2x4x8xf32>, memref<2x4x8xf32> -> memref<2x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_head_size(%q: memref<1x4x8x64xf32>, %k: memref<1x4x8x32xf32>, %v: memref<1x4x8x64xf32>, %o: memref<1x4x8x64xf32>) {
+  // expected-error @+1 {{expected dimension 3 of K ('memref<1x4x8x32xf32>') to be 64 (D, the head size of Q), found 32}}
+  tile.attention %q, %k, %v -> %o : memref<1x4x8x64xf32>, memref<1x4x8x32xf32>, memref<1x4x8x64xf32> -> memref<1x4x8x64xf32>
+  return
+}
+
+// -----
+
+func.func @attention_keys(%q: memref<1x4x8x64xf32>, %k: memref<1x4x8x64xf32>, %v: memref<1x4x9x64xf32>, %o: memref<1x4x8x64xf32>) {
+  // expected-error @+1 {{expected dimension 2 of V ('memref<1x4x9x64xf32>') to be 8 (Sk, the keys of K), found 9}}
+  tile.attention %q, %k, %v -> %o : memref<1x4x8x64xf32>, memref<1x4x8x64xf32>, memref<1x4x9x64xf32> -> memref<1x4x8x64xf32>
+  return
+}
+
+// -----
+
+func.func @attention_groups(%q: memref<1x6x8x64xf32>, %k: memref<1x4x8x64xf32>, %v: memref<1x4x8x64xf32>, %o: memref<1x6x8x64xf32>) {
+  // expected-error @+1 {{expected the heads of Q (6) to be a multiple of the heads of K and V (4) (grouped-query attention)}}
+  tile.attention %q, %k, %v -> %o : memref<1x6x8x64xf32>, memref<1x4x8x64xf32>, memref<1x4x8x64xf32> -> memref<1x6x8x64xf32>
+  return
+}
+
+// -----
+
+func.func @attention_lengths(%q: memref<2x4x8x64xf32>, %k: memref<2x4x8x64xf32>, %v: memref<2x4x8x64xf32>, %o: memref<2x4x8x64xf32>, %l: memref<3xi32>) {
+  // expected-error @+1 {{expected dimension 0 of key_lengths ('memref<3xi32>') to be 2 (B, the batch of Q), found 3}}
+  tile.attention %q, %k, %v -> %o key_lengths(%l : memref<3xi32>) : memref<2x4x8x64xf32>, memref<2x4x8x64xf32>, memref<2x4x8x64xf32> -> memref<2x4x8x64xf32>
+  return
+}
+
+// -----
+
+func.func @attention_output(%q: memref<1x4x8x64xf32>, %k: memref<1x4x8x64xf32>, %v: memref<1x4x8x32xf32>, %o: memref<1x4x8x64xf32>) {
+  // expected-error @+1 {{expected dimension 3 of O ('memref<1x4x8x64xf32>') to be 32 (Dv, the head size of V), found 64}}
+  tile.attention %q, %k, %v -> %o : memref<1x4x8x64xf32>, memref<1x4x8x64xf32>, memref<1x4x8x32xf32> -> memref<1x4x8x64xf32>
+  return
+}
+
+// -----
+
+func.func @rope_odd(%x: memref<4x7xf32>, %c: memref<4x3xf32>, %s: memref<4x3xf32>, %y: memref<4x7xf32>) {
+  // expected-error @+1 {{expected an even last dimension (pairs of features), found 7}}
+  tile.rope half %x, %c, %s -> %y : memref<4x7xf32>, memref<4x3xf32>, memref<4x3xf32> -> memref<4x7xf32>
+  return
+}
+
+// -----
+
+func.func @rope_table_columns(%x: memref<4x8xf32>, %c: memref<4x8xf32>, %s: memref<4x8xf32>, %y: memref<4x8xf32>) {
+  // expected-error @+1 {{expected dimension 1 of the cos table ('memref<4x8xf32>') to be 4 (half the last dimension of the input), found 8}}
+  tile.rope half %x, %c, %s -> %y : memref<4x8xf32>, memref<4x8xf32>, memref<4x8xf32> -> memref<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @rope_table_rows(%x: memref<2x4x8xf32>, %c: memref<5x4xf32>, %s: memref<5x4xf32>, %y: memref<2x4x8xf32>) {
+  // expected-error @+1 {{expected dimension 0 of the cos table ('memref<5x4xf32>') to be 4 (the positions of the input), found 5}}
+  tile.rope interleaved %x, %c, %s -> %y : memref<2x4x8xf32>, memref<5x4xf32>, memref<5x4xf32> -> memref<2x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @rope_tables_differ(%x: memref<4x8xf32>, %c: memref<4x4xf32>, %s: memref<4x2xf32>, %y: memref<4x8xf32>) {
+  // expected-error @+1 {{expected dimension 1 of the sin table ('memref<4x2xf32>') to be 4 like the cos table ('memref<4x4xf32>')}}
+  tile.rope half %x, %c, %s -> %y : memref<4x8xf32>, memref<4x4xf32>, memref<4x2xf32> -> memref<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @rope_rank(%x: memref<8xf32>, %c: memref<1x4xf32>, %s: memref<1x4xf32>, %y: memref<8xf32>) {
+  // expected-error @+1 {{expected the input ('memref<8xf32>') to have rank 2 or more: [..., positions, features]}}
+  tile.rope half %x, %c, %s -> %y : memref<8xf32>, memref<1x4xf32>, memref<1x4xf32> -> memref<8xf32>
   return
 }

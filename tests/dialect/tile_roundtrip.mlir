@@ -132,3 +132,69 @@ func.func @softmax(%x: memref<?x10xf32>, %y: memref<?x10xf32>, %p: memref<2x3x4x
   tile.softmax %p -> %q : memref<2x3x4xf16> -> memref<2x3x4xf16>
   return
 }
+
+// CHECK-LABEL: func.func @broadcast_map
+// CHECK: tile.map ins(%{{.*}}, %{{.*}} : memref<?x?xf32>, memref<1x?xf32>) outs(%{{.*}} : memref<?x?xf32>)
+func.func @broadcast_map(%x: memref<?x?xf32>, %row: memref<1x?xf32>, %y: memref<?x?xf32>) {
+  tile.map ins(%x, %row : memref<?x?xf32>, memref<1x?xf32>) outs(%y : memref<?x?xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %0 = arith.addf %a, %b : f32
+    tile.yield %0 : f32
+  }
+  return
+}
+
+// CHECK-LABEL: func.func @arg_reductions
+// CHECK: tile.reduce argmax %{{.*}} -> %{{.*}} axis = 1 : memref<?x?xf16> -> memref<?xi64>
+// CHECK: tile.reduce argmin %{{.*}} -> %{{.*}} axis = 0 keepdims : memref<?x?xf16> -> memref<1x?xi32>
+func.func @arg_reductions(%x: memref<?x?xf16>, %i: memref<?xi64>, %j: memref<1x?xi32>) {
+  tile.reduce argmax %x -> %i axis = 1 : memref<?x?xf16> -> memref<?xi64>
+  tile.reduce argmin %x -> %j axis = 0 keepdims : memref<?x?xf16> -> memref<1x?xi32>
+  return
+}
+
+// CHECK-LABEL: func.func @batched_matmul
+// CHECK: tile.matmul %{{.*}}, %{{.*}} -> %{{.*}} bias(%{{.*}} : memref<?xf32>) activation(gelu) {transpose_b} : memref<?x1x?x?xf32>, memref<?x?x?xf32> -> memref<?x?x?x?xf32>
+func.func @batched_matmul(%a: memref<?x1x?x?xf32>, %b: memref<?x?x?xf32>, %bias: memref<?xf32>,
+                          %c: memref<?x?x?x?xf32>) {
+  tile.matmul %a, %b -> %c bias(%bias : memref<?xf32>) activation(gelu) {transpose_b}
+      : memref<?x1x?x?xf32>, memref<?x?x?xf32> -> memref<?x?x?x?xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @norms
+// CHECK: tile.norm rms %{{.*}} residual(%{{.*}} : memref<?x64xbf16>) -> %{{.*}} residual_out(%{{.*}} : memref<?x64xbf16>) weight(%{{.*}} : memref<64xbf16>) eps(9.99999997E-7) : memref<?x64xbf16> -> memref<?x64xbf16>
+// CHECK: tile.norm layer %{{.*}} -> %{{.*}} weight(%{{.*}} : memref<64xbf16>) bias(%{{.*}} : memref<64xbf16>) : memref<?x64xbf16> -> memref<?x64xf32>
+func.func @norms(%x: memref<?x64xbf16>, %r: memref<?x64xbf16>, %y: memref<?x64xbf16>,
+                 %h: memref<?x64xbf16>, %w: memref<64xbf16>, %b: memref<64xbf16>,
+                 %z: memref<?x64xf32>) {
+  tile.norm rms %x residual(%r : memref<?x64xbf16>) -> %y residual_out(%h : memref<?x64xbf16>)
+      weight(%w : memref<64xbf16>) eps(1.0e-6) : memref<?x64xbf16> -> memref<?x64xbf16>
+  tile.norm layer %x -> %z weight(%w : memref<64xbf16>) bias(%b : memref<64xbf16>)
+      : memref<?x64xbf16> -> memref<?x64xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @attention
+// CHECK: tile.attention %{{.*}}, %{{.*}}, %{{.*}} -> %{{.*}} key_lengths(%{{.*}} : memref<?xi32>) scale(1.250000e-01) causal : memref<?x8x?x64xf16>, memref<?x2x?x64xf16>, memref<?x2x?x64xf16> -> memref<?x8x?x64xf16>
+// CHECK: tile.attention %{{.*}}, %{{.*}}, %{{.*}} -> %{{.*}} : memref<?x8x?x64xf16>, memref<?x2x?x64xf16>, memref<?x2x?x64xf16> -> memref<?x8x?x64xf16>
+func.func @attention(%q: memref<?x8x?x64xf16>, %k: memref<?x2x?x64xf16>, %v: memref<?x2x?x64xf16>,
+                     %o: memref<?x8x?x64xf16>, %len: memref<?xi32>) {
+  tile.attention %q, %k, %v -> %o key_lengths(%len : memref<?xi32>) scale(0.125) causal
+      : memref<?x8x?x64xf16>, memref<?x2x?x64xf16>, memref<?x2x?x64xf16> -> memref<?x8x?x64xf16>
+  tile.attention %q, %k, %v -> %o
+      : memref<?x8x?x64xf16>, memref<?x2x?x64xf16>, memref<?x2x?x64xf16> -> memref<?x8x?x64xf16>
+  return
+}
+
+// CHECK-LABEL: func.func @rope
+// CHECK: tile.rope half %{{.*}}, %{{.*}}, %{{.*}} -> %{{.*}} : memref<?x8x?x64xf32>, memref<?x32xf32>, memref<?x32xf32> -> memref<?x8x?x64xf32>
+// CHECK: tile.rope interleaved %{{.*}}, %{{.*}}, %{{.*}} -> %{{.*}} : memref<?x8x?x64xf32>, memref<?x32xf32>, memref<?x32xf32> -> memref<?x8x?x64xf32>
+func.func @rope(%x: memref<?x8x?x64xf32>, %c: memref<?x32xf32>, %s: memref<?x32xf32>,
+                %y: memref<?x8x?x64xf32>) {
+  tile.rope half %x, %c, %s -> %y
+      : memref<?x8x?x64xf32>, memref<?x32xf32>, memref<?x32xf32> -> memref<?x8x?x64xf32>
+  tile.rope interleaved %x, %c, %s -> %y
+      : memref<?x8x?x64xf32>, memref<?x32xf32>, memref<?x32xf32> -> memref<?x8x?x64xf32>
+  return
+}

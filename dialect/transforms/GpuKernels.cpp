@@ -1,0 +1,105 @@
+// The kernel-building blocks of the device lowering; see GpuKernels.h.
+#include "dialect/transforms/GpuKernels.h"
+
+#include "dialect/transforms/TileSemantics.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+namespace tessera::device {
+namespace {
+
+constexpr llvm::StringLiteral kKernelModule = "tessera_kernels";
+
+}  // namespace
+
+using lowering::indexConstant;
+
+mlir::Value lessThan(mlir::OpBuilder& b, mlir::Location loc, mlir::Value lhs, mlir::Value rhs) {
+  return b.create<mlir::arith::CmpIOp>(loc, mlir::arith::CmpIPredicate::ult, lhs, rhs);
+}
+
+mlir::MemRefType workgroupBuffer(mlir::OpBuilder& b, llvm::ArrayRef<int64_t> shape,
+                                 mlir::Type element) {
+  auto space = mlir::gpu::AddressSpaceAttr::get(b.getContext(),
+                                                mlir::gpu::AddressSpace::Workgroup);
+  return mlir::MemRefType::get(shape, element, mlir::MemRefLayoutAttrInterface(), space);
+}
+
+void ifThen(mlir::OpBuilder& b, mlir::Location loc, mlir::Value condition,
+            llvm::function_ref<void(mlir::OpBuilder&)> body) {
+  b.create<mlir::scf::IfOp>(loc, condition, [&](mlir::OpBuilder& nested, mlir::Location l) {
+    body(nested);
+    nested.create<mlir::scf::YieldOp>(l);
+  });
+}
+
+mlir::gpu::LaunchOp launch(mlir::OpBuilder& b, mlir::Location loc, std::array<mlir::Value, 3> grid,
+                           std::array<int64_t, 2> block, mlir::TypeRange workgroup,
+                           llvm::StringRef name,
+                           llvm::function_ref<void(mlir::OpBuilder&, mlir::gpu::LaunchOp)> body) {
+  mlir::Value one = indexConstant(b, loc, 1);
+  auto op = b.create<mlir::gpu::LaunchOp>(
+      loc, grid[0], grid[1] ? grid[1] : one, grid[2] ? grid[2] : one,
+      indexConstant(b, loc, block[0]), indexConstant(b, loc, block[1]), one,
+      /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
+      /*asyncDependencies=*/mlir::ValueRange{}, workgroup,
+      /*privateAttributions=*/mlir::TypeRange{}, nullptr, nullptr, nullptr,
+      mlir::FlatSymbolRefAttr::get(b.getContext(), kKernelModule),
+      mlir::FlatSymbolRefAttr::get(b.getContext(), name));
+  mlir::OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToEnd(&op.getBody().front());
+  body(b, op);
+  b.create<mlir::gpu::TerminatorOp>(loc);
+  return op;
+}
+
+mlir::Value blockReduce(mlir::OpBuilder& b, mlir::Location loc, tile::ReduceKind kind,
+                        mlir::Value scratch, mlir::Value thread, mlir::Value value) {
+  // The leading barrier keeps a previous reduction's readers ahead of this one's writers.
+  b.create<mlir::gpu::BarrierOp>(loc);
+  b.create<mlir::memref::StoreOp>(loc, value, scratch, thread);
+  for (int64_t stride = kBlockSize / 2; stride > 0; stride /= 2) {
+    b.create<mlir::gpu::BarrierOp>(loc);
+    mlir::Value strideValue = indexConstant(b, loc, stride);
+    ifThen(b, loc, lessThan(b, loc, thread, strideValue), [&](mlir::OpBuilder& nested) {
+      mlir::Value partner = nested.create<mlir::arith::AddIOp>(loc, thread, strideValue);
+      mlir::Value mine = nested.create<mlir::memref::LoadOp>(loc, scratch, thread);
+      mlir::Value theirs = nested.create<mlir::memref::LoadOp>(loc, scratch, partner);
+      nested.create<mlir::memref::StoreOp>(
+          loc, lowering::reductionCombine(nested, loc, kind, mine, theirs), scratch, thread);
+    });
+  }
+  b.create<mlir::gpu::BarrierOp>(loc);
+  return b.create<mlir::memref::LoadOp>(loc, scratch, indexConstant(b, loc, 0));
+}
+
+mlir::Value foldStrided(
+    mlir::OpBuilder& b, mlir::Location loc, mlir::Value thread, mlir::Value count,
+    mlir::Value init,
+    llvm::function_ref<mlir::Value(mlir::OpBuilder&, mlir::Value, mlir::Value)> step) {
+  auto loop = b.create<mlir::scf::ForOp>(
+      loc, thread, count, indexConstant(b, loc, kBlockSize), mlir::ValueRange{init},
+      [&](mlir::OpBuilder& nested, mlir::Location l, mlir::Value iv, mlir::ValueRange iters) {
+        nested.create<mlir::scf::YieldOp>(l, step(nested, iters.front(), iv));
+      });
+  return loop.getResult(0);
+}
+
+void launchPerElement(mlir::OpBuilder& b, mlir::Location loc, mlir::Value total,
+                      llvm::StringRef name,
+                      llvm::function_ref<void(mlir::OpBuilder&, mlir::Value linear)> body) {
+  ifThen(b, loc, lessThan(b, loc, indexConstant(b, loc, 0), total), [&](mlir::OpBuilder& guarded) {
+    mlir::Value blocks = lowering::ceilDiv(guarded, loc, total, kBlockSize);
+    launch(guarded, loc, {blocks, nullptr, nullptr}, {kBlockSize, 1}, {}, name,
+           [&](mlir::OpBuilder& k, mlir::gpu::LaunchOp l) {
+             mlir::Value base = k.create<mlir::arith::MulIOp>(
+                 loc, l.getBlockIds().x, indexConstant(k, loc, kBlockSize));
+             mlir::Value linear = k.create<mlir::arith::AddIOp>(loc, base, l.getThreadIds().x);
+             ifThen(k, loc, lessThan(k, loc, linear, total),
+                    [&](mlir::OpBuilder& in) { body(in, linear); });
+           });
+  });
+}
+
+}  // namespace tessera::device

@@ -1,0 +1,76 @@
+// The kernel-building blocks of the device lowering (tessera-lower-tile-to-gpu): named
+// gpu.launch regions, fixed-tree block reductions and strided per-thread folds, and the
+// per-op lowerings that live in their own files.
+#ifndef TESSERA_DIALECT_TRANSFORMS_GPUKERNELS_H_
+#define TESSERA_DIALECT_TRANSFORMS_GPUKERNELS_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "dialect/TileOps.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/Builders.h"
+
+namespace tessera::device {
+
+inline constexpr int64_t kBlockSize = 256;  // threads per block for map, reduce, softmax, ...
+
+/// Names kernels `<function>_<op>_<n>`, unique within the function.
+class KernelNamer {
+ public:
+  explicit KernelNamer(llvm::StringRef function) : function_(function.str()) {}
+  std::string next(llvm::StringRef opName) {
+    return function_ + "_" + opName.str() + "_" + std::to_string(count_++);
+  }
+
+ private:
+  std::string function_;
+  int count_ = 0;
+};
+
+/// `lhs < rhs` on indices.
+mlir::Value lessThan(mlir::OpBuilder& b, mlir::Location loc, mlir::Value lhs, mlir::Value rhs);
+
+/// Runs `body` under `scf.if condition`.
+void ifThen(mlir::OpBuilder& b, mlir::Location loc, mlir::Value condition,
+            llvm::function_ref<void(mlir::OpBuilder&)> body);
+
+/// A memref type in workgroup (shared) memory.
+mlir::MemRefType workgroupBuffer(mlir::OpBuilder& b, llvm::ArrayRef<int64_t> shape,
+                                 mlir::Type element);
+
+/// Emits `gpu.launch` with the given grid and block, workgroup buffers, and a body; the launch
+/// is named so that outlining puts it into the kernel module as `name`.
+mlir::gpu::LaunchOp launch(mlir::OpBuilder& b, mlir::Location loc, std::array<mlir::Value, 3> grid,
+                           std::array<int64_t, 2> block, mlir::TypeRange workgroup,
+                           llvm::StringRef name,
+                           llvm::function_ref<void(mlir::OpBuilder&, mlir::gpu::LaunchOp)> body);
+
+/// Reduces `value` (f32, one per thread) across the block with a fixed tree in `scratch`
+/// (`kBlockSize` f32 in workgroup memory); every thread gets the result.
+mlir::Value blockReduce(mlir::OpBuilder& b, mlir::Location loc, tile::ReduceKind kind,
+                        mlir::Value scratch, mlir::Value thread, mlir::Value value);
+
+/// Folds `step` over i = thread, thread + kBlockSize, ... < count, from `init`: one thread's
+/// share of a block-wide reduction, in a fixed order.
+mlir::Value foldStrided(
+    mlir::OpBuilder& b, mlir::Location loc, mlir::Value thread, mlir::Value count,
+    mlir::Value init,
+    llvm::function_ref<mlir::Value(mlir::OpBuilder&, mlir::Value, mlir::Value)> step);
+
+/// A launch of ceil(total / kBlockSize) blocks of kBlockSize threads, `body` running once per
+/// linear index < total (nothing when total is 0).
+void launchPerElement(mlir::OpBuilder& b, mlir::Location loc, mlir::Value total,
+                      llvm::StringRef name,
+                      llvm::function_ref<void(mlir::OpBuilder&, mlir::Value linear)> body);
+
+/// tile.norm, tile.attention, tile.rope: GpuModelOps.cpp.
+void lowerNorm(mlir::OpBuilder& b, tile::NormOp op, KernelNamer& namer);
+void lowerAttention(mlir::OpBuilder& b, tile::AttentionOp op, KernelNamer& namer);
+void lowerRope(mlir::OpBuilder& b, tile::RopeOp op, KernelNamer& namer);
+
+}  // namespace tessera::device
+
+#endif  // TESSERA_DIALECT_TRANSFORMS_GPUKERNELS_H_

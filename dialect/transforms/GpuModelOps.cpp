@@ -1,0 +1,341 @@
+// The device lowering of the model ops:
+//   norm       one 256-thread block per row: block sums (fixed tree) of s, then of the centred
+//              squares (layer) or of the squares (rms), then a strided write
+//   attention  one 256-thread block per query row: keys in blocks of 256 (one score per
+//              thread), an online softmax across blocks (block max, rescale, block sum), each
+//              thread accumulating output columns d = thread, thread + 256, ...
+//   rope       one thread per rotated pair
+#include <limits>
+
+#include "dialect/transforms/GpuKernels.h"
+#include "dialect/transforms/TileSemantics.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+namespace tessera::device {
+namespace {
+
+using lowering::indexConstant;
+using lowering::memrefSizes;
+
+mlir::Value f32Constant(mlir::OpBuilder& b, mlir::Location loc, float value) {
+  return b.create<mlir::arith::ConstantOp>(loc, b.getF32FloatAttr(value));
+}
+
+mlir::Value countAsF32(mlir::OpBuilder& b, mlir::Location loc, mlir::Value count) {
+  mlir::Value count64 = b.create<mlir::arith::IndexCastUIOp>(loc, b.getI64Type(), count);
+  return b.create<mlir::arith::UIToFPOp>(loc, b.getF32Type(), count64);
+}
+
+mlir::Value reciprocalSqrt(mlir::OpBuilder& b, mlir::Location loc, mlir::Value value) {
+  return b.create<mlir::arith::DivFOp>(loc, f32Constant(b, loc, 1.0f),
+                                       b.create<mlir::math::SqrtOp>(loc, value));
+}
+
+llvm::SmallVector<mlir::Value> with(mlir::ValueRange index, mlir::Value last) {
+  return lowering::insertAt(index, index.size(), last);
+}
+
+/// One block per row of `rowSizes` (nothing when there are none).
+void launchPerRow(mlir::OpBuilder& b, mlir::Location loc, llvm::ArrayRef<mlir::Value> rowSizes,
+                  mlir::TypeRange workgroup, llvm::StringRef name,
+                  llvm::function_ref<void(mlir::OpBuilder&, mlir::gpu::LaunchOp,
+                                          llvm::ArrayRef<mlir::Value> row)> body) {
+  mlir::Value rows = lowering::product(b, loc, rowSizes);
+  ifThen(b, loc, lessThan(b, loc, indexConstant(b, loc, 0), rows), [&](mlir::OpBuilder& guarded) {
+    launch(guarded, loc, {rows, nullptr, nullptr}, {kBlockSize, 1}, workgroup, name,
+           [&](mlir::OpBuilder& k, mlir::gpu::LaunchOp l) {
+             body(k, l, lowering::delinearize(k, loc, l.getBlockIds().x, rowSizes));
+           });
+  });
+}
+
+}  // namespace
+
+void lowerNorm(mlir::OpBuilder& b, tile::NormOp op, KernelNamer& namer) {
+  mlir::Location loc = op.getLoc();
+  auto sizes = memrefSizes(b, loc, op.getInput());
+  mlir::Value length = sizes.back();
+  auto rowSizes = llvm::ArrayRef<mlir::Value>(sizes).drop_back();
+  const bool layer = op.getKind() == tile::NormKind::layer;
+  auto outputElement = llvm::cast<mlir::MemRefType>(op.getOutput().getType()).getElementType();
+  mlir::Value work = b.create<mlir::arith::MulIOp>(loc, lowering::product(b, loc, rowSizes), length);
+  ifThen(b, loc, lessThan(b, loc, indexConstant(b, loc, 0), work), [&](mlir::OpBuilder& guarded) {
+    launchPerRow(guarded, loc, rowSizes, {workgroupBuffer(guarded, {kBlockSize}, guarded.getF32Type())},
+                 namer.next("norm"),
+                 [&](mlir::OpBuilder& k, mlir::gpu::LaunchOp l, llvm::ArrayRef<mlir::Value> row) {
+      mlir::Value thread = l.getThreadIds().x;
+      mlir::Value scratch = l.getWorkgroupAttributions()[0];
+      mlir::Value count = countAsF32(k, loc, length);
+      auto sumAt = [&](mlir::OpBuilder& in, mlir::Value i) {
+        mlir::Value s = lowering::loadAsF32(in, loc, op.getInput(), with(row, i));
+        if (op.getResidual()) {
+          s = in.create<mlir::arith::AddFOp>(
+              loc, s, lowering::loadAsF32(in, loc, op.getResidual(), with(row, i)));
+        }
+        return s;
+      };
+      auto blockSum = [&](llvm::function_ref<mlir::Value(mlir::OpBuilder&, mlir::Value)> term) {
+        mlir::Value partial = foldStrided(
+            k, loc, thread, length, f32Constant(k, loc, 0.0f),
+            [&](mlir::OpBuilder& in, mlir::Value accumulator, mlir::Value i) -> mlir::Value {
+              return in.create<mlir::arith::AddFOp>(loc, accumulator, term(in, i));
+            });
+        return blockReduce(k, loc, tile::ReduceKind::sum, scratch, thread, partial);
+      };
+      mlir::Value mean;
+      mlir::Value statistic;
+      if (layer) {
+        mean = k.create<mlir::arith::DivFOp>(
+            loc, blockSum([&](mlir::OpBuilder& in, mlir::Value i) { return sumAt(in, i); }), count);
+        statistic = k.create<mlir::arith::DivFOp>(
+            loc, blockSum([&](mlir::OpBuilder& in, mlir::Value i) -> mlir::Value {
+              mlir::Value centered = in.create<mlir::arith::SubFOp>(loc, sumAt(in, i), mean);
+              return in.create<mlir::arith::MulFOp>(loc, centered, centered);
+            }),
+            count);
+      } else {
+        statistic = k.create<mlir::arith::DivFOp>(
+            loc, blockSum([&](mlir::OpBuilder& in, mlir::Value i) -> mlir::Value {
+              mlir::Value s = sumAt(in, i);
+              return in.create<mlir::arith::MulFOp>(loc, s, s);
+            }),
+            count);
+      }
+      mlir::Value eps = f32Constant(k, loc, op.getEpsOrDefault());
+      mlir::Value scale =
+          reciprocalSqrt(k, loc, k.create<mlir::arith::AddFOp>(loc, statistic, eps));
+      k.create<mlir::scf::ForOp>(
+          loc, thread, length, indexConstant(k, loc, kBlockSize), mlir::ValueRange{},
+          [&](mlir::OpBuilder& in, mlir::Location, mlir::Value i, mlir::ValueRange) {
+            mlir::Value s = sumAt(in, i);
+            if (mlir::Value sum = op.getResidualOut()) {
+              auto element = llvm::cast<mlir::MemRefType>(sum.getType()).getElementType();
+              in.create<mlir::memref::StoreOp>(loc, lowering::convertFloat(in, loc, s, element),
+                                               sum, with(row, i));
+            }
+            mlir::Value y = layer ? in.create<mlir::arith::SubFOp>(loc, s, mean).getResult() : s;
+            y = in.create<mlir::arith::MulFOp>(loc, y, scale);
+            if (mlir::Value weight = op.getWeight()) {
+              y = in.create<mlir::arith::MulFOp>(loc, y, lowering::loadAsF32(in, loc, weight, i));
+            }
+            if (mlir::Value bias = op.getBias()) {
+              y = in.create<mlir::arith::AddFOp>(loc, y, lowering::loadAsF32(in, loc, bias, i));
+            }
+            in.create<mlir::memref::StoreOp>(
+                loc, lowering::convertFloat(in, loc, y, outputElement), op.getOutput(),
+                with(row, i));
+            in.create<mlir::scf::YieldOp>(loc);
+          });
+    });
+  });
+}
+
+void lowerAttention(mlir::OpBuilder& b, tile::AttentionOp op, KernelNamer& namer) {
+  mlir::Location loc = op.getLoc();
+  auto q = memrefSizes(b, loc, op.getQuery());  // B, H, Sq, D
+  auto kSizes = memrefSizes(b, loc, op.getKey());  // B, Hkv, Sk, D
+  auto v = memrefSizes(b, loc, op.getValue());  // B, Hkv, Sk, Dv
+  mlir::Value heads = q[1], queries = q[2], depth = q[3];
+  mlir::Value keys = kSizes[2], valueDepth = v[3];
+  mlir::Type i64 = b.getI64Type();
+  auto outputElement = llvm::cast<mlir::MemRefType>(op.getOutput().getType()).getElementType();
+  mlir::Value work = b.create<mlir::arith::MulIOp>(
+      loc, lowering::product(b, loc, {q[0], heads, queries}), valueDepth);
+  ifThen(b, loc, lessThan(b, loc, indexConstant(b, loc, 0), work), [&](mlir::OpBuilder& guarded) {
+    // The output is not empty, so H > 0, hence Hkv > 0 (the contract: H is a multiple of Hkv).
+    mlir::Value group = guarded.create<mlir::arith::DivUIOp>(loc, heads, kSizes[1]);
+    mlir::Type f32 = guarded.getF32Type();
+    launchPerRow(
+        guarded, loc, {q[0], heads, queries},
+        {workgroupBuffer(guarded, {kBlockSize}, f32), workgroupBuffer(guarded, {kBlockSize}, f32)},
+        namer.next("attention"),
+        [&](mlir::OpBuilder& k, mlir::gpu::LaunchOp l, llvm::ArrayRef<mlir::Value> position) {
+          mlir::Value thread = l.getThreadIds().x;
+          mlir::Value scratch = l.getWorkgroupAttributions()[0];
+          mlir::Value weights = l.getWorkgroupAttributions()[1];
+          mlir::Value batch = position[0], head = position[1], query = position[2];
+          mlir::Value kvHead = k.create<mlir::arith::DivUIOp>(loc, head, group);
+          mlir::Value scale;
+          if (op.getScale()) {
+            scale = f32Constant(k, loc, op.getScale()->convertToFloat());
+          } else {
+            mlir::Value d = k.create<mlir::arith::MaxUIOp>(loc, depth, indexConstant(k, loc, 1));
+            scale = reciprocalSqrt(k, loc, countAsF32(k, loc, d));
+          }
+          auto toI64 = [&](mlir::Value index) -> mlir::Value {
+            return k.create<mlir::arith::IndexCastOp>(loc, i64, index);
+          };
+          auto clamp = [&](mlir::Value value, mlir::Value low, mlir::Value high) {
+            return k.create<mlir::arith::MinSIOp>(
+                loc, k.create<mlir::arith::MaxSIOp>(loc, value, low), high);
+          };
+          mlir::Value zero64 = k.create<mlir::arith::ConstantOp>(loc, k.getI64IntegerAttr(0));
+          mlir::Value length = toI64(keys);
+          if (mlir::Value lengths = op.getKeyLengths()) {
+            mlir::Value given = k.create<mlir::memref::LoadOp>(loc, lengths, batch);
+            if (!given.getType().isInteger(64)) given = k.create<mlir::arith::ExtSIOp>(loc, i64, given);
+            length = clamp(given, zero64, length);
+          }
+          mlir::Value limit = length;
+          if (op.getCausal()) {
+            mlir::Value last = k.create<mlir::arith::SubIOp>(
+                loc, k.create<mlir::arith::AddIOp>(loc, toI64(query), length), toI64(queries));
+            mlir::Value one64 = k.create<mlir::arith::ConstantOp>(loc, k.getI64IntegerAttr(1));
+            limit = clamp(k.create<mlir::arith::AddIOp>(loc, last, one64), zero64, length);
+          }
+          limit = k.create<mlir::arith::IndexCastOp>(loc, k.getIndexType(), limit);
+          mlir::Value block = indexConstant(k, loc, kBlockSize);
+          mlir::Value keyBlocks = lowering::ceilDiv(k, loc, limit, kBlockSize);
+          mlir::Value chunks = lowering::ceilDiv(k, loc, valueDepth, kBlockSize);
+          mlir::Value zero = f32Constant(k, loc, 0.0f);
+          mlir::Value negativeInfinity =
+              f32Constant(k, loc, -std::numeric_limits<float>::infinity());
+          k.create<mlir::scf::ForOp>(
+              loc, indexConstant(k, loc, 0), chunks, indexConstant(k, loc, 1), mlir::ValueRange{},
+              [&](mlir::OpBuilder& c, mlir::Location, mlir::Value chunk, mlir::ValueRange) {
+                mlir::Value column = c.create<mlir::arith::AddIOp>(
+                    loc, c.create<mlir::arith::MulIOp>(loc, chunk, block), thread);
+                mlir::Value active = lessThan(c, loc, column, valueDepth);
+                auto blocks = c.create<mlir::scf::ForOp>(
+                    loc, indexConstant(c, loc, 0), keyBlocks, indexConstant(c, loc, 1),
+                    mlir::ValueRange{negativeInfinity, zero, zero},
+                    [&](mlir::OpBuilder& in, mlir::Location, mlir::Value keyBlock,
+                        mlir::ValueRange state) {
+                      mlir::Value first = in.create<mlir::arith::MulIOp>(loc, keyBlock, block);
+                      mlir::Value j = in.create<mlir::arith::AddIOp>(loc, first, thread);
+                      // This thread's score: key j, or -inf past the visible keys.
+                      auto scoreIf = in.create<mlir::scf::IfOp>(
+                          loc, lessThan(in, loc, j, limit),
+                          [&](mlir::OpBuilder& t, mlir::Location) {
+                            auto dot = t.create<mlir::scf::ForOp>(
+                                loc, indexConstant(t, loc, 0), depth, indexConstant(t, loc, 1),
+                                mlir::ValueRange{zero},
+                                [&](mlir::OpBuilder& d, mlir::Location, mlir::Value dd,
+                                    mlir::ValueRange sum) {
+                                  mlir::Value x = lowering::loadAsF32(
+                                      d, loc, op.getQuery(), {batch, head, query, dd});
+                                  mlir::Value y = lowering::loadAsF32(
+                                      d, loc, op.getKey(), {batch, kvHead, j, dd});
+                                  d.create<mlir::scf::YieldOp>(
+                                      loc, mlir::ValueRange{d.create<mlir::arith::AddFOp>(
+                                               loc, sum[0],
+                                               d.create<mlir::arith::MulFOp>(loc, x, y))});
+                                });
+                            t.create<mlir::scf::YieldOp>(
+                                loc, mlir::ValueRange{t.create<mlir::arith::MulFOp>(
+                                         loc, dot.getResult(0), scale)});
+                          },
+                          [&](mlir::OpBuilder& e, mlir::Location) {
+                            e.create<mlir::scf::YieldOp>(loc, mlir::ValueRange{negativeInfinity});
+                          });
+                      mlir::Value score = scoreIf.getResult(0);
+                      mlir::Value max = state[0], sum = state[1], accumulator = state[2];
+                      mlir::Value blockMax =
+                          blockReduce(in, loc, tile::ReduceKind::max, scratch, thread, score);
+                      mlir::Value newMax = in.create<mlir::arith::MaximumFOp>(loc, max, blockMax);
+                      mlir::Value correction = in.create<mlir::arith::SelectOp>(
+                          loc,
+                          in.create<mlir::arith::CmpFOp>(loc, mlir::arith::CmpFPredicate::OEQ,
+                                                         max, newMax),
+                          f32Constant(in, loc, 1.0f),
+                          in.create<mlir::math::ExpOp>(
+                              loc, in.create<mlir::arith::SubFOp>(loc, max, newMax)));
+                      mlir::Value weight = in.create<mlir::arith::SelectOp>(
+                          loc,
+                          in.create<mlir::arith::CmpFOp>(loc, mlir::arith::CmpFPredicate::OEQ,
+                                                         score, negativeInfinity),
+                          zero,
+                          in.create<mlir::math::ExpOp>(
+                              loc, in.create<mlir::arith::SubFOp>(loc, score, newMax)));
+                      in.create<mlir::memref::StoreOp>(loc, weight, weights, thread);
+                      // blockReduce's barriers also publish every thread's weight.
+                      mlir::Value blockTotal =
+                          blockReduce(in, loc, tile::ReduceKind::sum, scratch, thread, weight);
+                      mlir::Value newSum = in.create<mlir::arith::AddFOp>(
+                          loc, in.create<mlir::arith::MulFOp>(loc, sum, correction), blockTotal);
+                      mlir::Value inBlock = in.create<mlir::arith::MinUIOp>(
+                          loc, block, in.create<mlir::arith::SubIOp>(loc, limit, first));
+                      auto update = in.create<mlir::scf::IfOp>(
+                          loc, active,
+                          [&](mlir::OpBuilder& t, mlir::Location) {
+                            mlir::Value scaled =
+                                t.create<mlir::arith::MulFOp>(loc, accumulator, correction);
+                            auto keysLoop = t.create<mlir::scf::ForOp>(
+                                loc, indexConstant(t, loc, 0), inBlock, indexConstant(t, loc, 1),
+                                mlir::ValueRange{scaled},
+                                [&](mlir::OpBuilder& d, mlir::Location, mlir::Value jj,
+                                    mlir::ValueRange acc) {
+                                  mlir::Value w = d.create<mlir::memref::LoadOp>(loc, weights, jj);
+                                  mlir::Value value = lowering::loadAsF32(
+                                      d, loc, op.getValue(),
+                                      {batch, kvHead, d.create<mlir::arith::AddIOp>(loc, first, jj),
+                                       column});
+                                  d.create<mlir::scf::YieldOp>(
+                                      loc, mlir::ValueRange{d.create<mlir::arith::AddFOp>(
+                                               loc, acc[0],
+                                               d.create<mlir::arith::MulFOp>(loc, w, value))});
+                                });
+                            t.create<mlir::scf::YieldOp>(loc, keysLoop.getResults());
+                          },
+                          [&](mlir::OpBuilder& e, mlir::Location) {
+                            e.create<mlir::scf::YieldOp>(loc, mlir::ValueRange{accumulator});
+                          });
+                      in.create<mlir::scf::YieldOp>(
+                          loc, mlir::ValueRange{newMax, newSum, update.getResult(0)});
+                    });
+                ifThen(c, loc, active, [&](mlir::OpBuilder& in) {
+                  mlir::Value none = in.create<mlir::arith::CmpIOp>(
+                      loc, mlir::arith::CmpIPredicate::eq, limit, indexConstant(in, loc, 0));
+                  mlir::Value result = in.create<mlir::arith::SelectOp>(
+                      loc, none, zero,
+                      in.create<mlir::arith::DivFOp>(loc, blocks.getResult(2), blocks.getResult(1)));
+                  in.create<mlir::memref::StoreOp>(
+                      loc, lowering::convertFloat(in, loc, result, outputElement), op.getOutput(),
+                      mlir::ValueRange{batch, head, query, column});
+                });
+                c.create<mlir::scf::YieldOp>(loc);
+              });
+        });
+  });
+}
+
+void lowerRope(mlir::OpBuilder& b, tile::RopeOp op, KernelNamer& namer) {
+  mlir::Location loc = op.getLoc();
+  auto sizes = memrefSizes(b, loc, op.getInput());
+  mlir::Value half = b.create<mlir::arith::DivUIOp>(loc, sizes.back(), indexConstant(b, loc, 2));
+  auto rowSizes = llvm::ArrayRef<mlir::Value>(sizes).drop_back();
+  const bool interleaved = op.getLayout() == tile::RopeLayout::interleaved;
+  auto outputElement = llvm::cast<mlir::MemRefType>(op.getOutput().getType()).getElementType();
+  mlir::Value total = b.create<mlir::arith::MulIOp>(loc, lowering::product(b, loc, rowSizes), half);
+  launchPerElement(b, loc, total, namer.next("rope"), [&](mlir::OpBuilder& in, mlir::Value linear) {
+    mlir::Value i = in.create<mlir::arith::RemUIOp>(loc, linear, half);
+    auto row = lowering::delinearize(in, loc, in.create<mlir::arith::DivUIOp>(loc, linear, half),
+                                     rowSizes);
+    mlir::Value first, second;
+    if (interleaved) {
+      first = in.create<mlir::arith::MulIOp>(loc, i, indexConstant(in, loc, 2));
+      second = in.create<mlir::arith::AddIOp>(loc, first, indexConstant(in, loc, 1));
+    } else {
+      first = i;
+      second = in.create<mlir::arith::AddIOp>(loc, i, half);
+    }
+    mlir::Value x1 = lowering::loadAsF32(in, loc, op.getInput(), with(row, first));
+    mlir::Value x2 = lowering::loadAsF32(in, loc, op.getInput(), with(row, second));
+    mlir::Value c = lowering::loadAsF32(in, loc, op.getCos(), {row.back(), i});
+    mlir::Value s = lowering::loadAsF32(in, loc, op.getSin(), {row.back(), i});
+    auto mul = [&](mlir::Value x, mlir::Value y) {
+      return in.create<mlir::arith::MulFOp>(loc, x, y).getResult();
+    };
+    mlir::Value y1 = in.create<mlir::arith::SubFOp>(loc, mul(x1, c), mul(x2, s));
+    mlir::Value y2 = in.create<mlir::arith::AddFOp>(loc, mul(x2, c), mul(x1, s));
+    in.create<mlir::memref::StoreOp>(loc, lowering::convertFloat(in, loc, y1, outputElement),
+                                     op.getOutput(), with(row, first));
+    in.create<mlir::memref::StoreOp>(loc, lowering::convertFloat(in, loc, y2, outputElement),
+                                     op.getOutput(), with(row, second));
+  });
+}
+
+}  // namespace tessera::device

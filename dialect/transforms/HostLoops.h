@@ -1,0 +1,92 @@
+// The loop-building blocks of the host lowering (tessera-lower-tile-to-loops): loop nests,
+// parallel loops outlined into bodies the runtime's thread pool runs, and fixed-lane vector
+// folds over a contiguous axis. Their orders never depend on the CPU or the thread count.
+#ifndef TESSERA_DIALECT_TRANSFORMS_HOSTLOOPS_H_
+#define TESSERA_DIALECT_TRANSFORMS_HOSTLOOPS_H_
+
+#include <cstdint>
+
+#include "dialect/TileOps.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/SmallVector.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace tessera::host {
+
+/// Runs `body(builder, ivs)` for every index of `sizes` (sequentially).
+void forEachIndex(mlir::OpBuilder& b, mlir::Location loc, mlir::ValueRange sizes,
+                  llvm::function_ref<void(mlir::OpBuilder&, mlir::ValueRange)> body);
+
+/// A loop whose iterations are independent (each writes its own outputs), with the elements
+/// one iteration touches, to be outlined once the op is lowered.
+struct ParallelLoop {
+  mlir::scf::ForOp loop;
+  mlir::Value cost;
+};
+using ParallelLoops = llvm::SmallVector<ParallelLoop>;
+
+/// forEachIndex whose outermost loop (over sizes[0]) runs in parallel: `cost` is the elements
+/// one of its iterations touches. With no sizes the body runs once, sequentially.
+void parallelForEachIndex(mlir::OpBuilder& b, mlir::Location loc, mlir::ValueRange sizes,
+                          mlir::Value cost, ParallelLoops& parallel,
+                          llvm::function_ref<void(mlir::OpBuilder&, mlir::ValueRange)> body);
+
+/// Moves `parallel.loop` (step 1, no results) into a private function `(begin, end, cost,
+/// captures...)` marked kParallelBodyAttr and calls it over the loop's range. Constants are
+/// cloned into the function; every other value the body uses from outside is passed.
+void outlineParallelLoop(mlir::ModuleOp module, mlir::SymbolTable& symbols,
+                         const ParallelLoop& parallel);
+
+/// The lanes of a fold over a contiguous axis: 32 f32 lanes are two AVX-512 or four AVX2
+/// registers, enough independent chains to keep the adders busy; fixed for every CPU, so
+/// results do not depend on the machine.
+inline constexpr int64_t kLanes = 32;
+
+/// vector<kLanes x element>.
+mlir::VectorType laneType(mlir::Type element);
+
+/// `scalar` in every lane.
+mlir::Value splat(mlir::OpBuilder& b, mlir::Location loc, mlir::Value scalar);
+
+/// The f32 lanes of elements [i, i + kLanes) of a row. `mask` is null for a full vector, else
+/// the lanes that are in the row (the others hold anything: the fold replaces them).
+using LaneLoad =
+    llvm::function_ref<mlir::Value(mlir::OpBuilder&, mlir::Value i, mlir::Value mask)>;
+
+/// `memref[prefix..., i + lane]` as f32 lanes (a masked load reading zeros outside `mask`).
+mlir::Value loadLanes(mlir::OpBuilder& b, mlir::Location loc, mlir::Value memref,
+                      mlir::ValueRange prefix, mlir::Value i, mlir::Value mask);
+
+/// Folds the lanes `load` gives over i in [0, count) with `kind`: lane l accumulates
+/// i = l, l + kLanes, ... in order from the identity (the last partial vector masked, its
+/// inactive lanes contributing the identity), then the halves of the lane vector are combined
+/// pairwise (lanes l and l + 16, then l and l + 8, ...). Returns the f32 total.
+mlir::Value laneFold(mlir::OpBuilder& b, mlir::Location loc, mlir::Value count,
+                     tile::ReduceKind kind, LaneLoad load);
+
+/// The index (i64) of the first maximum (`max`) or minimum of `memref[prefix..., i]` over i in
+/// [0, count), a NaN counting as the extreme; -1 when count is 0. Lanes as in laneFold, each
+/// keeping its first extreme, then combined pairwise preferring the lower index on ties.
+mlir::Value laneArgFold(mlir::OpBuilder& b, mlir::Location loc, mlir::Value memref,
+                        mlir::ValueRange prefix, mlir::Value count, bool max);
+
+/// The product of `sizes` without its first entry: the elements of one outer iteration.
+mlir::Value innerProduct(mlir::OpBuilder& b, mlir::Location loc, mlir::ValueRange sizes);
+
+// The per-op lowerings that live in their own files.
+
+/// tile.matmul (batched, packed and register-tiled or row by row): HostMatmul.cpp.
+void lowerMatmul(mlir::OpBuilder& b, tile::MatmulOp op, ParallelLoops& parallel,
+                 int64_t vectorBits);
+
+/// tile.norm, tile.attention, tile.rope: HostModelOps.cpp.
+void lowerNorm(mlir::OpBuilder& b, tile::NormOp op, ParallelLoops& parallel);
+void lowerAttention(mlir::OpBuilder& b, tile::AttentionOp op, ParallelLoops& parallel);
+void lowerRope(mlir::OpBuilder& b, tile::RopeOp op, ParallelLoops& parallel);
+
+}  // namespace tessera::host
+
+#endif  // TESSERA_DIALECT_TRANSFORMS_HOSTLOOPS_H_
