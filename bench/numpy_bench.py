@@ -71,6 +71,39 @@ def softmax_numpy(x, out):
     out /= out.sum(axis=1, keepdims=True)
 
 
+def rms_norm_numpy(x, w, out):
+    np.multiply(x, x, out=out)
+    scale = out.mean(axis=1, keepdims=True)
+    scale += 1e-5
+    np.sqrt(scale, out=scale)
+    np.divide(x, scale, out=out)
+    out *= w
+
+
+def layer_norm_numpy(x, w, b, out):
+    mean = x.mean(axis=1, keepdims=True)
+    np.subtract(x, mean, out=out)
+    var = np.mean(out * out, axis=1, keepdims=True)
+    var += 1e-5
+    np.sqrt(var, out=var)
+    out /= var
+    out *= w
+    out += b
+
+
+def attention_numpy(q, k, v, causal):
+    """NumPy's best float32 form: batched matmuls and an in-place softmax."""
+    scores = np.matmul(q, np.swapaxes(k, -1, -2))
+    scores *= np.float32(1.0 / np.sqrt(q.shape[-1]))
+    if causal:
+        length = q.shape[2]
+        scores[..., ~np.tril(np.ones((length, length), bool))] = -np.inf
+    scores -= scores.max(axis=-1, keepdims=True)
+    np.exp(scores, out=scores)
+    scores /= scores.sum(axis=-1, keepdims=True)
+    return np.matmul(scores, v)
+
+
 SOURCES = {
     "saxpy": """
 func.func @f(%a: f32, %x: memref<?x?xf32>, %y: memref<?x?xf32>, %o: memref<?x?xf32>) {
@@ -118,6 +151,26 @@ func.func @f(%x: memref<?x?xf32>, %o: memref<?x?xf32>) {
   tile.softmax %x -> %o : memref<?x?xf32> -> memref<?x?xf32>
   return
 }""",
+    "rms_norm": """
+func.func @f(%x: memref<?x?xf32>, %w: memref<?xf32>, %o: memref<?x?xf32>) {
+  tile.norm rms %x -> %o weight(%w : memref<?xf32>) : memref<?x?xf32> -> memref<?x?xf32>
+  return
+}""",
+    "layer_norm": """
+func.func @f(%x: memref<?x?xf32>, %w: memref<?xf32>, %b: memref<?xf32>, %o: memref<?x?xf32>) {
+  tile.norm layer %x -> %o weight(%w : memref<?xf32>) bias(%b : memref<?xf32>) : memref<?x?xf32> -> memref<?x?xf32>
+  return
+}""",
+    "attention": """
+func.func @f(%q: memref<?x?x?x?xf32>, %k: memref<?x?x?x?xf32>, %v: memref<?x?x?x?xf32>, %o: memref<?x?x?x?xf32>) {
+  tile.attention %q, %k, %v -> %o : memref<?x?x?x?xf32>, memref<?x?x?x?xf32>, memref<?x?x?x?xf32> -> memref<?x?x?x?xf32>
+  return
+}""",
+    "attention_causal": """
+func.func @f(%q: memref<?x?x?x?xf32>, %k: memref<?x?x?x?xf32>, %v: memref<?x?x?x?xf32>, %o: memref<?x?x?x?xf32>) {
+  tile.attention %q, %k, %v -> %o causal : memref<?x?x?x?xf32>, memref<?x?x?x?xf32>, memref<?x?x?x?xf32> -> memref<?x?x?x?xf32>
+  return
+}""",
     "matmul": """
 func.func @f(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %o: memref<?x?xf32>) {
   tile.matmul %a, %b -> %o : memref<?x?xf32>, memref<?x?xf32> -> memref<?x?xf32>
@@ -163,7 +216,7 @@ def main():
         y = rng.standard_normal(shape, dtype=np.float32)
         out = np.empty_like(x)
         ref = np.empty_like(x)
-        vec = np.empty(shape[1], np.float32)
+        vec = rng.standard_normal(shape[1], dtype=np.float32)
         col = np.empty(shape[0], np.float32)
         nbytes = x.nbytes
         cases = [
@@ -177,6 +230,10 @@ def main():
              lambda: np.max(x, axis=1, out=col), nbytes, read_gbs),
             ("softmax", lambda: functions["softmax"](x, out), lambda: softmax_numpy(x, ref),
              2 * nbytes, copy_gbs),
+            ("rms_norm", lambda: functions["rms_norm"](x, vec, out),
+             lambda: rms_norm_numpy(x, vec, ref), 2 * nbytes, copy_gbs),
+            ("layer_norm", lambda: functions["layer_norm"](x, vec, vec, out),
+             lambda: layer_norm_numpy(x, vec, vec, ref), 2 * nbytes, copy_gbs),
         ]
         for op, tessera, numpy_fn, moved, ceiling in cases:
             r = pairs(tessera, numpy_fn)
@@ -203,6 +260,24 @@ def main():
                              numpy_gflops=flops / r["numpy_s"] / 1e9))
         if not np.allclose(c, cref, rtol=1e-3, atol=1e-2):
             sys.exit(f"matmul {n}: Tessera and NumPy disagree")
+
+    # Attention [B, H, S, 64]: 4·B·H·S²·64 flops (half of them with causal masking).
+    attentions = [("small", 1, 4, 64)] if options.quick else [("small", 1, 4, 64),
+                                                               ("medium", 1, 8, 512),
+                                                               ("large", 2, 8, 2048)]
+    for label, batch, heads, length in attentions:
+        q, k, v = (rng.standard_normal((batch, heads, length, 64), dtype=np.float32)
+                   for _ in range(3))
+        o = np.empty_like(q)
+        flops = 4.0 * batch * heads * length * length * 64
+        for op, causal in [("attention", False), ("attention_causal", True)]:
+            r = pairs(lambda: functions[op](q, k, v, o), lambda: attention_numpy(q, k, v, causal))
+            rows.append(dict(op=op, size=label, shape=[batch, heads, length, 64],
+                             threads=options.threads, **r,
+                             tessera_gflops=flops / r["tessera_s"] / 1e9,
+                             numpy_gflops=flops / r["numpy_s"] / 1e9))
+            if not np.allclose(o, attention_numpy(q, k, v, causal), rtol=1e-4, atol=1e-5):
+                sys.exit(f"{op} {label}: Tessera and NumPy disagree")
 
     result = {
         "machine": {"processor": platform.processor() or platform.machine(),

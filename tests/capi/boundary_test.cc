@@ -195,11 +195,13 @@ TEST_F(BoundaryTest, MismatchedMapSizesAreRefusedBeforeAnythingRuns) {
   // The reproducer: x of 4 elements, y and out of 2^24.
   GuardedTensor x({4}, 1.0f), y({1 << 24}, 2.0f), out({1 << 24}, 7.0f);
   ExpectRefused("saxpy", {Float(2), x.arg(), y.arg(), out.arg()},
-                "@saxpy: dimension 0 of argument #2 'y' is 16777216 but argument #1 'x' has 4: "
-                "tile.map at <source>:3:3 needs equal shapes");
+                "@saxpy: dimension 0 of argument #1 'x' is 4 but argument #3 'out' has 16777216 "
+                "(it must be 1 or that): tile.map at <source>:3:3 broadcasts its inputs to the "
+                "output's shape");
   GuardedTensor short_out({3}, 7.0f), x4({4}, 1.0f), y4({4}, 2.0f);
   ExpectRefused("saxpy", {Float(2), x4.arg(), y4.arg(), short_out.arg()},
-                "dimension 0 of argument #3 'out' is 3 but argument #1 'x' has 4");
+                "dimension 0 of argument #1 'x' is 4 but argument #3 'out' has 3 (it must be 1 or "
+                "that)");
   EXPECT_TRUE(out.AllEqual(7.0f));
   EXPECT_TRUE(short_out.AllEqual(7.0f) && short_out.CanariesIntact());
   // Agreeing sizes run, and write exactly the buffer.
@@ -240,15 +242,17 @@ TEST_F(BoundaryTest, MismatchedReduceSoftmaxAndMatmulSizesAreRefused) {
 TEST_F(BoundaryTest, SizesFromScalarsAndThroughCallsAreChecked) {
   GuardedTensor x({4}, 1.0f), y({4}, 7.0f);
   ExpectRefused("scratch", {Int(1000), x.arg(), y.arg()},
-                "@scratch: argument #0 'n' is 1000 but dimension 0 of argument #1 'x' is 4: tile.map "
-                "at <source>:39:3 needs equal shapes");
+                "@scratch: dimension 0 of argument #1 'x' is 4 but argument #0 'n' is 1000 (it must "
+                "be 1 or that): tile.map at <source>:39:3 broadcasts its inputs to the output's "
+                "shape");
   tessera_jit_arg_t args[] = {Int(4), x.arg(), y.arg()};
   ASSERT_OK(tessera_jit_function_invoke(Function("scratch"), args, 3, nullptr, nullptr));
   EXPECT_TRUE(y.AllEqual(1.0f));
   GuardedTensor long_y({9}, 7.0f);
   ExpectRefused("through_call", {x.arg(), long_y.arg()},
-                "@through_call: dimension 0 of argument #1 'y' is 9 but argument #0 'x' has 4: "
-                "tile.map at <source>:55:3 needs equal shapes");
+                "@through_call: dimension 0 of argument #0 'x' is 4 but argument #1 'y' has 9 (it "
+                "must be 1 or that): tile.map at <source>:55:3 broadcasts its inputs to the "
+                "output's shape");
   EXPECT_TRUE(long_y.AllEqual(7.0f));
 }
 
@@ -671,8 +675,9 @@ TEST(BoundaryCacheTest, ADiskHitChecksTheSameShapeContract) {
     tessera_jit_arg_t args[] = {Float(1), x.arg(), y.arg(), out.arg()};
     Error error(tessera_jit_function_invoke(saxpy, args, 4, nullptr, nullptr));
     EXPECT_EQ(error.code(), TESSERA_JIT_INVALID_ARGUMENT) << round;
-    EXPECT_THAT(error.message(), HasSubstr("dimension 0 of argument #2 'y' is 8 but argument #1 "
-                                           "'x' has 4: tile.map at <source>:3:3"));
+    EXPECT_THAT(error.message(), HasSubstr("dimension 0 of argument #1 'x' is 4 but argument #3 "
+                                           "'out' has 8 (it must be 1 or that): tile.map at "
+                                           "<source>:3:3"));
     EXPECT_TRUE(out.AllEqual(7.0f));
     tessera_jit_module_destroy(module);
     tessera_jit_context_destroy(context);

@@ -106,8 +106,9 @@ class PythonBindingTest(unittest.TestCase):
         with self.assertRaises(tj.TesseraError) as raised:
             saxpy(2.0, x, np.ones(1 << 20, np.float32), out)
         self.assertEqual(raised.exception.code, "INVALID_ARGUMENT")
-        self.assertIn("@saxpy: dimension 0 of argument #2 'y' is 1048576 but argument #1 'x' "
-                      "has 4: tile.map at <source>:3:3 needs equal shapes",
+        self.assertIn("@saxpy: dimension 0 of argument #1 'x' is 4 but argument #3 'out' "
+                      "has 1048576 (it must be 1 or that): tile.map at <source>:3:3 broadcasts "
+                      "its inputs to the output's shape",
                       raised.exception.message)
         self.assertTrue((out == 7).all())
         frozen = np.zeros(4, np.float32)

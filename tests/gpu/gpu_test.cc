@@ -205,6 +205,46 @@ INSTANTIATE_TEST_SUITE_P(
   return
 })",
                {{100, 77}, {33, 77}, {33}, {100, 33}}, 1e-5f, 1e-5f},
+        OpCase{"broadcast_map",
+               R"(func.func @f(%x: memref<?x?x?xf32>, %b: memref<?x1xf32>, %y: memref<?x?x?xf32>) {
+  tile.map ins(%x, %b : memref<?x?x?xf32>, memref<?x1xf32>) outs(%y : memref<?x?x?xf32>) {
+  ^bb0(%u: f32, %v: f32):
+    %s = arith.mulf %u, %v : f32
+    tile.yield %s : f32
+  }
+  return
+})",
+               {{3, 50, 7}, {50, 1}, {3, 50, 7}}, 0.0f, 0.0f},
+        OpCase{"batched_matmul",
+               R"(func.func @f(%a: memref<?x1x?x?xf32>, %b: memref<?x?x?xf32>, %c: memref<?x?x?x?xf32>) {
+  tile.matmul %a, %b -> %c activation(silu) : memref<?x1x?x?xf32>, memref<?x?x?xf32> -> memref<?x?x?x?xf32>
+  return
+})",
+               {{3, 1, 45, 70}, {4, 70, 19}, {3, 4, 45, 19}}, 1e-5f, 1e-5f},
+        OpCase{"norm",
+               R"(func.func @f(%x: memref<?x?xf32>, %r: memref<?x?xf32>, %w: memref<?xf32>, %b: memref<?xf32>, %y: memref<?x?xf32>, %h: memref<?x?xf32>, %z: memref<?x?xf32>) {
+  tile.norm rms %x residual(%r : memref<?x?xf32>) -> %y residual_out(%h : memref<?x?xf32>) weight(%w : memref<?xf32>) : memref<?x?xf32> -> memref<?x?xf32>
+  tile.norm layer %x -> %z weight(%w : memref<?xf32>) bias(%b : memref<?xf32>) : memref<?x?xf32> -> memref<?x?xf32>
+  return
+})",
+               {{33, 3001}, {33, 3001}, {3001}, {3001}, {33, 3001}, {33, 3001}, {33, 3001}},
+               1e-5f, 1e-5f},
+        OpCase{"attention",
+               R"(func.func @f(%q: memref<?x?x?x?xf32>, %k: memref<?x?x?x?xf32>, %v: memref<?x?x?x?xf32>, %o: memref<?x?x?x?xf32>, %p: memref<?x?x?x?xf32>) {
+  tile.attention %q, %k, %v -> %o causal : memref<?x?x?x?xf32>, memref<?x?x?x?xf32>, memref<?x?x?x?xf32> -> memref<?x?x?x?xf32>
+  tile.attention %q, %k, %v -> %p scale(0.5) : memref<?x?x?x?xf32>, memref<?x?x?x?xf32>, memref<?x?x?x?xf32> -> memref<?x?x?x?xf32>
+  return
+})",
+               {{2, 4, 37, 64}, {2, 2, 700, 64}, {2, 2, 700, 300}, {2, 4, 37, 300},
+                {2, 4, 37, 300}},
+               1e-5f, 1e-4f},
+        OpCase{"rope",
+               R"(func.func @f(%x: memref<?x?x?xf32>, %c: memref<?x?xf32>, %s: memref<?x?xf32>, %y: memref<?x?x?xf32>, %z: memref<?x?x?xf32>) {
+  tile.rope half %x, %c, %s -> %y : memref<?x?x?xf32>, memref<?x?xf32>, memref<?x?xf32> -> memref<?x?x?xf32>
+  tile.rope interleaved %x, %c, %s -> %z : memref<?x?x?xf32>, memref<?x?xf32>, memref<?x?xf32> -> memref<?x?x?xf32>
+  return
+})",
+               {{3, 17, 128}, {17, 64}, {17, 64}, {3, 17, 128}, {3, 17, 128}}, 1e-6f, 1e-6f},
         OpCase{"empty",
                R"(func.func @f(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
   tile.softmax %x -> %y : memref<?x?xf32> -> memref<?x?xf32>
