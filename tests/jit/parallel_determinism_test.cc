@@ -1,5 +1,6 @@
 // Results of host code are bitwise identical for every thread count (1, 2, 3, 8) and every
-// batch size (1, 7, 64, 257): the parallel loops split only the independent outer iterations,
+// batch size (1, 7, 64, 257), for map, reduce, softmax, matmul, norm, argmax and causal
+// attention (whose batch is its sequence): the parallel loops split only the independent outer iterations,
 // never the order in which one output element is accumulated. Each Tile op runs on pools of
 // each size; row i of a batch must equal row i of every other batch and thread count, and the
 // 8-thread pool must really have split the loops (which thread runs a chunk is timing; that
@@ -31,6 +32,7 @@ struct Case {
   std::string source;
   int64_t output_cols;  // per batch row
   bool batch_is_reduced = false;  // axis-0 reduce: the output is one row over the batch
+  bool as_sequence = false;  // x is [1, 1, batch, kCols]: Q, K and V of causal attention
 };
 
 std::vector<Case> Cases() {
@@ -71,6 +73,26 @@ func.func @f(%x: memref<?x1000xf32>, %w: memref<1000x96xf32>, %b: memref<96xf32>
   return
 }
 )mlir", 96},
+      {"norm", R"mlir(
+func.func @f(%x: memref<?x1000xf32>, %y: memref<?x1000xf32>) {
+  tile.norm layer %x -> %y : memref<?x1000xf32> -> memref<?x1000xf32>
+  return
+}
+)mlir", kCols},
+      // The indices are i32: 4 bytes per output like the f32 buffer that receives them.
+      {"argmax", R"mlir(
+func.func @f(%x: memref<?x1000xf32>, %y: memref<?xi32>) {
+  tile.reduce argmax %x -> %y axis = 1 : memref<?x1000xf32> -> memref<?xi32>
+  return
+}
+)mlir", 1},
+      // Causal: query i sees keys 0..i, the same keys in every batch that holds row i.
+      {"causal_attention", R"mlir(
+func.func @f(%q: memref<1x1x?x1000xf32>, %k: memref<1x1x?x1000xf32>, %v: memref<1x1x?x1000xf32>, %o: memref<1x1x?x1000xf32>) {
+  tile.attention %q, %k, %v -> %o scale(0.01) causal : memref<1x1x?x1000xf32>, memref<1x1x?x1000xf32>, memref<1x1x?x1000xf32> -> memref<1x1x?x1000xf32>
+  return
+}
+)mlir", kCols, false, true},
   };
 }
 
@@ -98,13 +120,19 @@ TEST_P(ParallelDeterminismTest, BitwiseIdenticalForEveryThreadCountAndBatch) {
     runtime::ScopedThreadPool scope(&pool);
     std::vector<std::vector<uint32_t>> by_batch;
     for (int64_t batch : {int64_t{1}, int64_t{7}, int64_t{64}, kMaxBatch}) {
-      HostTensor<float> x({batch, kCols});
+      HostTensor<float> x(c.as_sequence ? std::vector<int64_t>{1, 1, batch, kCols}
+                                        : std::vector<int64_t>{batch, kCols});
       std::memcpy(x.data().data(), input.data(), sizeof(float) * x.size());
       const int64_t rows = c.batch_is_reduced ? 1 : batch;
-      HostTensor<float> y(c.output_cols == 1 ? std::vector<int64_t>{rows}
+      HostTensor<float> y(c.as_sequence          ? std::vector<int64_t>{1, 1, batch, kCols}
+                          : c.output_cols == 1   ? std::vector<int64_t>{rows}
                           : c.batch_is_reduced ? std::vector<int64_t>{c.output_cols}
                                                : std::vector<int64_t>{rows, c.output_cols});
       std::vector<void*> args{x.descriptor()};
+      if (c.as_sequence) {
+        args.push_back(x.descriptor());
+        args.push_back(x.descriptor());
+      }
       if (c.name == "matmul") {
         args.push_back(weights.descriptor());
         args.push_back(bias.descriptor());
