@@ -66,6 +66,7 @@ enum class SizeRelation {
   kBroadcasts,   ///< size == other, or size == 1 (NumPy broadcasting to `other`)
   kTwice,        ///< size == 2 * other (a feature axis split into pairs)
   kMultipleOf,   ///< size is a multiple of other (0 only of 0): grouped heads
+  kAtMost,       ///< size <= other: an index that must fit its integer type
 };
 
 /// One rule of an entry's shape contract: `size` must relate to `must_equal` by `relation` at

@@ -46,6 +46,8 @@ bool SizesRelate(SizeRelation relation, int64_t found, int64_t expected) {
       return expected <= std::numeric_limits<int64_t>::max() / 2 && found == 2 * expected;
     case SizeRelation::kMultipleOf:
       return expected == 0 ? found == 0 : found % expected == 0;
+    case SizeRelation::kAtMost:
+      return found <= expected;
   }
   return false;
 }
@@ -61,6 +63,8 @@ absl::Status CheckShapeContract(const EntryFunction& entry,
     if (constraint.relation == SizeRelation::kTwice) {
       against = absl::StrCat("it must be twice ", DescribeSource(entry, other), " (", expected,
                              ")");
+    } else if (constraint.relation == SizeRelation::kAtMost) {
+      against = absl::StrCat("it must be at most ", expected);
     } else if (constraint.relation == SizeRelation::kMultipleOf) {
       against = absl::StrCat("it must be a multiple of ", DescribeSource(entry, other), " (",
                              expected, ")");

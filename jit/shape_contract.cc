@@ -1,6 +1,8 @@
 // Derives an entry's shape contract from the semantics of its Tile ops.
 #include "jit/shape_contract.h"
 
+#include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -95,6 +97,16 @@ class ContractBuilder {
       const std::string why =
           absl::StrCat("tile.reduce at ", at, " keeps every input dimension but axis ", axis,
                        reduce.getKeepdims() ? " (kept with size 1)" : "");
+      if (reduce.isArgReduction() &&
+          llvm::cast<mlir::MemRefType>(reduce.getOutput().getType())
+              .getElementType()
+              .isSignlessInteger(32)) {
+        TESSERA_CONTRACT_EDGE(Dim(reduce.getInput(), axis, frame),
+                              Constant(std::numeric_limits<int32_t>::max()),
+                              absl::StrCat("tile.reduce at ", at,
+                                           " writes i32 indices along axis ", axis),
+                              op, SizeRelation::kAtMost);
+      }
       for (int64_t in = 0, out = 0; in < Rank(reduce.getInput()); ++in) {
         if (in == axis) {
           if (reduce.getKeepdims()) {

@@ -251,7 +251,7 @@ absl::StatusOr<std::unique_ptr<jit::CompiledModule>> DeserializeArtifact(const s
       int64_t relation = 0;
       if (!ReadSizeSource(r, constraint.size) || !ReadSizeSource(r, constraint.must_equal) ||
           !r.String(constraint.reason) || !r.I64(relation) ||
-          relation < 0 || relation > static_cast<int64_t>(jit::SizeRelation::kMultipleOf) ||
+          relation < 0 || relation > static_cast<int64_t>(jit::SizeRelation::kAtMost) ||
           !ValidSizeSource(constraint.size, entry) ||
           !ValidSizeSource(constraint.must_equal, entry)) {
         return broken("shape contract");
