@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/Format.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -83,6 +84,14 @@ mlir::LogicalResult verifyBroadcast(mlir::Operation* op, llvm::StringRef name,
                              << referenceName << " (" << referenceText << ")";
   }
   return mlir::success();
+}
+
+/// A number as printf's %g writes it ("-1", "inf", "1e-05").
+std::string formatNumber(double value) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << llvm::format("%g", value);
+  return text;
 }
 
 std::string typeToString(mlir::Type type) {
@@ -382,7 +391,8 @@ mlir::LogicalResult NormOp::verify() {
   }
   const float eps = getEpsOrDefault();
   if (!(eps >= 0.0f) || eps == std::numeric_limits<float>::infinity()) {
-    return emitOpError() << "expected eps to be finite and non-negative, found " << eps;
+    return emitOpError() << "expected eps to be finite and non-negative, found "
+                         << formatNumber(eps);
   }
   return mlir::success();
 }
@@ -433,7 +443,8 @@ mlir::LogicalResult AttentionOp::verify() {
     }
   }
   if (getScale() && !std::isfinite(getScale()->convertToFloat())) {
-    return emitOpError() << "expected a finite scale, found " << getScale()->convertToFloat();
+    return emitOpError() << "expected a finite scale, found "
+                         << formatNumber(getScale()->convertToDouble());
   }
   return mlir::success();
 }

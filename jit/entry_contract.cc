@@ -37,6 +37,9 @@ std::string DescribeArgument(const EntryFunction& entry, size_t index) {
 }
 
 bool SizesRelate(SizeRelation relation, int64_t found, int64_t expected) {
+  // Sizes from scalar arguments may be negative (their allocations refuse them later); only
+  // equality is meaningful for them, and the arithmetic below must not overflow or trap.
+  if (relation != SizeRelation::kEqual && (found < 0 || expected < 0)) return false;
   switch (relation) {
     case SizeRelation::kEqual:
       return found == expected;

@@ -16,6 +16,7 @@ namespace tessera::jit {
 std::string DescribeArgument(const EntryFunction& entry, size_t index);
 
 /// Whether size `found` relates to `expected` as `relation` asks (kBroadcasts: equal or 1).
+/// A negative size (from a scalar argument) satisfies only kEqual.
 bool SizesRelate(SizeRelation relation, int64_t found, int64_t expected);
 
 /// One argument as passed: the sizes of a tensor (`sizes`, `entry.arguments[i].rank` of them),

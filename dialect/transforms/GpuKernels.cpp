@@ -86,18 +86,41 @@ mlir::Value foldStrided(
   return loop.getResult(0);
 }
 
+mlir::Value gridFor(mlir::OpBuilder& b, mlir::Location loc, mlir::Value count, int64_t limit) {
+  return b.create<mlir::arith::MinUIOp>(loc, count, indexConstant(b, loc, limit));
+}
+
+void forEachBlockUnit(mlir::OpBuilder& b, mlir::Location loc, mlir::gpu::LaunchOp launch,
+                      mlir::Value count,
+                      llvm::function_ref<void(mlir::OpBuilder&, mlir::Value unit)> body) {
+  b.create<mlir::scf::ForOp>(loc, launch.getBlockIds().x, count, launch.getGridSize().x,
+                             mlir::ValueRange{},
+                             [&](mlir::OpBuilder& in, mlir::Location l, mlir::Value unit,
+                                 mlir::ValueRange) {
+                               body(in, unit);
+                               in.create<mlir::scf::YieldOp>(l);
+                             });
+}
+
 void launchPerElement(mlir::OpBuilder& b, mlir::Location loc, mlir::Value total,
                       llvm::StringRef name,
                       llvm::function_ref<void(mlir::OpBuilder&, mlir::Value linear)> body) {
   ifThen(b, loc, lessThan(b, loc, indexConstant(b, loc, 0), total), [&](mlir::OpBuilder& guarded) {
-    mlir::Value blocks = lowering::ceilDiv(guarded, loc, total, kBlockSize);
+    mlir::Value blocks = gridFor(guarded, loc, lowering::ceilDiv(guarded, loc, total, kBlockSize),
+                                 kMaxGridX);
     launch(guarded, loc, {blocks, nullptr, nullptr}, {kBlockSize, 1}, {}, name,
            [&](mlir::OpBuilder& k, mlir::gpu::LaunchOp l) {
-             mlir::Value base = k.create<mlir::arith::MulIOp>(
-                 loc, l.getBlockIds().x, indexConstant(k, loc, kBlockSize));
-             mlir::Value linear = k.create<mlir::arith::AddIOp>(loc, base, l.getThreadIds().x);
-             ifThen(k, loc, lessThan(k, loc, linear, total),
-                    [&](mlir::OpBuilder& in) { body(in, linear); });
+             mlir::Value block = indexConstant(k, loc, kBlockSize);
+             mlir::Value first = k.create<mlir::arith::AddIOp>(
+                 loc, k.create<mlir::arith::MulIOp>(loc, l.getBlockIds().x, block),
+                 l.getThreadIds().x);
+             mlir::Value stride = k.create<mlir::arith::MulIOp>(loc, l.getGridSize().x, block);
+             k.create<mlir::scf::ForOp>(loc, first, total, stride, mlir::ValueRange{},
+                                        [&](mlir::OpBuilder& in, mlir::Location l2,
+                                            mlir::Value linear, mlir::ValueRange) {
+                                          body(in, linear);
+                                          in.create<mlir::scf::YieldOp>(l2);
+                                        });
            });
   });
 }

@@ -16,6 +16,9 @@
 namespace tessera::device {
 
 inline constexpr int64_t kBlockSize = 256;  // threads per block for map, reduce, softmax, ...
+/// CUDA's grid limits. Kernels launch at most this many blocks and loop over the rest.
+inline constexpr int64_t kMaxGridX = 2147483647;
+inline constexpr int64_t kMaxGridYZ = 65535;
 
 /// Names kernels `<function>_<op>_<n>`, unique within the function.
 class KernelNamer {
@@ -60,8 +63,17 @@ mlir::Value foldStrided(
     mlir::Value init,
     llvm::function_ref<mlir::Value(mlir::OpBuilder&, mlir::Value, mlir::Value)> step);
 
-/// A launch of ceil(total / kBlockSize) blocks of kBlockSize threads, `body` running once per
-/// linear index < total (nothing when total is 0).
+/// min(count, limit): a grid axis for `count` units of work that the kernel loops over.
+mlir::Value gridFor(mlir::OpBuilder& b, mlir::Location loc, mlir::Value count, int64_t limit);
+
+/// Runs `body(builder, unit)` for unit = blockIdx.x, blockIdx.x + gridDim.x, ... < count: one
+/// block per unit whatever the grid holds (uniform within a block, so barriers stay convergent).
+void forEachBlockUnit(mlir::OpBuilder& b, mlir::Location loc, mlir::gpu::LaunchOp launch,
+                      mlir::Value count,
+                      llvm::function_ref<void(mlir::OpBuilder&, mlir::Value unit)> body);
+
+/// A launch of ceil(total / kBlockSize) blocks (at most kMaxGridX, looping over the rest) of
+/// kBlockSize threads, `body` running once per linear index < total (nothing when total is 0).
 void launchPerElement(mlir::OpBuilder& b, mlir::Location loc, mlir::Value total,
                       llvm::StringRef name,
                       llvm::function_ref<void(mlir::OpBuilder&, mlir::Value linear)> body);

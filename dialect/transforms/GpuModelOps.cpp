@@ -38,16 +38,19 @@ llvm::SmallVector<mlir::Value> with(mlir::ValueRange index, mlir::Value last) {
   return lowering::insertAt(index, index.size(), last);
 }
 
-/// One block per row of `rowSizes` (nothing when there are none).
+/// One block per row of `rowSizes` (nothing when there are none; at most kMaxGridX blocks, each
+/// looping over rows in steps of the grid).
 void launchPerRow(mlir::OpBuilder& b, mlir::Location loc, llvm::ArrayRef<mlir::Value> rowSizes,
                   mlir::TypeRange workgroup, llvm::StringRef name,
                   llvm::function_ref<void(mlir::OpBuilder&, mlir::gpu::LaunchOp,
                                           llvm::ArrayRef<mlir::Value> row)> body) {
   mlir::Value rows = lowering::product(b, loc, rowSizes);
   ifThen(b, loc, lessThan(b, loc, indexConstant(b, loc, 0), rows), [&](mlir::OpBuilder& guarded) {
-    launch(guarded, loc, {rows, nullptr, nullptr}, {kBlockSize, 1}, workgroup, name,
-           [&](mlir::OpBuilder& k, mlir::gpu::LaunchOp l) {
-             body(k, l, lowering::delinearize(k, loc, l.getBlockIds().x, rowSizes));
+    launch(guarded, loc, {gridFor(guarded, loc, rows, kMaxGridX), nullptr, nullptr},
+           {kBlockSize, 1}, workgroup, name, [&](mlir::OpBuilder& k, mlir::gpu::LaunchOp l) {
+             forEachBlockUnit(k, loc, l, rows, [&](mlir::OpBuilder& in, mlir::Value row) {
+               body(in, l, lowering::delinearize(in, loc, row, rowSizes));
+             });
            });
   });
 }

@@ -46,24 +46,51 @@ struct MatmulProblem {
   }
 };
 
+/// `problem` at batch `linear` of C's `batchSizes` (row-major), its batch prefixes set: A's and
+/// B's batch dimensions broadcast to C's.
+MatmulProblem inBatch(mlir::OpBuilder& b, const MatmulProblem& problem,
+                      llvm::ArrayRef<mlir::Value> batchSizes, mlir::Value linear) {
+  mlir::Location loc = problem.op.getLoc();
+  auto rank = [](mlir::Value memref) {
+    return llvm::cast<mlir::MemRefType>(memref.getType()).getRank();
+  };
+  MatmulProblem batch = problem;
+  batch.cPrefix = lowering::delinearize(b, loc, linear, batchSizes);
+  batch.aPrefix = lowering::broadcastIndex(b, loc, problem.op.getLhs(), batch.cPrefix,
+                                           rank(problem.op.getLhs()) - 2);
+  batch.bPrefix = lowering::broadcastIndex(b, loc, problem.op.getRhs(), batch.cPrefix,
+                                           rank(problem.op.getRhs()) - 2);
+  return batch;
+}
+
 // Row by row, K outer and N inner, into a row of accumulators: the inner loop runs over
 // contiguous B and C elements (vectorisable), and every C element still sums its K products in
 // ascending order from zero — the same order and rounding as a dot product per element. Used
 // for the f16 accumulation policy (the register tile below accumulates in f32), for fewer rows
 // than the register tile has, and when the tile's packed copy of B cannot be allocated.
-void lowerMatmulByRows(mlir::OpBuilder& b, const MatmulProblem& problem,
-                       ParallelLoops& parallel) {
-  tile::MatmulOp op = problem.op;
+// With batch dimensions, the rows of every batch form one parallel loop (a batch of single
+// rows — decoding — still runs on every thread).
+void lowerMatmulByRows(mlir::OpBuilder& b, const MatmulProblem& unbatched,
+                       llvm::ArrayRef<mlir::Value> batchSizes, ParallelLoops& parallel) {
+  tile::MatmulOp op = unbatched.op;
   mlir::Location loc = op.getLoc();
-  mlir::Value m = problem.m, n = problem.n, k = problem.k;
+  mlir::Value m = unbatched.m, n = unbatched.n, k = unbatched.k;
   mlir::Type accumulatorType = lowering::matmulAccumulatorType(op);
   // Heap, not stack: N may be large. One row per iteration (rows run in parallel).
   auto rowType = mlir::MemRefType::get({mlir::ShapedType::kDynamic}, accumulatorType);
   mlir::Value zero = b.create<mlir::arith::ConstantOp>(loc, b.getFloatAttr(accumulatorType, 0.0));
   mlir::Value cost = b.create<mlir::arith::MulIOp>(loc, n, k);
-  parallelForEachIndex(b, loc, mlir::ValueRange{m}, cost, parallel,
+  mlir::Value rowsOfAll =
+      b.create<mlir::arith::MulIOp>(loc, lowering::product(b, loc, batchSizes), m);
+  parallelForEachIndex(b, loc, mlir::ValueRange{rowsOfAll}, cost, parallel,
                        [&](mlir::OpBuilder& rows, mlir::ValueRange is) {
     mlir::Value i = is[0];
+    MatmulProblem problem = unbatched;
+    if (!batchSizes.empty()) {
+      i = rows.create<mlir::arith::RemUIOp>(loc, is[0], m);
+      problem = inBatch(rows, unbatched, batchSizes,
+                        rows.create<mlir::arith::DivUIOp>(loc, is[0], m));
+    }
     mlir::Value row = rows.create<mlir::memref::AllocOp>(loc, rowType, mlir::ValueRange{n});
     forEachIndex(rows, loc, mlir::ValueRange{n}, [&](mlir::OpBuilder& in, mlir::ValueRange js) {
       in.create<mlir::memref::StoreOp>(loc, zero, row, js);
@@ -251,8 +278,9 @@ void lowerMatmulTiled(mlir::OpBuilder& b, const MatmulProblem& problem, Parallel
 /// The tiled kernel when it pays and its packed copy of B could be allocated; else the row
 /// kernel (the same result, bit for bit). Below MR rows of C (a batch of one) the padded
 /// register tile would do up to MR times the work, and a failed allocation of packed B (as
-/// large as B in f32) must not crash the caller. Batches run one after the other, each product
-/// in parallel; a B without batch dimensions of its own is packed once for all of them.
+/// large as B in f32) must not crash the caller. The tiled kernel runs the batches one after the
+/// other, each product in parallel, and packs a B without batch dimensions of its own once for
+/// all of them; the row kernel runs the rows of all batches in one parallel loop.
 void lowerMatmul(mlir::OpBuilder& b, tile::MatmulOp op, ParallelLoops& parallel,
                  int64_t vectorBits) {
   mlir::Location loc = op.getLoc();
@@ -265,23 +293,18 @@ void lowerMatmul(mlir::OpBuilder& b, tile::MatmulOp op, ParallelLoops& parallel,
   problem.n = outputSizes[rankC - 1];
   problem.k = memrefSizes(b, loc, op.getLhs())[rankA - (op.getTransposeA() ? 2 : 1)];
   auto batchSizes = llvm::ArrayRef<mlir::Value>(outputSizes).drop_back(2);
-  // Runs `body` for every batch of C with `problem`'s prefixes set.
+  // Runs `body` for every batch of C, one after another, with `problem`'s prefixes set.
   auto forEachBatch = [&](mlir::OpBuilder& at,
                           llvm::function_ref<void(mlir::OpBuilder&, const MatmulProblem&)> body) {
     if (batchSizes.empty()) return body(at, problem);
     forEachIndex(at, loc, mlir::ValueRange{lowering::product(at, loc, batchSizes)},
                  [&](mlir::OpBuilder& in, mlir::ValueRange linear) {
-      MatmulProblem batch = problem;
-      batch.cPrefix = lowering::delinearize(in, loc, linear[0], batchSizes);
-      batch.aPrefix = lowering::broadcastIndex(in, loc, op.getLhs(), batch.cPrefix, rankA - 2);
-      batch.bPrefix = lowering::broadcastIndex(in, loc, op.getRhs(), batch.cPrefix, rankB - 2);
-      body(in, batch);
+      body(in, inBatch(in, problem, batchSizes, linear[0]));
     });
   };
-  auto byRows = [&](mlir::OpBuilder& at, const MatmulProblem& batch) {
-    lowerMatmulByRows(at, batch, parallel);
-  };
-  if (!lowering::matmulAccumulatorType(op).isF32()) return forEachBatch(b, byRows);
+  if (!lowering::matmulAccumulatorType(op).isF32()) {
+    return lowerMatmulByRows(b, problem, batchSizes, parallel);
+  }
   const RegisterTile tile = registerTile(vectorBits);
   mlir::Value m = problem.m, n = problem.n, k = problem.k;
   mlir::Value one = indexConstant(b, loc, 1);
@@ -310,7 +333,7 @@ void lowerMatmul(mlir::OpBuilder& b, tile::MatmulOp op, ParallelLoops& parallel,
     lowerMatmulTiled(at, batch, parallel, tile, packedB, /*packB=*/!sharedB, /*multiply=*/true);
   });
   mlir::OpBuilder rows = choice.getElseBodyBuilder();
-  forEachBatch(rows, byRows);
+  lowerMatmulByRows(rows, problem, batchSizes, parallel);
   b.create<mlir::memref::DeallocOp>(loc, packedB);
 }
 

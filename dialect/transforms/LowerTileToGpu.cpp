@@ -5,6 +5,7 @@
 //   softmax  one 256-thread block per row: block max, block sum of exp(x - max), write
 //   matmul   16x16 output tiles, A and B tiles staged through shared memory, K in order;
 //            batches on the grid's z axis
+// Grids are clamped to CUDA's limits; each block loops over the units past them.
 //   norm, attention, rope: GpuModelOps.cpp
 // An empty problem launches nothing (CUDA rejects a zero-sized grid).
 #include <string>
@@ -43,8 +44,7 @@ using lowering::delinearize;
 using lowering::indexConstant;
 
 constexpr int64_t kTile = 16;  // matmul output tile edge (16x16 threads)
-/// The most blocks on the grid's y and z axes (CUDA's limit); more batches loop.
-constexpr int64_t kMaxGridYZ = 65535;
+using device::kMaxGridYZ;
 
 void lowerMap(mlir::OpBuilder& b, tile::MapOp op, KernelNamer& namer) {
   mlir::Location loc = op.getLoc();
@@ -126,10 +126,14 @@ void lowerReduce(mlir::OpBuilder& b, tile::ReduceOp op, KernelNamer& namer) {
   llvm::SmallVector<mlir::Type> workgroup{workgroupBuffer(b, {kBlockSize}, b.getF32Type())};
   if (op.isArgReduction()) workgroup.push_back(workgroupBuffer(b, {kBlockSize}, b.getI64Type()));
   ifThen(b, loc, lessThan(b, loc, zero, outputs), [&](mlir::OpBuilder& guarded) {
-    launch(guarded, loc, {outputs, nullptr, nullptr}, {kBlockSize, 1}, workgroup,
-           namer.next("reduce"), [&](mlir::OpBuilder& k, mlir::gpu::LaunchOp l) {
+    launch(guarded, loc, {device::gridFor(guarded, loc, outputs, device::kMaxGridX), nullptr,
+                          nullptr},
+           {kBlockSize, 1}, workgroup, namer.next("reduce"),
+           [&](mlir::OpBuilder& launchBuilder, mlir::gpu::LaunchOp l) {
+             device::forEachBlockUnit(launchBuilder, loc, l, outputs,
+                                      [&](mlir::OpBuilder& k, mlir::Value unit) {
              mlir::Value thread = l.getThreadIds().x;
-             auto outer = delinearize(k, loc, l.getBlockIds().x, outerSizes);
+             auto outer = delinearize(k, loc, unit, outerSizes);
              mlir::Value result;
              if (op.isArgReduction()) {
                result = blockArgReduce(k, loc, op, l, outer, count);
@@ -159,6 +163,7 @@ void lowerReduce(mlir::OpBuilder& b, tile::ReduceOp op, KernelNamer& namer) {
                       }
                       in.create<mlir::memref::StoreOp>(loc, result, op.getOutput(), outIndex);
                     });
+             });
            });
   });
 }
@@ -173,12 +178,14 @@ void lowerSoftmax(mlir::OpBuilder& b, tile::SoftmaxOp op, KernelNamer& namer) {
   mlir::Value zero = indexConstant(b, loc, 0);
   mlir::Value work = b.create<mlir::arith::MulIOp>(loc, rows, length);
   ifThen(b, loc, lessThan(b, loc, zero, work), [&](mlir::OpBuilder& guarded) {
-    launch(guarded, loc, {rows, nullptr, nullptr}, {kBlockSize, 1},
-           {workgroupBuffer(guarded, {kBlockSize}, guarded.getF32Type())},
-           namer.next("softmax"), [&](mlir::OpBuilder& k, mlir::gpu::LaunchOp l) {
+    launch(guarded, loc, {device::gridFor(guarded, loc, rows, device::kMaxGridX), nullptr, nullptr},
+           {kBlockSize, 1}, {workgroupBuffer(guarded, {kBlockSize}, guarded.getF32Type())},
+           namer.next("softmax"), [&](mlir::OpBuilder& launchBuilder, mlir::gpu::LaunchOp l) {
+             device::forEachBlockUnit(launchBuilder, loc, l, rows,
+                                      [&](mlir::OpBuilder& k, mlir::Value unit) {
              mlir::Value thread = l.getThreadIds().x;
              mlir::Value scratch = l.getWorkgroupAttributions()[0];
-             auto row = delinearize(k, loc, l.getBlockIds().x, rowSizes);
+             auto row = delinearize(k, loc, unit, rowSizes);
              auto at = [&](mlir::Value i) { return lowering::insertAt(row, row.size(), i); };
              mlir::Value partialMax = foldStrided(
                  k, loc, thread, length,
@@ -212,6 +219,7 @@ void lowerSoftmax(mlir::OpBuilder& b, tile::SoftmaxOp op, KernelNamer& namer) {
                    in.create<mlir::memref::StoreOp>(loc, y, op.getOutput(), at(i));
                    in.create<mlir::scf::YieldOp>(l2);
                  });
+             });
            });
   });
 }
@@ -253,18 +261,26 @@ void lowerMatmul(mlir::OpBuilder& b, tile::MatmulOp op, KernelNamer& namer) {
       b.create<mlir::arith::AndIOp>(loc, lessThan(b, loc, zero, m), lessThan(b, loc, zero, n)));
   ifThen(b, loc, nonEmpty, [&](mlir::OpBuilder& guarded) {
     mlir::Type tileType = workgroupBuffer(guarded, {kTile, kTile}, accumulatorType);
-    mlir::Value gridZ = guarded.create<mlir::arith::MinUIOp>(
-        loc, batches, indexConstant(guarded, loc, kMaxGridYZ));
+    mlir::Value gridZ = device::gridFor(guarded, loc, batches, kMaxGridYZ);
+    mlir::Value rowTiles = ceilDiv(guarded, loc, m, kTile);
+    mlir::Value columnTiles = ceilDiv(guarded, loc, n, kTile);
     launch(
         guarded, loc,
-        {ceilDiv(guarded, loc, n, kTile), ceilDiv(guarded, loc, m, kTile), gridZ},
+        {device::gridFor(guarded, loc, columnTiles, device::kMaxGridX),
+         device::gridFor(guarded, loc, rowTiles, kMaxGridYZ), gridZ},
         {kTile, kTile}, {tileType, tileType}, namer.next("matmul"),
         [&](mlir::OpBuilder& launchBuilder, mlir::gpu::LaunchOp l) {
-          // Batches from blockIdx.z in steps of gridDim.z (uniform in a block: the barriers
-          // below stay convergent).
+          // Batches from blockIdx.z in steps of gridDim.z, tiles of C from blockIdx.y/x in
+          // steps of the grid (uniform in a block: the barriers below stay convergent).
           auto batchLoop = launchBuilder.create<mlir::scf::ForOp>(
               loc, l.getBlockIds().z, batches, l.getGridSize().z);
-          mlir::OpBuilder kb = mlir::OpBuilder::atBlockTerminator(batchLoop.getBody());
+          mlir::OpBuilder inBatch = mlir::OpBuilder::atBlockTerminator(batchLoop.getBody());
+          auto rowLoop = inBatch.create<mlir::scf::ForOp>(loc, l.getBlockIds().y, rowTiles,
+                                                          l.getGridSize().y);
+          mlir::OpBuilder inRow = mlir::OpBuilder::atBlockTerminator(rowLoop.getBody());
+          auto columnLoop = inRow.create<mlir::scf::ForOp>(loc, l.getBlockIds().x, columnTiles,
+                                                           l.getGridSize().x);
+          mlir::OpBuilder kb = mlir::OpBuilder::atBlockTerminator(columnLoop.getBody());
           auto cPrefix = delinearize(kb, loc, batchLoop.getInductionVar(), batchSizes);
           auto aPrefix = lowering::broadcastIndex(kb, loc, op.getLhs(), cPrefix, rankA - 2);
           auto bPrefix = lowering::broadcastIndex(kb, loc, op.getRhs(), cPrefix, rankB - 2);
@@ -279,9 +295,10 @@ void lowerMatmul(mlir::OpBuilder& b, tile::MatmulOp op, KernelNamer& namer) {
           mlir::Value ty = l.getThreadIds().y;
           mlir::Value tileEdge = indexConstant(kb, loc, kTile);
           mlir::Value row = kb.create<mlir::arith::AddIOp>(
-              loc, kb.create<mlir::arith::MulIOp>(loc, l.getBlockIds().y, tileEdge), ty);
+              loc, kb.create<mlir::arith::MulIOp>(loc, rowLoop.getInductionVar(), tileEdge), ty);
           mlir::Value col = kb.create<mlir::arith::AddIOp>(
-              loc, kb.create<mlir::arith::MulIOp>(loc, l.getBlockIds().x, tileEdge), tx);
+              loc, kb.create<mlir::arith::MulIOp>(loc, columnLoop.getInductionVar(), tileEdge),
+              tx);
           mlir::Value rowInBounds = lessThan(kb, loc, row, m);
           mlir::Value colInBounds = lessThan(kb, loc, col, n);
           mlir::Value init =

@@ -116,6 +116,9 @@ mlir::Value reductionIdentity(mlir::OpBuilder& b, mlir::Location loc, tile::Redu
       return f32Constant(b, loc, -std::numeric_limits<float>::infinity());
     case tile::ReduceKind::min:
       return f32Constant(b, loc, std::numeric_limits<float>::infinity());
+    case tile::ReduceKind::argmax:
+    case tile::ReduceKind::argmin:
+      break;  // (value, index) pairs: argCombine
   }
   llvm_unreachable("unknown reduce kind");
 }
@@ -132,6 +135,9 @@ mlir::Value reductionCombine(mlir::OpBuilder& b, mlir::Location loc, tile::Reduc
       return b.create<mlir::arith::MaximumFOp>(loc, accumulator, value);
     case tile::ReduceKind::min:
       return b.create<mlir::arith::MinimumFOp>(loc, accumulator, value);
+    case tile::ReduceKind::argmax:
+    case tile::ReduceKind::argmin:
+      break;  // (value, index) pairs: argCombine
   }
   llvm_unreachable("unknown reduce kind");
 }

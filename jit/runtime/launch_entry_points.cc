@@ -2,6 +2,7 @@
 #include "jit/runtime/launch_entry_points.h"
 
 #include <cstdint>
+#include <string>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -113,6 +114,19 @@ extern "C" void TesseraLaunchKernel(void* function, intptr_t grid_x, intptr_t gr
   if (Failed() || function == nullptr) return;
   GpuRuntime* runtime = RuntimeOrFail();
   if (runtime == nullptr) return;
+  // CUDA's grid limits; the compiled kernels clamp their grids and loop, so a larger one is a
+  // raw kernel's launch: refused, never truncated to fewer blocks than asked for.
+  constexpr intptr_t kMaxGrid[] = {2147483647, 65535, 65535};
+  const intptr_t grid[] = {grid_x, grid_y, grid_z};
+  for (int d = 0; d < 3; ++d) {
+    if (grid[d] < 1 || grid[d] > kMaxGrid[d]) {
+      Fail(absl::OutOfRangeError(absl::StrCat("a kernel launch asks for ", grid[d],
+                                              " blocks on grid axis ",
+                                              std::string(1, "xyz"[d]),
+                                              "; CUDA allows 1 to ", kMaxGrid[d])));
+      return;
+    }
+  }
   Fail(runtime->Launch(static_cast<CUfunction>(function),
                        {static_cast<unsigned>(grid_x), static_cast<unsigned>(grid_y),
                         static_cast<unsigned>(grid_z)},

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <set>
 #include <string>
 #include <thread>
@@ -500,6 +501,55 @@ func.func @scatter(%x: memref<?xf32>, %i: index, %v: f32) {
     EXPECT_THAT(store.message(), HasSubstr("@scatter: run-time check failed at <source>:6:3"));
   }
   EXPECT_TRUE(x.AllEqual(1.5f) && x.CanariesIntact());
+  tessera_jit_module_destroy(module);
+}
+
+TEST_F(BoundaryTest, NegativeSizesFromScalarsNeverSatisfyARelationOtherThanEquality) {
+  // Grouped heads (a multiple of), rope's pairs (twice) and broadcasting (1 or equal) on sizes
+  // taken from index scalars: INT64_MIN % -1 would trap, 2 * INT64_MIN would wrap.
+  const std::string source = R"mlir(func.func @groups(%h: index, %g: index) {
+  %q = memref.alloc(%h) : memref<1x?x1x1xf32>
+  %k = memref.alloc(%g) : memref<1x?x1x1xf32>
+  %o = memref.alloc(%h) : memref<1x?x1x1xf32>
+  tile.attention %q, %k, %k -> %o : memref<1x?x1x1xf32>, memref<1x?x1x1xf32>, memref<1x?x1x1xf32> -> memref<1x?x1x1xf32>
+  return
+}
+func.func @pairs(%d: index, %h: index) {
+  %x = memref.alloc(%d) : memref<1x?xf32>
+  %c = memref.alloc(%h) : memref<1x?xf32>
+  tile.rope half %x, %c, %c -> %x : memref<1x?xf32>, memref<1x?xf32>, memref<1x?xf32> -> memref<1x?xf32>
+  return
+}
+func.func @spread(%n: index, %m: index) {
+  %x = memref.alloc(%n) : memref<?xf32>
+  %y = memref.alloc(%m) : memref<?xf32>
+  tile.map ins(%x : memref<?xf32>) outs(%y : memref<?xf32>) {
+  ^bb0(%v: f32):
+    tile.yield %v : f32
+  }
+  return
+})mlir";
+  tessera_jit_module_t* module = nullptr;
+  ASSERT_OK(tessera_jit_compile(context_, source.data(), source.size(), nullptr, &module));
+  const int64_t kMin = std::numeric_limits<int64_t>::min();
+  struct Call {
+    const char* entry;
+    int64_t first, second;
+    const char* message;
+  };
+  for (const Call& call : {Call{"groups", kMin, -1, "must be a multiple of"},
+                           Call{"groups", 4, -2, "must be a multiple of"},
+                           Call{"pairs", 0, kMin, "must be twice"},
+                           Call{"pairs", -4, -2, "must be twice"},
+                           Call{"spread", -5, 8, "(it must be 1 or that)"}}) {
+    tessera_jit_function_t* function = nullptr;
+    ASSERT_OK(tessera_jit_module_get_function(module, call.entry, std::strlen(call.entry),
+                                              &function));
+    tessera_jit_arg_t args[] = {Int(call.first), Int(call.second)};
+    Error error(tessera_jit_function_invoke(function, args, 2, nullptr, nullptr));
+    EXPECT_EQ(error.code(), TESSERA_JIT_INVALID_ARGUMENT) << call.entry << " " << call.first;
+    EXPECT_THAT(error.message(), HasSubstr(call.message));
+  }
   tessera_jit_module_destroy(module);
 }
 
