@@ -187,12 +187,17 @@ mlir::Value laneFold(mlir::OpBuilder& b, mlir::Location loc, mlir::Value count,
       });
   mlir::Value tail = b.create<mlir::arith::SelectOp>(loc, split.mask,
                                                      load(b, split.full, split.mask), identity);
-  mlir::Value total = lowering::reductionCombine(b, loc, kind, loop.getResult(0), tail);
+  return combineLanes(b, loc, kind,
+                      lowering::reductionCombine(b, loc, kind, loop.getResult(0), tail));
+}
+
+mlir::Value combineLanes(mlir::OpBuilder& b, mlir::Location loc, tile::ReduceKind kind,
+                         mlir::Value lanes) {
   for (int64_t width = kLanes / 2; width >= 1; width /= 2) {
-    auto [low, high] = halves(b, loc, total, width);
-    total = lowering::reductionCombine(b, loc, kind, low, high);
+    auto [low, high] = halves(b, loc, lanes, width);
+    lanes = lowering::reductionCombine(b, loc, kind, low, high);
   }
-  return b.create<mlir::vector::ExtractOp>(loc, total, llvm::ArrayRef<int64_t>{0});
+  return b.create<mlir::vector::ExtractOp>(loc, lanes, llvm::ArrayRef<int64_t>{0});
 }
 
 mlir::Value laneArgFold(mlir::OpBuilder& b, mlir::Location loc, mlir::Value memref,

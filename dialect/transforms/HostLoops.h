@@ -67,6 +67,10 @@ mlir::Value loadLanes(mlir::OpBuilder& b, mlir::Location loc, mlir::Value memref
 mlir::Value laneFold(mlir::OpBuilder& b, mlir::Location loc, mlir::Value count,
                      tile::ReduceKind kind, LaneLoad load);
 
+/// `kind` over the kLanes lanes of `lanes` (f32) in laneFold's fixed pairwise tree.
+mlir::Value combineLanes(mlir::OpBuilder& b, mlir::Location loc, tile::ReduceKind kind,
+                         mlir::Value lanes);
+
 /// The index (i64) of the first maximum (`max`) or minimum of `memref[prefix..., i]` over i in
 /// [0, count), a NaN counting as the extreme; -1 when count is 0. Lanes as in laneFold, each
 /// keeping its first extreme, then combined pairwise preferring the lower index on ties.
