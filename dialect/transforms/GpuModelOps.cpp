@@ -20,23 +20,8 @@ namespace {
 using lowering::indexConstant;
 using lowering::memrefSizes;
 
-mlir::Value f32Constant(mlir::OpBuilder& b, mlir::Location loc, float value) {
-  return b.create<mlir::arith::ConstantOp>(loc, b.getF32FloatAttr(value));
-}
-
-mlir::Value countAsF32(mlir::OpBuilder& b, mlir::Location loc, mlir::Value count) {
-  mlir::Value count64 = b.create<mlir::arith::IndexCastUIOp>(loc, b.getI64Type(), count);
-  return b.create<mlir::arith::UIToFPOp>(loc, b.getF32Type(), count64);
-}
-
-mlir::Value reciprocalSqrt(mlir::OpBuilder& b, mlir::Location loc, mlir::Value value) {
-  return b.create<mlir::arith::DivFOp>(loc, f32Constant(b, loc, 1.0f),
-                                       b.create<mlir::math::SqrtOp>(loc, value));
-}
-
-llvm::SmallVector<mlir::Value> with(mlir::ValueRange index, mlir::Value last) {
-  return lowering::insertAt(index, index.size(), last);
-}
+using lowering::append;
+using lowering::f32Constant;
 
 /// One block per row of `rowSizes` (nothing when there are none; at most kMaxGridX blocks, each
 /// looping over rows in steps of the grid).
@@ -63,7 +48,6 @@ void lowerNorm(mlir::OpBuilder& b, tile::NormOp op, KernelNamer& namer) {
   mlir::Value length = sizes.back();
   auto rowSizes = llvm::ArrayRef<mlir::Value>(sizes).drop_back();
   const bool layer = op.getKind() == tile::NormKind::layer;
-  auto outputElement = llvm::cast<mlir::MemRefType>(op.getOutput().getType()).getElementType();
   mlir::Value work = b.create<mlir::arith::MulIOp>(loc, lowering::product(b, loc, rowSizes), length);
   ifThen(b, loc, lessThan(b, loc, indexConstant(b, loc, 0), work), [&](mlir::OpBuilder& guarded) {
     launchPerRow(guarded, loc, rowSizes, {workgroupBuffer(guarded, {kBlockSize}, guarded.getF32Type())},
@@ -71,14 +55,9 @@ void lowerNorm(mlir::OpBuilder& b, tile::NormOp op, KernelNamer& namer) {
                  [&](mlir::OpBuilder& k, mlir::gpu::LaunchOp l, llvm::ArrayRef<mlir::Value> row) {
       mlir::Value thread = l.getThreadIds().x;
       mlir::Value scratch = l.getWorkgroupAttributions()[0];
-      mlir::Value count = countAsF32(k, loc, length);
+      mlir::Value count = lowering::countAsF32(k, loc, length);
       auto sumAt = [&](mlir::OpBuilder& in, mlir::Value i) {
-        mlir::Value s = lowering::loadAsF32(in, loc, op.getInput(), with(row, i));
-        if (op.getResidual()) {
-          s = in.create<mlir::arith::AddFOp>(
-              loc, s, lowering::loadAsF32(in, loc, op.getResidual(), with(row, i)));
-        }
-        return s;
+        return lowering::normInput(in, loc, op, append(row, i));
       };
       auto blockSum = [&](llvm::function_ref<mlir::Value(mlir::OpBuilder&, mlir::Value)> term) {
         mlir::Value partial = foldStrided(
@@ -107,29 +86,11 @@ void lowerNorm(mlir::OpBuilder& b, tile::NormOp op, KernelNamer& namer) {
             }),
             count);
       }
-      mlir::Value eps = f32Constant(k, loc, op.getEpsOrDefault());
-      mlir::Value scale =
-          reciprocalSqrt(k, loc, k.create<mlir::arith::AddFOp>(loc, statistic, eps));
+      mlir::Value scale = lowering::normScale(k, loc, op, statistic);
       k.create<mlir::scf::ForOp>(
           loc, thread, length, indexConstant(k, loc, kBlockSize), mlir::ValueRange{},
           [&](mlir::OpBuilder& in, mlir::Location, mlir::Value i, mlir::ValueRange) {
-            mlir::Value s = sumAt(in, i);
-            if (mlir::Value sum = op.getResidualOut()) {
-              auto element = llvm::cast<mlir::MemRefType>(sum.getType()).getElementType();
-              in.create<mlir::memref::StoreOp>(loc, lowering::convertFloat(in, loc, s, element),
-                                               sum, with(row, i));
-            }
-            mlir::Value y = layer ? in.create<mlir::arith::SubFOp>(loc, s, mean).getResult() : s;
-            y = in.create<mlir::arith::MulFOp>(loc, y, scale);
-            if (mlir::Value weight = op.getWeight()) {
-              y = in.create<mlir::arith::MulFOp>(loc, y, lowering::loadAsF32(in, loc, weight, i));
-            }
-            if (mlir::Value bias = op.getBias()) {
-              y = in.create<mlir::arith::AddFOp>(loc, y, lowering::loadAsF32(in, loc, bias, i));
-            }
-            in.create<mlir::memref::StoreOp>(
-                loc, lowering::convertFloat(in, loc, y, outputElement), op.getOutput(),
-                with(row, i));
+            lowering::normStore(in, loc, op, append(row, i), i, sumAt(in, i), mean, scale);
             in.create<mlir::scf::YieldOp>(loc);
           });
     });
@@ -143,7 +104,6 @@ void lowerAttention(mlir::OpBuilder& b, tile::AttentionOp op, KernelNamer& namer
   auto v = memrefSizes(b, loc, op.getValue());  // B, Hkv, Sk, Dv
   mlir::Value heads = q[1], queries = q[2], depth = q[3];
   mlir::Value keys = kSizes[2], valueDepth = v[3];
-  mlir::Type i64 = b.getI64Type();
   auto outputElement = llvm::cast<mlir::MemRefType>(op.getOutput().getType()).getElementType();
   mlir::Value work = b.create<mlir::arith::MulIOp>(
       loc, lowering::product(b, loc, {q[0], heads, queries}), valueDepth);
@@ -161,35 +121,8 @@ void lowerAttention(mlir::OpBuilder& b, tile::AttentionOp op, KernelNamer& namer
           mlir::Value weights = l.getWorkgroupAttributions()[1];
           mlir::Value batch = position[0], head = position[1], query = position[2];
           mlir::Value kvHead = k.create<mlir::arith::DivUIOp>(loc, head, group);
-          mlir::Value scale;
-          if (op.getScale()) {
-            scale = f32Constant(k, loc, op.getScale()->convertToFloat());
-          } else {
-            mlir::Value d = k.create<mlir::arith::MaxUIOp>(loc, depth, indexConstant(k, loc, 1));
-            scale = reciprocalSqrt(k, loc, countAsF32(k, loc, d));
-          }
-          auto toI64 = [&](mlir::Value index) -> mlir::Value {
-            return k.create<mlir::arith::IndexCastOp>(loc, i64, index);
-          };
-          auto clamp = [&](mlir::Value value, mlir::Value low, mlir::Value high) {
-            return k.create<mlir::arith::MinSIOp>(
-                loc, k.create<mlir::arith::MaxSIOp>(loc, value, low), high);
-          };
-          mlir::Value zero64 = k.create<mlir::arith::ConstantOp>(loc, k.getI64IntegerAttr(0));
-          mlir::Value length = toI64(keys);
-          if (mlir::Value lengths = op.getKeyLengths()) {
-            mlir::Value given = k.create<mlir::memref::LoadOp>(loc, lengths, batch);
-            if (!given.getType().isInteger(64)) given = k.create<mlir::arith::ExtSIOp>(loc, i64, given);
-            length = clamp(given, zero64, length);
-          }
-          mlir::Value limit = length;
-          if (op.getCausal()) {
-            mlir::Value last = k.create<mlir::arith::SubIOp>(
-                loc, k.create<mlir::arith::AddIOp>(loc, toI64(query), length), toI64(queries));
-            mlir::Value one64 = k.create<mlir::arith::ConstantOp>(loc, k.getI64IntegerAttr(1));
-            limit = clamp(k.create<mlir::arith::AddIOp>(loc, last, one64), zero64, length);
-          }
-          limit = k.create<mlir::arith::IndexCastOp>(loc, k.getIndexType(), limit);
+          mlir::Value scale = lowering::attentionScale(k, loc, op, depth);
+          mlir::Value limit = lowering::visibleKeys(k, loc, op, batch, query, keys, queries);
           mlir::Value block = indexConstant(k, loc, kBlockSize);
           mlir::Value keyBlocks = lowering::ceilDiv(k, loc, limit, kBlockSize);
           mlir::Value chunks = lowering::ceilDiv(k, loc, valueDepth, kBlockSize);
@@ -239,20 +172,8 @@ void lowerAttention(mlir::OpBuilder& b, tile::AttentionOp op, KernelNamer& namer
                       mlir::Value blockMax =
                           blockReduce(in, loc, tile::ReduceKind::max, scratch, thread, score);
                       mlir::Value newMax = in.create<mlir::arith::MaximumFOp>(loc, max, blockMax);
-                      mlir::Value correction = in.create<mlir::arith::SelectOp>(
-                          loc,
-                          in.create<mlir::arith::CmpFOp>(loc, mlir::arith::CmpFPredicate::OEQ,
-                                                         max, newMax),
-                          f32Constant(in, loc, 1.0f),
-                          in.create<mlir::math::ExpOp>(
-                              loc, in.create<mlir::arith::SubFOp>(loc, max, newMax)));
-                      mlir::Value weight = in.create<mlir::arith::SelectOp>(
-                          loc,
-                          in.create<mlir::arith::CmpFOp>(loc, mlir::arith::CmpFPredicate::OEQ,
-                                                         score, negativeInfinity),
-                          zero,
-                          in.create<mlir::math::ExpOp>(
-                              loc, in.create<mlir::arith::SubFOp>(loc, score, newMax)));
+                      mlir::Value correction = lowering::softmaxCorrection(in, loc, max, newMax);
+                      mlir::Value weight = lowering::softmaxWeight(in, loc, score, newMax);
                       in.create<mlir::memref::StoreOp>(loc, weight, weights, thread);
                       // blockReduce's barriers also publish every thread's weight.
                       mlir::Value blockTotal =
@@ -310,34 +231,12 @@ void lowerRope(mlir::OpBuilder& b, tile::RopeOp op, KernelNamer& namer) {
   auto sizes = memrefSizes(b, loc, op.getInput());
   mlir::Value half = b.create<mlir::arith::DivUIOp>(loc, sizes.back(), indexConstant(b, loc, 2));
   auto rowSizes = llvm::ArrayRef<mlir::Value>(sizes).drop_back();
-  const bool interleaved = op.getLayout() == tile::RopeLayout::interleaved;
-  auto outputElement = llvm::cast<mlir::MemRefType>(op.getOutput().getType()).getElementType();
   mlir::Value total = b.create<mlir::arith::MulIOp>(loc, lowering::product(b, loc, rowSizes), half);
   launchPerElement(b, loc, total, namer.next("rope"), [&](mlir::OpBuilder& in, mlir::Value linear) {
     mlir::Value i = in.create<mlir::arith::RemUIOp>(loc, linear, half);
     auto row = lowering::delinearize(in, loc, in.create<mlir::arith::DivUIOp>(loc, linear, half),
                                      rowSizes);
-    mlir::Value first, second;
-    if (interleaved) {
-      first = in.create<mlir::arith::MulIOp>(loc, i, indexConstant(in, loc, 2));
-      second = in.create<mlir::arith::AddIOp>(loc, first, indexConstant(in, loc, 1));
-    } else {
-      first = i;
-      second = in.create<mlir::arith::AddIOp>(loc, i, half);
-    }
-    mlir::Value x1 = lowering::loadAsF32(in, loc, op.getInput(), with(row, first));
-    mlir::Value x2 = lowering::loadAsF32(in, loc, op.getInput(), with(row, second));
-    mlir::Value c = lowering::loadAsF32(in, loc, op.getCos(), {row.back(), i});
-    mlir::Value s = lowering::loadAsF32(in, loc, op.getSin(), {row.back(), i});
-    auto mul = [&](mlir::Value x, mlir::Value y) {
-      return in.create<mlir::arith::MulFOp>(loc, x, y).getResult();
-    };
-    mlir::Value y1 = in.create<mlir::arith::SubFOp>(loc, mul(x1, c), mul(x2, s));
-    mlir::Value y2 = in.create<mlir::arith::AddFOp>(loc, mul(x2, c), mul(x1, s));
-    in.create<mlir::memref::StoreOp>(loc, lowering::convertFloat(in, loc, y1, outputElement),
-                                     op.getOutput(), with(row, first));
-    in.create<mlir::memref::StoreOp>(loc, lowering::convertFloat(in, loc, y2, outputElement),
-                                     op.getOutput(), with(row, second));
+    lowering::ropeRotate(in, loc, op, row, i, half);
   });
 }
 

@@ -14,29 +14,9 @@
 namespace tessera::host {
 namespace {
 
+using lowering::f32Constant;
 using lowering::indexConstant;
 using lowering::memrefSizes;
-
-mlir::Value f32Constant(mlir::OpBuilder& b, mlir::Location loc, float value) {
-  return b.create<mlir::arith::ConstantOp>(loc, b.getF32FloatAttr(value));
-}
-
-/// An index count as f32.
-mlir::Value countAsF32(mlir::OpBuilder& b, mlir::Location loc, mlir::Value count) {
-  mlir::Value count64 = b.create<mlir::arith::IndexCastUIOp>(loc, b.getI64Type(), count);
-  return b.create<mlir::arith::UIToFPOp>(loc, b.getF32Type(), count64);
-}
-
-/// 1 / sqrt(value): a correctly rounded square root and division, the same on every CPU.
-mlir::Value reciprocalSqrt(mlir::OpBuilder& b, mlir::Location loc, mlir::Value value) {
-  return b.create<mlir::arith::DivFOp>(loc, f32Constant(b, loc, 1.0f),
-                                       b.create<mlir::math::SqrtOp>(loc, value));
-}
-
-/// `index` with `last` appended.
-llvm::SmallVector<mlir::Value> with(mlir::ValueRange index, mlir::Value last) {
-  return lowering::insertAt(index, index.size(), last);
-}
 
 }  // namespace
 
@@ -47,9 +27,7 @@ void lowerNorm(mlir::OpBuilder& b, tile::NormOp op, ParallelLoops& parallel) {
   auto rowSizes = llvm::ArrayRef<mlir::Value>(sizes).drop_back();
   const bool layer = op.getKind() == tile::NormKind::layer;
   mlir::Value cost = b.create<mlir::arith::MulIOp>(loc, innerProduct(b, loc, rowSizes), length);
-  mlir::Value eps = f32Constant(b, loc, op.getEpsOrDefault());
-  mlir::Value count = countAsF32(b, loc, length);
-  auto outputElement = llvm::cast<mlir::MemRefType>(op.getOutput().getType()).getElementType();
+  mlir::Value count = lowering::countAsF32(b, loc, length);
   parallelForEachIndex(b, loc, rowSizes, cost, parallel,
                        [&](mlir::OpBuilder& nested, mlir::ValueRange row) {
     // s = input (+ residual), in f32 lanes.
@@ -82,31 +60,12 @@ void lowerNorm(mlir::OpBuilder& b, tile::NormOp op, ParallelLoops& parallel) {
           });
       statistic = nested.create<mlir::arith::DivFOp>(loc, squares, count);
     }
-    mlir::Value scale = reciprocalSqrt(
-        nested, loc, nested.create<mlir::arith::AddFOp>(loc, statistic, eps));
+    mlir::Value scale = lowering::normScale(nested, loc, op, statistic);
     forEachIndex(nested, loc, mlir::ValueRange{length},
                  [&](mlir::OpBuilder& in, mlir::ValueRange l) {
-      auto at = with(row, l[0]);
-      mlir::Value s = lowering::loadAsF32(in, loc, op.getInput(), at);
-      if (op.getResidual()) {
-        s = in.create<mlir::arith::AddFOp>(loc, s,
-                                           lowering::loadAsF32(in, loc, op.getResidual(), at));
-      }
-      if (mlir::Value sum = op.getResidualOut()) {
-        auto element = llvm::cast<mlir::MemRefType>(sum.getType()).getElementType();
-        in.create<mlir::memref::StoreOp>(loc, lowering::convertFloat(in, loc, s, element), sum,
-                                         at);
-      }
-      mlir::Value y = layer ? in.create<mlir::arith::SubFOp>(loc, s, mean).getResult() : s;
-      y = in.create<mlir::arith::MulFOp>(loc, y, scale);
-      if (mlir::Value weight = op.getWeight()) {
-        y = in.create<mlir::arith::MulFOp>(loc, y, lowering::loadAsF32(in, loc, weight, l[0]));
-      }
-      if (mlir::Value bias = op.getBias()) {
-        y = in.create<mlir::arith::AddFOp>(loc, y, lowering::loadAsF32(in, loc, bias, l[0]));
-      }
-      in.create<mlir::memref::StoreOp>(loc, lowering::convertFloat(in, loc, y, outputElement),
-                                       op.getOutput(), at);
+      auto at = lowering::append(row, l[0]);
+      lowering::normStore(in, loc, op, at, l[0], lowering::normInput(in, loc, op, at), mean,
+                          scale);
     });
   });
 }
@@ -125,7 +84,6 @@ void lowerAttention(mlir::OpBuilder& b, tile::AttentionOp op, ParallelLoops& par
   auto v = memrefSizes(b, loc, op.getValue());  // B, Hkv, Sk, Dv
   mlir::Value heads = q[1], queries = q[2], depth = q[3];
   mlir::Value kvHeads = k[1], keys = k[2], valueDepth = v[3];
-  mlir::Type i64 = b.getI64Type();
   mlir::Type f32 = b.getF32Type();
   mlir::VectorType lanes = laneType(f32);
   auto buffer = mlir::MemRefType::get({mlir::ShapedType::kDynamic}, f32);
@@ -138,13 +96,7 @@ void lowerAttention(mlir::OpBuilder& b, tile::AttentionOp op, ParallelLoops& par
   mlir::Value block = indexConstant(b, loc, kLanes);
   // The output is not empty, so H > 0, hence Hkv > 0 (the contract: H is a multiple of Hkv).
   mlir::Value group = b.create<mlir::arith::DivUIOp>(loc, heads, kvHeads);
-  mlir::Value scale;
-  if (op.getScale()) {
-    scale = f32Constant(b, loc, op.getScale()->convertToFloat());
-  } else {
-    mlir::Value d = b.create<mlir::arith::MaxUIOp>(loc, depth, indexConstant(b, loc, 1));
-    scale = reciprocalSqrt(b, loc, countAsF32(b, loc, d));
-  }
+  mlir::Value scale = lowering::attentionScale(b, loc, op, depth);
   mlir::Value keyBlocks = lowering::ceilDiv(b, loc, keys, kLanes);
 
   // Pack K (or find that it cannot be: then `packed` is a 1-element placeholder).
@@ -189,36 +141,13 @@ void lowerAttention(mlir::OpBuilder& b, tile::AttentionOp op, ParallelLoops& par
 
   mlir::Value rows = lowering::product(b, loc, {q[0], heads, queries});
   mlir::Value cost = mul(b, keys, add(b, depth, valueDepth));
-  auto toI64 = [&](mlir::OpBuilder& at, mlir::Value index) -> mlir::Value {
-    return at.create<mlir::arith::IndexCastOp>(loc, i64, index);
-  };
-  auto clamp = [&](mlir::OpBuilder& at, mlir::Value value, mlir::Value low, mlir::Value high) {
-    return at.create<mlir::arith::MinSIOp>(loc, at.create<mlir::arith::MaxSIOp>(loc, value, low),
-                                           high);
-  };
   auto outputElement = llvm::cast<mlir::MemRefType>(op.getOutput().getType()).getElementType();
   parallelForEachIndex(b, loc, mlir::ValueRange{rows}, cost, parallel,
                        [&](mlir::OpBuilder& at, mlir::ValueRange linear) {
     auto position = lowering::delinearize(at, loc, linear[0], {q[0], heads, queries});
     mlir::Value batch = position[0], head = position[1], query = position[2];
     mlir::Value kvHead = at.create<mlir::arith::DivUIOp>(loc, head, group);
-    // The visible keys: [0, limit).
-    mlir::Value zero64 = at.create<mlir::arith::ConstantOp>(loc, at.getI64IntegerAttr(0));
-    mlir::Value length = toI64(at, keys);
-    if (mlir::Value lengths = op.getKeyLengths()) {
-      mlir::Value given = at.create<mlir::memref::LoadOp>(loc, lengths, batch);
-      if (!given.getType().isInteger(64)) given = at.create<mlir::arith::ExtSIOp>(loc, i64, given);
-      length = clamp(at, given, zero64, length);
-    }
-    mlir::Value limit = length;
-    if (op.getCausal()) {
-      // Query i sees key j <= i + L - Sq (bottom-right alignment).
-      mlir::Value last = at.create<mlir::arith::SubIOp>(
-          loc, at.create<mlir::arith::AddIOp>(loc, toI64(at, query), length), toI64(at, queries));
-      mlir::Value one64 = at.create<mlir::arith::ConstantOp>(loc, at.getI64IntegerAttr(1));
-      limit = clamp(at, at.create<mlir::arith::AddIOp>(loc, last, one64), zero64, length);
-    }
-    limit = at.create<mlir::arith::IndexCastOp>(loc, at.getIndexType(), limit);
+    mlir::Value limit = lowering::visibleKeys(at, loc, op, batch, query, keys, queries);
     // One heap row: Dv accumulators, then a block's 32 scores, then its 32 weights.
     mlir::Value row = at.create<mlir::memref::AllocOp>(
         loc, buffer, mlir::ValueRange{add(at, valueDepth, indexConstant(at, loc, 2 * kLanes))});
@@ -286,19 +215,8 @@ void lowerAttention(mlir::OpBuilder& b, tile::AttentionOp op, ParallelLoops& par
           mlir::Value max = state[0], sum = state[1];
           mlir::Value newMax = in.create<mlir::arith::MaximumFOp>(
               loc, max, combineLanes(in, loc, tile::ReduceKind::max, score));
-          // The rescale of what was accumulated so far (1 while the maximum stays), and the
-          // weights of this block's keys (0 for a score of -inf, whatever the maximum).
-          mlir::Value correction = in.create<mlir::arith::SelectOp>(
-              loc, in.create<mlir::arith::CmpFOp>(loc, mlir::arith::CmpFPredicate::OEQ, max, newMax),
-              f32Constant(in, loc, 1.0f),
-              in.create<mlir::math::ExpOp>(loc, in.create<mlir::arith::SubFOp>(loc, max, newMax)));
-          mlir::Value weights = in.create<mlir::arith::SelectOp>(
-              loc,
-              in.create<mlir::arith::CmpFOp>(loc, mlir::arith::CmpFPredicate::OEQ, score,
-                                             negativeInfinityLanes),
-              zeroLanes,
-              in.create<mlir::math::ExpOp>(
-                  loc, in.create<mlir::arith::SubFOp>(loc, score, splat(in, loc, newMax))));
+          mlir::Value correction = lowering::softmaxCorrection(in, loc, max, newMax);
+          mlir::Value weights = lowering::softmaxWeight(in, loc, score, splat(in, loc, newMax));
           mlir::Value newSum = in.create<mlir::arith::AddFOp>(
               loc, in.create<mlir::arith::MulFOp>(loc, sum, correction),
               combineLanes(in, loc, tile::ReduceKind::sum, weights));
@@ -344,34 +262,11 @@ void lowerRope(mlir::OpBuilder& b, tile::RopeOp op, ParallelLoops& parallel) {
   mlir::Value features = sizes.back();
   mlir::Value half = b.create<mlir::arith::DivUIOp>(loc, features, indexConstant(b, loc, 2));
   auto rowSizes = llvm::ArrayRef<mlir::Value>(sizes).drop_back();
-  const bool interleaved = op.getLayout() == tile::RopeLayout::interleaved;
-  auto outputElement = llvm::cast<mlir::MemRefType>(op.getOutput().getType()).getElementType();
   mlir::Value cost = b.create<mlir::arith::MulIOp>(loc, innerProduct(b, loc, rowSizes), features);
   parallelForEachIndex(b, loc, rowSizes, cost, parallel,
                        [&](mlir::OpBuilder& nested, mlir::ValueRange row) {
-    mlir::Value position = row.back();
     forEachIndex(nested, loc, mlir::ValueRange{half}, [&](mlir::OpBuilder& in, mlir::ValueRange i) {
-      mlir::Value first, second;
-      if (interleaved) {
-        first = in.create<mlir::arith::MulIOp>(loc, i[0], indexConstant(in, loc, 2));
-        second = in.create<mlir::arith::AddIOp>(loc, first, indexConstant(in, loc, 1));
-      } else {
-        first = i[0];
-        second = in.create<mlir::arith::AddIOp>(loc, i[0], half);
-      }
-      mlir::Value x1 = lowering::loadAsF32(in, loc, op.getInput(), with(row, first));
-      mlir::Value x2 = lowering::loadAsF32(in, loc, op.getInput(), with(row, second));
-      mlir::Value c = lowering::loadAsF32(in, loc, op.getCos(), {position, i[0]});
-      mlir::Value s = lowering::loadAsF32(in, loc, op.getSin(), {position, i[0]});
-      auto mul = [&](mlir::Value x, mlir::Value y) {
-        return in.create<mlir::arith::MulFOp>(loc, x, y).getResult();
-      };
-      mlir::Value y1 = in.create<mlir::arith::SubFOp>(loc, mul(x1, c), mul(x2, s));
-      mlir::Value y2 = in.create<mlir::arith::AddFOp>(loc, mul(x2, c), mul(x1, s));
-      in.create<mlir::memref::StoreOp>(loc, lowering::convertFloat(in, loc, y1, outputElement),
-                                       op.getOutput(), with(row, first));
-      in.create<mlir::memref::StoreOp>(loc, lowering::convertFloat(in, loc, y2, outputElement),
-                                       op.getOutput(), with(row, second));
+      lowering::ropeRotate(in, loc, op, row, i[0], half);
     });
   });
 }

@@ -11,11 +11,152 @@
 namespace tessera::lowering {
 namespace {
 
-mlir::Value f32Constant(mlir::OpBuilder& b, mlir::Location loc, float value) {
+/// `value` as a constant of `type`: f32, or f32 lanes.
+mlir::Value f32Like(mlir::OpBuilder& b, mlir::Location loc, mlir::Type type, float value) {
+  if (auto vector = llvm::dyn_cast<mlir::VectorType>(type)) {
+    return b.create<mlir::arith::ConstantOp>(
+        loc, mlir::DenseElementsAttr::get(vector, b.getF32FloatAttr(value)));
+  }
   return b.create<mlir::arith::ConstantOp>(loc, b.getF32FloatAttr(value));
 }
 
 }  // namespace
+
+mlir::Value f32Constant(mlir::OpBuilder& b, mlir::Location loc, float value) {
+  return b.create<mlir::arith::ConstantOp>(loc, b.getF32FloatAttr(value));
+}
+
+mlir::Value countAsF32(mlir::OpBuilder& b, mlir::Location loc, mlir::Value count) {
+  mlir::Value count64 = b.create<mlir::arith::IndexCastUIOp>(loc, b.getI64Type(), count);
+  return b.create<mlir::arith::UIToFPOp>(loc, b.getF32Type(), count64);
+}
+
+mlir::Value reciprocalSqrt(mlir::OpBuilder& b, mlir::Location loc, mlir::Value value) {
+  return b.create<mlir::arith::DivFOp>(loc, f32Constant(b, loc, 1.0f),
+                                       b.create<mlir::math::SqrtOp>(loc, value));
+}
+
+llvm::SmallVector<mlir::Value> append(mlir::ValueRange index, mlir::Value last) {
+  return insertAt(index, index.size(), last);
+}
+
+mlir::Value normInput(mlir::OpBuilder& b, mlir::Location loc, tile::NormOp op,
+                      mlir::ValueRange index) {
+  mlir::Value s = loadAsF32(b, loc, op.getInput(), index);
+  if (op.getResidual()) {
+    s = b.create<mlir::arith::AddFOp>(loc, s, loadAsF32(b, loc, op.getResidual(), index));
+  }
+  return s;
+}
+
+mlir::Value normScale(mlir::OpBuilder& b, mlir::Location loc, tile::NormOp op,
+                      mlir::Value statistic) {
+  return reciprocalSqrt(
+      b, loc,
+      b.create<mlir::arith::AddFOp>(loc, statistic, f32Constant(b, loc, op.getEpsOrDefault())));
+}
+
+void normStore(mlir::OpBuilder& b, mlir::Location loc, tile::NormOp op, mlir::ValueRange index,
+               mlir::Value l, mlir::Value s, mlir::Value mean, mlir::Value scale) {
+  if (mlir::Value sum = op.getResidualOut()) {
+    auto element = llvm::cast<mlir::MemRefType>(sum.getType()).getElementType();
+    b.create<mlir::memref::StoreOp>(loc, convertFloat(b, loc, s, element), sum, index);
+  }
+  mlir::Value y = op.getKind() == tile::NormKind::layer
+                      ? b.create<mlir::arith::SubFOp>(loc, s, mean).getResult()
+                      : s;
+  y = b.create<mlir::arith::MulFOp>(loc, y, scale);
+  if (mlir::Value weight = op.getWeight()) {
+    y = b.create<mlir::arith::MulFOp>(loc, y, loadAsF32(b, loc, weight, l));
+  }
+  if (mlir::Value bias = op.getBias()) {
+    y = b.create<mlir::arith::AddFOp>(loc, y, loadAsF32(b, loc, bias, l));
+  }
+  auto output = llvm::cast<mlir::MemRefType>(op.getOutput().getType()).getElementType();
+  b.create<mlir::memref::StoreOp>(loc, convertFloat(b, loc, y, output), op.getOutput(), index);
+}
+
+mlir::Value attentionScale(mlir::OpBuilder& b, mlir::Location loc, tile::AttentionOp op,
+                           mlir::Value depth) {
+  if (op.getScale()) return f32Constant(b, loc, op.getScale()->convertToFloat());
+  mlir::Value d = b.create<mlir::arith::MaxUIOp>(loc, depth, indexConstant(b, loc, 1));
+  return reciprocalSqrt(b, loc, countAsF32(b, loc, d));
+}
+
+mlir::Value visibleKeys(mlir::OpBuilder& b, mlir::Location loc, tile::AttentionOp op,
+                        mlir::Value batch, mlir::Value query, mlir::Value keys,
+                        mlir::Value queries) {
+  mlir::Type i64 = b.getI64Type();
+  auto toI64 = [&](mlir::Value index) -> mlir::Value {
+    return b.create<mlir::arith::IndexCastOp>(loc, i64, index);
+  };
+  auto clamp = [&](mlir::Value value, mlir::Value low, mlir::Value high) {
+    return b.create<mlir::arith::MinSIOp>(loc, b.create<mlir::arith::MaxSIOp>(loc, value, low),
+                                          high);
+  };
+  mlir::Value zero = b.create<mlir::arith::ConstantOp>(loc, b.getI64IntegerAttr(0));
+  mlir::Value length = toI64(keys);
+  if (mlir::Value lengths = op.getKeyLengths()) {
+    mlir::Value given = b.create<mlir::memref::LoadOp>(loc, lengths, batch);
+    if (!given.getType().isInteger(64)) given = b.create<mlir::arith::ExtSIOp>(loc, i64, given);
+    length = clamp(given, zero, length);
+  }
+  mlir::Value limit = length;
+  if (op.getCausal()) {
+    mlir::Value last = b.create<mlir::arith::SubIOp>(
+        loc, b.create<mlir::arith::AddIOp>(loc, toI64(query), length), toI64(queries));
+    mlir::Value one = b.create<mlir::arith::ConstantOp>(loc, b.getI64IntegerAttr(1));
+    limit = clamp(b.create<mlir::arith::AddIOp>(loc, last, one), zero, length);
+  }
+  return b.create<mlir::arith::IndexCastOp>(loc, b.getIndexType(), limit);
+}
+
+mlir::Value softmaxCorrection(mlir::OpBuilder& b, mlir::Location loc, mlir::Value max,
+                              mlir::Value newMax) {
+  mlir::Value unchanged =
+      b.create<mlir::arith::CmpFOp>(loc, mlir::arith::CmpFPredicate::OEQ, max, newMax);
+  return b.create<mlir::arith::SelectOp>(
+      loc, unchanged, f32Like(b, loc, max.getType(), 1.0f),
+      b.create<mlir::math::ExpOp>(loc, b.create<mlir::arith::SubFOp>(loc, max, newMax)));
+}
+
+mlir::Value softmaxWeight(mlir::OpBuilder& b, mlir::Location loc, mlir::Value score,
+                          mlir::Value newMax) {
+  mlir::Type type = score.getType();
+  mlir::Value masked = b.create<mlir::arith::CmpFOp>(
+      loc, mlir::arith::CmpFPredicate::OEQ, score,
+      f32Like(b, loc, type, -std::numeric_limits<float>::infinity()));
+  return b.create<mlir::arith::SelectOp>(
+      loc, masked, f32Like(b, loc, type, 0.0f),
+      b.create<mlir::math::ExpOp>(loc, b.create<mlir::arith::SubFOp>(loc, score, newMax)));
+}
+
+void ropeRotate(mlir::OpBuilder& b, mlir::Location loc, tile::RopeOp op, mlir::ValueRange row,
+                mlir::Value i, mlir::Value half) {
+  mlir::Value first, second;
+  if (op.getLayout() == tile::RopeLayout::interleaved) {
+    first = b.create<mlir::arith::MulIOp>(loc, i, indexConstant(b, loc, 2));
+    second = b.create<mlir::arith::AddIOp>(loc, first, indexConstant(b, loc, 1));
+  } else {
+    first = i;
+    second = b.create<mlir::arith::AddIOp>(loc, i, half);
+  }
+  mlir::Value x1 = loadAsF32(b, loc, op.getInput(), append(row, first));
+  mlir::Value x2 = loadAsF32(b, loc, op.getInput(), append(row, second));
+  mlir::Value position = row.back();
+  mlir::Value c = loadAsF32(b, loc, op.getCos(), {position, i});
+  mlir::Value s = loadAsF32(b, loc, op.getSin(), {position, i});
+  auto mul = [&](mlir::Value x, mlir::Value y) {
+    return b.create<mlir::arith::MulFOp>(loc, x, y).getResult();
+  };
+  mlir::Value y1 = b.create<mlir::arith::SubFOp>(loc, mul(x1, c), mul(x2, s));
+  mlir::Value y2 = b.create<mlir::arith::AddFOp>(loc, mul(x2, c), mul(x1, s));
+  auto output = llvm::cast<mlir::MemRefType>(op.getOutput().getType()).getElementType();
+  b.create<mlir::memref::StoreOp>(loc, convertFloat(b, loc, y1, output), op.getOutput(),
+                                  append(row, first));
+  b.create<mlir::memref::StoreOp>(loc, convertFloat(b, loc, y2, output), op.getOutput(),
+                                  append(row, second));
+}
 
 mlir::Value convertFloat(mlir::OpBuilder& b, mlir::Location loc, mlir::Value value,
                          mlir::Type target) {
@@ -145,9 +286,7 @@ mlir::Value reductionCombine(mlir::OpBuilder& b, mlir::Location loc, tile::Reduc
 mlir::Value reductionFinalize(mlir::OpBuilder& b, mlir::Location loc, tile::ReduceKind kind,
                               mlir::Value accumulator, mlir::Value count) {
   if (kind != tile::ReduceKind::mean) return accumulator;
-  mlir::Value count64 = b.create<mlir::arith::IndexCastUIOp>(loc, b.getI64Type(), count);
-  mlir::Value countF32 = b.create<mlir::arith::UIToFPOp>(loc, b.getF32Type(), count64);
-  return b.create<mlir::arith::DivFOp>(loc, accumulator, countF32);
+  return b.create<mlir::arith::DivFOp>(loc, accumulator, countAsF32(b, loc, count));
 }
 
 mlir::Value replacesExtreme(mlir::OpBuilder& b, mlir::Location loc, mlir::Value candidate,

@@ -39,7 +39,8 @@ mlir::Value prepareMatmulInput(mlir::OpBuilder& b, mlir::Location loc, tile::Mat
 mlir::Value applyMatmulEpilogue(mlir::OpBuilder& b, mlir::Location loc, tile::MatmulOp op,
                                 mlir::Value value, mlir::Value biasElement);
 
-/// The identity of `kind` in f32: 0 (sum, mean), 1 (prod), -inf (max), +inf (min).
+/// The identity of `kind` in f32: 0 (sum, mean), 1 (prod), -inf (max), +inf (min); not for
+/// argmax/argmin (argCombine).
 mlir::Value reductionIdentity(mlir::OpBuilder& b, mlir::Location loc, tile::ReduceKind kind);
 
 /// `kind(accumulator, value)` in f32. max and min propagate NaN.
@@ -63,6 +64,57 @@ std::pair<mlir::Value, mlir::Value> argCombine(mlir::OpBuilder& b, mlir::Locatio
                                                mlir::Value firstValue, mlir::Value firstIndex,
                                                mlir::Value secondValue, mlir::Value secondIndex,
                                                bool max);
+
+/// An f32 constant.
+mlir::Value f32Constant(mlir::OpBuilder& b, mlir::Location loc, float value);
+
+/// An index count as f32.
+mlir::Value countAsF32(mlir::OpBuilder& b, mlir::Location loc, mlir::Value count);
+
+/// 1 / sqrt(value): a correctly rounded square root and division, the same on every target.
+mlir::Value reciprocalSqrt(mlir::OpBuilder& b, mlir::Location loc, mlir::Value value);
+
+/// `index` with `last` appended.
+llvm::SmallVector<mlir::Value> append(mlir::ValueRange index, mlir::Value last);
+
+/// tile.norm: s = input (+ residual) at `index`, in f32.
+mlir::Value normInput(mlir::OpBuilder& b, mlir::Location loc, tile::NormOp op,
+                      mlir::ValueRange index);
+
+/// tile.norm: 1 / sqrt(statistic + eps), statistic the variance (layer) or mean square (rms).
+mlir::Value normScale(mlir::OpBuilder& b, mlir::Location loc, tile::NormOp op,
+                      mlir::Value statistic);
+
+/// tile.norm at `index` (position `l` of the last axis): stores s into residual_out (if any)
+/// and y = (s − mean) · scale · weight + bias (rms: s · scale · weight + bias) into the output.
+void normStore(mlir::OpBuilder& b, mlir::Location loc, tile::NormOp op, mlir::ValueRange index,
+               mlir::Value l, mlir::Value s, mlir::Value mean, mlir::Value scale);
+
+/// tile.attention: the score scale, the attribute or 1/sqrt(D) (1 when D = 0).
+mlir::Value attentionScale(mlir::OpBuilder& b, mlir::Location loc, tile::AttentionOp op,
+                           mlir::Value depth);
+
+/// tile.attention: how many keys (index) query `query` of batch `batch` sees, [0, limit):
+/// the batch's key length clamped to [0, Sk] (Sk without key_lengths), and with `causal`
+/// only keys j <= query + length − Sq (bottom-right alignment).
+mlir::Value visibleKeys(mlir::OpBuilder& b, mlir::Location loc, tile::AttentionOp op,
+                        mlir::Value batch, mlir::Value query, mlir::Value keys,
+                        mlir::Value queries);
+
+/// The online softmax's rescale of what was accumulated under maximum `max` once the maximum
+/// is `newMax`: 1 while it stays (also -inf to -inf), else exp(max − newMax).
+mlir::Value softmaxCorrection(mlir::OpBuilder& b, mlir::Location loc, mlir::Value max,
+                              mlir::Value newMax);
+
+/// The online softmax's weight of `score` under maximum `newMax` (same type: f32 or f32
+/// lanes): 0 for a score of -inf whatever the maximum, else exp(score − newMax).
+mlir::Value softmaxWeight(mlir::OpBuilder& b, mlir::Location loc, mlir::Value score,
+                          mlir::Value newMax);
+
+/// tile.rope: rotates feature pair `i` of `row` (every index but the last) of the input into the
+/// output; `half` is D/2.
+void ropeRotate(mlir::OpBuilder& b, mlir::Location loc, tile::RopeOp op, mlir::ValueRange row,
+                mlir::Value i, mlir::Value half);
 
 /// Clones the body of `map` at the builder's position with its arguments bound to `elements`;
 /// returns the values it yields.
