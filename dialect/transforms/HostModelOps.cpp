@@ -73,8 +73,9 @@ void lowerNorm(mlir::OpBuilder& b, tile::NormOp op, ParallelLoops& parallel) {
 // Keys go in blocks of kLanes. K is first packed (in parallel) block-major and transposed, f32:
 // block t of (b, g) holds K[b, g, 32t + l, d] at ((((b·Hkv + g)·T + t)·D + d)·32 + l), zero past
 // Sk, so a block's 32 scores are 32 vector lanes each summing q[d]·k[d] over d in ascending
-// order — bit for bit a scalar dot product, which is what the fallback (packed K could not be
-// allocated) computes key by key. Per block: the scores scaled and masked (-inf), the block
+// order — bit for bit a scalar dot product, which is what the direct path (decoding: too few
+// query rows per key to pay for the copy; or packed K could not be allocated) computes key by
+// key. Per block: the scores scaled and masked (-inf), the block
 // maximum and the sum of p = exp(s − m) in the lane tree, one rescale of the accumulators, then
 // acc += p_j · V[j] for the block's keys in ascending order.
 void lowerAttention(mlir::OpBuilder& b, tile::AttentionOp op, ParallelLoops& parallel) {
@@ -99,16 +100,27 @@ void lowerAttention(mlir::OpBuilder& b, tile::AttentionOp op, ParallelLoops& par
   mlir::Value scale = lowering::attentionScale(b, loc, op, depth);
   mlir::Value keyBlocks = lowering::ceilDiv(b, loc, keys, kLanes);
 
-  // Pack K (or find that it cannot be: then `packed` is a 1-element placeholder).
+  // Pack K when each key serves at least kMinReuse query rows (Sq · H/Hkv; decoding reads K
+  // directly), and when the copy can be allocated; else `packed` is a 1-element placeholder.
+  // Either way the bits are the same.
+  constexpr int64_t kMinReuse = 8;
+  auto worthPacking = [&](mlir::OpBuilder& at) -> mlir::Value {
+    return at.create<mlir::arith::CmpIOp>(loc, mlir::arith::CmpIPredicate::uge,
+                                          mul(at, queries, group),
+                                          indexConstant(at, loc, kMinReuse));
+  };
   mlir::Value pairs = mul(b, q[0], kvHeads);
-  mlir::Value packedSize = b.create<mlir::arith::MaxUIOp>(
-      loc, mul(b, mul(b, mul(b, pairs, keyBlocks), depth), block), indexConstant(b, loc, 1));
+  mlir::Value packedSize = b.create<mlir::arith::SelectOp>(
+      loc, worthPacking(b), mul(b, mul(b, mul(b, pairs, keyBlocks), depth), block),
+      indexConstant(b, loc, 1));
+  packedSize = b.create<mlir::arith::MaxUIOp>(loc, packedSize, indexConstant(b, loc, 1));
   mlir::Value packed = b.create<mlir::memref::AllocOp>(loc, buffer, mlir::ValueRange{packedSize});
   auto isAllocated = [&](mlir::OpBuilder& at) -> mlir::Value {
-    return at.create<mlir::arith::CmpIOp>(
+    mlir::Value allocated = at.create<mlir::arith::CmpIOp>(
         loc, mlir::arith::CmpIPredicate::ne,
         at.create<mlir::memref::ExtractAlignedPointerAsIndexOp>(loc, packed),
         indexConstant(at, loc, 0));
+    return at.create<mlir::arith::AndIOp>(loc, allocated, worthPacking(at));
   };
   auto packing = b.create<mlir::scf::IfOp>(loc, isAllocated(b), /*withElseRegion=*/false);
   {
@@ -120,7 +132,14 @@ void lowerAttention(mlir::OpBuilder& b, tile::AttentionOp op, ParallelLoops& par
           auto position = lowering::delinearize(in, loc, unit[0], {q[0], kvHeads, keyBlocks});
           mlir::Value first = mul(in, position[2], block);
           mlir::Value base = mul(in, mul(in, unit[0], depth), block);
-          forEachIndex(in, loc, mlir::ValueRange{depth, block},
+          // Only the blocks some query of this batch sees (a KV cache's capacity may be far
+          // larger than its key length).
+          mlir::Value needed = in.create<mlir::arith::CmpIOp>(
+              loc, mlir::arith::CmpIPredicate::ult, first,
+              lowering::batchKeys(in, loc, op, position[0], keys));
+          auto ifNeeded = in.create<mlir::scf::IfOp>(loc, needed, /*withElseRegion=*/false);
+          mlir::OpBuilder packer = ifNeeded.getThenBodyBuilder();
+          forEachIndex(packer, loc, mlir::ValueRange{depth, block},
                        [&](mlir::OpBuilder& e, mlir::ValueRange dl) {
             mlir::Value j = add(e, first, dl[1]);
             auto value = e.create<mlir::scf::IfOp>(

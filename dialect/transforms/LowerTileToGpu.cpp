@@ -92,6 +92,8 @@ mlir::Value blockArgReduce(mlir::OpBuilder& k, mlir::Location loc, tile::ReduceO
             max);
         in.create<mlir::scf::YieldOp>(loc, mlir::ValueRange{best, index});
       });
+  // The leading barrier keeps a previous unit's readers ahead of this one's writers.
+  k.create<mlir::gpu::BarrierOp>(loc);
   k.create<mlir::memref::StoreOp>(loc, fold.getResult(0), values, thread);
   k.create<mlir::memref::StoreOp>(loc, fold.getResult(1), indices, thread);
   for (int64_t stride = kBlockSize / 2; stride > 0; stride /= 2) {

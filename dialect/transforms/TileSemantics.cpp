@@ -83,6 +83,35 @@ mlir::Value attentionScale(mlir::OpBuilder& b, mlir::Location loc, tile::Attenti
   return reciprocalSqrt(b, loc, countAsF32(b, loc, d));
 }
 
+namespace {
+
+mlir::Value clampI64(mlir::OpBuilder& b, mlir::Location loc, mlir::Value value, mlir::Value low,
+                     mlir::Value high) {
+  return b.create<mlir::arith::MinSIOp>(loc, b.create<mlir::arith::MaxSIOp>(loc, value, low),
+                                        high);
+}
+
+/// batchKeys as i64.
+mlir::Value batchKeysI64(mlir::OpBuilder& b, mlir::Location loc, tile::AttentionOp op,
+                         mlir::Value batch, mlir::Value keys) {
+  mlir::Type i64 = b.getI64Type();
+  mlir::Value length = b.create<mlir::arith::IndexCastOp>(loc, i64, keys);
+  mlir::Value lengths = op.getKeyLengths();
+  if (!lengths) return length;
+  mlir::Value given = b.create<mlir::memref::LoadOp>(loc, lengths, batch);
+  if (!given.getType().isInteger(64)) given = b.create<mlir::arith::ExtSIOp>(loc, i64, given);
+  mlir::Value zero = b.create<mlir::arith::ConstantOp>(loc, b.getI64IntegerAttr(0));
+  return clampI64(b, loc, given, zero, length);
+}
+
+}  // namespace
+
+mlir::Value batchKeys(mlir::OpBuilder& b, mlir::Location loc, tile::AttentionOp op,
+                      mlir::Value batch, mlir::Value keys) {
+  return b.create<mlir::arith::IndexCastOp>(loc, b.getIndexType(),
+                                            batchKeysI64(b, loc, op, batch, keys));
+}
+
 mlir::Value visibleKeys(mlir::OpBuilder& b, mlir::Location loc, tile::AttentionOp op,
                         mlir::Value batch, mlir::Value query, mlir::Value keys,
                         mlir::Value queries) {
@@ -91,16 +120,10 @@ mlir::Value visibleKeys(mlir::OpBuilder& b, mlir::Location loc, tile::AttentionO
     return b.create<mlir::arith::IndexCastOp>(loc, i64, index);
   };
   auto clamp = [&](mlir::Value value, mlir::Value low, mlir::Value high) {
-    return b.create<mlir::arith::MinSIOp>(loc, b.create<mlir::arith::MaxSIOp>(loc, value, low),
-                                          high);
+    return clampI64(b, loc, value, low, high);
   };
   mlir::Value zero = b.create<mlir::arith::ConstantOp>(loc, b.getI64IntegerAttr(0));
-  mlir::Value length = toI64(keys);
-  if (mlir::Value lengths = op.getKeyLengths()) {
-    mlir::Value given = b.create<mlir::memref::LoadOp>(loc, lengths, batch);
-    if (!given.getType().isInteger(64)) given = b.create<mlir::arith::ExtSIOp>(loc, i64, given);
-    length = clamp(given, zero, length);
-  }
+  mlir::Value length = batchKeysI64(b, loc, op, batch, keys);
   mlir::Value limit = length;
   if (op.getCausal()) {
     mlir::Value last = b.create<mlir::arith::SubIOp>(

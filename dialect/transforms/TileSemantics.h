@@ -94,6 +94,11 @@ void normStore(mlir::OpBuilder& b, mlir::Location loc, tile::NormOp op, mlir::Va
 mlir::Value attentionScale(mlir::OpBuilder& b, mlir::Location loc, tile::AttentionOp op,
                            mlir::Value depth);
 
+/// tile.attention: the keys (index) of batch `batch`: its key length clamped to [0, Sk], or Sk
+/// without key_lengths.
+mlir::Value batchKeys(mlir::OpBuilder& b, mlir::Location loc, tile::AttentionOp op,
+                      mlir::Value batch, mlir::Value keys);
+
 /// tile.attention: how many keys (index) query `query` of batch `batch` sees, [0, limit):
 /// the batch's key length clamped to [0, Sk] (Sk without key_lengths), and with `causal`
 /// only keys j <= query + length − Sq (bottom-right alignment).
