@@ -377,6 +377,40 @@ TEST_F(GpuTest, TheDelegationExampleRunsWithinItsDeclaredTolerances) {
   tessera_jit_module_destroy(module);
 }
 
+// examples/decoder_block.mlir (norm, batched matmuls, rope, causal GQA attention, the fused
+// residual norm, the gated MLP) on the device against the same entry on the host target.
+TEST_F(GpuTest, TheDecoderBlockMatchesTheHost) {
+  const std::string source = ReadExample("decoder_block.mlir");
+  const int64_t b = 2, s = 37;
+  const std::vector<std::vector<int64_t>> shapes = {
+      {b, 1, s, 64}, {s, 8}, {s, 8}, {64}, {4, 64, 16}, {2, 64, 16}, {2, 64, 16}, {4, 16, 64},
+      {64}, {64, 128}, {64, 128}, {128, 64}, {b, 1, s, 64},
+      // workspace: h, q, k, v, a, heads, g, gate, up
+      {b, 1, s, 64}, {b, 4, s, 16}, {b, 2, s, 16}, {b, 2, s, 16}, {b, 4, s, 16}, {b, 4, s, 64},
+      {b, 1, s, 64}, {b, 1, s, 128}, {b, 1, s, 128}};
+  std::vector<std::unique_ptr<DeviceTensor>> tensors;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    tensors.push_back(std::make_unique<DeviceTensor>(context_, shapes[i], 500 + i));
+  }
+  for (const char* target : {"nvptx", "host"}) {
+    tessera_jit_compile_options_t options;
+    tessera_jit_compile_options_init(&options);
+    options.target = target;
+    tessera_jit_module_t* module = nullptr;
+    ASSERT_OK(tessera_jit_compile(context_, source.data(), source.size(), &options, &module));
+    std::vector<DLTensor> views;
+    for (auto& t : tensors) views.push_back(t->View(std::string(target) == "nvptx"));
+    Invoke(module, "decoder_block", views);
+    ASSERT_OK(tessera_jit_stream_synchronize(context_, nullptr));
+    tessera_jit_module_destroy(module);
+  }
+  const std::vector<float> device = tensors[12]->Download();  // %out
+  for (size_t i = 0; i < device.size(); ++i) {
+    const float host = tensors[12]->host[i];
+    EXPECT_LE(std::fabs(device[i] - host), 1e-4f + 1e-4f * std::fabs(host)) << "element " << i;
+  }
+}
+
 TEST_F(GpuTest, TheArbiterMeasuresCublasAgainstTheCompiledMatmulWithCudaEvents) {
   ASSERT_OK(tessera_jit_context_register_default_libraries(context_, "nvptx"));
   // A large matmul (cuBLAS is expected to win), then one with an epilogue (root_only declines).
