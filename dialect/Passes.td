@@ -34,8 +34,10 @@ def LowerTileToLoops : Pass<"tessera-lower-tile-to-loops", "::mlir::ModuleOp"> {
     max-subtracted softmax, the matmul epilogue and numeric policy. A matmul accumulating in
     f32 packs B into panels of NR columns and each MR-row panel of A, and computes each MR x NR
     register tile over the whole of K (each element still sums its products in ascending K
-    order from zero), then applies the epilogue. The outer loop of each op
-    (rows, column blocks) is outlined into a private function marked
+    order from zero), then applies the epilogue; batched matmuls run it per batch. norm,
+    attention (an online softmax over blocks of 32 keys, K packed when it pays) and rope work
+    row by row; argmax/argmin carry (value, index) lanes. The outer loop of each op
+    (rows, column blocks, query rows) is outlined into a private function marked
     `tessera_jit.parallel_body`, which the host pipeline runs on the runtime's threads; every
     output element is computed by one iteration, so the thread count never changes a result.
     The host target is the reference the arbiter trusts.
@@ -54,10 +56,13 @@ def LowerTileToGpu : Pass<"tessera-lower-tile-to-gpu", "::mlir::func::FuncOp"> {
   let summary = "lower each Tile op to one gpu.launch with an explicit schedule";
   let description = [{
     One kernel launch per Tile op, correct for any shape (dynamic, ragged, size 1, empty —
-    an empty problem launches nothing). map: one thread per element; reduce and softmax: one
-    256-thread block per output row with a fixed shared-memory tree (deterministic); matmul:
-    16x16 output tiles staged through shared memory, K accumulated in order. Kernels are
-    named `<function>_<op>_<n>` and placed in the gpu.module `tessera_kernels`.
+    an empty problem launches nothing; grids are clamped to CUDA's limits and the blocks loop
+    over the rest). map and rope: one thread per element (pair); reduce, softmax, norm: one
+    256-thread block per output row with a fixed shared-memory tree (deterministic);
+    attention: one block per query row, an online softmax over blocks of 256 keys; matmul:
+    16x16 output tiles staged through shared memory, K accumulated in order, batches on the
+    grid's z axis. Kernels are named `<function>_<op>_<n>` and placed in the gpu.module
+    `tessera_kernels`.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
                            "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
