@@ -104,6 +104,12 @@ def attention_numpy(q, k, v, causal):
     return np.matmul(scores, v)
 
 
+ATTENTION = """
+func.func @f(%q: memref<?x?x?x?xf32>, %k: memref<?x?x?x?xf32>, %v: memref<?x?x?x?xf32>, %o: memref<?x?x?x?xf32>) {{
+  tile.attention %q, %k, %v -> %o{causal} : memref<?x?x?x?xf32>, memref<?x?x?x?xf32>, memref<?x?x?x?xf32> -> memref<?x?x?x?xf32>
+  return
+}}"""
+
 SOURCES = {
     "saxpy": """
 func.func @f(%a: f32, %x: memref<?x?xf32>, %y: memref<?x?xf32>, %o: memref<?x?xf32>) {
@@ -161,16 +167,8 @@ func.func @f(%x: memref<?x?xf32>, %w: memref<?xf32>, %b: memref<?xf32>, %o: memr
   tile.norm layer %x -> %o weight(%w : memref<?xf32>) bias(%b : memref<?xf32>) : memref<?x?xf32> -> memref<?x?xf32>
   return
 }""",
-    "attention": """
-func.func @f(%q: memref<?x?x?x?xf32>, %k: memref<?x?x?x?xf32>, %v: memref<?x?x?x?xf32>, %o: memref<?x?x?x?xf32>) {
-  tile.attention %q, %k, %v -> %o : memref<?x?x?x?xf32>, memref<?x?x?x?xf32>, memref<?x?x?x?xf32> -> memref<?x?x?x?xf32>
-  return
-}""",
-    "attention_causal": """
-func.func @f(%q: memref<?x?x?x?xf32>, %k: memref<?x?x?x?xf32>, %v: memref<?x?x?x?xf32>, %o: memref<?x?x?x?xf32>) {
-  tile.attention %q, %k, %v -> %o causal : memref<?x?x?x?xf32>, memref<?x?x?x?xf32>, memref<?x?x?x?xf32> -> memref<?x?x?x?xf32>
-  return
-}""",
+    "attention": ATTENTION.format(causal=""),
+    "attention_causal": ATTENTION.format(causal=" causal"),
     "matmul": """
 func.func @f(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %o: memref<?x?xf32>) {
   tile.matmul %a, %b -> %o : memref<?x?xf32>, memref<?x?xf32> -> memref<?x?xf32>
