@@ -12,7 +12,23 @@
 namespace tessera::arbiter {
 namespace fs = std::filesystem;
 
-DecisionCache::DecisionCache(std::string directory) : directory_(std::move(directory)) {}
+DecisionCache::DecisionCache(std::string directory, std::shared_ptr<cache::RemoteCache> remote)
+    : directory_(std::move(directory)), remote_(std::move(remote)) {}
+
+std::optional<DecisionRecord> DecisionCache::LoadRemote(const std::string& key) {
+  if (remote_ == nullptr || !remote_->enabled()) return std::nullopt;
+  cache::CacheKey name;
+  name.digest = key;
+  cache::Miss miss;
+  std::optional<cache::RemoteCache::Entry> entry =
+      remote_->Load(cache::RemoteCache::Kind::kDecision, name, kDecisionRecordFormat, miss);
+  if (!entry.has_value()) return std::nullopt;
+  absl::StatusOr<DecisionRecord> record = RecordFromJson(entry->payload);
+  // Whole and checksummed but not a record of this key: a miss (a new one overwrites it).
+  if (!record.ok() || record->key != key) return std::nullopt;
+  ++stats_.remote_hits;
+  return *std::move(record);
+}
 
 std::optional<DecisionRecord> DecisionCache::Load(const std::string& path) {
   std::string text;
@@ -41,6 +57,13 @@ DecisionCache::Lookup DecisionCache::Find(const std::string& key, const std::str
       }
     }
   }
+  if (!lookup.fresh) {
+    if (auto record = LoadRemote(key)) {  // another machine measured it
+      memory_[key] = *record;
+      WriteToDisk(*record);
+      lookup.fresh = std::move(record);
+    }
+  }
   if (lookup.fresh) {
     ++stats_.hits;
     return lookup;
@@ -67,6 +90,16 @@ void DecisionCache::Store(const DecisionRecord& record) {
   absl::MutexLock lock(&mu_);
   memory_[record.key] = record;
   ++stats_.stores;
+  WriteToDisk(record);
+  if (remote_ != nullptr) {
+    cache::CacheKey name;
+    name.digest = record.key;
+    remote_->Store(cache::RemoteCache::Kind::kDecision, name, kDecisionRecordFormat,
+                   ToJson(record), "");
+  }
+}
+
+void DecisionCache::WriteToDisk(const DecisionRecord& record) {
   if (directory_.empty()) return;
   std::error_code error;
   const fs::path folder = fs::path(directory_) / record.base_key;

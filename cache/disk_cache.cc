@@ -16,14 +16,10 @@
 #include <map>
 #include <sstream>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/match.h"
-#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "base/files.h"
-#include "llvm/ADT/ArrayRef.h"
-#include "llvm/Support/xxhash.h"
+#include "cache/manifest.h"
 
 namespace tessera::cache {
 namespace {
@@ -42,50 +38,6 @@ bool WriteFile(const fs::path& path, const std::string& contents) {
   return tessera::WriteFile(path.string(), contents);
 }
 
-struct Manifest {
-  int format = 0;
-  std::string digest;
-  std::string payload_xxh3;
-  uint64_t payload_bytes = 0;
-  std::string source_name;
-  KeyComponents components;
-};
-
-std::string WriteManifest(const Manifest& m) {
-  std::string text = absl::StrCat("format=", m.format, "\ndigest=", m.digest,
-                                  "\npayload_xxh3=", m.payload_xxh3,
-                                  "\npayload_bytes=", m.payload_bytes,
-                                  "\nsource_name=", m.source_name, "\n");
-  for (const auto& [name, value] : m.components) {
-    absl::StrAppend(&text, "component.", name, "=", value, "\n");
-  }
-  return text;
-}
-
-bool ParseManifest(const std::string& text, Manifest& m) {
-  bool has_format = false;
-  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
-    size_t eq = line.find('=');
-    if (eq == absl::string_view::npos) return false;
-    std::string name(line.substr(0, eq));
-    std::string value(line.substr(eq + 1));
-    if (name == "format") {
-      has_format = absl::SimpleAtoi(value, &m.format);
-    } else if (name == "digest") {
-      m.digest = value;
-    } else if (name == "payload_xxh3") {
-      m.payload_xxh3 = value;
-    } else if (name == "payload_bytes") {
-      if (!absl::SimpleAtoi(value, &m.payload_bytes)) return false;
-    } else if (name == "source_name") {
-      m.source_name = value;
-    } else if (absl::StartsWith(name, "component.")) {
-      m.components.emplace_back(name.substr(10), value);
-    }
-  }
-  return has_format && !m.digest.empty();
-}
-
 fs::file_time_type Modified(const fs::path& path) {
   std::error_code error;
   fs::file_time_type time = fs::last_write_time(path, error);
@@ -100,22 +52,6 @@ int64_t ToUnixSeconds(fs::file_time_type time) {
 }
 
 int64_t ModifiedUnix(const fs::path& path) { return ToUnixSeconds(Modified(path)); }
-
-/// The payload checksum: XXH3-64, which detects truncation and bit flips at memory speed (the
-/// SHA-256 of the key already names the content).
-std::string PayloadChecksum(const std::string& payload) {
-  uint64_t hash = llvm::xxh3_64bits(llvm::ArrayRef<uint8_t>(
-      reinterpret_cast<const uint8_t*>(payload.data()), payload.size()));
-  return absl::StrCat(absl::Hex(hash, absl::kZeroPad16));
-}
-
-/// A key digest as this tier writes them: 64 lowercase hex digits. Anything else (a damaged
-/// or planted index file) never becomes a path.
-bool IsDigest(absl::string_view text) {
-  return text.size() == 64 && std::all_of(text.begin(), text.end(), [](char c) {
-           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-         });
-}
 
 /// How old a file in tmp/ must be before `clear` removes it (younger ones may be another
 /// process's entry being staged).
@@ -268,9 +204,7 @@ void DiskCache::Store(const CacheKey& key, int format, const std::string& payloa
       fs::path(Path("tmp")) / absl::StrCat(key.digest, ".", UniqueSuffix());
   fs::create_directories(staging, error);
   if (error) return Disable(absl::StrCat("cannot create ", staging.string(), ": ", error.message()));
-  Manifest manifest{format, key.digest, PayloadChecksum(payload), payload.size(), source_name,
-                    key.components};
-  const std::string manifest_text = WriteManifest(manifest);
+  const std::string manifest_text = WriteManifest(ManifestFor(key, format, payload, source_name));
   // The manifest goes last: an entry without one is never trusted.
   if (!WriteFile(staging / kPayload, payload) || !WriteFile(staging / kManifest, manifest_text)) {
     if (!fs::exists(staging, error)) return;  // removed under us (`cache clear`): not a full disk

@@ -10,7 +10,7 @@ namespace tessera::cache {
 
 enum class MissReason {
   kNotCached,   ///< no entry under the key (detail: e.g. "disk cache off")
-  kTierOff,     ///< the disk tier is switched off (unwritable, full)
+  kTierOff,     ///< the tier is switched off (unwritable, full) or unreachable (a remote server)
   kStale,       ///< an entry for the same content by another producer (detail: what changed)
   kFormat,      ///< an entry in another payload format (detail: "4 → 5")
   kDamaged,     ///< a half-written, truncated, bit-flipped or unreadable entry (detail: which)

@@ -68,6 +68,16 @@ tessera_jit_error_t* tessera_jit_context_create(const tessera_jit_context_option
       service.disk_lock_timeout = absl::Milliseconds(options->cache_lock_timeout_ms);
     }
   }
+  if (TESSERA_JIT_HOLDS(options, Options, remote_cache) && options->remote_cache != nullptr) {
+    service.remote_url = options->remote_cache;
+    if (!service.remote_url.empty()) {
+      if (auto remote = tessera::cache::RemoteCacheOptions::FromUrl(service.remote_url);
+          !remote.ok()) {
+        return InvalidArgument(absl::StrCat("tessera_jit_context_options_t.remote_cache: ",
+                                            remote.status().message()));
+      }
+    }
+  }
   if (TESSERA_JIT_HOLDS(options, Options, num_threads) && options->num_threads != 0) {
     if (options->num_threads < 1 || options->num_threads > 1024) {
       return InvalidArgument(absl::StrCat(
@@ -81,11 +91,7 @@ tessera_jit_error_t* tessera_jit_context_create(const tessera_jit_context_option
     context->threads = &tessera::jit::runtime::DefaultThreadPool();
   }
   context->service = std::make_unique<tessera::service::CompileService>(std::move(service));
-  const tessera::service::ServiceStats cache_stats = context->service->stats();
-  // Decisions live beside the compile cache on disk; a read-only cache keeps them in memory.
-  context->decisions = std::make_shared<tessera::arbiter::DecisionCache>(
-      cache_stats.disk_enabled && !cache_stats.disk_read_only ? cache_stats.disk_root + "/decisions"
-                                                              : "");
+  context->decisions = context->service->MakeDecisionCache();
   if (options->default_target != nullptr) {
     auto target = tessera::jit::ParseTarget(options->default_target);
     if (!target.ok()) {
@@ -166,6 +172,28 @@ tessera_jit_error_t* tessera_jit_context_get_cache_stats(tessera_jit_context_t* 
   }
   if (TESSERA_JIT_HOLDS(out_stats, Stats, disk_lock_failures)) {
     out_stats->disk_lock_failures = stats.disk.lock_failures;
+  }
+  if (TESSERA_JIT_HOLDS(out_stats, Stats, remote_latency_p99_us)) {
+    const tessera::cache::RemoteCounters& remote = stats.remote;
+    auto reason = [&](const char* name) -> uint64_t {
+      auto it = remote.misses_by_reason.find(name);
+      return it == remote.misses_by_reason.end() ? 0 : it->second;
+    };
+    out_stats->remote_enabled = stats.remote_enabled ? 1 : 0;
+    out_stats->remote_hits = stats.remote_hits;
+    out_stats->remote_misses = remote.misses;
+    out_stats->remote_misses_damaged =
+        reason("damaged") + reason("stale") + reason("artifact format");
+    out_stats->remote_misses_unavailable = reason("unavailable");
+    out_stats->remote_stores = remote.stores;
+    out_stats->remote_store_failures = remote.store_failures;
+    out_stats->remote_lease_waits = remote.lease_waits;
+    out_stats->remote_lease_takeovers = remote.lease_takeovers;
+    out_stats->remote_lease_timeouts = remote.lease_timeouts;
+    out_stats->remote_errors = remote.errors;
+    out_stats->remote_reconnects = remote.reconnects;
+    out_stats->remote_latency_p50_us = remote.latency_p50_us;
+    out_stats->remote_latency_p99_us = remote.latency_p99_us;
   }
   return nullptr;
 }

@@ -54,6 +54,18 @@ CompileService::CompileService(CompileServiceOptions options)
     disk.logger = options_.logger;
     disk_ = std::make_unique<cache::DiskCache>(std::move(disk));
   }
+  if (!options_.remote_url.empty()) {
+    absl::StatusOr<cache::RemoteCacheOptions> remote =
+        cache::RemoteCacheOptions::FromUrl(options_.remote_url);
+    if (!remote.ok()) {
+      options_.logger.Warning(absl::StrCat("no remote compile cache: ", remote.status().message()));
+    } else {
+      remote->tag = RemoteNamespace(options_.toolchain);
+      remote->logger = options_.logger;
+      remote->lease_wait = options_.disk_lock_timeout;
+      remote_ = std::make_shared<cache::RemoteCache>(*std::move(remote));
+    }
+  }
 }
 
 absl::StatusOr<CompileResult> CompileService::Compile(absl::string_view source,
@@ -178,12 +190,55 @@ absl::StatusOr<CompileResult> CompileService::LoadOrCompile(const cache::CacheKe
   } else if (disk_ != nullptr) {
     miss = {cache::MissReason::kNotCached, "disk cache off"};
   }
+  // The fleet: another machine compiled it, or compiles it now (then we wait for its value),
+  // or this process takes the key's lease and compiles it for everyone.
+  std::unique_ptr<cache::RemoteCache::Lease> lease;
+  if (remote_ != nullptr && remote_->enabled()) {
+    cache::Miss remote_miss;
+    if (auto module = LoadFromRemote(key, options, remote_miss, lease)) {
+      memory_.Put(key.digest, module, MemoryFootprint(*module));
+      Count(ModuleSource::kRemote, nullptr);
+      return CompileResult{std::move(module), key.digest, ModuleSource::kRemote, {}};
+    }
+    // Say the more telling of the two: a local "not cached" yields to a remote reason.
+    if (miss.reason == cache::MissReason::kNotCached &&
+        remote_miss.reason != cache::MissReason::kNotCached) {
+      miss = remote_miss;
+    }
+  }
   auto compiled = jit::Compile(source, options);
   if (!compiled.ok()) return compiled.status();
   std::shared_ptr<const jit::CompiledModule> module = std::move(*compiled);
-  Publish(key, module);
+  Publish(key, module);  // before the lease goes: waiters find the value
   Count(ModuleSource::kCompiled, &miss);
   return CompileResult{std::move(module), key.digest, ModuleSource::kCompiled, miss};
+}
+
+std::shared_ptr<const jit::CompiledModule> CompileService::LoadFromRemote(
+    const cache::CacheKey& key, const jit::CompileOptions& options, cache::Miss& miss,
+    std::unique_ptr<cache::RemoteCache::Lease>& lease) {
+  cache::RemoteCache::Claim claim = remote_->LoadOrLease(key, kArtifactFormatVersion);
+  lease = std::move(claim.lease);
+  miss = std::move(claim.miss);
+  if (!claim.entry.has_value()) return nullptr;
+  auto module = DeserializeArtifact(claim.entry->payload);
+  if (!module.ok()) {
+    // Whole and checksummed, yet not an artifact this build reads: compile, and overwrite it.
+    miss = {cache::MissReason::kDamaged,
+            absl::StrCat("corrupt remote payload: ", module.status().message())};
+    return nullptr;
+  }
+  auto loaded = Load(std::move(*module), options);
+  if (!loaded.ok()) {
+    miss = {cache::MissReason::kUnloadable,
+            absl::StrCat("remote host code does not load: ", loaded.status().message())};
+    return nullptr;
+  }
+  // A remote hit fills the local tiers: the next process on this machine reads its disk.
+  if (disk_ != nullptr) {
+    disk_->Store(key, kArtifactFormatVersion, claim.entry->payload, claim.entry->source_name);
+  }
+  return *std::move(loaded);
 }
 
 std::shared_ptr<const jit::CompiledModule> CompileService::LoadFromDisk(
@@ -208,9 +263,15 @@ std::shared_ptr<const jit::CompiledModule> CompileService::LoadFromDisk(
 
 void CompileService::Publish(const cache::CacheKey& key,
                              std::shared_ptr<const jit::CompiledModule> module) {
-  if (disk_ != nullptr) {
-    disk_->Store(key, kArtifactFormatVersion, SerializeArtifact(*module),
-                 module->options.source_name);
+  if (disk_ != nullptr || remote_ != nullptr) {
+    const std::string payload = SerializeArtifact(*module);
+    if (disk_ != nullptr) {
+      disk_->Store(key, kArtifactFormatVersion, payload, module->options.source_name);
+    }
+    if (remote_ != nullptr) {
+      remote_->Store(cache::RemoteCache::Kind::kArtifact, key, kArtifactFormatVersion, payload,
+                     module->options.source_name);
+    }
   }
   const uint64_t bytes = MemoryFootprint(*module);
   memory_.Put(key.digest, std::move(module), bytes);
@@ -230,6 +291,9 @@ void CompileService::Count(ModuleSource source, const cache::Miss* miss) {
       break;
     case ModuleSource::kDisk:
       ++stats_.disk_hits;
+      break;
+    case ModuleSource::kRemote:
+      ++stats_.remote_hits;
       break;
     case ModuleSource::kCompiled:
       ++stats_.compiles;
@@ -272,6 +336,12 @@ absl::StatusOr<CompileService::Explanation> CompileService::Explain(
   return explanation;
 }
 
+std::shared_ptr<arbiter::DecisionCache> CompileService::MakeDecisionCache() const {
+  const bool on_disk = disk_ != nullptr && disk_->enabled() && !disk_->read_only();
+  return std::make_shared<arbiter::DecisionCache>(on_disk ? disk_->root() + "/decisions" : "",
+                                                  remote_);
+}
+
 ServiceStats CompileService::stats() const {
   ServiceStats stats;
   {
@@ -285,6 +355,11 @@ ServiceStats CompileService::stats() const {
     stats.disk_read_only = disk_->read_only();
     stats.disk_root = disk_->root();
     stats.disk = disk_->counters();
+  }
+  if (remote_ != nullptr) {
+    stats.remote_enabled = remote_->enabled();
+    stats.remote_url = remote_->Describe();
+    stats.remote = remote_->counters();
   }
   return stats;
 }

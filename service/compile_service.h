@@ -1,6 +1,6 @@
 // The compile service: where a compile request goes, in order. Text → (the same text again?)
 // → parse and canonical form → key → memory → (one compile per key across threads and
-// processes) → disk → compile → publish → load. The compiler (jit/) compiles; the cache
+// processes) → disk → remote (one compile per key across the fleet) → compile → publish → load. The compiler (jit/) compiles; the cache
 // (cache/) stores bytes; the service decides and owns the order.
 #ifndef TESSERA_SERVICE_COMPILE_SERVICE_H_
 #define TESSERA_SERVICE_COMPILE_SERVICE_H_
@@ -16,10 +16,12 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "arbiter/decision_cache.h"
 #include "base/log.h"
 #include "cache/cache_key.h"
 #include "cache/disk_cache.h"
 #include "cache/memory_cache.h"
+#include "cache/remote_cache.h"
 #include "cache/miss.h"
 #include "cache/single_flight.h"
 #include "jit/compile_options.h"
@@ -37,25 +39,29 @@ struct CompileServiceOptions {
   /// How long a compile waits for another process compiling the same key.
   absl::Duration disk_lock_timeout = absl::Seconds(120);
   uint64_t memory_max_bytes = uint64_t{256} << 20;
+  /// The remote tier shared by a fleet (docs/cache.md), `redis://…`; empty: none. A URL that
+  /// does not parse is warned about and ignored (the C API refuses it instead).
+  std::string remote_url = cache::RemoteCacheOptions::DefaultUrl();
   /// What keys are made of besides IR and options (tests inject other versions).
   ToolchainIdentity toolchain = ToolchainIdentity::Current();
   Logger logger;
 };
 
 /// Where a compile's module came from.
-enum class ModuleSource { kMemory, kDisk, kCompiled };
+enum class ModuleSource { kMemory, kDisk, kRemote, kCompiled };
 
 struct CompileResult {
   std::shared_ptr<const jit::CompiledModule> module;
   std::string digest;  ///< the key: a handle for LookupByKey
   ModuleSource source = ModuleSource::kCompiled;
-  /// Why memory and disk missed (kCompiled only).
+  /// Why memory, disk and the remote tier missed (kCompiled only).
   cache::Miss miss;
 };
 
 struct ServiceStats {
   uint64_t memory_hits = 0;
   uint64_t disk_hits = 0;
+  uint64_t remote_hits = 0;
   uint64_t compiles = 0;
   std::map<cache::MissReason, uint64_t> misses_by_reason;
   uint64_t memory_entries = 0;
@@ -64,6 +70,9 @@ struct ServiceStats {
   bool disk_read_only = false;
   std::string disk_root;
   cache::DiskCounters disk;
+  bool remote_enabled = false;  ///< configured, and the server has not refused our credentials
+  std::string remote_url;       ///< without the password
+  cache::RemoteCounters remote;
 };
 
 /// Thread-safe; many services (in many processes) may share one disk root.
@@ -95,6 +104,11 @@ class CompileService {
   ServiceStats stats() const;
   /// Null without a disk tier.
   cache::DiskCache* disk() { return disk_.get(); }
+  /// The arbiter's decision cache for compiles through this service: beside the disk tier
+  /// (`<root>/decisions`; memory only when the tier is off or read-only) and in the remote tier.
+  std::shared_ptr<arbiter::DecisionCache> MakeDecisionCache() const;
+  /// Null without a remote tier.
+  const std::shared_ptr<cache::RemoteCache>& remote() const { return remote_; }
 
  private:
   using Outcome = absl::StatusOr<CompileResult>;
@@ -111,6 +125,11 @@ class CompileService {
                      const jit::CompileOptions& options, const cache::Miss* known_miss);
   Outcome LoadOrCompile(const cache::CacheKey& key, absl::string_view source,
                         const jit::CompileOptions& options, const cache::Miss* known_miss);
+  /// The remote entry under `key` (maybe after another process's compile), deserialized,
+  /// loaded and copied to disk; null with `miss` set and maybe `lease` taken otherwise.
+  std::shared_ptr<const jit::CompiledModule> LoadFromRemote(
+      const cache::CacheKey& key, const jit::CompileOptions& options, cache::Miss& miss,
+      std::unique_ptr<cache::RemoteCache::Lease>& lease);
   /// The disk entry under `key`, deserialized and loaded; null with `miss` set otherwise.
   std::shared_ptr<const jit::CompiledModule> LoadFromDisk(const cache::CacheKey& key,
                                                           const jit::CompileOptions& options,
@@ -122,6 +141,7 @@ class CompileService {
   const CompileServiceOptions options_;
   cache::MemoryCache<jit::CompiledModule> memory_;
   std::unique_ptr<cache::DiskCache> disk_;
+  std::shared_ptr<cache::RemoteCache> remote_;
   cache::SingleFlight<Outcome> flights_;
 
   mutable absl::Mutex mu_;

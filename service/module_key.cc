@@ -88,6 +88,11 @@ cache::CacheKey ModuleKey(const std::string& canonical_ir, const jit::CompileOpt
   return cache::MakeCacheKey(content, producer);
 }
 
+std::string RemoteNamespace(const ToolchainIdentity& toolchain) {
+  return cache::Sha256Hex(absl::StrCat("tessera=", toolchain.tessera, "|llvm=", toolchain.llvm))
+      .substr(0, 16);
+}
+
 std::string RequestText(absl::string_view source, const jit::CompileOptions& options,
                         const ToolchainIdentity& toolchain) {
   std::string text;

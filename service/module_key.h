@@ -35,6 +35,11 @@ ToolchainIdentity ToolchainFor(const ToolchainIdentity& base, const jit::Compile
 cache::CacheKey ModuleKey(const std::string& canonical_ir, const jit::CompileOptions& options,
                           const ToolchainIdentity& toolchain);
 
+/// Names this toolchain's keys in a remote cache (16 hex digits over the compiler's build
+/// identity and LLVM): `cache clear --remote` removes exactly those. Machine-specific parts of
+/// the toolchain (the CPU, nvJitLink) stay in each key, not in the namespace.
+std::string RemoteNamespace(const ToolchainIdentity& toolchain);
+
 /// The request as the caller spelled it: the key's components with the source text itself in
 /// place of its canonical form. Finds a known module without parsing (in memory as is, on
 /// disk by its SHA-256).

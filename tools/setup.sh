@@ -12,6 +12,7 @@ readonly TESSERA_PACKAGES=(
   libabsl-dev libgtest-dev libgmock-dev libdlpack-dev libopenblas-dev
   python3 python3-numpy
   clang-22 libclang-rt-22-dev
+  libhiredis-dev redis-server
 )
 # A disk cache outside the tree lets a fresh clone on the same machine (CI) reuse earlier outputs.
 # The sanitizer and fuzzing builds (clang-22) live in an output base of their own.

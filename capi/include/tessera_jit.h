@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 #define TESSERA_JIT_API_MAJOR 0
-#define TESSERA_JIT_API_MINOR 7
+#define TESSERA_JIT_API_MINOR 8
 
 /* The size of `type` up to and including `last_field`: what a struct of the API version that
  * ended with `last_field` measures (API 0.5). */
@@ -106,9 +106,15 @@ typedef struct tessera_jit_context_options_t {
                           caller's thread included), 1-1024; 0: $TESSERA_JIT_NUM_THREADS, else
                           the cores the process may use. Results do not depend on it (for
                           outputs that do not overlap the inputs). */
+  /* --- API 0.8 --- */
+  const char* remote_cache; /* the fleet's cache tier below memory and disk (docs/cache.md):
+                               "redis://[user:password@]host:port[/db][?timeout_ms=N&…]";
+                               NULL: $TESSERA_JIT_REMOTE_CACHE (ignored with a warning if it
+                               does not parse); "": none. A malformed URL here is an
+                               INVALID_ARGUMENT; an unreachable server never fails a compile. */
 } tessera_jit_context_options_t;
 #define TESSERA_JIT_CONTEXT_OPTIONS_STRUCT_SIZE \
-  TESSERA_JIT_STRUCT_SIZE(tessera_jit_context_options_t, num_threads)
+  TESSERA_JIT_STRUCT_SIZE(tessera_jit_context_options_t, remote_cache)
 
 /* Fills `out_options` with the defaults. Inline, so that it writes exactly the struct the caller
  * was compiled with (a newer library never writes past an older caller's struct). */
@@ -146,9 +152,25 @@ typedef struct tessera_jit_cache_stats_t {
   int32_t disk_read_only;       /* the disk tier serves hits only */
   uint64_t disk_lock_timeouts;  /* compiles that stopped waiting for another process's lock */
   uint64_t disk_lock_failures;  /* lock files that could not be opened or locked */
+  /* --- API 0.8: the remote tier (this context's operations; `tessera-jit cache stats
+   * --remote` shows the fleet's) --- */
+  int32_t remote_enabled;          /* configured and not refused (a failed AUTH switches it off) */
+  uint64_t remote_hits;            /* compiles served by the remote tier */
+  uint64_t remote_misses;          /* lookups that found nothing usable, with the next three */
+  uint64_t remote_misses_damaged;  /* corrupted, truncated, foreign, another format or toolchain */
+  uint64_t remote_misses_unavailable; /* the server was down, slow or backing off */
+  uint64_t remote_stores;
+  uint64_t remote_store_failures;  /* e.g. the server out of memory */
+  uint64_t remote_lease_waits;     /* compiles that waited for another process's compile */
+  uint64_t remote_lease_takeovers; /* … and took the key over (its holder died or failed) */
+  uint64_t remote_lease_timeouts;  /* … and stopped waiting (cache_lock_timeout_ms) */
+  uint64_t remote_errors;          /* failed commands: unavailable, timeout, auth, OOM, other */
+  uint64_t remote_reconnects;
+  double remote_latency_p50_us;    /* GET latency of remote hits (the last 4096) */
+  double remote_latency_p99_us;
 } tessera_jit_cache_stats_t;
 #define TESSERA_JIT_CACHE_STATS_STRUCT_SIZE \
-  TESSERA_JIT_STRUCT_SIZE(tessera_jit_cache_stats_t, disk_lock_failures)
+  TESSERA_JIT_STRUCT_SIZE(tessera_jit_cache_stats_t, remote_latency_p99_us)
 
 /* Fills `out_stats` (struct_size set by the caller; from API 0.2's size, ending with
  * last_miss_reason, on). Thread-safe. */

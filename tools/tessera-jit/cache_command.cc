@@ -6,10 +6,14 @@
 #include <sstream>
 #include <string>
 
+#include "absl/strings/strip.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "cache/disk_cache.h"
+#include "cache/remote_cache.h"
 #include "service/compile_service.h"
+#include "service/module_key.h"
 #include "tools/tessera-jit/flags.h"
 
 namespace tessera::tools {
@@ -21,7 +25,13 @@ constexpr char kUsage[] = R"(usage:
   tessera-jit cache explain FILE [--dir DIR] [--target T] [--arch A] [-O N] [--deterministic]
                                                the key of compiling FILE and whether it would hit
   tessera-jit cache clear [--dir DIR]          remove every entry
-DIR defaults to $TESSERA_JIT_CACHE_DIR, else ~/.cache/tessera-jit.
+  tessera-jit cache stats --remote [--remote-url URL]
+                                               the remote tier: what this toolchain's keys hold
+                                               and what the fleet's processes counted
+  tessera-jit cache clear --remote [--remote-url URL]
+                                               remove this toolchain's keys from the server
+DIR defaults to $TESSERA_JIT_CACHE_DIR, else ~/.cache/tessera-jit; URL to
+$TESSERA_JIT_REMOTE_CACHE (redis://[user:password@]host:port[/db]).
 )";
 
 std::string Value(const std::vector<std::pair<std::string, std::string>>& components,
@@ -30,6 +40,70 @@ std::string Value(const std::vector<std::pair<std::string, std::string>>& compon
     if (key == name) return value;
   }
   return "?";
+}
+
+int64_t Counter(const cache::RemoteFleetStats& stats, const std::string& name) {
+  auto it = stats.counters.find(name);
+  return it == stats.counters.end() ? 0 : it->second;
+}
+
+/// "a 3, b 1" for the counters named prefix.*; "none" without any.
+std::string ByKind(const cache::RemoteFleetStats& stats, absl::string_view prefix) {
+  std::string text;
+  for (const auto& [name, value] : stats.counters) {
+    absl::string_view rest = name;
+    if (!absl::ConsumePrefix(&rest, prefix)) continue;
+    absl::StrAppend(&text, text.empty() ? "" : ", ", rest, " ", value);
+  }
+  return text.empty() ? "none" : text;
+}
+
+int RunRemote(const std::string& verb, const std::string& url, std::ostream& out,
+              std::ostream& err) {
+  if (url.empty()) {
+    err << "no remote cache: give --remote-url URL or set TESSERA_JIT_REMOTE_CACHE\n";
+    return 2;
+  }
+  auto options = cache::RemoteCacheOptions::FromUrl(url);
+  if (!options.ok()) return err << options.status().message() << "\n", 2;
+  options->tag = service::RemoteNamespace(service::ToolchainIdentity::Current());
+  cache::RemoteCache remote(*std::move(options));
+  const std::string where =
+      absl::StrCat(remote.Describe(), " (namespace tessera-jit:", remote.options().tag, ")");
+  if (verb == "clear") {
+    auto removed = remote.Clear();
+    if (!removed.ok()) return err << where << ": " << removed.status().message() << "\n", 1;
+    out << "removed " << *removed << " key" << (*removed == 1 ? "" : "s") << " from " << where
+        << "\n";
+    return 0;
+  }
+  if (verb != "stats") return err << "--remote goes with stats or clear\n" << kUsage, 2;
+  auto stats = remote.FleetStats();
+  if (!stats.ok()) return err << where << ": " << stats.status().message() << "\n", 1;
+  out << "remote:        " << where << "\n"
+      << "artifacts:     " << stats->artifacts << " (" << stats->artifact_bytes << " bytes)\n"
+      << "decisions:     " << stats->decisions << "\n"
+      << "compiling now: " << stats->leases << " (leases held)\n"
+      << "server memory: " << stats->used_memory << " used, maxmemory "
+      << (stats->max_memory.empty() ? "?" : stats->max_memory) << ", policy "
+      << (stats->eviction_policy.empty() ? "?" : stats->eviction_policy) << "\n"
+      << "fleet counters (every process, since the namespace's first use):\n"
+      << "  hits:        " << Counter(*stats, "hits") << "\n"
+      << "  misses:      " << ByKind(*stats, "misses.") << "\n"
+      << "  stores:      " << Counter(*stats, "stores") << " (failed "
+      << Counter(*stats, "store_failures") << ")\n"
+      << "  leases:      waits " << Counter(*stats, "lease_waits") << ", takeovers "
+      << Counter(*stats, "lease_takeovers") << ", timeouts " << Counter(*stats, "lease_timeouts")
+      << ", lost " << Counter(*stats, "leases_lost") << "\n"
+      << "  errors:      " << ByKind(*stats, "errors.") << "\n";
+  const int64_t samples = Counter(*stats, "latency_count");
+  if (samples > 0) {
+    out << absl::StrFormat(
+        "  hit latency: mean %.0f us, p50 <= %.0f us, p99 <= %.0f us (%d hits)\n",
+        static_cast<double>(Counter(*stats, "latency_us_sum")) / static_cast<double>(samples),
+        stats->latency_p50_us, stats->latency_p99_us, samples);
+  }
+  return 0;
 }
 
 }  // namespace
@@ -43,6 +117,8 @@ int RunCacheCommand(int argc, char** argv, std::ostream& out, std::ostream& err)
   std::string dir = cache::DiskCache::DefaultRoot();
   std::string file;
   jit::CompileOptions options;
+  bool remote = false;
+  std::string remote_url = cache::RemoteCacheOptions::DefaultUrl();
   Flags flags;
   flags.String("--dir", &dir, "a path")
       .Value("--target", "host or nvptx",
@@ -54,12 +130,20 @@ int RunCacheCommand(int argc, char** argv, std::ostream& out, std::ostream& err)
              })
       .String("--arch", &options.arch)
       .Int("-O", &options.opt_level, 0, "a level 0-3")
-      .Switch("--deterministic", &options.deterministic);
+      .Switch("--deterministic", &options.deterministic)
+      .Switch("--remote", &remote)
+      .Value("--remote-url", "a redis:// URL",
+             [&](const std::string& value) {
+               remote_url = value;
+               remote = true;
+               return std::string();
+             });
   if (verb == "explain") flags.Positional(&file);
   if (std::string error = flags.Parse(argc, argv, 3); !error.empty()) {
     err << error << "\n" << kUsage;
     return 2;
   }
+  if (remote) return RunRemote(verb, remote_url, out, err);
   cache::DiskCacheOptions disk_options;
   disk_options.root = dir;
   disk_options.max_bytes = uint64_t{1} << 62;

@@ -6,7 +6,7 @@
 //                        [--scalar I=V] [--runs N] [--seed S]
 //   tessera-jit explain FILE [compile options] [--json]
 //   tessera-jit repl
-//   tessera-jit cache stats|ls|explain FILE|clear [--dir DIR]
+//   tessera-jit cache stats|ls|explain FILE|clear [--dir DIR] [--remote]
 //   tessera-jit delegates [--library NAME=PATH]... [--kernel NAME=FILE]... [--default-libraries]
 //                         [--target T] [--arch A]
 //   tessera-jit --help | --version
@@ -222,9 +222,7 @@ absl::StatusOr<std::shared_ptr<const tessera::jit::CompiledModule>> CompileFile(
   if (!registry.ok()) return registry.status();
   args.options.delegates = *registry;
   tessera::service::CompileService service;
-  const tessera::service::ServiceStats stats = service.stats();
-  args.options.decisions = std::make_shared<tessera::arbiter::DecisionCache>(
-      stats.disk_enabled && !stats.disk_read_only ? stats.disk_root + "/decisions" : "");
+  args.options.decisions = service.MakeDecisionCache();
   if (args.options.dump_stages) {
     auto module = tessera::jit::Compile(source, args.options);
     if (!module.ok()) return module.status();

@@ -1,0 +1,541 @@
+// Server keys: tessera-jit:<tag>:a:<digest> (artifacts), :d:<key> (decision records),
+// :lease:<digest> (a compile in progress: the owner's token), :stats (the fleet's counters).
+#include "cache/remote_cache.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <random>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "cache/manifest.h"
+
+namespace tessera::cache {
+namespace {
+
+constexpr absl::string_view kMagic = "tessera-jit remote 1\n";
+constexpr size_t kLatencyRing = 4096;
+/// Fleet latency histogram: bucket i holds samples up to kFirstBucketUs · √2^i.
+constexpr double kFirstBucketUs = 8.0;
+constexpr int kBuckets = 48;
+
+/// Deletes the key only if it still holds our token (a lease that expired and was taken over
+/// is someone else's now).
+constexpr char kReleaseScript[] =
+    "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) "
+    "else return 0 end";
+/// Extends the key only if it still holds our token.
+constexpr char kRenewScript[] =
+    "if redis.call('get', KEYS[1]) == ARGV[1] then "
+    "return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end";
+
+int Bucket(double us) {
+  if (us <= kFirstBucketUs) return 0;
+  const int i = static_cast<int>(std::ceil(2.0 * std::log2(us / kFirstBucketUs)));
+  return std::min(i, kBuckets - 1);
+}
+double BucketBound(int i) { return kFirstBucketUs * std::pow(2.0, i / 2.0); }
+
+/// The error kind a status counts as.
+std::string ErrorKind(const absl::Status& status) {
+  switch (status.code()) {
+    case absl::StatusCode::kDeadlineExceeded:
+      return "timeout";
+    case absl::StatusCode::kUnauthenticated:
+      return "authentication";
+    case absl::StatusCode::kResourceExhausted:
+      return "out of memory";
+    case absl::StatusCode::kUnavailable:
+      return "unavailable";
+    default:
+      return "server error";
+  }
+}
+
+std::string Token() {
+  char host[256] = {0};
+  gethostname(host, sizeof(host) - 1);
+  std::random_device random;
+  return absl::StrCat(host, ":", getpid(), ":", absl::Hex(random(), absl::kZeroPad8),
+                      absl::Hex(random(), absl::kZeroPad8));
+}
+
+int64_t Ms(absl::Duration duration) { return std::max<int64_t>(1, absl::ToInt64Milliseconds(duration)); }
+
+double Percentile(std::vector<double> samples, double fraction) {
+  if (samples.empty()) return 0;
+  const size_t k = std::min(samples.size() - 1,
+                            static_cast<size_t>(fraction * static_cast<double>(samples.size())));
+  std::nth_element(samples.begin(), samples.begin() + k, samples.end());
+  return samples[k];
+}
+
+}  // namespace
+
+std::string RemoteCacheOptions::DefaultUrl() {
+  const char* url = std::getenv("TESSERA_JIT_REMOTE_CACHE");
+  return url != nullptr ? url : "";
+}
+
+absl::StatusOr<RemoteCacheOptions> RemoteCacheOptions::FromUrl(absl::string_view url) {
+  absl::StatusOr<RedisEndpoint> endpoint = ParseRedisUrl(url);
+  if (!endpoint.ok()) return endpoint.status();
+  RemoteCacheOptions options;
+  for (const auto& [name, value] : endpoint->options) {
+    int64_t number = 0;
+    const bool parsed = absl::SimpleAtoi(value, &number) && number > 0;
+    if (name == "ttl_s" && parsed && number <= int64_t{365} * 24 * 3600) {
+      options.ttl = absl::Seconds(number);
+    } else if (name == "lease_ms" && parsed && number >= 100 && number <= 3600 * 1000) {
+      options.lease = absl::Milliseconds(number);
+    } else if (name == "lease_wait_ms" && parsed && number <= 24 * 3600 * 1000) {
+      options.lease_wait = absl::Milliseconds(number);
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "remote cache URL: the parameter '", name, "=", value,
+          "' is not one of connect_timeout_ms, timeout_ms, ttl_s (1 s … 1 year), lease_ms "
+          "(100 ms … 1 h), lease_wait_ms (1 ms … 24 h)"));
+    }
+  }
+  endpoint->options.clear();
+  options.endpoint = *std::move(endpoint);
+  return options;
+}
+
+RemoteCache::RemoteCache(RemoteCacheOptions options)
+    : options_(std::move(options)),
+      client_(options_.endpoint),
+      prefix_(absl::StrCat("tessera-jit:", options_.tag, ":")),
+      last_flush_(absl::Now()) {}
+
+RemoteCache::~RemoteCache() { FlushCounters(); }
+
+bool RemoteCache::enabled() const { return !client_.auth_failed(); }
+
+std::string RemoteCache::ValueName(Kind kind, const std::string& digest) const {
+  return absl::StrCat(prefix_, kind == Kind::kArtifact ? "a:" : "d:", digest);
+}
+
+std::string RemoteCache::LeaseName(const std::string& digest) const {
+  return absl::StrCat(prefix_, "lease:", digest);
+}
+
+void RemoteCache::Bump(const std::string& field, int64_t by) { unflushed_[field] += by; }
+
+void RemoteCache::Failed(const absl::Status& status, absl::string_view doing) {
+  const std::string kind = ErrorKind(status);
+  bool warn = false;
+  {
+    absl::MutexLock lock(&mu_);
+    ++counters_.errors;
+    ++counters_.errors_by_kind[kind];
+    Bump("errors." + kind);
+    warn = warned_.insert(kind).second;
+  }
+  if (!warn) return;
+  if (kind == "authentication") {
+    options_.logger.Warning(absl::StrCat("remote compile cache is off: ", status.message(),
+                                         "; caching locally only"));
+  } else {
+    options_.logger.Warning(absl::StrCat("remote compile cache ", Describe(), ": ", doing,
+                                         " failed (", status.message(),
+                                         "); compiling and caching locally (warned once)"));
+  }
+}
+
+void RemoteCache::CountMiss(const Miss& miss) {
+  const std::string reason =
+      miss.reason == MissReason::kTierOff ? "unavailable" : std::string(MissReasonName(miss.reason));
+  absl::MutexLock lock(&mu_);
+  ++counters_.misses;
+  ++counters_.misses_by_reason[reason];
+  Bump("misses." + reason);
+}
+
+void RemoteCache::RecordLatency(absl::Duration latency) {
+  const double us = absl::ToDoubleMicroseconds(latency);
+  absl::MutexLock lock(&mu_);
+  if (latencies_us_.size() < kLatencyRing) {
+    latencies_us_.push_back(us);
+  } else {
+    latencies_us_[next_latency_] = us;
+  }
+  next_latency_ = (next_latency_ + 1) % kLatencyRing;
+  ++counters_.latency_samples;
+  Bump("latency_us_sum", static_cast<int64_t>(us));
+  Bump("latency_count");
+  Bump(absl::StrCat("latency_bucket.", Bucket(us)));
+}
+
+std::optional<RemoteCache::Entry> RemoteCache::Decode(const std::string& value,
+                                                      const CacheKey& key, int format,
+                                                      Miss& miss) const {
+  absl::string_view rest = value;
+  if (!absl::ConsumePrefix(&rest, kMagic)) {
+    miss = {MissReason::kDamaged, "remote value is not a tessera-jit entry"};
+    return std::nullopt;
+  }
+  uint64_t manifest_bytes = 0;
+  const size_t newline = rest.find('\n');
+  absl::string_view header = rest.substr(0, newline);
+  if (newline == absl::string_view::npos || !absl::ConsumePrefix(&header, "manifest_bytes=") ||
+      !absl::SimpleAtoi(header, &manifest_bytes) || manifest_bytes > rest.size() - newline - 1) {
+    miss = {MissReason::kDamaged, "remote value truncated (manifest)"};
+    return std::nullopt;
+  }
+  rest.remove_prefix(newline + 1);
+  Manifest manifest;
+  if (!ParseManifest(rest.substr(0, manifest_bytes), manifest)) {
+    miss = {MissReason::kDamaged, "remote manifest unreadable"};
+    return std::nullopt;
+  }
+  rest.remove_prefix(manifest_bytes);
+  if (manifest.digest != key.digest) {
+    miss = {MissReason::kDamaged, "remote value names another key"};
+    return std::nullopt;
+  }
+  if (!key.components.empty() && manifest.components != key.components) {
+    std::string change = DescribeChange(manifest.components, key.components);
+    miss = {MissReason::kStale, absl::StrCat("remote value from another toolchain",
+                                             change.empty() ? "" : ": ", change)};
+    return std::nullopt;
+  }
+  if (manifest.format != format) {
+    miss = {MissReason::kFormat, absl::StrCat(manifest.format, " → ", format, " (remote)")};
+    return std::nullopt;
+  }
+  if (rest.size() != manifest.payload_bytes) {
+    miss = {MissReason::kDamaged, absl::StrCat("truncated remote payload (", rest.size(), " of ",
+                                               manifest.payload_bytes, " bytes)")};
+    return std::nullopt;
+  }
+  if (PayloadChecksum(rest) != manifest.payload_xxh3) {
+    miss = {MissReason::kDamaged, "remote checksum mismatch"};
+    return std::nullopt;
+  }
+  return Entry{std::string(rest), std::move(manifest.source_name)};
+}
+
+std::optional<RemoteCache::Entry> RemoteCache::Load(Kind kind, const CacheKey& key, int format,
+                                                    Miss& miss) {
+  MaybeFlush();
+  if (!IsDigest(key.digest)) {
+    miss = {MissReason::kNotCached, ""};
+    return std::nullopt;
+  }
+  if (!enabled()) {
+    miss = {MissReason::kTierOff, "remote cache off (authentication failed)"};
+    CountMiss(miss);
+    return std::nullopt;
+  }
+  const absl::Time start = absl::Now();
+  const std::string name = ValueName(kind, key.digest);
+  absl::StatusOr<RedisReply> reply = client_.Command({"GET", name});
+  if (!reply.ok()) {
+    Failed(reply.status(), "GET");
+    miss = {MissReason::kTierOff, absl::StrCat("remote cache unavailable: ",
+                                               reply.status().message())};
+    CountMiss(miss);
+    return std::nullopt;
+  }
+  if (reply->kind != RedisReply::Kind::kString) {
+    miss = {MissReason::kNotCached, ""};
+    CountMiss(miss);
+    return std::nullopt;
+  }
+  std::optional<Entry> entry = Decode(reply->text, key, format, miss);
+  if (!entry.has_value()) {
+    CountMiss(miss);
+    return std::nullopt;
+  }
+  RecordLatency(absl::Now() - start);
+  absl::MutexLock lock(&mu_);
+  ++counters_.hits;
+  Bump("hits");
+  return entry;
+}
+
+bool RemoteCache::Store(Kind kind, const CacheKey& key, int format, const std::string& payload,
+                        const std::string& source_name) {
+  if (!IsDigest(key.digest) || !enabled()) return false;
+  const std::string manifest = WriteManifest(ManifestFor(key, format, payload, source_name));
+  std::string value = absl::StrCat(kMagic, "manifest_bytes=", manifest.size(), "\n", manifest);
+  value.append(payload);
+  const std::string ttl = absl::StrCat(Ms(options_.ttl));
+  // One SET: the server publishes the value whole or not at all.
+  absl::StatusOr<RedisReply> reply =
+      client_.Command({"SET", ValueName(kind, key.digest), value, "PX", ttl});
+  if (!reply.ok()) {
+    Failed(reply.status(), "SET");
+    absl::MutexLock lock(&mu_);
+    ++counters_.store_failures;
+    Bump("store_failures");
+    return false;
+  }
+  absl::MutexLock lock(&mu_);
+  ++counters_.stores;
+  Bump("stores");
+  return true;
+}
+
+std::optional<bool> RemoteCache::TryLease(const std::string& name, const std::string& token) {
+  absl::StatusOr<RedisReply> reply =
+      client_.Command({"SET", name, token, "NX", "PX", absl::StrCat(Ms(options_.lease))});
+  if (!reply.ok()) {
+    Failed(reply.status(), "SET NX (lease)");
+    return std::nullopt;
+  }
+  return reply->kind == RedisReply::Kind::kStatus;  // "OK"; nil when another process holds it
+}
+
+RemoteCache::Claim RemoteCache::LoadOrLease(const CacheKey& key, int format) {
+  Claim claim;
+  claim.entry = Load(Kind::kArtifact, key, format, claim.miss);
+  if (claim.entry.has_value() || claim.miss.reason == MissReason::kTierOff || !enabled()) {
+    return claim;
+  }
+  const Miss first_miss = claim.miss;
+  const std::string name = LeaseName(key.digest);
+  const std::string token = Token();
+  const absl::Time deadline = absl::Now() + options_.lease_wait;
+  absl::Duration pause = absl::Milliseconds(5);
+  bool waited = false;
+  while (true) {
+    std::optional<bool> ours = TryLease(name, token);
+    if (!ours.has_value()) return claim;  // unreachable: compile locally
+    if (*ours) {
+      auto lease = std::make_unique<Lease>(this, name, token);
+      // The holder may have published and released between our last look and the lease.
+      Miss again;
+      if (waited) {
+        if (auto entry = Load(Kind::kArtifact, key, format, again)) {
+          claim.entry = std::move(entry);
+          return claim;  // the lease is released here
+        }
+        absl::MutexLock lock(&mu_);
+        ++counters_.lease_takeovers;
+        Bump("lease_takeovers");
+      }
+      claim.lease = std::move(lease);
+      claim.miss = first_miss;
+      return claim;
+    }
+    if (!waited) {
+      waited = true;
+      absl::MutexLock lock(&mu_);
+      ++counters_.lease_waits;
+      Bump("lease_waits");
+    }
+    if (absl::Now() >= deadline) {
+      bool warn = false;
+      {
+        absl::MutexLock lock(&mu_);
+        ++counters_.lease_timeouts;
+        Bump("lease_timeouts");
+        warn = warned_.insert("lease timeout").second;
+      }
+      if (warn) {
+        options_.logger.Warning(absl::StrCat(
+            "waited ", absl::FormatDuration(options_.lease_wait),
+            " for another process's compile of cache key ", key.digest.substr(0, 12),
+            " (remote lease); compiling it here too (warned once)"));
+      }
+      claim.miss = first_miss;
+      return claim;
+    }
+    absl::SleepFor(std::min(pause, std::max(deadline - absl::Now(), absl::ZeroDuration())));
+    pause = std::min(pause * 3 / 2, absl::Milliseconds(100));
+    absl::StatusOr<RedisReply> exists = client_.Command({"EXISTS", ValueName(Kind::kArtifact, key.digest)});
+    if (exists.ok() && exists->integer == 1) {
+      Miss miss;
+      if (auto entry = Load(Kind::kArtifact, key, format, miss)) {
+        claim.entry = std::move(entry);
+        return claim;
+      }
+      // A damaged value: the holder is gone or will overwrite it; keep waiting for the lease.
+    } else if (!exists.ok()) {
+      Failed(exists.status(), "EXISTS");
+      return claim;
+    }
+  }
+}
+
+RemoteCache::Lease::Lease(RemoteCache* owner, std::string name, std::string token)
+    : owner_(owner), name_(std::move(name)), token_(std::move(token)) {
+  renewer_ = std::thread([this] { Renew(); });
+}
+
+void RemoteCache::Lease::Renew() {
+  const absl::Duration every = owner_->options_.lease / 3;
+  const std::string ms = absl::StrCat(Ms(owner_->options_.lease));
+  absl::MutexLock lock(&mu_);
+  while (!mu_.AwaitWithTimeout(absl::Condition(&stopping_), every)) {
+    mu_.Unlock();
+    absl::StatusOr<RedisReply> reply =
+        owner_->client_.Command({"EVAL", kRenewScript, "1", name_, token_, ms});
+    mu_.Lock();
+    if (reply.ok() && reply->kind == RedisReply::Kind::kInteger && reply->integer == 0) {
+      absl::MutexLock counters(&owner_->mu_);
+      ++owner_->counters_.leases_lost;
+      owner_->Bump("leases_lost");
+      return;  // expired and maybe taken over: not ours to extend
+    }
+  }
+}
+
+RemoteCache::Lease::~Lease() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  renewer_.join();
+  owner_->client_.Command({"EVAL", kReleaseScript, "1", name_, token_}).IgnoreError();
+}
+
+absl::StatusOr<uint64_t> RemoteCache::Clear() {
+  uint64_t removed = 0;
+  std::string cursor = "0";
+  const std::string pattern = absl::StrCat(prefix_, "*");
+  do {
+    absl::StatusOr<RedisReply> reply =
+        client_.Command({"SCAN", cursor, "MATCH", pattern, "COUNT", "1000"});
+    if (!reply.ok()) return reply.status();
+    if (reply->kind != RedisReply::Kind::kArray || reply->elements.size() != 2) {
+      return absl::InternalError("SCAN: unexpected reply");
+    }
+    cursor = reply->elements[0].text;
+    std::vector<absl::string_view> argv = {"UNLINK"};
+    for (const RedisReply& name : reply->elements[1].elements) argv.push_back(name.text);
+    if (argv.size() > 1) {
+      absl::StatusOr<RedisReply> unlinked = client_.Command(argv);
+      if (!unlinked.ok()) return unlinked.status();
+      removed += static_cast<uint64_t>(unlinked->integer);
+    }
+  } while (cursor != "0");
+  absl::MutexLock lock(&mu_);
+  unflushed_.clear();
+  return removed;
+}
+
+absl::StatusOr<RemoteFleetStats> RemoteCache::FleetStats() {
+  FlushCounters();
+  RemoteFleetStats stats;
+  absl::StatusOr<RedisReply> all = client_.Command({"HGETALL", prefix_ + "stats"});
+  if (!all.ok()) return all.status();
+  std::vector<std::pair<double, int64_t>> histogram;
+  int64_t samples = 0;
+  for (size_t i = 0; i + 1 < all->elements.size(); i += 2) {
+    int64_t value = 0;
+    if (!absl::SimpleAtoi(all->elements[i + 1].text, &value)) continue;
+    const std::string& field = all->elements[i].text;
+    absl::string_view bucket = field;
+    int index = 0;
+    if (absl::ConsumePrefix(&bucket, "latency_bucket.") && absl::SimpleAtoi(bucket, &index)) {
+      histogram.emplace_back(BucketBound(index), value);
+      samples += value;
+    } else {
+      stats.counters[field] = value;
+    }
+  }
+  std::sort(histogram.begin(), histogram.end());
+  auto percentile = [&](double fraction) {
+    int64_t seen = 0;
+    for (const auto& [bound, count] : histogram) {
+      seen += count;
+      if (static_cast<double>(seen) >= fraction * static_cast<double>(samples)) return bound;
+    }
+    return 0.0;
+  };
+  stats.latency_p50_us = percentile(0.5);
+  stats.latency_p99_us = percentile(0.99);
+  std::string cursor = "0";
+  const std::string pattern = absl::StrCat(prefix_, "*");
+  do {
+    absl::StatusOr<RedisReply> reply =
+        client_.Command({"SCAN", cursor, "MATCH", pattern, "COUNT", "1000"});
+    if (!reply.ok()) return reply.status();
+    if (reply->kind != RedisReply::Kind::kArray || reply->elements.size() != 2) {
+      return absl::InternalError("SCAN: unexpected reply");
+    }
+    cursor = reply->elements[0].text;
+    std::vector<std::vector<absl::string_view>> lengths;
+    for (const RedisReply& name : reply->elements[1].elements) {
+      absl::string_view rest = name.text;
+      rest.remove_prefix(std::min(rest.size(), prefix_.size()));
+      if (absl::StartsWith(rest, "a:")) {
+        ++stats.artifacts;
+        lengths.push_back({"STRLEN", name.text});
+      } else if (absl::StartsWith(rest, "d:")) {
+        ++stats.decisions;
+      } else if (absl::StartsWith(rest, "lease:")) {
+        ++stats.leases;
+      }
+    }
+    if (!lengths.empty()) {
+      auto replies = client_.Pipeline(lengths);
+      if (!replies.ok()) return replies.status();
+      for (const auto& length : *replies) {
+        if (length.ok()) stats.artifact_bytes += static_cast<uint64_t>(length->integer);
+      }
+    }
+  } while (cursor != "0");
+  if (auto info = client_.Command({"INFO", "memory"}); info.ok()) {
+    for (absl::string_view line : absl::StrSplit(info->text, absl::ByAnyChar("\r\n"))) {
+      if (absl::ConsumePrefix(&line, "used_memory_human:")) stats.used_memory = std::string(line);
+      if (absl::ConsumePrefix(&line, "maxmemory_human:")) stats.max_memory = std::string(line);
+      if (absl::ConsumePrefix(&line, "maxmemory_policy:")) {
+        stats.eviction_policy = std::string(line);
+      }
+    }
+  }
+  return stats;
+}
+
+RemoteCounters RemoteCache::counters() const {
+  absl::MutexLock lock(&mu_);
+  RemoteCounters counters = counters_;
+  counters.reconnects = client_.connects() > 1 ? client_.connects() - 1 : 0;
+  counters.latency_p50_us = Percentile(latencies_us_, 0.5);
+  counters.latency_p99_us = Percentile(latencies_us_, 0.99);
+  return counters;
+}
+
+void RemoteCache::MaybeFlush() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (unflushed_.empty() || absl::Now() - last_flush_ < absl::Seconds(1)) return;
+  }
+  FlushCounters();
+}
+
+void RemoteCache::FlushCounters() {
+  std::map<std::string, int64_t> pending;
+  {
+    absl::MutexLock lock(&mu_);
+    pending.swap(unflushed_);
+    last_flush_ = absl::Now();
+  }
+  if (pending.empty() || !enabled()) return;
+  const std::string stats = prefix_ + "stats";
+  std::vector<std::string> amounts;
+  amounts.reserve(pending.size());
+  std::vector<std::vector<absl::string_view>> commands;
+  for (const auto& [field, by] : pending) {
+    amounts.push_back(absl::StrCat(by));
+    commands.push_back({"HINCRBY", stats, field, amounts.back()});
+  }
+  const std::string ttl = absl::StrCat(Ms(options_.ttl));
+  commands.push_back({"PEXPIRE", stats, ttl});
+  // Counters of a moment the server was away are lost, not retried: they are statistics.
+  client_.Pipeline(commands).IgnoreError();
+}
+
+}  // namespace tessera::cache

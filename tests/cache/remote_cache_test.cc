@@ -1,0 +1,366 @@
+// The remote tier against a real redis-server: values checked like disk entries, every fault a
+// miss (never an error), leases that make one process compile, and a namespace per toolchain.
+#include "cache/remote_cache.h"
+
+#include <string>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "cache/cache_key.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/redis/redis_server.h"
+
+namespace tessera::cache {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using Kind = RemoteCache::Kind;
+
+constexpr int kFormat = 7;
+
+CacheKey Key(const std::string& what, const std::string& llvm = "22.1.8") {
+  return MakeCacheKey({{"ir", what}}, {{"llvm", llvm}});
+}
+
+RemoteCacheOptions Options(const std::string& url, const std::string& tag = "test") {
+  auto options = RemoteCacheOptions::FromUrl(url);
+  EXPECT_TRUE(options.ok()) << options.status();
+  options->tag = tag;
+  return *options;
+}
+
+std::string Payload(size_t bytes, char seed = 'p') {
+  std::string payload(bytes, '\0');
+  for (size_t i = 0; i < bytes; ++i) payload[i] = static_cast<char>(seed + i * 131);
+  return payload;
+}
+
+uint64_t Reason(const RemoteCounters& counters, const std::string& reason) {
+  auto it = counters.misses_by_reason.find(reason);
+  return it == counters.misses_by_reason.end() ? 0 : it->second;
+}
+
+uint64_t ErrorsOf(const RemoteCounters& counters, const std::string& kind) {
+  auto it = counters.errors_by_kind.find(kind);
+  return it == counters.errors_by_kind.end() ? 0 : it->second;
+}
+
+TEST(RedisUrlTest, ParsesEveryPartAndNamesWhatIsWrong) {
+  auto full = ParseRedisUrl("redis://alice:p%40ss@cache.internal:6380/3?timeout_ms=50");
+  ASSERT_TRUE(full.ok()) << full.status();
+  EXPECT_EQ(full->host, "cache.internal");
+  EXPECT_EQ(full->port, 6380);
+  EXPECT_EQ(full->user, "alice");
+  EXPECT_EQ(full->password, "p@ss");
+  EXPECT_EQ(full->db, 3);
+  EXPECT_EQ(full->command_timeout, absl::Milliseconds(50));
+  EXPECT_EQ(full->Describe(), "redis://alice:***@cache.internal:6380/3");
+  auto bare = ParseRedisUrl("redis://127.0.0.1");
+  ASSERT_TRUE(bare.ok());
+  EXPECT_EQ(bare->port, 6379);
+  EXPECT_EQ(bare->password, "");
+  auto password_only = ParseRedisUrl("redis://:secret@[::1]:7000");
+  ASSERT_TRUE(password_only.ok()) << password_only.status();
+  EXPECT_EQ(password_only->host, "::1");
+  EXPECT_EQ(password_only->user, "");
+  EXPECT_EQ(password_only->password, "secret");
+  for (const char* bad : {"http://host:1", "redis://", "redis://h:0", "redis://h:70000",
+                          "redis://h:12x", "redis://h:1/db", "redis://u:pw%4@h:1",
+                          "redis://h:1?timeout_ms=0", "redis://[::1:1"}) {
+    auto parsed = ParseRedisUrl(bad);
+    EXPECT_FALSE(parsed.ok()) << bad;
+    EXPECT_THAT(std::string(parsed.status().message()), HasSubstr("remote cache URL")) << bad;
+  }
+  auto secret = ParseRedisUrl("redis://u:hunter2@h:99999");
+  EXPECT_THAT(std::string(secret.status().message()), Not(HasSubstr("hunter2")));
+  EXPECT_FALSE(RemoteCacheOptions::FromUrl("redis://h:1?lease_ms=5").ok());
+  EXPECT_FALSE(RemoteCacheOptions::FromUrl("redis://h:1?colour=blue").ok());
+  auto tuned = RemoteCacheOptions::FromUrl("redis://h:1?ttl_s=60&lease_ms=500&lease_wait_ms=9");
+  ASSERT_TRUE(tuned.ok()) << tuned.status();
+  EXPECT_EQ(tuned->ttl, absl::Seconds(60));
+  EXPECT_EQ(tuned->lease, absl::Milliseconds(500));
+  EXPECT_EQ(tuned->lease_wait, absl::Milliseconds(9));
+}
+
+TEST(RemoteCacheTest, StoresAndLoadsTheDiskTiersBytesWithATtl) {
+  testing::RedisServer server;
+  ASSERT_TRUE(server.running());
+  RemoteCache remote(Options(server.Url("?ttl_s=3600")));
+  const CacheKey key = Key("saxpy");
+  Miss miss;
+  EXPECT_FALSE(remote.Load(Kind::kArtifact, key, kFormat, miss).has_value());
+  EXPECT_EQ(miss.reason, MissReason::kNotCached);
+  const std::string payload = Payload(20000);
+  ASSERT_TRUE(remote.Store(Kind::kArtifact, key, kFormat, payload, "saxpy.mlir"));
+  auto entry = remote.Load(Kind::kArtifact, key, kFormat, miss);
+  ASSERT_TRUE(entry.has_value()) << miss.ToString();
+  EXPECT_EQ(entry->payload, payload);
+  EXPECT_EQ(entry->source_name, "saxpy.mlir");
+  // A decision record under the same digest is another value.
+  EXPECT_FALSE(remote.Load(Kind::kDecision, key, kFormat, miss).has_value());
+  auto ttl = server.Admin().Command({"PTTL", remote.ValueName(Kind::kArtifact, key.digest)});
+  ASSERT_TRUE(ttl.ok());
+  EXPECT_GT(ttl->integer, 3590 * 1000);
+  EXPECT_LE(ttl->integer, 3600 * 1000);
+  const RemoteCounters counters = remote.counters();
+  EXPECT_EQ(counters.hits, 1u);
+  EXPECT_EQ(counters.misses, 2u);
+  EXPECT_EQ(counters.stores, 1u);
+  EXPECT_EQ(counters.latency_samples, 1u);
+  EXPECT_GT(counters.latency_p50_us, 0);
+  // The fleet's counters live on the server.
+  auto fleet = remote.FleetStats();
+  ASSERT_TRUE(fleet.ok()) << fleet.status();
+  EXPECT_EQ(fleet->counters["hits"], 1);
+  EXPECT_EQ(fleet->counters["misses.not cached"], 2);
+  EXPECT_EQ(fleet->artifacts, 1u);
+  EXPECT_GT(fleet->artifact_bytes, payload.size());
+}
+
+TEST(RemoteCacheTest, DamagedForeignAndOtherToolchainValuesAreMissesThenOverwritten) {
+  testing::RedisServer server;
+  ASSERT_TRUE(server.running());
+  RemoteCache remote(Options(server.Url()));
+  const CacheKey key = Key("softmax");
+  const std::string payload = Payload(5000);
+  const std::string name = remote.ValueName(Kind::kArtifact, key.digest);
+  auto expect_miss = [&](MissReason reason, const std::string& detail) {
+    Miss miss;
+    EXPECT_FALSE(remote.Load(Kind::kArtifact, key, kFormat, miss).has_value());
+    EXPECT_EQ(miss.reason, reason) << miss.ToString();
+    EXPECT_THAT(miss.ToString(), HasSubstr(detail));
+  };
+  auto restore = [&] { ASSERT_TRUE(remote.Store(Kind::kArtifact, key, kFormat, payload, "")); };
+
+  restore();
+  ASSERT_EQ(server.Cli(absl::StrCat("SETRANGE ", name, " 4900 XYZ")), 0);  // a bit flip
+  expect_miss(MissReason::kDamaged, "remote checksum mismatch");
+  restore();
+  auto value = server.Admin().Command({"GET", name});
+  ASSERT_TRUE(value.ok());
+  ASSERT_TRUE(server.Admin()
+                  .Command({"SET", name, value->text.substr(0, value->text.size() - 100)})
+                  .ok());
+  expect_miss(MissReason::kDamaged, "truncated remote payload (4900 of 5000 bytes)");
+  ASSERT_EQ(server.Cli(absl::StrCat("SET ", name, " not-an-entry")), 0);
+  expect_miss(MissReason::kDamaged, "not a tessera-jit entry");
+  ASSERT_EQ(server.Cli(absl::StrCat("SET ", name, " 'tessera-jit remote 1\nmanifest_bytes=99'")),
+            0);
+  expect_miss(MissReason::kDamaged, "truncated (manifest)");
+  // The same digest with other components: another toolchain's value (planted or a collision
+  // of namespaces) is never used.
+  CacheKey other = key;
+  other.components = Key("softmax", "22.1.9").components;
+  ASSERT_TRUE(remote.Store(Kind::kArtifact, other, kFormat, payload, ""));
+  expect_miss(MissReason::kStale, "another toolchain: llvm 22.1.9 → 22.1.8");
+  ASSERT_TRUE(remote.Store(Kind::kArtifact, key, kFormat - 1, payload, ""));
+  expect_miss(MissReason::kFormat, "artifact format 6 → 7");
+  // Another key's value stored under this name.
+  const CacheKey stranger = Key("matmul");
+  ASSERT_TRUE(remote.Store(Kind::kArtifact, stranger, kFormat, payload, ""));
+  ASSERT_TRUE(server.Admin()
+                  .Command({"RENAME", remote.ValueName(Kind::kArtifact, stranger.digest), name})
+                  .ok());
+  expect_miss(MissReason::kDamaged, "names another key");
+  // A store overwrites whatever was there.
+  restore();
+  Miss miss;
+  auto entry = remote.Load(Kind::kArtifact, key, kFormat, miss);
+  ASSERT_TRUE(entry.has_value()) << miss.ToString();
+  EXPECT_EQ(entry->payload, payload);
+  const RemoteCounters counters = remote.counters();
+  EXPECT_EQ(Reason(counters, "damaged"), 5u);
+  EXPECT_EQ(Reason(counters, "stale"), 1u);
+  EXPECT_EQ(Reason(counters, "artifact format"), 1u);
+  EXPECT_EQ(counters.errors, 0u);  // none of this is an error
+}
+
+TEST(RemoteCacheTest, AWrongPasswordTurnsTheTierOffWithOneWarning) {
+  testing::RedisServer server("right-password");
+  ASSERT_TRUE(server.running());
+  for (const std::string& url :
+       {absl::StrCat("redis://:wrong-password@127.0.0.1:", server.port()),
+        absl::StrCat("redis://127.0.0.1:", server.port())}) {  // and no password at all
+    ::testing::internal::CaptureStderr();
+    RemoteCache remote(Options(url));
+    Miss miss;
+    EXPECT_FALSE(remote.Load(Kind::kArtifact, Key("a"), kFormat, miss).has_value());
+    EXPECT_EQ(miss.reason, MissReason::kTierOff);
+    EXPECT_FALSE(remote.enabled());
+    EXPECT_FALSE(remote.Store(Kind::kArtifact, Key("a"), kFormat, "x", ""));
+    EXPECT_FALSE(remote.Load(Kind::kArtifact, Key("b"), kFormat, miss).has_value());
+    const std::string log = ::testing::internal::GetCapturedStderr();
+    EXPECT_THAT(log, HasSubstr("remote compile cache is off"));
+    EXPECT_THAT(log, HasSubstr("authentication failed"));
+    EXPECT_THAT(log, Not(HasSubstr("wrong-password")));
+    EXPECT_EQ(log.find("warning"), log.rfind("warning")) << log;  // exactly one
+    EXPECT_EQ(ErrorsOf(remote.counters(), "authentication"), 1u);
+  }
+  RemoteCache right(Options(server.Url()));
+  ASSERT_TRUE(right.Store(Kind::kArtifact, Key("a"), kFormat, "x", ""));
+}
+
+TEST(RemoteCacheTest, ADeadServerIsAMissAndTheClientReconnectsWithBackoff) {
+  testing::RedisServer server;
+  ASSERT_TRUE(server.running());
+  ::testing::internal::CaptureStderr();
+  RemoteCache remote(Options(server.Url()));
+  const CacheKey key = Key("relu");
+  ASSERT_TRUE(remote.Store(Kind::kArtifact, key, kFormat, "payload", ""));
+  server.Kill();
+  Miss miss;
+  EXPECT_FALSE(remote.Load(Kind::kArtifact, key, kFormat, miss).has_value());
+  EXPECT_EQ(miss.reason, MissReason::kTierOff);
+  EXPECT_THAT(miss.ToString(), HasSubstr("remote cache unavailable"));
+  // Backing off: no new connection attempt, an immediate miss.
+  EXPECT_FALSE(remote.Load(Kind::kArtifact, key, kFormat, miss).has_value());
+  EXPECT_THAT(miss.ToString(), HasSubstr("backing off"));
+  EXPECT_FALSE(remote.Store(Kind::kArtifact, key, kFormat, "payload", ""));
+  server.Start();
+  ASSERT_TRUE(server.running());
+  absl::SleepFor(absl::Milliseconds(600));  // past the backoff (100 ms, doubled per failure)
+  ASSERT_TRUE(remote.Store(Kind::kArtifact, key, kFormat, "payload", ""));
+  auto entry = remote.Load(Kind::kArtifact, key, kFormat, miss);
+  ASSERT_TRUE(entry.has_value()) << miss.ToString();
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(log.find("warning"), log.rfind("warning")) << log;
+  const RemoteCounters counters = remote.counters();
+  EXPECT_GE(counters.reconnects, 1u);
+  EXPECT_EQ(Reason(counters, "unavailable"), 2u);
+  EXPECT_EQ(counters.store_failures, 1u);
+  EXPECT_GE(ErrorsOf(counters, "unavailable"), 3u);
+}
+
+TEST(RemoteCacheTest, ASlowServerTimesOutEveryCommand) {
+  testing::RedisServer server;
+  ASSERT_TRUE(server.running());
+  RemoteCache remote(Options(server.Url("?timeout_ms=150&connect_timeout_ms=150")));
+  const CacheKey key = Key("slow");
+  ASSERT_TRUE(remote.Store(Kind::kArtifact, key, kFormat, "payload", ""));
+  ASSERT_TRUE(server.Admin().Command({"CLIENT", "PAUSE", "3000", "ALL"}).ok());
+  ::testing::internal::CaptureStderr();
+  Miss miss;
+  EXPECT_FALSE(remote.Load(Kind::kArtifact, key, kFormat, miss).has_value());
+  ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(miss.reason, MissReason::kTierOff);
+  EXPECT_THAT(miss.ToString(), HasSubstr("timed out"));
+  EXPECT_EQ(ErrorsOf(remote.counters(), "timeout"), 1u);
+}
+
+TEST(RemoteCacheTest, AServerOutOfMemoryRefusesStoresAndStillServesReads) {
+  testing::RedisServer server;
+  ASSERT_TRUE(server.running());
+  RemoteCache remote(Options(server.Url()));
+  const CacheKey small = Key("small");
+  ASSERT_TRUE(remote.Store(Kind::kArtifact, small, kFormat, "payload", ""));
+  ASSERT_TRUE(server.Admin().Command({"CONFIG", "SET", "maxmemory-policy", "noeviction"}).ok());
+  ASSERT_TRUE(server.Admin().Command({"CONFIG", "SET", "maxmemory", "1"}).ok());
+  ::testing::internal::CaptureStderr();
+  EXPECT_FALSE(remote.Store(Kind::kArtifact, Key("big"), kFormat, Payload(1 << 20), ""));
+  EXPECT_FALSE(remote.Store(Kind::kArtifact, Key("big2"), kFormat, Payload(1 << 20), ""));
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_THAT(log, HasSubstr("OOM"));
+  EXPECT_EQ(log.find("warning"), log.rfind("warning")) << log;
+  Miss miss;
+  EXPECT_TRUE(remote.Load(Kind::kArtifact, small, kFormat, miss).has_value()) << miss.ToString();
+  const RemoteCounters counters = remote.counters();
+  EXPECT_EQ(counters.store_failures, 2u);
+  EXPECT_EQ(ErrorsOf(counters, "out of memory"), 2u);
+}
+
+TEST(RemoteCacheTest, ALeaseMakesOneClaimantCompileAndTheOthersWait) {
+  testing::RedisServer server;
+  ASSERT_TRUE(server.running());
+  RemoteCache first(Options(server.Url("?lease_ms=300")));
+  RemoteCache second(Options(server.Url("?lease_ms=300&lease_wait_ms=10000")));
+  const CacheKey key = Key("matmul");
+  RemoteCache::Claim claim = first.LoadOrLease(key, kFormat);
+  ASSERT_FALSE(claim.entry.has_value());
+  ASSERT_NE(claim.lease, nullptr);
+  EXPECT_EQ(claim.miss.reason, MissReason::kNotCached);
+  // The holder "compiles" for longer than the lease's TTL: renewals keep it; then publishes.
+  std::thread holder([&] {
+    absl::SleepFor(absl::Milliseconds(1000));
+    EXPECT_TRUE(first.Store(RemoteCache::Kind::kArtifact, key, kFormat, "compiled", ""));
+    claim.lease.reset();
+  });
+  RemoteCache::Claim waited = second.LoadOrLease(key, kFormat);
+  holder.join();
+  ASSERT_TRUE(waited.entry.has_value()) << waited.miss.ToString();
+  EXPECT_EQ(waited.entry->payload, "compiled");
+  EXPECT_EQ(waited.lease, nullptr);
+  EXPECT_EQ(second.counters().lease_waits, 1u);
+  EXPECT_EQ(second.counters().lease_takeovers, 0u);
+  EXPECT_EQ(first.counters().leases_lost, 0u);
+  // Released: the lease key is gone.
+  auto exists = server.Admin().Command({"EXISTS", first.LeaseName(key.digest)});
+  ASSERT_TRUE(exists.ok());
+  EXPECT_EQ(exists->integer, 0);
+}
+
+TEST(RemoteCacheTest, TheLeaseOfADeadHolderIsTakenOverWhenItExpires) {
+  testing::RedisServer server;
+  ASSERT_TRUE(server.running());
+  RemoteCache remote(Options(server.Url("?lease_wait_ms=10000")));
+  const CacheKey key = Key("orphan");
+  // A holder that died: its token stays until the lease's TTL runs out.
+  ASSERT_TRUE(server.Admin()
+                  .Command({"SET", remote.LeaseName(key.digest), "dead:1:0", "PX", "400"})
+                  .ok());
+  const absl::Time start = absl::Now();
+  RemoteCache::Claim claim = remote.LoadOrLease(key, kFormat);
+  EXPECT_GE(absl::Now() - start, absl::Milliseconds(300));
+  ASSERT_NE(claim.lease, nullptr);
+  EXPECT_EQ(remote.counters().lease_takeovers, 1u);
+  // Releasing deletes only our own token: a lease someone else holds by now stays.
+  ASSERT_TRUE(server.Admin().Command({"SET", remote.LeaseName(key.digest), "someone-else"}).ok());
+  claim.lease.reset();
+  auto holder = server.Admin().Command({"GET", remote.LeaseName(key.digest)});
+  ASSERT_TRUE(holder.ok());
+  EXPECT_EQ(holder->text, "someone-else");
+}
+
+TEST(RemoteCacheTest, AWaitThatTimesOutCompilesLocally) {
+  testing::RedisServer server;
+  ASSERT_TRUE(server.running());
+  RemoteCache holder(Options(server.Url()));
+  RemoteCache waiter(Options(server.Url("?lease_wait_ms=200")));
+  const CacheKey key = Key("stuck");
+  RemoteCache::Claim held = holder.LoadOrLease(key, kFormat);
+  ASSERT_NE(held.lease, nullptr);
+  ::testing::internal::CaptureStderr();
+  RemoteCache::Claim claim = waiter.LoadOrLease(key, kFormat);
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_FALSE(claim.entry.has_value());
+  EXPECT_EQ(claim.lease, nullptr);
+  EXPECT_EQ(waiter.counters().lease_timeouts, 1u);
+  EXPECT_THAT(log, HasSubstr("compiling it here too"));
+}
+
+TEST(RemoteCacheTest, ClearRemovesThisToolchainsKeysOnly) {
+  testing::RedisServer server;
+  ASSERT_TRUE(server.running());
+  RemoteCache ours(Options(server.Url(), "ours"));
+  RemoteCache theirs(Options(server.Url(), "theirs"));
+  for (int i = 0; i < 30; ++i) {
+    ASSERT_TRUE(ours.Store(Kind::kArtifact, Key(absl::StrCat(i)), kFormat, "x", ""));
+    ASSERT_TRUE(theirs.Store(Kind::kDecision, Key(absl::StrCat(i)), 1, "{}", ""));
+  }
+  ASSERT_TRUE(server.Admin().Command({"SET", "someone-elses-key", "1"}).ok());
+  auto removed = ours.Clear();
+  ASSERT_TRUE(removed.ok()) << removed.status();
+  EXPECT_EQ(*removed, 30u);
+  auto size = server.Admin().Command({"DBSIZE"});
+  ASSERT_TRUE(size.ok());
+  EXPECT_EQ(size->integer, 31);
+  auto fleet = theirs.FleetStats();
+  ASSERT_TRUE(fleet.ok());
+  EXPECT_EQ(fleet->decisions, 30u);
+  EXPECT_EQ(fleet->artifacts, 0u);
+}
+
+}  // namespace
+}  // namespace tessera::cache
