@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/files.h"
+#include "cache/remote_cache.h"
 
 namespace tessera::arbiter {
 namespace fs = std::filesystem;

@@ -17,7 +17,10 @@
 
 #include "absl/synchronization/mutex.h"
 #include "arbiter/decision_record.h"
-#include "cache/remote_cache.h"
+
+namespace tessera::cache {
+class RemoteCache;  // cache/remote_cache.h
+}  // namespace tessera::cache
 
 namespace tessera::arbiter {
 

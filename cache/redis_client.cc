@@ -1,5 +1,7 @@
 #include "cache/redis_client.h"
 
+#include <pthread.h>
+#include <signal.h>
 #include <sys/time.h>
 
 #include <algorithm>
@@ -56,6 +58,39 @@ absl::StatusOr<absl::Duration> Milliseconds(absl::string_view name, absl::string
   }
   return absl::Milliseconds(ms);
 }
+
+/// hiredis writes with write(2): a server that closed the connection would raise SIGPIPE, whose
+/// default action kills the host process. Blocked on this thread for the call; one raised
+/// meanwhile is consumed (unless one was pending already, which stays the caller's).
+class ScopedSigpipeBlock {
+ public:
+  ScopedSigpipeBlock() {
+    sigemptyset(&pipe_);
+    sigaddset(&pipe_, SIGPIPE);
+    sigset_t pending;
+    sigpending(&pending);
+    was_pending_ = sigismember(&pending, SIGPIPE) == 1;
+    pthread_sigmask(SIG_BLOCK, &pipe_, &previous_);
+  }
+  ~ScopedSigpipeBlock() {
+    if (!was_pending_) {
+      sigset_t pending;
+      sigpending(&pending);
+      if (sigismember(&pending, SIGPIPE) == 1) {
+        const timespec now = {0, 0};
+        sigtimedwait(&pipe_, nullptr, &now);
+      }
+    }
+    pthread_sigmask(SIG_SETMASK, &previous_, nullptr);
+  }
+  ScopedSigpipeBlock(const ScopedSigpipeBlock&) = delete;
+  ScopedSigpipeBlock& operator=(const ScopedSigpipeBlock&) = delete;
+
+ private:
+  sigset_t pipe_;
+  sigset_t previous_;
+  bool was_pending_ = false;
+};
 
 RedisReply Copy(const redisReply& reply) {
   RedisReply out;
@@ -302,6 +337,7 @@ absl::Status RedisClient::Ready() {
 
 absl::StatusOr<RedisReply> RedisClient::Command(const std::vector<absl::string_view>& argv) {
   absl::MutexLock lock(&mu_);
+  ScopedSigpipeBlock no_sigpipe;
   if (absl::Status ready = Ready(); !ready.ok()) return ready;
   std::vector<const char*> pointers;
   std::vector<size_t> lengths;
@@ -324,6 +360,7 @@ absl::StatusOr<RedisReply> RedisClient::Command(const std::vector<absl::string_v
 absl::StatusOr<std::vector<absl::StatusOr<RedisReply>>> RedisClient::Pipeline(
     const std::vector<std::vector<absl::string_view>>& commands) {
   absl::MutexLock lock(&mu_);
+  ScopedSigpipeBlock no_sigpipe;
   if (absl::Status ready = Ready(); !ready.ok()) return ready;
   std::vector<const char*> pointers;
   std::vector<size_t> lengths;

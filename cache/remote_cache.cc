@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <random>
@@ -374,14 +375,15 @@ RemoteCache::Lease::Lease(RemoteCache* owner, std::string name, std::string toke
 }
 
 void RemoteCache::Lease::Renew() {
-  const absl::Duration every = owner_->options_.lease / 3;
+  const auto every =
+      std::chrono::milliseconds(std::max<int64_t>(1, Ms(owner_->options_.lease) / 3));
   const std::string ms = absl::StrCat(Ms(owner_->options_.lease));
-  absl::MutexLock lock(&mu_);
-  while (!mu_.AwaitWithTimeout(absl::Condition(&stopping_), every)) {
-    mu_.Unlock();
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stop_.wait_for(lock, every, [this] { return stopping_; })) {
+    lock.unlock();
     absl::StatusOr<RedisReply> reply =
         owner_->client_.Command({"EVAL", kRenewScript, "1", name_, token_, ms});
-    mu_.Lock();
+    lock.lock();
     if (reply.ok() && reply->kind == RedisReply::Kind::kInteger && reply->integer == 0) {
       absl::MutexLock counters(&owner_->mu_);
       ++owner_->counters_.leases_lost;
@@ -393,9 +395,10 @@ void RemoteCache::Lease::Renew() {
 
 RemoteCache::Lease::~Lease() {
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
   }
+  stop_.notify_all();
   renewer_.join();
   owner_->client_.Command({"EVAL", kReleaseScript, "1", name_, token_}).IgnoreError();
 }

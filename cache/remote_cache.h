@@ -9,9 +9,11 @@
 #ifndef TESSERA_CACHE_REMOTE_CACHE_H_
 #define TESSERA_CACHE_REMOTE_CACHE_H_
 
+#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -124,8 +126,11 @@ class RemoteCache {
     RemoteCache* const owner_;
     const std::string name_;
     const std::string token_;
-    absl::Mutex mu_;
-    bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+    // std:: rather than absl:: here: ThreadSanitizer sees through pthread's waits, not through
+    // the system abseil's (base/tsan_absl_sync.cc).
+    std::mutex mu_;
+    std::condition_variable stop_;
+    bool stopping_ = false;  // guarded by mu_
     std::thread renewer_;
   };
 

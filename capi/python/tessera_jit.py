@@ -63,7 +63,8 @@ class _ContextOptions(ctypes.Structure):
                 ("device_ordinal", ctypes.c_int32), ("log_level", ctypes.c_int),
                 ("cache_dir", ctypes.c_char_p), ("cache_memory_bytes", ctypes.c_uint64),
                 ("cache_disk_bytes", ctypes.c_uint64), ("cache_read_only", ctypes.c_int32),
-                ("cache_lock_timeout_ms", ctypes.c_int64), ("num_threads", ctypes.c_int32)]
+                ("cache_lock_timeout_ms", ctypes.c_int64), ("num_threads", ctypes.c_int32),
+                ("remote_cache", ctypes.c_char_p)]
 
 
 class _CacheStats(ctypes.Structure):
@@ -73,7 +74,14 @@ class _CacheStats(ctypes.Structure):
                 ("misses_damaged", ctypes.c_uint64), ("memory_entries", ctypes.c_uint64),
                 ("memory_bytes", ctypes.c_uint64), ("disk_entries", ctypes.c_uint64),
                 ("disk_bytes", ctypes.c_uint64), ("disk_enabled", ctypes.c_int32),
-                ("last_miss_reason", ctypes.c_char * 256)]
+                ("last_miss_reason", ctypes.c_char * 256),
+                ("disk_read_only", ctypes.c_int32), ("disk_lock_timeouts", ctypes.c_uint64),
+                ("disk_lock_failures", ctypes.c_uint64), ("remote_enabled", ctypes.c_int32)] + [
+        ("remote_" + name, ctypes.c_uint64)
+        for name in ("hits", "misses", "misses_damaged", "misses_unavailable", "stores",
+                     "store_failures", "lease_waits", "lease_takeovers", "lease_timeouts",
+                     "errors", "reconnects")
+    ] + [("remote_latency_p50_us", ctypes.c_double), ("remote_latency_p99_us", ctypes.c_double)]
 
 
 class _CompileOptions(ctypes.Structure):
@@ -362,9 +370,11 @@ class Context:
     """A Tessera JIT context. `default_target`: "host", "nvptx" or None (the GPU when present);
     `cache_dir`: the compile cache directory (None: the default; "": memory only);
     `num_threads`: threads for host code's parallel loops (0: $TESSERA_JIT_NUM_THREADS, else
-    the cores the process may use)."""
+    the cores the process may use); `remote_cache`: the fleet's Redis tier,
+    "redis://[user:password@]host:port[/db]" (None: $TESSERA_JIT_REMOTE_CACHE; "": none)."""
 
-    def __init__(self, default_target=None, device=0, cache_dir=None, num_threads=0):
+    def __init__(self, default_target=None, device=0, cache_dir=None, num_threads=0,
+                 remote_cache=None):
         # The _init functions are inline in the header; the binding fills its own structs.
         options = _ContextOptions()
         options.struct_size = ctypes.sizeof(_ContextOptions)
@@ -374,6 +384,8 @@ class Context:
         self._cache_dir = cache_dir.encode() if cache_dir is not None else None
         options.cache_dir = self._cache_dir
         options.num_threads = num_threads
+        self._remote_cache = remote_cache.encode() if remote_cache is not None else None
+        options.remote_cache = self._remote_cache
         handle = _P()
         _check(_context_create(ctypes.byref(options), ctypes.byref(handle)))
         self._handle = handle.value

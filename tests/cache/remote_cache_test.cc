@@ -234,6 +234,28 @@ TEST(RemoteCacheTest, ADeadServerIsAMissAndTheClientReconnectsWithBackoff) {
   EXPECT_GE(ErrorsOf(counters, "unavailable"), 3u);
 }
 
+TEST(RemoteCacheTest, AConnectionTheServerClosedIsAFailedStoreNotASigpipe) {
+  testing::RedisServer server;
+  ASSERT_TRUE(server.running());
+  ::testing::internal::CaptureStderr();
+  RemoteCache remote(Options(server.Url()));
+  ASSERT_TRUE(remote.Store(Kind::kArtifact, Key("first"), kFormat, "payload", ""));
+  // The server drops our connection; the next (large) write meets a closed socket: without
+  // SIGPIPE blocked, that signal would end this process.
+  cache::RedisClient admin = server.Admin();
+  ASSERT_TRUE(admin.Command({"CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"}).ok());
+  absl::SleepFor(absl::Milliseconds(50));
+  for (int i = 0; i < 3; ++i) {
+    remote.Store(Kind::kArtifact, Key(absl::StrCat("big", i)), kFormat, Payload(16 << 20), "");
+    absl::SleepFor(absl::Milliseconds(250));
+  }
+  ::testing::internal::GetCapturedStderr();
+  EXPECT_GE(remote.counters().store_failures, 1u);
+  Miss miss;
+  EXPECT_TRUE(remote.Load(Kind::kArtifact, Key("first"), kFormat, miss).has_value())
+      << miss.ToString();  // reconnected
+}
+
 TEST(RemoteCacheTest, ASlowServerTimesOutEveryCommand) {
   testing::RedisServer server;
   ASSERT_TRUE(server.running());

@@ -13,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "tessera_jit.h"
 #include "tests/capi/capi_test_util.h"
+#include "tests/redis/redis_server.h"
 
 namespace {
 
@@ -527,8 +528,92 @@ TEST_F(CapiTest, OutputStructsOfOlderVersionsGetOnlyTheirFields) {
   tessera_jit_cache_stats_t stats = Stats(context_);
   EXPECT_EQ(stats.disk_read_only, 0);
   EXPECT_EQ(stats.disk_lock_timeouts, 0u);
+  EXPECT_EQ(stats.remote_enabled, 0);
   EXPECT_EQ(TESSERA_JIT_CACHE_STATS_STRUCT_SIZE,
-            offsetof(tessera_jit_cache_stats_t, disk_lock_failures) + sizeof(uint64_t));
+            offsetof(tessera_jit_cache_stats_t, remote_latency_p99_us) + sizeof(double));
+  // A 0.5 caller's stats end with disk_lock_failures: no remote field is written.
+  struct {
+    tessera_jit_cache_stats_t stats;
+    unsigned char guard[8];
+  } stats_05;
+  std::memset(&stats_05, 0xEF, sizeof(stats_05));
+  stats_05.stats.struct_size = TESSERA_JIT_STRUCT_SIZE(tessera_jit_cache_stats_t, disk_lock_failures);
+  ASSERT_OK(tessera_jit_context_get_cache_stats(context_, &stats_05.stats));
+  const auto* bytes_05 = reinterpret_cast<const unsigned char*>(&stats_05.stats);
+  for (size_t i = stats_05.stats.struct_size; i < sizeof(stats_05); ++i) {
+    ASSERT_EQ(bytes_05[i], 0xEF) << "byte " << i << " past the caller's struct was written";
+  }
+}
+
+// API 0.8: a remote tier shared by contexts with separate disk caches ("machines").
+TEST_F(CapiTest, ContextsWithSeparateDisksShareTheRemoteTier) {
+  tessera::testing::RedisServer server;
+  ASSERT_TRUE(server.running());
+  const std::string url = server.Url();
+  auto make = [&](const std::string& dir) {
+    tessera_jit_context_options_t options;
+    tessera_jit_context_options_init(&options);
+    options.default_target = "host";
+    options.cache_dir = dir.c_str();
+    options.remote_cache = url.c_str();
+    tessera_jit_context_t* context = nullptr;
+    EXPECT_EQ(Error(tessera_jit_context_create(&options, &context)).code(), TESSERA_JIT_OK);
+    return context;
+  };
+  const std::string first_dir = cache_dir_ + "-first", second_dir = cache_dir_ + "-second";
+  tessera_jit_context_t* first = make(first_dir);
+  tessera_jit_context_t* second = make(second_dir);
+  ASSERT_NE(first, nullptr);
+  ASSERT_NE(second, nullptr);
+  tessera_jit_module_t* a = nullptr;
+  tessera_jit_module_t* b = nullptr;
+  ASSERT_OK(tessera_jit_compile(first, kSource, sizeof(kSource) - 1, nullptr, &a));
+  ASSERT_OK(tessera_jit_compile(second, kSource, sizeof(kSource) - 1, nullptr, &b));
+  const tessera_jit_cache_stats_t one = Stats(first), two = Stats(second);
+  EXPECT_EQ(one.remote_enabled, 1);
+  EXPECT_EQ(one.compiles, 1u);
+  EXPECT_EQ(one.remote_stores, 1u);
+  EXPECT_EQ(one.remote_misses, 1u);
+  EXPECT_EQ(two.compiles, 0u);
+  EXPECT_EQ(two.remote_hits, 1u);
+  EXPECT_EQ(two.disk_entries, 1u);  // the hit filled the local disk
+  EXPECT_GT(two.remote_latency_p50_us, 0);
+  // The module from the server runs like the compiled one.
+  tessera_jit_function_t* saxpy = nullptr;
+  ASSERT_OK(tessera_jit_module_get_function(b, "saxpy", 5, &saxpy));
+  Tensor x({3}, 2.0f), y({3}, 1.0f), out({3});
+  tessera_jit_arg_t args[] = {Float(3.0), x.arg(), y.arg(), out.arg()};
+  ASSERT_OK(tessera_jit_function_invoke(saxpy, args, 4, nullptr, nullptr));
+  EXPECT_EQ(out.data[1], 7.0f);
+  tessera_jit_module_destroy(a);
+  tessera_jit_module_destroy(b);
+  tessera_jit_context_destroy(first);
+  tessera_jit_context_destroy(second);
+  // A malformed URL is the caller's error, named; a server that is not there is not.
+  for (const char* bad : {"http://127.0.0.1:1", "redis://127.0.0.1:99999", "redis://h:1?x=1"}) {
+    tessera_jit_context_options_t options;
+    tessera_jit_context_options_init(&options);
+    options.cache_dir = "";
+    options.remote_cache = bad;
+    tessera_jit_context_t* context = nullptr;
+    Error error(tessera_jit_context_create(&options, &context));
+    EXPECT_EQ(error.code(), TESSERA_JIT_INVALID_ARGUMENT) << bad;
+    EXPECT_THAT(error.message(), HasSubstr("remote_cache")) << bad;
+  }
+  server.Kill();
+  ::testing::internal::CaptureStderr();
+  tessera_jit_context_t* offline = make(cache_dir_ + "-offline");
+  ASSERT_NE(offline, nullptr);
+  tessera_jit_module_t* c = nullptr;
+  ASSERT_OK(tessera_jit_compile(offline, kSource, sizeof(kSource) - 1, nullptr, &c));
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_THAT(log, HasSubstr("compiling and caching locally"));
+  const tessera_jit_cache_stats_t three = Stats(offline);
+  EXPECT_EQ(three.compiles, 1u);
+  EXPECT_EQ(three.remote_misses_unavailable, 1u);
+  EXPECT_GE(three.remote_errors, 1u);
+  tessera_jit_module_destroy(c);
+  tessera_jit_context_destroy(offline);
 }
 
 // A prebuilt cache mounted read-only (here: opened read-only) serves hits and writes nothing.
