@@ -76,6 +76,7 @@ struct Warmup {
 
 Warmup Fleet(const std::string& self, const std::string& dir, const std::string& url,
              int processes, int first, int kernels) {
+  std::filesystem::create_directories(dir);
   std::vector<pid_t> pids;
   std::vector<std::string> outputs;
   const auto start = Clock::now();
@@ -93,12 +94,21 @@ Warmup Fleet(const std::string& self, const std::string& dir, const std::string&
     for (std::string& arg : args) argv.push_back(arg.data());
     argv.push_back(nullptr);
     pid_t pid = 0;
-    if (posix_spawn(&pid, self.c_str(), &actions, nullptr, argv.data(), environ) == 0) {
-      pids.push_back(pid);
+    if (posix_spawn(&pid, self.c_str(), &actions, nullptr, argv.data(), environ) != 0) {
+      std::cerr << "fleet_bench: cannot start a worker\n";
+      std::exit(1);
     }
+    pids.push_back(pid);
     posix_spawn_file_actions_destroy(&actions);
   }
-  for (pid_t pid : pids) waitpid(pid, nullptr, 0);
+  for (pid_t pid : pids) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      std::cerr << "fleet_bench: a worker failed\n";
+      std::exit(1);
+    }
+  }
   Warmup warmup;
   warmup.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
   for (const std::string& output : outputs) {
