@@ -16,7 +16,8 @@ namespace fs = std::filesystem;
 DecisionCache::DecisionCache(std::string directory, std::shared_ptr<cache::RemoteCache> remote)
     : directory_(std::move(directory)), remote_(std::move(remote)) {}
 
-std::optional<DecisionRecord> DecisionCache::LoadRemote(const std::string& key) {
+std::optional<DecisionRecord> DecisionCache::LoadRemote(const std::string& key,
+                                                        const std::string& base_key) {
   if (remote_ == nullptr || !remote_->enabled()) return std::nullopt;
   cache::CacheKey name;
   name.digest = key;
@@ -25,8 +26,9 @@ std::optional<DecisionRecord> DecisionCache::LoadRemote(const std::string& key) 
       remote_->Load(cache::RemoteCache::Kind::kDecision, name, kDecisionRecordFormat, miss);
   if (!entry.has_value()) return std::nullopt;
   absl::StatusOr<DecisionRecord> record = RecordFromJson(entry->payload);
-  // Whole and checksummed but not a record of this key: a miss (a new one overwrites it).
-  if (!record.ok() || record->key != key) return std::nullopt;
+  // Whole and checksummed but not a record of this key: a miss (a new one overwrites it). The
+  // base key becomes a folder on disk: only ours, never a path the server chose.
+  if (!record.ok() || record->key != key || record->base_key != base_key) return std::nullopt;
   ++stats_.remote_hits;
   return *std::move(record);
 }
@@ -59,7 +61,7 @@ DecisionCache::Lookup DecisionCache::Find(const std::string& key, const std::str
     }
   }
   if (!lookup.fresh) {
-    if (auto record = LoadRemote(key)) {  // another machine measured it
+    if (auto record = LoadRemote(key, base_key)) {  // another machine measured it
       memory_[key] = *record;
       WriteToDisk(*record);
       lookup.fresh = std::move(record);

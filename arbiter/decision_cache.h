@@ -62,7 +62,7 @@ class DecisionCache {
 
  private:
   std::optional<DecisionRecord> Load(const std::string& path) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  std::optional<DecisionRecord> LoadRemote(const std::string& key)
+  std::optional<DecisionRecord> LoadRemote(const std::string& key, const std::string& base_key)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void WriteToDisk(const DecisionRecord& record) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 

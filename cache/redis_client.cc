@@ -1,6 +1,7 @@
 #include "cache/redis_client.h"
 
 #include <pthread.h>
+#include <unistd.h>
 #include <signal.h>
 #include <sys/time.h>
 
@@ -49,9 +50,15 @@ absl::StatusOr<std::string> PercentDecode(absl::string_view text, absl::string_v
   return out;
 }
 
+/// Only decimal digits (SimpleAtoi alone also takes "+6379" and " 6379").
+bool Digits(absl::string_view text) {
+  return !text.empty() && text.size() <= 12 &&
+         std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
 absl::StatusOr<absl::Duration> Milliseconds(absl::string_view name, absl::string_view value) {
   int64_t ms = 0;
-  if (!absl::SimpleAtoi(value, &ms) || ms <= 0 || ms > 3600 * 1000) {
+  if (!Digits(value) || !absl::SimpleAtoi(value, &ms) || ms <= 0 || ms > 3600 * 1000) {
     return absl::InvalidArgumentError(
         absl::StrCat(name, " must be a number of milliseconds in [1, 3600000], found '", value,
                      "'"));
@@ -118,13 +125,15 @@ RedisReply Copy(const redisReply& reply) {
   return out;
 }
 
-/// An error reply as a status: OOM is ResourceExhausted, an authentication error
-/// Unauthenticated, anything else Internal.
+/// An error reply as a status: OOM is ResourceExhausted, refused credentials Unauthenticated,
+/// anything else Internal.
 absl::Status ErrorReply(absl::string_view text) {
   if (absl::StartsWith(text, "OOM")) return absl::ResourceExhaustedError(text);
+  // NOPERM (an ACL that forbids one command) is that command's failure, not the credentials'.
   if (absl::StartsWith(text, "NOAUTH") || absl::StartsWith(text, "WRONGPASS") ||
-      absl::StartsWith(text, "NOPERM") || absl::StrContains(text, "invalid password") ||
-      absl::StrContains(text, "without any password configured")) {
+      absl::StrContains(text, "invalid password") ||
+      absl::StrContains(text, "without any password configured") ||
+      absl::StrContains(text, "invalid username-password")) {
     return absl::UnauthenticatedError(text);
   }
   return absl::InternalError(text);
@@ -173,16 +182,8 @@ absl::StatusOr<RedisEndpoint> ParseRedisUrl(absl::string_view url) {
   absl::string_view rest = url;
   if (!absl::ConsumePrefix(&rest, "redis://")) return invalid("the scheme is not redis://");
   RedisEndpoint endpoint;
-  absl::string_view query;
-  if (size_t q = rest.find('?'); q != absl::string_view::npos) {
-    query = rest.substr(q + 1);
-    rest = rest.substr(0, q);
-  }
-  absl::string_view path;
-  if (size_t slash = rest.find('/'); slash != absl::string_view::npos) {
-    path = rest.substr(slash + 1);
-    rest = rest.substr(0, slash);
-  }
+  // Credentials first, up to the last '@': a password may hold '/', '?' or ':', and no part of
+  // it may reach a message.
   if (size_t at = rest.rfind('@'); at != absl::string_view::npos) {
     absl::string_view credentials = rest.substr(0, at);
     rest = rest.substr(at + 1);
@@ -202,6 +203,16 @@ absl::StatusOr<RedisEndpoint> ParseRedisUrl(absl::string_view url) {
     endpoint.user = *std::move(decoded_user);
     endpoint.password = *std::move(decoded_password);
   }
+  absl::string_view query;
+  if (size_t q = rest.find('?'); q != absl::string_view::npos) {
+    query = rest.substr(q + 1);
+    rest = rest.substr(0, q);
+  }
+  absl::string_view path;
+  if (size_t slash = rest.find('/'); slash != absl::string_view::npos) {
+    path = rest.substr(slash + 1);
+    rest = rest.substr(0, slash);
+  }
   absl::string_view host = rest, port;
   if (absl::StartsWith(rest, "[")) {
     size_t close = rest.find(']');
@@ -215,14 +226,17 @@ absl::StatusOr<RedisEndpoint> ParseRedisUrl(absl::string_view url) {
     port = rest.substr(colon + 1);
   }
   if (host.empty()) return invalid("no host");
+  if (!absl::StartsWith(rest, "[") && absl::StrContains(host, ':')) {
+    return invalid("an IPv6 host needs brackets: redis://[::1]:6379");
+  }
   endpoint.host = std::string(host);
-  if (!port.empty() &&
-      (!absl::SimpleAtoi(port, &endpoint.port) || endpoint.port < 1 || endpoint.port > 65535)) {
+  if (!port.empty() && (!Digits(port) || !absl::SimpleAtoi(port, &endpoint.port) ||
+                        endpoint.port < 1 || endpoint.port > 65535)) {
     return invalid(absl::StrCat("the port '", port, "' is not in [1, 65535]"));
   }
-  if (!path.empty() && (!absl::SimpleAtoi(path, &endpoint.db) || endpoint.db < 0 ||
+  if (!path.empty() && (!Digits(path) || !absl::SimpleAtoi(path, &endpoint.db) ||
                         endpoint.db > 1 << 20)) {
-    return invalid(absl::StrCat("the database '", path, "' is not a non-negative number"));
+    return invalid(absl::StrCat("the database '", path, "' is not a number in [0, 1048576]"));
   }
   for (absl::string_view pair : absl::StrSplit(query, '&', absl::SkipEmpty())) {
     std::pair<absl::string_view, absl::string_view> kv = absl::StrSplit(pair, '=');
@@ -301,14 +315,23 @@ absl::Status RedisClient::Connect() {
                             ? run({"AUTH", endpoint_.password})
                             : run({"AUTH", endpoint_.user, endpoint_.password});
     if (!auth.ok()) {
-      if (absl::IsUnauthenticated(auth) || absl::IsInternal(auth)) {
+      if (absl::IsUnauthenticated(auth)) {  // the credentials: retrying cannot help
         auth_failed_ = true;
         last_failure_ = absl::UnauthenticatedError(
             absl::StrCat(endpoint_.Describe(), ": authentication failed (", auth.message(), ")"));
         Drop();
         return last_failure_;
       }
-      return auth;
+      // Anything else (`-ERR max number of clients reached`, `-LOADING`, a lost connection
+      // that Broken() already dropped): passing; back off and try again later.
+      if (context_ != nullptr) {
+        Drop();
+        next_attempt_ = absl::Now() + backoff_;
+        backoff_ = std::min(backoff_ * 2, kMaxBackoff);
+        last_failure_ = absl::Status(auth.code(), absl::StrCat(endpoint_.Describe(), ": AUTH: ",
+                                                               auth.message()));
+      }
+      return last_failure_;
     }
   }
   if (endpoint_.db != 0) {
@@ -321,16 +344,20 @@ absl::Status RedisClient::Connect() {
       return last_failure_;
     }
   }
-  backoff_ = kFirstBackoff;
+  owner_pid_ = getpid();
   return absl::OkStatus();
 }
 
 absl::Status RedisClient::Ready() {
   if (auth_failed_) return last_failure_;
+  // A forked child shares the parent's socket: replies would interleave. It connects anew.
+  if (context_ != nullptr && owner_pid_ != getpid()) Drop();
   if (context_ != nullptr) return absl::OkStatus();
   if (absl::Now() < next_attempt_) {
-    return absl::UnavailableError(absl::StrCat(
-        last_failure_.message(), "; backing off until the next reconnect attempt"));
+    // The same kind as the failure that started the backoff (one warning per kind above).
+    return absl::Status(last_failure_.code(),
+                        absl::StrCat(last_failure_.message(),
+                                     "; backing off until the next reconnect attempt"));
   }
   return Connect();
 }
@@ -345,6 +372,9 @@ absl::StatusOr<RedisReply> RedisClient::Command(const std::vector<absl::string_v
   auto* reply = static_cast<redisReply*>(redisCommandArgv(
       context_, static_cast<int>(argv.size()), pointers.data(), lengths.data()));
   if (reply == nullptr) return Broken(argv.empty() ? "command" : argv[0]);
+  // A reply came: the server is alive (a connect alone does not say so: a paused server
+  // accepts connections and never answers).
+  backoff_ = kFirstBackoff;
   absl::StatusOr<RedisReply> result = Take(reply);
   if (absl::IsUnauthenticated(result.status())) {
     // The server wants a password we do not have (or it changed): permanent.
@@ -379,6 +409,7 @@ absl::StatusOr<std::vector<absl::StatusOr<RedisReply>>> RedisClient::Pipeline(
     }
     replies.push_back(Take(static_cast<redisReply*>(reply)));
   }
+  backoff_ = kFirstBackoff;
   return replies;
 }
 
@@ -387,9 +418,6 @@ bool RedisClient::auth_failed() const {
   return auth_failed_;
 }
 
-uint64_t RedisClient::connects() const {
-  absl::MutexLock lock(&mu_);
-  return connects_;
-}
+uint64_t RedisClient::connects() const { return connects_.load(); }
 
 }  // namespace tessera::cache

@@ -5,6 +5,7 @@
 #ifndef TESSERA_CACHE_REDIS_CLIENT_H_
 #define TESSERA_CACHE_REDIS_CLIENT_H_
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -51,8 +52,8 @@ struct RedisReply {
 /// Thread-safe (one connection, one command at a time).
 ///
 /// Errors: Unavailable (cannot connect, the connection broke, or backing off after that),
-/// DeadlineExceeded (a connect or a command timed out; the connection is dropped),
-/// Unauthenticated (AUTH refused, or the server wants a password: permanent),
+/// DeadlineExceeded (a connect, or a read or write of a command, timed out; the connection is
+/// dropped), Unauthenticated (AUTH refused, or the server wants a password: permanent),
 /// ResourceExhausted (the server is out of memory: "-OOM …"), Internal (any other error reply).
 class RedisClient {
  public:
@@ -87,7 +88,8 @@ class RedisClient {
   absl::Duration backoff_ ABSL_GUARDED_BY(mu_);
   absl::Status last_failure_ ABSL_GUARDED_BY(mu_);
   bool auth_failed_ ABSL_GUARDED_BY(mu_) = false;
-  uint64_t connects_ ABSL_GUARDED_BY(mu_) = 0;
+  int owner_pid_ ABSL_GUARDED_BY(mu_) = 0;  ///< the process that made the connection
+  std::atomic<uint64_t> connects_{0};
 };
 
 }  // namespace tessera::cache

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <functional>
 #include <random>
 #include <utility>
 
@@ -90,6 +91,7 @@ absl::StatusOr<RemoteCacheOptions> RemoteCacheOptions::FromUrl(absl::string_view
   absl::StatusOr<RedisEndpoint> endpoint = ParseRedisUrl(url);
   if (!endpoint.ok()) return endpoint.status();
   RemoteCacheOptions options;
+  bool lease_set = false;
   for (const auto& [name, value] : endpoint->options) {
     int64_t number = 0;
     const bool parsed = absl::SimpleAtoi(value, &number) && number > 0;
@@ -97,14 +99,26 @@ absl::StatusOr<RemoteCacheOptions> RemoteCacheOptions::FromUrl(absl::string_view
       options.ttl = absl::Seconds(number);
     } else if (name == "lease_ms" && parsed && number >= 100 && number <= 3600 * 1000) {
       options.lease = absl::Milliseconds(number);
+      lease_set = true;
     } else if (name == "lease_wait_ms" && parsed && number <= 24 * 3600 * 1000) {
       options.lease_wait = absl::Milliseconds(number);
+      options.lease_wait_set = true;
     } else {
       return absl::InvalidArgumentError(absl::StrCat(
           "remote cache URL: the parameter '", name, "=", value,
           "' is not one of connect_timeout_ms, timeout_ms, ttl_s (1 s … 1 year), lease_ms "
           "(100 ms … 1 h), lease_wait_ms (1 ms … 24 h)"));
     }
+  }
+  // A renewal every third of the lease must fit a command's timeout with room to spare.
+  const absl::Duration least = 3 * endpoint->command_timeout;
+  if (options.lease < least) {
+    if (lease_set) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "remote cache URL: lease_ms (", absl::ToInt64Milliseconds(options.lease),
+          ") must be at least 3 x timeout_ms (", absl::ToInt64Milliseconds(least), ")"));
+    }
+    options.lease = least;
   }
   endpoint->options.clear();
   options.endpoint = *std::move(endpoint);
@@ -139,7 +153,9 @@ void RemoteCache::Failed(const absl::Status& status, absl::string_view doing) {
     ++counters_.errors;
     ++counters_.errors_by_kind[kind];
     Bump("errors." + kind);
-    warn = warned_.insert(kind).second;
+    // A server that is down, then slow, then backing off is one fault to a reader of the log.
+    const bool transport = kind == "unavailable" || kind == "timeout";
+    warn = warned_.insert(transport ? "transport" : kind).second;
   }
   if (!warn) return;
   if (kind == "authentication") {
@@ -314,13 +330,18 @@ RemoteCache::Claim RemoteCache::LoadOrLease(const CacheKey& key, int format) {
     if (!ours.has_value()) return claim;  // unreachable: compile locally
     if (*ours) {
       auto lease = std::make_unique<Lease>(this, name, token);
-      // The holder may have published and released between our last look and the lease.
-      Miss again;
-      if (waited) {
+      // Another process may have published and released between our last look and the lease
+      // (also on the first try: between our GET and our SET NX).
+      absl::StatusOr<RedisReply> exists =
+          client_.Command({"EXISTS", ValueName(Kind::kArtifact, key.digest)});
+      if (exists.ok() && exists->integer == 1) {
+        Miss again;
         if (auto entry = Load(Kind::kArtifact, key, format, again)) {
           claim.entry = std::move(entry);
           return claim;  // the lease is released here
         }
+      }
+      if (waited) {
         absl::MutexLock lock(&mu_);
         ++counters_.lease_takeovers;
         Bump("lease_takeovers");
@@ -383,6 +404,7 @@ void RemoteCache::Lease::Renew() {
     lock.unlock();
     absl::StatusOr<RedisReply> reply =
         owner_->client_.Command({"EVAL", kRenewScript, "1", name_, token_, ms});
+    if (!reply.ok()) owner_->Failed(reply.status(), "lease renewal");
     lock.lock();
     if (reply.ok() && reply->kind == RedisReply::Kind::kInteger && reply->integer == 0) {
       absl::MutexLock counters(&owner_->mu_);
@@ -403,8 +425,8 @@ RemoteCache::Lease::~Lease() {
   owner_->client_.Command({"EVAL", kReleaseScript, "1", name_, token_}).IgnoreError();
 }
 
-absl::StatusOr<uint64_t> RemoteCache::Clear() {
-  uint64_t removed = 0;
+absl::Status RemoteCache::ForEachKeyBatch(
+    const std::function<absl::Status(const std::vector<RedisReply>&)>& visit) {
   std::string cursor = "0";
   const std::string pattern = absl::StrCat(prefix_, "*");
   do {
@@ -415,14 +437,23 @@ absl::StatusOr<uint64_t> RemoteCache::Clear() {
       return absl::InternalError("SCAN: unexpected reply");
     }
     cursor = reply->elements[0].text;
-    std::vector<absl::string_view> argv = {"UNLINK"};
-    for (const RedisReply& name : reply->elements[1].elements) argv.push_back(name.text);
-    if (argv.size() > 1) {
-      absl::StatusOr<RedisReply> unlinked = client_.Command(argv);
-      if (!unlinked.ok()) return unlinked.status();
-      removed += static_cast<uint64_t>(unlinked->integer);
-    }
+    if (absl::Status status = visit(reply->elements[1].elements); !status.ok()) return status;
   } while (cursor != "0");
+  return absl::OkStatus();
+}
+
+absl::StatusOr<uint64_t> RemoteCache::Clear() {
+  uint64_t removed = 0;
+  absl::Status status = ForEachKeyBatch([&](const std::vector<RedisReply>& names) {
+    if (names.empty()) return absl::OkStatus();
+    std::vector<absl::string_view> argv = {"UNLINK"};
+    for (const RedisReply& name : names) argv.push_back(name.text);
+    absl::StatusOr<RedisReply> unlinked = client_.Command(argv);
+    if (!unlinked.ok()) return unlinked.status();
+    removed += static_cast<uint64_t>(unlinked->integer);
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
   absl::MutexLock lock(&mu_);
   unflushed_.clear();
   return removed;
@@ -459,18 +490,9 @@ absl::StatusOr<RemoteFleetStats> RemoteCache::FleetStats() {
   };
   stats.latency_p50_us = percentile(0.5);
   stats.latency_p99_us = percentile(0.99);
-  std::string cursor = "0";
-  const std::string pattern = absl::StrCat(prefix_, "*");
-  do {
-    absl::StatusOr<RedisReply> reply =
-        client_.Command({"SCAN", cursor, "MATCH", pattern, "COUNT", "1000"});
-    if (!reply.ok()) return reply.status();
-    if (reply->kind != RedisReply::Kind::kArray || reply->elements.size() != 2) {
-      return absl::InternalError("SCAN: unexpected reply");
-    }
-    cursor = reply->elements[0].text;
+  absl::Status scanned = ForEachKeyBatch([&](const std::vector<RedisReply>& names) {
     std::vector<std::vector<absl::string_view>> lengths;
-    for (const RedisReply& name : reply->elements[1].elements) {
+    for (const RedisReply& name : names) {
       absl::string_view rest = name.text;
       rest.remove_prefix(std::min(rest.size(), prefix_.size()));
       if (absl::StartsWith(rest, "a:")) {
@@ -482,14 +504,15 @@ absl::StatusOr<RemoteFleetStats> RemoteCache::FleetStats() {
         ++stats.leases;
       }
     }
-    if (!lengths.empty()) {
-      auto replies = client_.Pipeline(lengths);
-      if (!replies.ok()) return replies.status();
-      for (const auto& length : *replies) {
-        if (length.ok()) stats.artifact_bytes += static_cast<uint64_t>(length->integer);
-      }
+    if (lengths.empty()) return absl::OkStatus();
+    auto replies = client_.Pipeline(lengths);
+    if (!replies.ok()) return replies.status();
+    for (const auto& length : *replies) {
+      if (length.ok()) stats.artifact_bytes += static_cast<uint64_t>(length->integer);
     }
-  } while (cursor != "0");
+    return absl::OkStatus();
+  });
+  if (!scanned.ok()) return scanned;
   if (auto info = client_.Command({"INFO", "memory"}); info.ok()) {
     for (absl::string_view line : absl::StrSplit(info->text, absl::ByAnyChar("\r\n"))) {
       if (absl::ConsumePrefix(&line, "used_memory_human:")) stats.used_memory = std::string(line);
@@ -503,9 +526,10 @@ absl::StatusOr<RemoteFleetStats> RemoteCache::FleetStats() {
 }
 
 RemoteCounters RemoteCache::counters() const {
+  const uint64_t connects = client_.connects();
   absl::MutexLock lock(&mu_);
   RemoteCounters counters = counters_;
-  counters.reconnects = client_.connects() > 1 ? client_.connects() - 1 : 0;
+  counters.reconnects = connects > 1 ? connects - 1 : 0;
   counters.latency_p50_us = Percentile(latencies_us_, 0.5);
   counters.latency_p99_us = Percentile(latencies_us_, 0.99);
   return counters;

@@ -11,6 +11,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -37,11 +38,14 @@ struct RemoteCacheOptions {
   /// Every value expires after this long unless it is stored again (URL: ttl_s).
   absl::Duration ttl = absl::Hours(7 * 24);
   /// A compile's lease on its key, renewed every third of it while the compile runs
-  /// (URL: lease_ms). A holder that dies frees its key after at most this long.
+  /// (URL: lease_ms; at least 3 × the command timeout). A holder that dies frees its key after
+  /// at most this long.
   absl::Duration lease = absl::Seconds(10);
   /// How long a process waits for another one's compile of the same key before compiling it
   /// too (URL: lease_wait_ms).
   absl::Duration lease_wait = absl::Seconds(120);
+  /// The URL set lease_wait (else the compile service uses its lock timeout).
+  bool lease_wait_set = false;
   Logger logger;
 
   /// $TESSERA_JIT_REMOTE_CACHE, else "" (no remote tier).
@@ -166,6 +170,9 @@ class RemoteCache {
   /// Checks and unwraps a value; nullopt with `miss` set.
   std::optional<Entry> Decode(const std::string& value, const CacheKey& key, int format,
                               Miss& miss) const;
+  /// Calls `visit` with every batch of this namespace's key names (SCAN); its first error ends it.
+  absl::Status ForEachKeyBatch(
+      const std::function<absl::Status(const std::vector<RedisReply>&)>& visit);
   /// SET NX: true when the lease is ours; nullopt on a server error.
   std::optional<bool> TryLease(const std::string& name, const std::string& token);
 

@@ -62,7 +62,7 @@ CompileService::CompileService(CompileServiceOptions options)
     } else {
       remote->tag = RemoteNamespace(options_.toolchain);
       remote->logger = options_.logger;
-      remote->lease_wait = options_.disk_lock_timeout;
+      if (!remote->lease_wait_set) remote->lease_wait = options_.disk_lock_timeout;
       remote_ = std::make_shared<cache::RemoteCache>(*std::move(remote));
     }
   }

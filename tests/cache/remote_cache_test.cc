@@ -76,13 +76,39 @@ TEST(RedisUrlTest, ParsesEveryPartAndNamesWhatIsWrong) {
   }
   auto secret = ParseRedisUrl("redis://u:hunter2@h:99999");
   EXPECT_THAT(std::string(secret.status().message()), Not(HasSubstr("hunter2")));
+  // The password never reaches a message, whatever it holds.
+  for (const char* leaky : {"redis://u:se/cret@h:99999", "redis://u:12/cret@h:x",
+                            "redis://u:a?b@h:1?timeout_ms=x"}) {
+    auto parsed = ParseRedisUrl(leaky);
+    EXPECT_FALSE(parsed.ok()) << leaky;
+    EXPECT_THAT(std::string(parsed.status().message()), Not(HasSubstr("cret"))) << leaky;
+  }
+  auto slash = ParseRedisUrl("redis://u:se/cr?et@h:7/2");
+  ASSERT_TRUE(slash.ok()) << slash.status();
+  EXPECT_EQ(slash->password, "se/cr?et");
+  EXPECT_EQ(slash->db, 2);
+  // IPv6 needs brackets; numbers are digits only.
+  for (const char* bad : {"redis://::1", "redis://fe80::1:6379", "redis://h:+6379",
+                          "redis://h: 6379", "redis://h:1/-1"}) {
+    EXPECT_FALSE(ParseRedisUrl(bad).ok()) << bad;
+  }
   EXPECT_FALSE(RemoteCacheOptions::FromUrl("redis://h:1?lease_ms=5").ok());
   EXPECT_FALSE(RemoteCacheOptions::FromUrl("redis://h:1?colour=blue").ok());
-  auto tuned = RemoteCacheOptions::FromUrl("redis://h:1?ttl_s=60&lease_ms=500&lease_wait_ms=9");
+  // A lease must outlast three command timeouts: too short is an error, unset grows.
+  auto short_lease = RemoteCacheOptions::FromUrl("redis://h:1?lease_ms=500");
+  EXPECT_FALSE(short_lease.ok());
+  EXPECT_THAT(std::string(short_lease.status().message()), HasSubstr("at least 3 x timeout_ms"));
+  auto slow = RemoteCacheOptions::FromUrl("redis://h:1?timeout_ms=5000");
+  ASSERT_TRUE(slow.ok());
+  EXPECT_EQ(slow->lease, absl::Seconds(15));
+  EXPECT_FALSE(slow->lease_wait_set);
+  auto tuned = RemoteCacheOptions::FromUrl(
+      "redis://h:1?ttl_s=60&timeout_ms=100&lease_ms=500&lease_wait_ms=9");
   ASSERT_TRUE(tuned.ok()) << tuned.status();
   EXPECT_EQ(tuned->ttl, absl::Seconds(60));
   EXPECT_EQ(tuned->lease, absl::Milliseconds(500));
   EXPECT_EQ(tuned->lease_wait, absl::Milliseconds(9));
+  EXPECT_TRUE(tuned->lease_wait_set);
 }
 
 TEST(RemoteCacheTest, StoresAndLoadsTheDiskTiersBytesWithATtl) {
@@ -203,6 +229,26 @@ TEST(RemoteCacheTest, AWrongPasswordTurnsTheTierOffWithOneWarning) {
   ASSERT_TRUE(right.Store(Kind::kArtifact, Key("a"), kFormat, "x", ""));
 }
 
+TEST(RemoteCacheTest, AnAclThatForbidsOneCommandFailsThatCommandOnly) {
+  testing::RedisServer server;
+  ASSERT_TRUE(server.running());
+  ASSERT_TRUE(server.Admin()
+                  .Command({"ACL", "SETUSER", "limited", "on", ">pw", "~*", "+@all", "-eval"})
+                  .ok());
+  ::testing::internal::CaptureStderr();
+  RemoteCache remote(Options(absl::StrCat("redis://limited:pw@127.0.0.1:", server.port())));
+  const CacheKey key = Key("acl");
+  RemoteCache::Claim claim = remote.LoadOrLease(key, kFormat);
+  ASSERT_NE(claim.lease, nullptr);
+  ASSERT_TRUE(remote.Store(Kind::kArtifact, key, kFormat, "payload", ""));
+  claim.lease.reset();  // the release script is refused (NOPERM): the lease expires instead
+  ::testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(remote.enabled());
+  Miss miss;
+  EXPECT_TRUE(remote.Load(Kind::kArtifact, key, kFormat, miss).has_value()) << miss.ToString();
+  EXPECT_EQ(ErrorsOf(remote.counters(), "authentication"), 0u);
+}
+
 TEST(RemoteCacheTest, ADeadServerIsAMissAndTheClientReconnectsWithBackoff) {
   testing::RedisServer server;
   ASSERT_TRUE(server.running());
@@ -296,8 +342,8 @@ TEST(RemoteCacheTest, AServerOutOfMemoryRefusesStoresAndStillServesReads) {
 TEST(RemoteCacheTest, ALeaseMakesOneClaimantCompileAndTheOthersWait) {
   testing::RedisServer server;
   ASSERT_TRUE(server.running());
-  RemoteCache first(Options(server.Url("?lease_ms=300")));
-  RemoteCache second(Options(server.Url("?lease_ms=300&lease_wait_ms=10000")));
+  RemoteCache first(Options(server.Url("?timeout_ms=100&lease_ms=300")));
+  RemoteCache second(Options(server.Url("?timeout_ms=100&lease_ms=300&lease_wait_ms=10000")));
   const CacheKey key = Key("matmul");
   RemoteCache::Claim claim = first.LoadOrLease(key, kFormat);
   ASSERT_FALSE(claim.entry.has_value());

@@ -196,7 +196,7 @@ TEST(FleetTest, ALeaseHolderKilledWithSigkillIsTakenOverWhenItsLeaseExpires) {
   ASSERT_TRUE(server.running());
   const std::string dir = Scratch("sigkill");
   const std::string kernel = Kernel(dir, 42);
-  Child holder = Spawn({"--remote", server.Url("?lease_ms=1000"), "--hold-lease",
+  Child holder = Spawn({"--remote", server.Url("?timeout_ms=300&lease_ms=1000"), "--hold-lease",
                         dir + "/holder", kernel},
                        dir + "/holder");
   for (int i = 0; i < 500 && Slurp(holder.out).find("held") == std::string::npos; ++i) {
