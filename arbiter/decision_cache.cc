@@ -29,7 +29,6 @@ std::optional<DecisionRecord> DecisionCache::LoadRemote(const std::string& key,
   // Whole and checksummed but not a record of this key: a miss (a new one overwrites it). The
   // base key becomes a folder on disk: only ours, never a path the server chose.
   if (!record.ok() || record->key != key || record->base_key != base_key) return std::nullopt;
-  ++stats_.remote_hits;
   return *std::move(record);
 }
 
@@ -60,8 +59,14 @@ DecisionCache::Lookup DecisionCache::Find(const std::string& key, const std::str
       }
     }
   }
-  if (!lookup.fresh) {
-    if (auto record = LoadRemote(key, base_key)) {  // another machine measured it
+  if (!lookup.fresh && remote_ != nullptr) {
+    // Another machine measured it? Network I/O, so without the lock: a slow server must not
+    // hold up this context's other lookups.
+    mu_.Unlock();
+    std::optional<DecisionRecord> record = LoadRemote(key, base_key);
+    mu_.Lock();
+    if (record) {
+      ++stats_.remote_hits;
       memory_[key] = *record;
       WriteToDisk(*record);
       lookup.fresh = std::move(record);
@@ -90,11 +95,13 @@ DecisionCache::Lookup DecisionCache::Find(const std::string& key, const std::str
 }
 
 void DecisionCache::Store(const DecisionRecord& record) {
-  absl::MutexLock lock(&mu_);
-  memory_[record.key] = record;
-  ++stats_.stores;
-  WriteToDisk(record);
-  if (remote_ != nullptr) {
+  {
+    absl::MutexLock lock(&mu_);
+    memory_[record.key] = record;
+    ++stats_.stores;
+    WriteToDisk(record);
+  }
+  if (remote_ != nullptr) {  // network I/O, without the lock
     cache::CacheKey name;
     name.digest = record.key;
     remote_->Store(cache::RemoteCache::Kind::kDecision, name, kDecisionRecordFormat,

@@ -62,8 +62,8 @@ class DecisionCache {
 
  private:
   std::optional<DecisionRecord> Load(const std::string& path) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  std::optional<DecisionRecord> LoadRemote(const std::string& key, const std::string& base_key)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  /// Called without mu_ (network I/O).
+  std::optional<DecisionRecord> LoadRemote(const std::string& key, const std::string& base_key);
   void WriteToDisk(const DecisionRecord& record) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const std::string directory_;

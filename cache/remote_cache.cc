@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <functional>
 #include <random>
+#include <system_error>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -253,7 +254,7 @@ std::optional<RemoteCache::Entry> RemoteCache::Load(Kind kind, const CacheKey& k
     CountMiss(miss);
     return std::nullopt;
   }
-  const absl::Time start = absl::Now();
+  const auto start = std::chrono::steady_clock::now();
   const std::string name = ValueName(kind, key.digest);
   absl::StatusOr<RedisReply> reply = client_.Command({"GET", name});
   if (!reply.ok()) {
@@ -273,7 +274,7 @@ std::optional<RemoteCache::Entry> RemoteCache::Load(Kind kind, const CacheKey& k
     CountMiss(miss);
     return std::nullopt;
   }
-  RecordLatency(absl::Now() - start);
+  RecordLatency(absl::FromChrono(std::chrono::steady_clock::now() - start));
   absl::MutexLock lock(&mu_);
   ++counters_.hits;
   Bump("hits");
@@ -392,7 +393,12 @@ RemoteCache::Claim RemoteCache::LoadOrLease(const CacheKey& key, int format) {
 
 RemoteCache::Lease::Lease(RemoteCache* owner, std::string name, std::string token)
     : owner_(owner), name_(std::move(name)), token_(std::move(token)) {
-  renewer_ = std::thread([this] { Renew(); });
+  try {
+    renewer_ = std::thread([this] { Renew(); });
+  } catch (const std::system_error&) {
+    // No thread to spare: the lease still holds for lease_ms, after which another process
+    // may compile the key too (never wrongly). Not an exception out of a compile.
+  }
 }
 
 void RemoteCache::Lease::Renew() {
@@ -421,7 +427,7 @@ RemoteCache::Lease::~Lease() {
     stopping_ = true;
   }
   stop_.notify_all();
-  renewer_.join();
+  if (renewer_.joinable()) renewer_.join();
   owner_->client_.Command({"EVAL", kReleaseScript, "1", name_, token_}).IgnoreError();
 }
 

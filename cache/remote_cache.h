@@ -117,7 +117,8 @@ class RemoteCache {
              const std::string& source_name);
 
   /// This process's lease on one key: renewed in the background while alive, released (only
-  /// if still ours) when destroyed.
+  /// if still ours) when destroyed. The RemoteCache must outlive it (the compile service
+  /// holds a lease only inside one compile).
   class Lease {
    public:
     Lease(RemoteCache* owner, std::string name, std::string token);
