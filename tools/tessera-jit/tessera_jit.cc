@@ -48,8 +48,9 @@ constexpr char kUsage[] = R"(usage:
                                        compile (or reuse) and print the arbiter's decision
                                        for every Tile op: candidates, gates, timings, winner
   tessera-jit repl                     an interactive session (:help inside)
-  tessera-jit cache stats|ls|explain FILE|clear
-                                       inspect or clear the compile cache on disk
+  tessera-jit cache stats|ls|explain FILE|clear [--remote]
+                                       inspect or clear the compile cache on disk (or, with
+                                       --remote, the fleet's tier on Redis)
   tessera-jit delegates [--library NAME=PATH]... [--kernel NAME=FILE]... [--default-libraries]
                         [--target T] [--arch A]
                                        register delegates and print their identities
