@@ -331,6 +331,23 @@ absl::StatusOr<CompileService::Explanation> CompileService::Explain(
       }
     }
   }
+  if (remote_ != nullptr && remote_->enabled()) {
+    cache::Miss remote_miss;
+    if (auto entry = remote_->Load(cache::RemoteCache::Kind::kArtifact, explanation.key,
+                                   kArtifactFormatVersion, remote_miss)) {
+      if (auto module = DeserializeArtifact(entry->payload); module.ok()) {
+        explanation.verdict = "remote hit";
+        return explanation;
+      } else {
+        remote_miss = {cache::MissReason::kDamaged,
+                       absl::StrCat("corrupt remote payload: ", module.status().message())};
+      }
+    }
+    if (miss.reason == cache::MissReason::kNotCached &&
+        remote_miss.reason != cache::MissReason::kNotCached) {
+      miss = remote_miss;
+    }
+  }
   explanation.verdict = absl::StrCat("miss: ", miss.ToString());
   explanation.miss = std::move(miss);
   return explanation;

@@ -92,11 +92,11 @@ class CompileService {
   std::shared_ptr<const jit::CompiledModule> LookupByKey(const std::string& digest);
 
   /// What Compile would do for `source`, without compiling: the key and its components, and
-  /// whether memory or disk holds it (and if not, why).
+  /// whether memory, disk or the remote tier holds it (and if not, why).
   struct Explanation {
     cache::CacheKey key;
     std::optional<cache::Miss> miss;  ///< nullopt: a hit
-    std::string verdict;              ///< "memory hit", "disk hit", or "miss: <reason>"
+    std::string verdict;  ///< "memory hit", "disk hit", "remote hit", or "miss: <reason>"
   };
   absl::StatusOr<Explanation> Explain(absl::string_view source,
                                       const jit::CompileOptions& options);

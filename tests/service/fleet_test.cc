@@ -149,6 +149,12 @@ TEST(FleetTest, EachNewKeyIsCompiledOnceAcrossTheFleetWithIdenticalArtifacts) {
   for (const auto& [how, cubin] : Results(again)) EXPECT_EQ(how, "disk");
   // The CLI shows the fleet's view.
   const std::string stats = dir + "/stats.txt";
+  ASSERT_EQ(std::system(absl::StrCat(Runfile("tools/tessera-jit/tessera-jit"), " cache explain ",
+                                     kernels[0], " --target nvptx --dir ", dir,
+                                     "/machine-empty --remote-url ", server.Url(), " > ", stats)
+                            .c_str()),
+            0);
+  EXPECT_THAT(Slurp(stats), HasSubstr("verdict: remote hit"));
   ASSERT_EQ(std::system(absl::StrCat(Runfile("tools/tessera-jit/tessera-jit"),
                                      " cache stats --remote-url ", server.Url(), " > ", stats)
                             .c_str()),

@@ -23,7 +23,9 @@ constexpr char kUsage[] = R"(usage:
   tessera-jit cache stats [--dir DIR]          entries and bytes on disk
   tessera-jit cache ls [--dir DIR]             one line per entry
   tessera-jit cache explain FILE [--dir DIR] [--target T] [--arch A] [-O N] [--deterministic]
+                             [--remote-url URL]
                                                the key of compiling FILE and whether it would hit
+                                               (memory, disk, or the remote tier)
   tessera-jit cache clear [--dir DIR]          remove every entry
   tessera-jit cache stats --remote [--remote-url URL]
                                                the remote tier: what this toolchain's keys hold
@@ -143,7 +145,7 @@ int RunCacheCommand(int argc, char** argv, std::ostream& out, std::ostream& err)
     err << error << "\n" << kUsage;
     return 2;
   }
-  if (remote) return RunRemote(verb, remote_url, out, err);
+  if (remote && verb != "explain") return RunRemote(verb, remote_url, out, err);
   cache::DiskCacheOptions disk_options;
   disk_options.root = dir;
   disk_options.max_bytes = uint64_t{1} << 62;
@@ -187,6 +189,7 @@ int RunCacheCommand(int argc, char** argv, std::ostream& out, std::ostream& err)
     source << in.rdbuf();
     service::CompileServiceOptions service_options;
     service_options.disk_root = dir;
+    service_options.remote_url = remote_url;  // --remote-url, else $TESSERA_JIT_REMOTE_CACHE
     service::CompileService service(service_options);
     auto explanation = service.Explain(source.str(), options);
     if (!explanation.ok()) return err << explanation.status().message() << "\n", 1;
