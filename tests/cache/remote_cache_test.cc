@@ -342,8 +342,9 @@ TEST(RemoteCacheTest, AServerOutOfMemoryRefusesStoresAndStillServesReads) {
 TEST(RemoteCacheTest, ALeaseMakesOneClaimantCompileAndTheOthersWait) {
   testing::RedisServer server;
   ASSERT_TRUE(server.running());
-  RemoteCache first(Options(server.Url("?timeout_ms=100&lease_ms=300")));
-  RemoteCache second(Options(server.Url("?timeout_ms=100&lease_ms=300&lease_wait_ms=10000")));
+  // Renewals every 500 ms: only a stall of a second (a loaded machine) could lose the lease.
+  RemoteCache first(Options(server.Url("?timeout_ms=500&lease_ms=1500")));
+  RemoteCache second(Options(server.Url("?timeout_ms=500&lease_ms=1500&lease_wait_ms=20000")));
   const CacheKey key = Key("matmul");
   RemoteCache::Claim claim = first.LoadOrLease(key, kFormat);
   ASSERT_FALSE(claim.entry.has_value());
@@ -351,7 +352,7 @@ TEST(RemoteCacheTest, ALeaseMakesOneClaimantCompileAndTheOthersWait) {
   EXPECT_EQ(claim.miss.reason, MissReason::kNotCached);
   // The holder "compiles" for longer than the lease's TTL: renewals keep it; then publishes.
   std::thread holder([&] {
-    absl::SleepFor(absl::Milliseconds(1000));
+    absl::SleepFor(absl::Milliseconds(2500));
     EXPECT_TRUE(first.Store(RemoteCache::Kind::kArtifact, key, kFormat, "compiled", ""));
     claim.lease.reset();
   });
