@@ -61,15 +61,22 @@ DecisionCache::Lookup DecisionCache::Find(const std::string& key, const std::str
   }
   if (!lookup.fresh && remote_ != nullptr) {
     // Another machine measured it? Network I/O, so without the lock: a slow server must not
-    // hold up this context's other lookups.
+    // hold up this context's other lookups. (Relocked on every way out, an exception too.)
     mu_.Unlock();
-    std::optional<DecisionRecord> record = LoadRemote(key, base_key);
+    std::optional<DecisionRecord> record;
+    try {
+      record = LoadRemote(key, base_key);
+    } catch (...) {
+      mu_.Lock();
+      throw;
+    }
     mu_.Lock();
     if (record) {
       ++stats_.remote_hits;
-      memory_[key] = *record;
-      WriteToDisk(*record);
-      lookup.fresh = std::move(record);
+      // A Store of this key meanwhile wins (the same measurement, made here).
+      auto [it, inserted] = memory_.try_emplace(key, *std::move(record));
+      if (inserted) WriteToDisk(it->second);
+      lookup.fresh = it->second;
     }
   }
   if (lookup.fresh) {

@@ -133,6 +133,8 @@ absl::Status ErrorReply(absl::string_view text) {
   if (absl::StartsWith(text, "NOAUTH") || absl::StartsWith(text, "WRONGPASS") ||
       absl::StrContains(text, "invalid password") ||
       absl::StrContains(text, "without any password configured") ||
+      absl::StrContains(text, "but no password is set") ||             // Redis < 6
+      absl::StrContains(text, "wrong number of arguments for 'auth'") ||  // a user, Redis < 6
       absl::StrContains(text, "invalid username-password")) {
     return absl::UnauthenticatedError(text);
   }
@@ -337,6 +339,7 @@ absl::Status RedisClient::Connect() {
   if (endpoint_.db != 0) {
     const std::string db = absl::StrCat(endpoint_.db);
     if (absl::Status select = run({"SELECT", db}); !select.ok()) {
+      if (absl::IsUnauthenticated(select)) auth_failed_ = true;  // NOAUTH: we have no password
       Drop();
       next_attempt_ = absl::Now() + kMaxBackoff;
       last_failure_ = absl::Status(select.code(), absl::StrCat(endpoint_.Describe(), ": SELECT ",
@@ -355,7 +358,7 @@ absl::Status RedisClient::Ready() {
   if (context_ != nullptr) return absl::OkStatus();
   if (absl::Now() < next_attempt_) {
     // The same kind as the failure that started the backoff (one warning per kind above).
-    return absl::Status(last_failure_.code(),
+    return absl::Status(last_failure_.ok() ? absl::StatusCode::kUnavailable : last_failure_.code(),
                         absl::StrCat(last_failure_.message(),
                                      "; backing off until the next reconnect attempt"));
   }

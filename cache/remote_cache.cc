@@ -95,7 +95,10 @@ absl::StatusOr<RemoteCacheOptions> RemoteCacheOptions::FromUrl(absl::string_view
   bool lease_set = false;
   for (const auto& [name, value] : endpoint->options) {
     int64_t number = 0;
-    const bool parsed = absl::SimpleAtoi(value, &number) && number > 0;
+    const bool parsed = !value.empty() && value.size() <= 12 &&
+                        std::all_of(value.begin(), value.end(),
+                                    [](char c) { return c >= '0' && c <= '9'; }) &&
+                        absl::SimpleAtoi(value, &number) && number > 0;
     if (name == "ttl_s" && parsed && number <= int64_t{365} * 24 * 3600) {
       options.ttl = absl::Seconds(number);
     } else if (name == "lease_ms" && parsed && number >= 100 && number <= 3600 * 1000) {
@@ -105,10 +108,11 @@ absl::StatusOr<RemoteCacheOptions> RemoteCacheOptions::FromUrl(absl::string_view
       options.lease_wait = absl::Milliseconds(number);
       options.lease_wait_set = true;
     } else {
+      // The name only: a value may be a secret put in the wrong place (?password=…).
       return absl::InvalidArgumentError(absl::StrCat(
-          "remote cache URL: the parameter '", name, "=", value,
-          "' is not one of connect_timeout_ms, timeout_ms, ttl_s (1 s … 1 year), lease_ms "
-          "(100 ms … 1 h), lease_wait_ms (1 ms … 24 h)"));
+          "remote cache URL: the parameter '", name,
+          "' (or its value) is not one of connect_timeout_ms, timeout_ms, ttl_s (1 s … 1 year), "
+          "lease_ms (100 ms … 1 h), lease_wait_ms (1 ms … 24 h), each a whole number"));
     }
   }
   // A renewal every third of the lease must fit a command's timeout with room to spare.
@@ -335,6 +339,7 @@ RemoteCache::Claim RemoteCache::LoadOrLease(const CacheKey& key, int format) {
       // (also on the first try: between our GET and our SET NX).
       absl::StatusOr<RedisReply> exists =
           client_.Command({"EXISTS", ValueName(Kind::kArtifact, key.digest)});
+      if (!exists.ok()) Failed(exists.status(), "EXISTS");
       if (exists.ok() && exists->integer == 1) {
         Miss again;
         if (auto entry = Load(Kind::kArtifact, key, format, again)) {

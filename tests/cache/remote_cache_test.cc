@@ -2,6 +2,9 @@
 // miss (never an error), leases that make one process compile, and a namespace per toolchain.
 #include "cache/remote_cache.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <string>
 #include <thread>
 
@@ -300,6 +303,38 @@ TEST(RemoteCacheTest, AConnectionTheServerClosedIsAFailedStoreNotASigpipe) {
   Miss miss;
   EXPECT_TRUE(remote.Load(Kind::kArtifact, Key("first"), kFormat, miss).has_value())
       << miss.ToString();  // reconnected
+}
+
+TEST(RemoteCacheTest, AForkedChildConnectsAnewInsteadOfSharingItsParentsSocket) {
+  testing::RedisServer server;
+  ASSERT_TRUE(server.running());
+  RemoteCache remote(Options(server.Url()));
+  const CacheKey parent_key = Key("parent"), child_key = Key("child");
+  ASSERT_TRUE(remote.Store(Kind::kArtifact, parent_key, kFormat, "from the parent", ""));
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    // Interleaved replies would hand one process the other's values; a connection of its own
+    // cannot.
+    Miss miss;
+    bool ok = true;
+    for (int i = 0; i < 200 && ok; ++i) {
+      ok = remote.Store(Kind::kArtifact, child_key, kFormat, absl::StrCat("child ", i), "");
+      auto entry = remote.Load(Kind::kArtifact, child_key, kFormat, miss);
+      ok = ok && entry.has_value() && entry->payload == absl::StrCat("child ", i);
+    }
+    _exit(ok && remote.counters().reconnects == 1 ? 0 : 1);
+  }
+  bool ok = true;
+  for (int i = 0; i < 200 && ok; ++i) {
+    Miss miss;
+    auto entry = remote.Load(Kind::kArtifact, parent_key, kFormat, miss);
+    ok = entry.has_value() && entry->payload == "from the parent";
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_TRUE(ok);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
 TEST(RemoteCacheTest, ASlowServerTimesOutEveryCommand) {
