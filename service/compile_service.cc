@@ -221,22 +221,31 @@ std::shared_ptr<const jit::CompiledModule> CompileService::LoadFromRemote(
   lease = std::move(claim.lease);
   miss = std::move(claim.miss);
   if (!claim.entry.has_value()) return nullptr;
-  auto module = DeserializeArtifact(claim.entry->payload);
+  // Whole and checksummed, yet maybe not an artifact this build reads: then compile, and the
+  // store overwrites it.
+  auto loaded = LoadPayload(claim.entry->payload, options, "remote ", miss);
+  if (loaded == nullptr) return nullptr;
+  // A remote hit fills the local tiers: the next process on this machine reads its disk.
+  if (disk_ != nullptr) {
+    disk_->Store(key, kArtifactFormatVersion, claim.entry->payload, claim.entry->source_name);
+  }
+  return loaded;
+}
+
+std::shared_ptr<const jit::CompiledModule> CompileService::LoadPayload(
+    const std::string& payload, const jit::CompileOptions& options, absl::string_view tier,
+    cache::Miss& miss) {
+  auto module = DeserializeArtifact(payload);
   if (!module.ok()) {
-    // Whole and checksummed, yet not an artifact this build reads: compile, and overwrite it.
     miss = {cache::MissReason::kDamaged,
-            absl::StrCat("corrupt remote payload: ", module.status().message())};
+            absl::StrCat("corrupt ", tier, "payload: ", module.status().message())};
     return nullptr;
   }
   auto loaded = Load(std::move(*module), options);
   if (!loaded.ok()) {
     miss = {cache::MissReason::kUnloadable,
-            absl::StrCat("remote host code does not load: ", loaded.status().message())};
+            absl::StrCat(tier, "host code does not load: ", loaded.status().message())};
     return nullptr;
-  }
-  // A remote hit fills the local tiers: the next process on this machine reads its disk.
-  if (disk_ != nullptr) {
-    disk_->Store(key, kArtifactFormatVersion, claim.entry->payload, claim.entry->source_name);
   }
   return *std::move(loaded);
 }
@@ -245,20 +254,9 @@ std::shared_ptr<const jit::CompiledModule> CompileService::LoadFromDisk(
     const cache::CacheKey& key, const jit::CompileOptions& options, cache::Miss& miss) {
   std::optional<std::string> payload = disk_->Load(key, kArtifactFormatVersion, miss);
   if (!payload.has_value()) return nullptr;
-  auto module = DeserializeArtifact(*payload);
-  if (!module.ok()) {
-    miss = {cache::MissReason::kDamaged,
-            absl::StrCat("corrupt payload: ", module.status().message())};
-    disk_->Discard(key.digest);
-    return nullptr;
-  }
-  auto loaded = Load(std::move(*module), options);
-  if (!loaded.ok()) {
-    miss = {cache::MissReason::kUnloadable,
-            absl::StrCat("host code does not load: ", loaded.status().message())};
-    return nullptr;
-  }
-  return *std::move(loaded);
+  auto loaded = LoadPayload(*payload, options, "", miss);
+  if (loaded == nullptr && miss.reason == cache::MissReason::kDamaged) disk_->Discard(key.digest);
+  return loaded;
 }
 
 void CompileService::Publish(const cache::CacheKey& key,

@@ -130,6 +130,12 @@ class CompileService {
   std::shared_ptr<const jit::CompiledModule> LoadFromRemote(
       const cache::CacheKey& key, const jit::CompileOptions& options, cache::Miss& miss,
       std::unique_ptr<cache::RemoteCache::Lease>& lease);
+  /// `payload` (from `tier`: "" for disk, "remote ") deserialized and loaded; null with `miss`
+  /// set (damaged, unloadable) otherwise.
+  std::shared_ptr<const jit::CompiledModule> LoadPayload(const std::string& payload,
+                                                         const jit::CompileOptions& options,
+                                                         absl::string_view tier,
+                                                         cache::Miss& miss);
   /// The disk entry under `key`, deserialized and loaded; null with `miss` set otherwise.
   std::shared_ptr<const jit::CompiledModule> LoadFromDisk(const cache::CacheKey& key,
                                                           const jit::CompileOptions& options,
