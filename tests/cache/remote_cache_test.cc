@@ -270,8 +270,14 @@ TEST(RemoteCacheTest, ADeadServerIsAMissAndTheClientReconnectsWithBackoff) {
   EXPECT_FALSE(remote.Store(Kind::kArtifact, key, kFormat, "payload", ""));
   server.Start();
   ASSERT_TRUE(server.running());
-  absl::SleepFor(absl::Milliseconds(600));  // past the backoff (100 ms, doubled per failure)
-  ASSERT_TRUE(remote.Store(Kind::kArtifact, key, kFormat, "payload", ""));
+  // Past the backoff (100 ms, doubled per failure: however slow this machine made the calls
+  // above, it is at most 5 s), the client reconnects.
+  bool stored = false;
+  for (int attempt = 0; attempt < 100 && !stored; ++attempt) {
+    absl::SleepFor(absl::Milliseconds(100));
+    stored = remote.Store(Kind::kArtifact, key, kFormat, "payload", "");
+  }
+  ASSERT_TRUE(stored);
   auto entry = remote.Load(Kind::kArtifact, key, kFormat, miss);
   ASSERT_TRUE(entry.has_value()) << miss.ToString();
   const std::string log = ::testing::internal::GetCapturedStderr();
@@ -279,7 +285,7 @@ TEST(RemoteCacheTest, ADeadServerIsAMissAndTheClientReconnectsWithBackoff) {
   const RemoteCounters counters = remote.counters();
   EXPECT_GE(counters.reconnects, 1u);
   EXPECT_EQ(Reason(counters, "unavailable"), 2u);
-  EXPECT_EQ(counters.store_failures, 1u);
+  EXPECT_GE(counters.store_failures, 1u);
   EXPECT_GE(ErrorsOf(counters, "unavailable"), 3u);
 }
 
