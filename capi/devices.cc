@@ -1,4 +1,4 @@
-// Devices, device buffers and streams, over the GPU runtime (jit/runtime/gpu_runtime.h).
+// Devices and device buffers, over the GPU runtime (jit/runtime/gpu_runtime.h).
 #include <cstdio>
 
 #include "absl/status/status.h"
@@ -115,15 +115,6 @@ tessera_jit_error_t* tessera_jit_buffer_copy(tessera_jit_context_t* context, voi
                         : kind == TESSERA_JIT_COPY_DEVICE_TO_HOST ? CopyKind::kDeviceToHost
                                                                   : CopyKind::kDeviceToDevice;
   return MakeError((*runtime)->Copy(context->device, destination, source, size, copy, nullptr));
-}
-
-tessera_jit_error_t* tessera_jit_stream_synchronize(tessera_jit_context_t* context,
-                                                    void* stream) {
-  if (context == nullptr) return InvalidArgument("context is NULL");
-  auto runtime = GpuRuntime::Get();
-  if (!runtime.ok()) return MakeError(runtime.status());
-  tessera::jit::runtime::ScopedCurrentContext keep_callers_context;
-  return MakeError((*runtime)->Synchronize(context->device, static_cast<CUstream>(stream)));
 }
 
 }  // extern "C"

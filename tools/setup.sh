@@ -10,7 +10,7 @@ readonly TESSERA_PACKAGES=(
   bazel-bootstrap bazel-rules-java
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
   libabsl-dev libgtest-dev libgmock-dev libdlpack-dev libopenblas-dev
-  python3 python3-numpy
+  python3 python3-numpy python3-dev python3-venv patchelf
   clang-22 libclang-rt-22-dev
   libhiredis-dev redis-server
 )

@@ -27,6 +27,10 @@ echo "== lit (tests/)"
 lit-22 -q --xunit-xml-output="$reports_dir/lit.xml" tests || true
 reports+=("$reports_dir/lit.xml")
 
+echo "== Python package (the wheel in a fresh venv with NumPy 2 and JAX from PyPI)"
+tools/python_package_test.sh "$reports_dir/python_package.xml" || true
+reports+=("$reports_dir/python_package.xml")
+
 # The sanitizer configurations and a bounded fuzzing session (docs/building.md). Their own
 # output base; failures show in the summary through their reports.
 sanitizer_reports="$reports_dir/sanitizers.txt"

@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 #define TESSERA_JIT_API_MAJOR 0
-#define TESSERA_JIT_API_MINOR 8
+#define TESSERA_JIT_API_MINOR 9
 
 /* The size of `type` up to and including `last_field`: what a struct of the API version that
  * ended with `last_field` measures (API 0.5). */
@@ -452,9 +452,61 @@ tessera_jit_error_t* tessera_jit_buffer_free(tessera_jit_context_t* context,
 tessera_jit_error_t* tessera_jit_buffer_copy(tessera_jit_context_t* context, void* destination,
                                              const void* source, size_t size,
                                              tessera_jit_copy_kind_t kind);
-/* Waits for all work on `stream` (NULL: the legacy default stream). Thread-safe. */
+
+/* ------------------------------------------------------------------------------------------- */
+/* Streams and events (API 0.9)
+ *
+ * A stream is a CUstream of the context's device, passed as `void*`: one made here or one a
+ * framework made (torch.cuda.Stream.cuda_stream, cupy.cuda.Stream.ptr) are interchangeable;
+ * NULL is the legacy default stream. tessera_jit_function_invoke enqueues an nvptx module's
+ * kernels on the stream it is given and returns without waiting for them; host modules run
+ * synchronously on the calling thread whatever stream is passed. Without a GPU every call below
+ * is UNAVAILABLE (NULL handles and unknown flags are INVALID_ARGUMENT first). Thread-safe; a
+ * stream or event must not be used while (or after) another thread destroys it.              */
+
+typedef struct tessera_jit_event tessera_jit_event_t;
+
+#define TESSERA_JIT_STREAM_NON_BLOCKING 0x1u /* no implicit synchronisation with the legacy
+                                                default stream (cudaStreamNonBlocking) */
+
+/* Creates a stream on the context's device; the caller destroys it. `flags`: 0 or
+ * TESSERA_JIT_STREAM_NON_BLOCKING. */
+tessera_jit_error_t* tessera_jit_stream_create(tessera_jit_context_t* context, uint32_t flags,
+                                               void** out_stream);
+/* Destroys a stream from tessera_jit_stream_create (NULL is allowed). Work already enqueued
+ * on it still completes. */
+tessera_jit_error_t* tessera_jit_stream_destroy(tessera_jit_context_t* context, void* stream);
+/* Waits on the host for all work on `stream` (NULL: the legacy default stream). */
 tessera_jit_error_t* tessera_jit_stream_synchronize(tessera_jit_context_t* context,
                                                     void* stream);
+/* *out_done = 1 when all work on `stream` has completed, else 0. Never blocks. */
+tessera_jit_error_t* tessera_jit_stream_query(tessera_jit_context_t* context, void* stream,
+                                              int32_t* out_done);
+/* Work enqueued on `stream` after this call waits (on the device) for the work before
+ * `event`'s last record. The host does not wait. */
+tessera_jit_error_t* tessera_jit_stream_wait_event(tessera_jit_context_t* context, void* stream,
+                                                   tessera_jit_event_t* event);
+
+#define TESSERA_JIT_EVENT_DISABLE_TIMING 0x1u /* cheaper to record and wait for; no elapsed time */
+
+/* Creates an event on the context's device; the caller destroys it. `flags`: 0 or
+ * TESSERA_JIT_EVENT_DISABLE_TIMING. */
+tessera_jit_error_t* tessera_jit_event_create(tessera_jit_context_t* context, uint32_t flags,
+                                              tessera_jit_event_t** out_event);
+/* Releases an event (NULL is allowed). */
+void tessera_jit_event_destroy(tessera_jit_event_t* event);
+/* Captures the work enqueued on `stream` so far (NULL: the legacy default stream). */
+tessera_jit_error_t* tessera_jit_event_record(tessera_jit_event_t* event, void* stream);
+/* *out_done = 1 when the work its last record captured has completed (or it was never
+ * recorded), else 0. Never blocks. */
+tessera_jit_error_t* tessera_jit_event_query(tessera_jit_event_t* event, int32_t* out_done);
+/* Waits on the host for the work its last record captured. */
+tessera_jit_error_t* tessera_jit_event_synchronize(tessera_jit_event_t* event);
+/* Waits for `stop`, then *out_ms = the milliseconds between the two records (about 0.5 µs
+ * resolution). FAILED_PRECONDITION if either was never recorded or was created with
+ * TESSERA_JIT_EVENT_DISABLE_TIMING; INVALID_ARGUMENT if they belong to different devices. */
+tessera_jit_error_t* tessera_jit_event_elapsed_time(tessera_jit_event_t* start,
+                                                    tessera_jit_event_t* stop, float* out_ms);
 
 #ifdef __cplusplus
 } /* extern "C" */

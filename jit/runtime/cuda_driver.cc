@@ -65,9 +65,12 @@ absl::StatusOr<DriverApi> Load() {
   TESSERA_RESOLVE(cuStreamCreate);
   TESSERA_RESOLVE(cuStreamDestroy);
   TESSERA_RESOLVE(cuStreamSynchronize);
+  TESSERA_RESOLVE(cuStreamQuery);
+  TESSERA_RESOLVE(cuStreamWaitEvent);
   TESSERA_RESOLVE(cuEventCreate);
   TESSERA_RESOLVE(cuEventRecord);
   TESSERA_RESOLVE(cuEventSynchronize);
+  TESSERA_RESOLVE(cuEventQuery);
   TESSERA_RESOLVE(cuEventElapsedTime);
   TESSERA_RESOLVE(cuEventDestroy);
   TESSERA_RESOLVE(cuModuleLoadData);

@@ -36,9 +36,12 @@ struct DriverApi {
   decltype(&::cuStreamCreate) cuStreamCreate;
   decltype(&::cuStreamDestroy) cuStreamDestroy;
   decltype(&::cuStreamSynchronize) cuStreamSynchronize;
+  decltype(&::cuStreamQuery) cuStreamQuery;
+  decltype(&::cuStreamWaitEvent) cuStreamWaitEvent;
   decltype(&::cuEventCreate) cuEventCreate;
   decltype(&::cuEventRecord) cuEventRecord;
   decltype(&::cuEventSynchronize) cuEventSynchronize;
+  decltype(&::cuEventQuery) cuEventQuery;
   decltype(&::cuEventElapsedTime) cuEventElapsedTime;
   decltype(&::cuEventDestroy) cuEventDestroy;
   decltype(&::cuModuleLoadData) cuModuleLoadData;

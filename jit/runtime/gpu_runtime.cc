@@ -128,11 +128,13 @@ absl::Status GpuRuntime::Memset(int ordinal, CUdeviceptr destination, unsigned c
                     "cuMemsetD8Async");
 }
 
-absl::StatusOr<CUstream> GpuRuntime::CreateStream(int ordinal) {
+absl::StatusOr<CUstream> GpuRuntime::CreateStream(int ordinal, bool non_blocking) {
   TESSERA_RETURN_IF_ERROR(Activate(ordinal));
   CUstream stream = nullptr;
   TESSERA_RETURN_IF_ERROR(CudaStatus(
-      *driver_, driver_->cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate"));
+      *driver_,
+      driver_->cuStreamCreate(&stream, non_blocking ? CU_STREAM_NON_BLOCKING : CU_STREAM_DEFAULT),
+      "cuStreamCreate"));
   return stream;
 }
 
@@ -146,12 +148,40 @@ absl::Status GpuRuntime::Synchronize(int ordinal, CUstream stream) {
   return CudaStatus(*driver_, driver_->cuStreamSynchronize(stream), "cuStreamSynchronize");
 }
 
-absl::StatusOr<CUevent> GpuRuntime::CreateEvent(int ordinal) {
+absl::StatusOr<bool> GpuRuntime::StreamDone(int ordinal, CUstream stream) {
+  TESSERA_RETURN_IF_ERROR(Activate(ordinal));
+  const CUresult result = driver_->cuStreamQuery(stream);
+  if (result == CUDA_ERROR_NOT_READY) return false;
+  TESSERA_RETURN_IF_ERROR(CudaStatus(*driver_, result, "cuStreamQuery"));
+  return true;
+}
+
+absl::Status GpuRuntime::WaitEvent(int ordinal, CUstream stream, CUevent event) {
+  TESSERA_RETURN_IF_ERROR(Activate(ordinal));
+  return CudaStatus(*driver_, driver_->cuStreamWaitEvent(stream, event, CU_EVENT_WAIT_DEFAULT),
+                    "cuStreamWaitEvent");
+}
+
+absl::StatusOr<CUevent> GpuRuntime::CreateEvent(int ordinal, bool timing) {
   TESSERA_RETURN_IF_ERROR(Activate(ordinal));
   CUevent event = nullptr;
-  TESSERA_RETURN_IF_ERROR(
-      CudaStatus(*driver_, driver_->cuEventCreate(&event, CU_EVENT_DEFAULT), "cuEventCreate"));
+  TESSERA_RETURN_IF_ERROR(CudaStatus(
+      *driver_, driver_->cuEventCreate(&event, timing ? CU_EVENT_DEFAULT : CU_EVENT_DISABLE_TIMING),
+      "cuEventCreate"));
   return event;
+}
+
+absl::StatusOr<bool> GpuRuntime::EventDone(int ordinal, CUevent event) {
+  TESSERA_RETURN_IF_ERROR(Activate(ordinal));
+  const CUresult result = driver_->cuEventQuery(event);
+  if (result == CUDA_ERROR_NOT_READY) return false;
+  TESSERA_RETURN_IF_ERROR(CudaStatus(*driver_, result, "cuEventQuery"));
+  return true;
+}
+
+absl::Status GpuRuntime::SynchronizeEvent(int ordinal, CUevent event) {
+  TESSERA_RETURN_IF_ERROR(Activate(ordinal));
+  return CudaStatus(*driver_, driver_->cuEventSynchronize(event), "cuEventSynchronize");
 }
 
 absl::Status GpuRuntime::RecordEvent(CUevent event, CUstream stream) {

@@ -52,13 +52,22 @@ class GpuRuntime {
   absl::Status Memset(int ordinal, CUdeviceptr destination, unsigned char value, size_t bytes,
                       CUstream stream);
 
-  absl::StatusOr<CUstream> CreateStream(int ordinal);
+  /// A stream on `ordinal`; `non_blocking`: it does not synchronise with the legacy default
+  /// stream.
+  absl::StatusOr<CUstream> CreateStream(int ordinal, bool non_blocking = true);
   absl::Status DestroyStream(int ordinal, CUstream stream);
   absl::Status Synchronize(int ordinal, CUstream stream);
+  /// Whether all work on `stream` has completed (never blocks).
+  absl::StatusOr<bool> StreamDone(int ordinal, CUstream stream);
+  /// Work later enqueued on `stream` waits for `event` (on the device, not the host).
+  absl::Status WaitEvent(int ordinal, CUstream stream, CUevent event);
 
-  /// Events, for timing on a stream.
-  absl::StatusOr<CUevent> CreateEvent(int ordinal);
+  /// Events, for ordering and timing on streams.
+  absl::StatusOr<CUevent> CreateEvent(int ordinal, bool timing = true);
   absl::Status RecordEvent(CUevent event, CUstream stream);
+  /// Whether the work before the event's last record has completed (never blocks).
+  absl::StatusOr<bool> EventDone(int ordinal, CUevent event);
+  absl::Status SynchronizeEvent(int ordinal, CUevent event);
   /// Waits for `stop`, then the milliseconds between `start` and `stop`.
   absl::StatusOr<float> ElapsedMs(CUevent start, CUevent stop);
   absl::Status DestroyEvent(int ordinal, CUevent event);

@@ -780,3 +780,61 @@ TEST(BoundaryLifetimeTest, DelegateIdentitiesStayValidUnderConcurrentQueries) {
 }
 
 }  // namespace
+
+namespace tessera::testing {
+namespace {
+
+// Streams and events (API 0.9): NULL handles and unknown flags are refused first; without a
+// GPU every call is UNAVAILABLE, saying what needed one. (tests/gpu checks them on a device.)
+TEST(BoundaryStreamTest, StreamAndEventCallsAreCheckedAndUnavailableWithoutAGpu) {
+  tessera_jit_context_t* context = MemoryOnlyHostContext();
+  ASSERT_NE(context, nullptr);
+  void* stream = reinterpret_cast<void*>(1);
+  tessera_jit_event_t* event = reinterpret_cast<tessera_jit_event_t*>(1);
+  int32_t done = 7;
+  float ms = 1.0f;
+  auto code = [](tessera_jit_error_t* raw) { return Error(raw).code(); };
+  EXPECT_EQ(code(tessera_jit_stream_create(nullptr, 0, &stream)), TESSERA_JIT_INVALID_ARGUMENT);
+  EXPECT_EQ(code(tessera_jit_stream_create(context, 0, nullptr)), TESSERA_JIT_INVALID_ARGUMENT);
+  {
+    Error unknown(tessera_jit_stream_create(context, 0x6, &stream));
+    EXPECT_EQ(unknown.code(), TESSERA_JIT_INVALID_ARGUMENT);
+    EXPECT_THAT(unknown.message(), ::testing::HasSubstr("unknown flags 0x6"));
+    EXPECT_EQ(stream, nullptr);
+  }
+  EXPECT_EQ(code(tessera_jit_event_create(context, 0x2, &event)), TESSERA_JIT_INVALID_ARGUMENT);
+  EXPECT_EQ(event, nullptr);
+  EXPECT_EQ(code(tessera_jit_event_create(nullptr, 0, &event)), TESSERA_JIT_INVALID_ARGUMENT);
+  EXPECT_EQ(code(tessera_jit_stream_query(context, nullptr, nullptr)),
+            TESSERA_JIT_INVALID_ARGUMENT);
+  EXPECT_EQ(code(tessera_jit_stream_wait_event(context, nullptr, nullptr)),
+            TESSERA_JIT_INVALID_ARGUMENT);
+  EXPECT_EQ(code(tessera_jit_stream_destroy(nullptr, nullptr)), TESSERA_JIT_INVALID_ARGUMENT);
+  EXPECT_EQ(code(tessera_jit_stream_destroy(context, nullptr)), TESSERA_JIT_OK);
+  EXPECT_EQ(code(tessera_jit_stream_synchronize(nullptr, nullptr)), TESSERA_JIT_INVALID_ARGUMENT);
+  EXPECT_EQ(code(tessera_jit_event_record(nullptr, nullptr)), TESSERA_JIT_INVALID_ARGUMENT);
+  EXPECT_EQ(code(tessera_jit_event_query(nullptr, &done)), TESSERA_JIT_INVALID_ARGUMENT);
+  EXPECT_EQ(code(tessera_jit_event_synchronize(nullptr)), TESSERA_JIT_INVALID_ARGUMENT);
+  EXPECT_EQ(code(tessera_jit_event_elapsed_time(nullptr, nullptr, &ms)),
+            TESSERA_JIT_INVALID_ARGUMENT);
+  tessera_jit_event_destroy(nullptr);
+  if (tessera_jit_is_gpu_available()) {
+    tessera_jit_context_destroy(context);
+    GTEST_SKIP() << "a GPU is present: tests/gpu checks streams and events";
+  }
+  {
+    Error unavailable(tessera_jit_stream_create(context, TESSERA_JIT_STREAM_NON_BLOCKING, &stream));
+    EXPECT_EQ(unavailable.code(), TESSERA_JIT_UNAVAILABLE);
+    EXPECT_THAT(unavailable.message(), ::testing::HasSubstr("a stream needs a GPU"));
+    EXPECT_EQ(stream, nullptr);
+  }
+  EXPECT_EQ(code(tessera_jit_event_create(context, 0, &event)), TESSERA_JIT_UNAVAILABLE);
+  EXPECT_EQ(event, nullptr);
+  EXPECT_EQ(code(tessera_jit_stream_query(context, nullptr, &done)), TESSERA_JIT_UNAVAILABLE);
+  EXPECT_EQ(done, 0);
+  EXPECT_EQ(code(tessera_jit_stream_synchronize(context, nullptr)), TESSERA_JIT_UNAVAILABLE);
+  tessera_jit_context_destroy(context);
+}
+
+}  // namespace
+}  // namespace tessera::testing

@@ -505,4 +505,115 @@ TEST_F(GpuTest, MismatchedSizesAreRefusedAndTheCallersContextIsRestored) {
   dlclose(cuda);
 }
 
+/// One row of `columns` floats summed by one thread block: a kernel that runs for milliseconds
+/// while occupying a single multiprocessor, so that two of them on two streams can overlap.
+struct LongRowSum {
+  explicit LongRowSum(tessera_jit_context_t* context, int64_t columns)
+      : x(context, {1, columns}, 7), y(context, {1}, 8) {
+    const char* source = R"(func.func @f(%x: memref<?x?xf32>, %y: memref<?xf32>) {
+  tile.reduce sum %x -> %y axis = 1 : memref<?x?xf32> -> memref<?xf32>
+  return
+})";
+    EXPECT_EQ(tessera_jit_compile(context, source, std::strlen(source), nullptr, &module), nullptr);
+    EXPECT_EQ(tessera_jit_module_get_function(module, "f", 1, &function), nullptr);
+    xv = x.View(true);
+    yv = y.View(true);
+    args[0].kind = args[1].kind = TESSERA_JIT_ARG_TENSOR;
+    args[0].value.tensor = &xv;
+    args[1].value.tensor = &yv;
+  }
+  ~LongRowSum() { tessera_jit_module_destroy(module); }
+  tessera_jit_error_t* Invoke(void* stream) {
+    return tessera_jit_function_invoke(function, args, 2, stream, nullptr);
+  }
+  DeviceTensor x, y;
+  DLTensor xv{}, yv{};
+  tessera_jit_arg_t args[2] = {};
+  tessera_jit_module_t* module = nullptr;
+  tessera_jit_function_t* function = nullptr;
+};
+
+/// Milliseconds between two events recorded around `work` on `stream`.
+template <typename Work>
+float TimeOnStream(tessera_jit_context_t* context, void* stream, Work work) {
+  tessera_jit_event_t* start = nullptr;
+  tessera_jit_event_t* stop = nullptr;
+  EXPECT_EQ(tessera_jit_event_create(context, 0, &start), nullptr);
+  EXPECT_EQ(tessera_jit_event_create(context, 0, &stop), nullptr);
+  EXPECT_EQ(tessera_jit_event_record(start, stream), nullptr);
+  work();
+  EXPECT_EQ(tessera_jit_event_record(stop, stream), nullptr);
+  float ms = -1.0f;
+  EXPECT_EQ(tessera_jit_event_elapsed_time(start, stop, &ms), nullptr);
+  tessera_jit_event_destroy(start);
+  tessera_jit_event_destroy(stop);
+  return ms;
+}
+
+TEST_F(GpuTest, AnInvokeOnAStreamReturnsBeforeItsKernelFinishes) {
+  LongRowSum sum(context_, int64_t{1} << 26);  // 256 MiB read by one block: tens of ms
+  void* stream = nullptr;
+  ASSERT_OK(tessera_jit_stream_create(context_, TESSERA_JIT_STREAM_NON_BLOCKING, &stream));
+  ASSERT_OK(sum.Invoke(stream));  // loads the module and warms up
+  ASSERT_OK(tessera_jit_stream_synchronize(context_, stream));
+  tessera_jit_event_t* done = nullptr;
+  ASSERT_OK(tessera_jit_event_create(context_, TESSERA_JIT_EVENT_DISABLE_TIMING, &done));
+  ASSERT_OK(sum.Invoke(stream));
+  ASSERT_OK(tessera_jit_event_record(done, stream));
+  int32_t stream_done = 1, event_done = 1;
+  ASSERT_OK(tessera_jit_stream_query(context_, stream, &stream_done));
+  ASSERT_OK(tessera_jit_event_query(done, &event_done));
+  EXPECT_EQ(stream_done, 0) << "the invoke waited for its kernel";
+  EXPECT_EQ(event_done, 0);
+  ASSERT_OK(tessera_jit_event_synchronize(done));
+  ASSERT_OK(tessera_jit_event_query(done, &event_done));
+  ASSERT_OK(tessera_jit_stream_query(context_, stream, &stream_done));
+  EXPECT_EQ(event_done, 1);
+  EXPECT_EQ(stream_done, 1);
+  double expected = 0.0;
+  for (float v : sum.x.host) expected += v;
+  EXPECT_NEAR(sum.y.Download()[0], expected, 1e-2 * std::sqrt(double(sum.x.host.size())));
+  // A timing-disabled event has no elapsed time.
+  float ms = 0.0f;
+  tessera_jit_error_t* error = tessera_jit_event_elapsed_time(done, done, &ms);
+  EXPECT_EQ(tessera_jit_error_code(error), TESSERA_JIT_FAILED_PRECONDITION);
+  tessera_jit_error_destroy(error);
+  tessera_jit_event_destroy(done);
+  ASSERT_OK(tessera_jit_stream_destroy(context_, stream));
+}
+
+TEST_F(GpuTest, TwoStreamsOverlap) {
+  LongRowSum a(context_, int64_t{1} << 24), b(context_, int64_t{1} << 24);
+  void* s1 = nullptr;
+  void* s2 = nullptr;
+  ASSERT_OK(tessera_jit_stream_create(context_, TESSERA_JIT_STREAM_NON_BLOCKING, &s1));
+  ASSERT_OK(tessera_jit_stream_create(context_, TESSERA_JIT_STREAM_NON_BLOCKING, &s2));
+  ASSERT_OK(a.Invoke(s1));  // warm-up: module loads
+  ASSERT_OK(b.Invoke(s2));
+  ASSERT_OK(tessera_jit_stream_synchronize(context_, s1));
+  ASSERT_OK(tessera_jit_stream_synchronize(context_, s2));
+  // One kernel alone on s1, then one on each stream: s2 starts after s1's start event and s1's
+  // stop waits for s2, so the second interval spans both kernels.
+  const float alone = TimeOnStream(context_, s1, [&] { EXPECT_EQ(a.Invoke(s1), nullptr); });
+  tessera_jit_event_t* forked = nullptr;
+  tessera_jit_event_t* joined = nullptr;
+  ASSERT_OK(tessera_jit_event_create(context_, TESSERA_JIT_EVENT_DISABLE_TIMING, &forked));
+  ASSERT_OK(tessera_jit_event_create(context_, TESSERA_JIT_EVENT_DISABLE_TIMING, &joined));
+  const float both = TimeOnStream(context_, s1, [&] {
+    EXPECT_EQ(tessera_jit_event_record(forked, s1), nullptr);
+    EXPECT_EQ(tessera_jit_stream_wait_event(context_, s2, forked), nullptr);
+    EXPECT_EQ(a.Invoke(s1), nullptr);
+    EXPECT_EQ(b.Invoke(s2), nullptr);
+    EXPECT_EQ(tessera_jit_event_record(joined, s2), nullptr);
+    EXPECT_EQ(tessera_jit_stream_wait_event(context_, s1, joined), nullptr);
+  });
+  EXPECT_GT(alone, 0.5f) << "the kernel is too short to tell overlap from a sequence";
+  EXPECT_LT(both, 1.6f * alone) << "two one-block kernels on two streams ran one after the other"
+                                << " (alone " << alone << " ms, both " << both << " ms)";
+  tessera_jit_event_destroy(forked);
+  tessera_jit_event_destroy(joined);
+  ASSERT_OK(tessera_jit_stream_destroy(context_, s1));
+  ASSERT_OK(tessera_jit_stream_destroy(context_, s2));
+}
+
 }  // namespace

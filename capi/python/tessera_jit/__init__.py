@@ -1,0 +1,76 @@
+"""Tessera JIT from Python: compile Tessera IR, call its entry functions on any DLPack array.
+
+    import numpy as np, tessera_jit as tj
+    with tj.Context(default_target="host") as ctx:
+        module = ctx.compile(open("examples/elementwise.mlir").read())
+        x = np.arange(8, dtype=np.float32); y = np.ones(8, np.float32); out = np.empty_like(x)
+        module.saxpy(2.0, x, y, out)      # out = 2x + y
+
+Arrays are any object with __dlpack__ (NumPy ≥ 1.22, PyTorch, CuPy, JAX, DeviceArray),
+passed zero-copy; bfloat16 NumPy arrays come from ml_dtypes. Errors raise a subclass of
+TesseraError per C API code (tessera_jit.errors). docs/capi.md, "Python", has the whole API.
+"""
+from typing import List, Tuple
+
+import numpy as np
+
+from . import _dlpack
+from . import _library as _L
+from ._library import native as _native
+from .arrays import DeviceArray
+from .context import Context
+from .errors import *  # noqa: F401,F403 - the exception classes
+from .errors import TesseraError, make_error
+from .module import ArgSpec, Function, Module
+from .streams import Event, Stream
+
+__version__ = "0.9.0"
+
+_native.configure(
+    invoke=_L.address("tessera_jit_function_invoke"),
+    error_code=_L.address("tessera_jit_error_code"),
+    error_message=_L.address("tessera_jit_error_message"),
+    error_destroy=_L.address("tessera_jit_error_destroy"),
+    make_error=make_error,
+    fallback=_dlpack.describe,
+    stream_handle=_dlpack.stream_handle,
+    cpu_types=(np.ndarray,),
+    scalar_types=(np.generic,),
+)
+
+
+def api_version() -> Tuple[int, int]:
+    """The C API version of the loaded library, (major, minor)."""
+    import ctypes
+    major, minor = ctypes.c_int(), ctypes.c_int()
+    _L.get_api_version(ctypes.byref(major), ctypes.byref(minor))
+    return major.value, minor.value
+
+
+def library_path() -> str:
+    """The libtessera_jit.so this package loaded."""
+    return _L.library_path()
+
+
+def delegate_dispatch_count() -> int:
+    """Delegate calls made by JIT'd code in this process so far."""
+    return int(_L.dispatch_count())
+
+
+def is_gpu_available() -> bool:
+    return bool(_L.is_gpu_available())
+
+
+def device_count() -> int:
+    return int(_L.device_count())
+
+
+def supported_archs() -> List[str]:
+    """The GPU archs the nvptx target compiles for, oldest first."""
+    return [_L.supported_arch(i).decode() for i in range(_L.supported_arch_count())]
+
+
+__all__ = ["ArgSpec", "Context", "DeviceArray", "Event", "Function", "Module", "Stream",
+           "TesseraError", "api_version", "delegate_dispatch_count", "device_count",
+           "is_gpu_available", "library_path", "supported_archs"] + [
+    name for name in dir() if name.endswith("Error") and name != "TesseraError"]

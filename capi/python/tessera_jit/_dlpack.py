@@ -1,0 +1,77 @@
+"""DLPack on the Python side: element types, the fallback description of arrays whose
+__dlpack__ cannot serve (tessera_jit/_native.c calls it), and stream handles."""
+from typing import Any, Optional, Tuple
+
+import numpy as np
+
+from . import _structs as S
+
+try:  # bfloat16 for NumPy, when ml_dtypes is installed (JAX depends on it)
+    import ml_dtypes as _ml_dtypes
+
+    BFLOAT16: Optional[np.dtype] = np.dtype(_ml_dtypes.bfloat16)
+except ImportError:  # pragma: no cover - depends on the environment
+    BFLOAT16 = None
+
+Description = Tuple[Any, int, Tuple[int, ...], Optional[Tuple[int, ...]], int, int, bool]
+
+
+def dl_dtype(dtype: Any) -> Tuple[int, int]:
+    """(DLPack type code, bits) of a NumPy dtype; bool is one byte, bfloat16 needs ml_dtypes."""
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return S.KDL_UINT, 8
+    if dtype.name == "bfloat16":
+        return S.KDL_BFLOAT, 16
+    kind = {"f": S.KDL_FLOAT, "i": S.KDL_INT, "u": S.KDL_UINT}.get(dtype.kind)
+    if kind is None:
+        raise TypeError(f"dtype {dtype} has no Tessera element type")
+    return kind, dtype.itemsize * 8
+
+
+def numpy_dtype(code: int, bits: int) -> Optional[np.dtype]:
+    """The NumPy dtype of a DLPack type (None when NumPy has none: bfloat16 without ml_dtypes)."""
+    if code == S.KDL_BFLOAT and bits == 16:
+        return BFLOAT16
+    if code == S.KDL_BOOL:
+        return np.dtype(np.bool_)
+    letter = {S.KDL_FLOAT: "f", S.KDL_INT: "i", S.KDL_UINT: "u"}.get(code)
+    if letter is None or bits % 8:
+        return None
+    return np.dtype(f"{letter}{bits // 8}")
+
+
+def describe(index: int, value: Any) -> Description:
+    """The memory of a host array whose __dlpack__ cannot describe it (NumPy < 1.22, a read-only
+    array of NumPy 1.x, ml_dtypes' bfloat16): (owner, data address, shape, strides in elements
+    or None, DLPack code, bits, read-only), from its __array_interface__."""
+    interface = getattr(value, "__array_interface__", None)
+    if interface is None:
+        raise TypeError(f"argument #{index}: {type(value).__name__} has neither a usable "
+                        "__dlpack__ nor __array_interface__")
+    dtype = np.dtype(getattr(value, "dtype", None) or interface["typestr"])
+    code, bits = dl_dtype(dtype)
+    data, read_only = interface["data"]
+    shape = tuple(int(size) for size in interface["shape"])
+    strides = interface.get("strides")
+    if strides is not None:
+        if any(stride % dtype.itemsize for stride in strides):
+            raise ValueError(f"argument #{index}: strides {strides} are not whole elements")
+        strides = tuple(int(stride) // dtype.itemsize for stride in strides)
+    return value, int(data or 0), shape, strides, code, bits, bool(read_only)
+
+
+def stream_handle(stream: Any) -> int:
+    """The CUstream of a stream object: tessera_jit.Stream, the CUDA stream protocol
+    (__cuda_stream__), PyTorch's torch.cuda.Stream (.cuda_stream), CuPy's (.ptr)."""
+    if isinstance(stream, int):
+        return stream
+    protocol = getattr(stream, "__cuda_stream__", None)
+    if protocol is not None:
+        return int(protocol()[1])
+    for attribute in ("handle", "cuda_stream", "ptr"):
+        handle = getattr(stream, attribute, None)
+        if isinstance(handle, int):
+            return handle
+    raise TypeError(f"stream: expected None, an int (a CUstream) or a stream object, found "
+                    f"{type(stream).__name__}")

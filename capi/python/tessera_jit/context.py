@@ -1,0 +1,190 @@
+"""Contexts: the compile service, its caches and delegates, and one device."""
+import ctypes
+import weakref
+from typing import Any, Dict, List, Optional
+
+import numpy as np
+
+from . import _library as L
+from . import _structs as S
+from ._check import check
+from ._dlpack import stream_handle
+from .arrays import DeviceArray
+from .module import Module
+from .streams import Event, Stream
+
+
+def _encode(value: Optional[str]) -> Optional[bytes]:
+    return value.encode() if value is not None else None
+
+
+class Context:
+    """A Tessera JIT context.
+
+    default_target: "host", "nvptx" or None (the GPU when present, else the host);
+    device: the CUDA device its nvptx modules, arrays, streams and events use;
+    cache_dir: the compile cache directory (None: $TESSERA_JIT_CACHE_DIR, else
+    ~/.cache/tessera-jit; "": memory only); num_threads: threads for host code's parallel loops
+    (0: $TESSERA_JIT_NUM_THREADS, else the cores the process may use); remote_cache: the fleet's
+    Redis tier, "redis://[user:password@]host:port[/db]" (None: $TESSERA_JIT_REMOTE_CACHE;
+    "": none). close() (or leaving a `with` block) releases it and closes the modules it
+    compiled; a context merely dropped lives on while any of its modules does."""
+
+    _handle: Optional[int] = None
+
+    def __init__(self, default_target: Optional[str] = None, device: int = 0,
+                 cache_dir: Optional[str] = None, num_threads: int = 0,
+                 remote_cache: Optional[str] = None) -> None:
+        options = S.ContextOptions()
+        options.struct_size = ctypes.sizeof(S.ContextOptions)
+        options.log_level = S.LOG_WARNING
+        options.default_target = _encode(default_target)
+        options.device_ordinal = device
+        options.cache_dir = _encode(cache_dir)
+        options.num_threads = num_threads
+        options.remote_cache = _encode(remote_cache)
+        handle = ctypes.c_void_p()
+        check(L.context_create(ctypes.byref(options), ctypes.byref(handle)))
+        self._handle = handle.value
+        self.device = device
+        self.default_target = default_target
+        self._modules: "weakref.WeakSet[Module]" = weakref.WeakSet()
+
+    def _live_handle(self) -> int:
+        if self._handle is None:
+            raise RuntimeError("the context was closed")
+        return self._handle
+
+    # Delegates -------------------------------------------------------------------------------
+
+    def register_library(self, name: str, path: str) -> None:
+        """Registers a vendor library as delegate `name` (kernel_call callees resolve in it)."""
+        check(L.register_library(self._live_handle(), name.encode(), path.encode()))
+
+    def register_kernel_image(self, name: str, data: bytes, format: str = "ptx",
+                              arch: Optional[str] = None) -> None:
+        """Registers hand-written kernels: `format` "ptx", "cubin" or "cuda" (CUDA C++)."""
+        formats = {"ptx": 0, "cubin": 1, "cuda": 2}
+        if format not in formats:
+            raise ValueError(f"format must be one of {sorted(formats)}, found {format!r}")
+        data = data.encode() if isinstance(data, str) else bytes(data)
+        check(L.register_kernel_image(self._live_handle(), name.encode(), data, len(data),
+                                      formats[format], _encode(arch)))
+
+    def declare_matmul_provider(self, name: str, library: str, callee: str,
+                                target: str = "host", arch: Optional[str] = None,
+                                provenance: str = "handwritten_kernel",
+                                covers: str = "root_only", determinism: str = "deterministic",
+                                accuracy: str = "reference_exact", tolerance: float = 0.0,
+                                tolerance_rel: float = 0.0) -> None:
+        """Declares that registered `library` serves tile.matmul through `callee` (cblas_sgemm's
+        ABI on the host, cublasSgemm_v2's on nvptx): a new arbiter candidate. `arch` is its
+        envelope; None: "host" for the host target, "sm_75+" (any GPU) for nvptx."""
+        if arch is None:
+            arch = "host" if target == "host" else "sm_75+"
+        provider = S.MatmulProvider()
+        provider.struct_size = ctypes.sizeof(S.MatmulProvider)
+        for field, value in (("name", name), ("library", library), ("callee", callee),
+                             ("target", target), ("arch", arch), ("provenance", provenance),
+                             ("covers", covers), ("determinism", determinism),
+                             ("accuracy", accuracy)):
+            setattr(provider, field, value.encode())
+        provider.tolerance = tolerance
+        provider.tolerance_rel = tolerance_rel
+        check(L.declare_provider(self._live_handle(), ctypes.byref(provider)))
+
+    def register_default_libraries(self, target: Optional[str] = None) -> None:
+        check(L.register_defaults(self._live_handle(), _encode(target)))
+
+    def delegates(self) -> List[str]:
+        """The registered delegates' identities, one string each."""
+        handle = self._live_handle()
+        return [L.delegate_identity(handle, i, None).decode()
+                for i in range(L.delegate_count(handle))]
+
+    # Compile ---------------------------------------------------------------------------------
+
+    def compile(self, source: Any, target: Optional[str] = None, arch: Optional[str] = None,
+                deterministic: bool = False, opt_level: int = 2,
+                matmul_delegate: Optional[str] = None) -> Module:
+        """Compiles Tessera IR (str or bytes) into a Module; errors carry every diagnostic with
+        its location (InvalidArgumentError for bad IR or a broken contract)."""
+        options = S.CompileOptions()
+        options.struct_size = ctypes.sizeof(S.CompileOptions)
+        options.matmul_delegate = _encode(matmul_delegate)
+        options.target = _encode(target)
+        options.arch = _encode(arch)
+        options.flags = S.DETERMINISTIC if deterministic else 0
+        options.opt_level = opt_level
+        encoded = source.encode() if isinstance(source, str) else bytes(source)
+        handle = ctypes.c_void_p()
+        check(L.compile(self._live_handle(), encoded, len(encoded), ctypes.byref(options),
+                        ctypes.byref(handle)))
+        module = Module(self, handle.value)
+        self._modules.add(module)
+        return module
+
+    # Device memory, streams, events ------------------------------------------------------------
+
+    def empty(self, shape: Any, dtype: Any = np.float32) -> DeviceArray:
+        """Uninitialised memory of the context's device."""
+        return DeviceArray(self, tuple(shape) if not isinstance(shape, int) else (shape,), dtype)
+
+    def to_device(self, array: Any) -> DeviceArray:
+        """A device copy of a host array."""
+        return DeviceArray.from_numpy(self, array)
+
+    def stream(self, non_blocking: bool = True) -> Stream:
+        return Stream(self, non_blocking)
+
+    def event(self, timing: bool = True) -> Event:
+        return Event(self, timing)
+
+    def synchronize(self, stream: Any = None) -> None:
+        """Waits for everything on `stream` (None: the legacy default stream)."""
+        handle = None if stream is None else (stream_handle(stream) or None)
+        check(L.stream_synchronize(self._live_handle(), handle))
+
+    # Introspection -----------------------------------------------------------------------------
+
+    def cache_stats(self) -> Dict[str, Any]:
+        stats = S.CacheStats()
+        stats.struct_size = ctypes.sizeof(S.CacheStats)
+        check(L.context_cache_stats(self._live_handle(), ctypes.byref(stats)))
+        return {name: (getattr(stats, name).decode() if name == "last_miss_reason"
+                       else getattr(stats, name))
+                for name, _ in S.CacheStats._fields_ if name != "struct_size"}
+
+    def device_info(self, ordinal: Optional[int] = None) -> Dict[str, Any]:
+        """The context's device (or device `ordinal`): name, arch, memory, multiprocessors."""
+        info = S.DeviceInfo()
+        info.struct_size = ctypes.sizeof(S.DeviceInfo)
+        check(L.device_get_info(self.device if ordinal is None else ordinal, ctypes.byref(info)))
+        return {"name": info.name.decode(), "arch": info.arch.decode(),
+                "total_memory_bytes": info.total_memory_bytes,
+                "multiprocessors": info.multiprocessors}
+
+    # Lifetime --------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Closes the modules it compiled and releases the context."""
+        for module in list(self.__dict__.get("_modules", ())):
+            module.close()
+        handle, self._handle = self._handle, None
+        if handle is not None:
+            L.context_destroy(handle)
+
+    def __enter__(self) -> "Context":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        if self._handle is None:
+            return "<tessera_jit.Context closed>"
+        target = self.default_target or "default target"
+        return f"<tessera_jit.Context {target}, device {self.device}>"

@@ -1,0 +1,161 @@
+"""Compiled modules and their entry functions."""
+import ctypes
+import json
+import time
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from . import _dlpack
+from . import _library as L
+from ._library import native as _native
+from . import _structs as S
+from ._check import check
+
+
+class ArgSpec:
+    """What an entry expects for one argument or result."""
+
+    __slots__ = ("kind", "type", "name", "written", "shape", "dtype")
+
+    def __init__(self, kind: str, type: str, name: str, written: bool,
+                 shape: Tuple[int, ...], dtype: Optional[np.dtype]) -> None:
+        self.kind = kind          # "tensor", "int" or "float"
+        self.type = type          # the MLIR type, e.g. "memref<?x4xf32>"
+        self.name = name          # the SSA name in the source ("" if unknown)
+        self.written = written    # tensors the entry may write (outputs)
+        self.shape = shape        # -1 for a dynamic size
+        self.dtype = dtype
+
+    def __getitem__(self, key: str) -> Any:  # the 0.x binding's dict access
+        return getattr(self, key)
+
+    def __repr__(self) -> str:
+        name = f"%{self.name}: " if self.name else ""
+        return f"{name}{self.type}{' (written)' if self.written else ''}"
+
+
+class Function(_native.CallPlan):
+    """An entry function of a module. Call it with arrays (any object with __dlpack__: NumPy,
+    PyTorch, CuPy, JAX, DeviceArray…; host memory for host modules, device memory of the
+    context's GPU for nvptx modules) and Python numbers; `stream=` (a Stream, a CUstream int,
+    a framework's stream) orders an nvptx call. Returns the scalar result, or None.
+
+    The call plan is built once: each call converts only its arguments (zero-copy) and calls
+    the C API with the GIL released."""
+
+    def __init__(self, module: "Module", handle: int, name: str) -> None:
+        self.name = name
+        self.args: List[ArgSpec] = [self._info(handle, 0, i)
+                                    for i in range(L.function_arg_count(handle))]
+        self.results: List[ArgSpec] = [self._info(handle, 1, i)
+                                       for i in range(L.function_result_count(handle))]
+        result_kind = -1
+        if self.results:
+            result_kind = S.ARG_FLOAT if self.results[0].kind == "float" else S.ARG_INT
+        kinds = bytes({"tensor": S.ARG_TENSOR, "int": S.ARG_INT, "float": S.ARG_FLOAT}[a.kind]
+                      for a in self.args)
+        super().__init__(handle, len(self.args), result_kind, kinds, module)
+
+    @staticmethod
+    def _info(handle: int, result: int, index: int) -> ArgSpec:
+        info = S.ArgInfo()
+        info.struct_size = ctypes.sizeof(S.ArgInfo)
+        check(L.function_arg_info(handle, result, index, ctypes.byref(info)))
+        kind = ("tensor", "int", "float")[info.kind]
+        shape = tuple(info.shape[d] for d in range(info.ndim)) if kind == "tensor" else ()
+        return ArgSpec(kind, info.type.decode(), info.name.decode(), bool(info.written), shape,
+                       _dlpack.numpy_dtype(info.dtype.code, info.dtype.bits))
+
+    @property
+    def signature(self) -> str:
+        results = ", ".join(r.type for r in self.results)
+        return f"@{self.name}({', '.join(map(repr, self.args))}) -> ({results})"
+
+    def __repr__(self) -> str:
+        return f"<tessera_jit.Function {self.signature}>"
+
+
+class Module:
+    """A compiled module: `entries` names its entry functions, `module.f` or
+    `module.function("f")` gives one. Close it (or use `with`) to release it now; functions of
+    a closed module raise."""
+
+    _handle: Optional[int] = None
+
+    def __init__(self, context: Any, handle: int) -> None:
+        self._context = context
+        self._handle = handle
+        self.entries: List[str] = [L.module_entry_name(handle, i, None).decode()
+                                   for i in range(L.module_entry_count(handle))]
+        self._functions: Dict[str, Function] = {}
+
+    def function(self, name: str) -> Function:
+        """The entry function `name` (NotFoundError names the entries that exist)."""
+        function = self._functions.get(name)
+        if function is not None:
+            return function
+        if self._handle is None:
+            raise RuntimeError("the module was closed")
+        handle = ctypes.c_void_p()
+        encoded = name.encode()
+        check(L.module_get_function(self._handle, encoded, len(encoded), ctypes.byref(handle)))
+        function = Function(self, handle.value, name)  # keeps the module alive
+        self._functions[name] = function
+        return function
+
+    def __getattr__(self, name: str) -> Function:
+        if name.startswith("_") or name not in self.__dict__.get("entries", ()):
+            raise AttributeError(name)
+        return self.function(name)
+
+    def _text(self, kind: int) -> bytes:
+        if self._handle is None:
+            raise RuntimeError("the module was closed")
+        data, size = ctypes.c_void_p(), ctypes.c_size_t()
+        check(L.module_get_text(self._handle, kind, ctypes.byref(data), ctypes.byref(size)))
+        return ctypes.string_at(data, size.value)
+
+    @property
+    def llvm_ir(self) -> str:
+        return self._text(S.TEXT_LLVM).decode()
+
+    @property
+    def ptx(self) -> str:
+        return self._text(S.TEXT_PTX).decode()
+
+    @property
+    def cubin(self) -> bytes:
+        return self._text(S.TEXT_CUBIN)
+
+    def decisions(self) -> List[Dict[str, Any]]:
+        """The arbiter's decision records, one dict per Tile op (docs/arbiter.md)."""
+        return json.loads(self._text(S.TEXT_DECISIONS).decode())
+
+    def close(self) -> None:
+        """Releases the module. Calls already inside it finish first; later calls raise."""
+        handle, self._handle = self._handle, None
+        if handle is None:
+            return
+        functions = list(self.__dict__.get("_functions", {}).values())
+        for function in functions:
+            function._invalidate()
+        while any(function._in_flight() for function in functions):
+            time.sleep(0.0005)  # releases the GIL to the threads still calling
+        L.module_destroy(handle)
+
+    def __enter__(self) -> "Module":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._handle is None else ", ".join(f"@{e}" for e in self.entries)
+        return f"<tessera_jit.Module {state}>"
+
+
+__all__ = ["ArgSpec", "Function", "Module"]

@@ -1,0 +1,338 @@
+"""The Python package as its users meet it: any DLPack producer in (NumPy of either DLPack
+generation, JAX, hand-made producers), the package's own capsules out (np.from_dlpack,
+jax.dlpack), bfloat16 through ml_dtypes, the stream argument handed to device producers,
+exceptions per code, objects that clean up after themselves, and hostile calls.
+
+Runs under the distribution's Python (NumPy 1.24: DLPack 0.x capsules) in Bazel and in a fresh
+venv with NumPy 2, JAX and ml_dtypes from PyPI (tools/python_package_test.sh)."""
+import gc
+import sys
+import threading
+import unittest
+
+import numpy as np
+
+import tessera_jit as tj
+from tessera_jit import _native, errors
+
+SOURCE = """
+func.func @saxpy(%alpha: f32, %x: memref<?xf32>, %y: memref<?xf32>, %out: memref<?xf32>) {
+  tile.map ins(%alpha, %x, %y : f32, memref<?xf32>, memref<?xf32>) outs(%out : memref<?xf32>) {
+  ^bb0(%a: f32, %xi: f32, %yi: f32):
+    %ax = arith.mulf %a, %xi : f32
+    %r = arith.addf %ax, %yi : f32
+    tile.yield %r : f32
+  }
+  return
+}
+func.func @twice_bf16(%x: memref<?x?xbf16>, %y: memref<?x?xbf16>) {
+  tile.map ins(%x : memref<?x?xbf16>) outs(%y : memref<?x?xbf16>) {
+  ^bb0(%v: bf16):
+    %r = arith.addf %v, %v : bf16
+    tile.yield %r : bf16
+  }
+  return
+}
+func.func @count(%n: i64, %x: f64) -> f64 {
+  %f = arith.sitofp %n : i64 to f64
+  %r = arith.mulf %f, %x : f64
+  return %r : f64
+}
+"""
+
+try:
+    import jax
+    import jax.numpy as jnp
+except ImportError:  # the distribution's Python has no JAX
+    jax = None
+
+try:
+    import ml_dtypes
+except ImportError:
+    ml_dtypes = None
+
+
+class Producer:
+    """A DLPack producer of host memory that records how it was asked: the stream and
+    max_version keywords a consumer passed."""
+
+    versioned = True
+
+    def __init__(self, array, device=(1, 0), read_only=False):
+        self.array = np.ascontiguousarray(array)
+        self.device = device
+        self.read_only = read_only
+        self.calls = []
+
+    def __dlpack_device__(self):
+        return self.device
+
+    def __dlpack__(self, *, stream=None, max_version=None, **kwargs):
+        self.calls.append({"stream": stream, "max_version": max_version, **kwargs})
+        if not self.versioned and max_version is not None:
+            raise TypeError("__dlpack__() got an unexpected keyword argument 'max_version'")
+        code, bits = tj._dlpack.dl_dtype(self.array.dtype)
+        versioned = max_version is not None and max_version[0] >= 1
+        return _native.export_capsule(self.array, self.array.ctypes.data, self.array.shape,
+                                      code, bits, self.device[0], self.device[1], versioned,
+                                      self.read_only)
+
+
+class LegacyProducer(Producer):
+    """A producer from before DLPack 1.0: no max_version keyword, 0.x capsules. (Whether a
+    producer takes the keyword is remembered per type, as real producers are consistent.)"""
+
+    versioned = False
+
+
+class PackageTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.ctx = tj.Context(default_target="host", cache_dir="")
+        cls.module = cls.ctx.compile(SOURCE)
+        cls.saxpy = cls.module.saxpy
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.ctx.close()
+
+    def saxpy_inputs(self, n=257):
+        x = np.linspace(-3, 3, n, dtype=np.float32)
+        return x, np.full(n, 0.25, np.float32), np.zeros(n, np.float32)
+
+    # Arrays in and out ------------------------------------------------------------------------
+
+    def test_numpy_arrays_zero_copy(self):
+        x, y, out = self.saxpy_inputs()
+        self.assertIsNone(self.saxpy(1.5, x, y, out))
+        np.testing.assert_array_equal(out, np.float32(1.5) * x + y)
+        view = out[:]  # a view of the same memory is written in place
+        self.saxpy(np.float32(2.0), x, y, view)
+        np.testing.assert_array_equal(out, np.float32(2.0) * x + y)
+
+    def test_versioned_and_unversioned_producers(self):
+        x, y, out = self.saxpy_inputs()
+        for producer in (Producer, LegacyProducer):
+            px, py = producer(x), producer(y)
+            out[:] = 0
+            self.saxpy(0.5, px, py, out)
+            np.testing.assert_array_equal(out, np.float32(0.5) * x + y)
+            self.assertEqual(px.calls[0]["max_version"], (1, 0))  # asked for DLPack 1.0 first
+            self.assertIsNone(px.calls[0]["stream"])             # host memory: no stream
+            if not producer.versioned:  # refused the keyword, then served a 0.x capsule
+                self.assertIsNone(px.calls[-1]["max_version"])
+
+    def test_read_only_tensors_are_inputs_only(self):
+        x, y, out = self.saxpy_inputs()
+        self.saxpy(1.0, Producer(x, read_only=True), y, out)
+        np.testing.assert_array_equal(out, x + y)
+        with self.assertRaises(tj.InvalidArgumentError) as raised:
+            self.saxpy(1.0, x, y, Producer(out, read_only=True))
+        self.assertIn("'out'", str(raised.exception))
+        frozen = np.zeros_like(out)
+        frozen.flags.writeable = False  # NumPy 2: a read-only capsule; 1.x: the fallback
+        with self.assertRaises(tj.InvalidArgumentError):
+            self.saxpy(1.0, x, y, frozen)
+        self.saxpy(1.0, frozen, y, out)  # …and as an input it is fine
+        np.testing.assert_array_equal(out, y)
+
+    def test_device_producers_receive_the_stream(self):
+        x, y, out = self.saxpy_inputs(8)
+        cuda = Producer(x, device=(2, 0))
+        with self.assertRaises(tj.InvalidArgumentError) as raised:  # a host module
+            self.saxpy(1.0, cuda, y, out)
+        self.assertIn("device", str(raised.exception))
+        self.assertEqual(cuda.calls[-1]["stream"], 1)  # no stream= : the legacy default stream
+
+        class TorchLikeStream:
+            cuda_stream = 0x5000
+
+        class ProtocolStream:
+            def __cuda_stream__(self):
+                return (0, 0x6000)
+
+        for stream, expected in ((0x4000, 0x4000), (TorchLikeStream(), 0x5000),
+                                 (ProtocolStream(), 0x6000), (0, 1)):
+            with self.assertRaises(tj.InvalidArgumentError):
+                self.saxpy(1.0, cuda, y, out, stream=stream)
+            self.assertEqual(cuda.calls[-1]["stream"], expected)
+        with self.assertRaises(TypeError):
+            self.saxpy(1.0, x, y, out, stream="default")
+        with self.assertRaises(TypeError):
+            self.saxpy(1.0, x, y, out, stream=None, other=1)
+
+    def test_the_package_capsules_feed_numpy_and_keep_their_owner_alive(self):
+        if not hasattr(np, "from_dlpack"):
+            self.skipTest("NumPy before 1.22 has no from_dlpack")
+        data = np.arange(12, dtype=np.float32).reshape(3, 4)
+        producer = Producer(data.copy())
+        address = producer.array.ctypes.data
+        consumed = np.from_dlpack(producer)
+        del producer
+        gc.collect()
+        np.testing.assert_array_equal(consumed, data)  # the capsule keeps the memory alive
+        # zero-copy: the producer's memory (NumPy 1.x makes it read-only: DLPack 0.x has no flag)
+        self.assertEqual(consumed.__array_interface__["data"][0], address)
+
+    def test_bfloat16_through_ml_dtypes(self):
+        if ml_dtypes is None:
+            self.skipTest("ml_dtypes is not installed")
+        x = (np.arange(12, dtype=np.float32).reshape(3, 4) / 8).astype(ml_dtypes.bfloat16)
+        y = np.zeros_like(x)
+        self.module.twice_bf16(x, y)
+        np.testing.assert_array_equal(y.astype(np.float32), 2 * x.astype(np.float32))
+        self.assertEqual(self.module.twice_bf16.args[0].dtype, np.dtype(ml_dtypes.bfloat16))
+
+    def test_jax_arrays_are_inputs_and_read_outputs(self):
+        if jax is None:
+            self.skipTest("JAX is not installed")
+        x, y, out = self.saxpy_inputs()
+        self.saxpy(3.0, jnp.asarray(x), jnp.asarray(y), out)
+        np.testing.assert_allclose(out, 3.0 * x + y, rtol=1e-6)
+        exported = jax.dlpack.from_dlpack(Producer(out))  # JAX consumes the package's capsule
+        np.testing.assert_allclose(np.asarray(exported), 3.0 * x + y, rtol=1e-6)
+        if ml_dtypes is not None:
+            xb = jnp.asarray(x[:12].reshape(3, 4), dtype=jnp.bfloat16)
+            yb = np.zeros((3, 4), ml_dtypes.bfloat16)
+            self.module.twice_bf16(xb, yb)
+            np.testing.assert_array_equal(yb.astype(np.float32),
+                                          2 * np.asarray(xb).astype(np.float32))
+
+    def test_scalars_and_results(self):
+        self.assertEqual(self.module.count(3, 0.5), 1.5)
+        self.assertEqual(self.module.count(np.int32(4), np.float32(0.25)), 1.0)
+        self.assertEqual(self.module.count(True, 2), 2.0)  # bool is an int, int converts
+
+    # Errors ------------------------------------------------------------------------------------
+
+    def test_an_exception_class_per_code(self):
+        self.assertTrue(issubclass(tj.InvalidArgumentError, tj.TesseraError))
+        self.assertTrue(issubclass(tj.InvalidArgumentError, ValueError))
+        self.assertTrue(issubclass(tj.NotFoundError, LookupError))
+        self.assertEqual(errors.make_error(14, "x").__class__, tj.UnavailableError)
+        self.assertEqual(errors.make_error(99, "x").__class__, tj.UnknownError)
+        with self.assertRaises(tj.InvalidArgumentError) as raised:
+            self.ctx.compile("func.func @f( {")
+        self.assertEqual(raised.exception.code, "INVALID_ARGUMENT")
+        self.assertIn("<source>:1:", raised.exception.message)  # located
+        with self.assertRaises(tj.NotFoundError) as raised:
+            self.module.function("nope")
+        self.assertIn("saxpy", raised.exception.message)  # names the entries that exist
+        with self.assertRaises(AttributeError):
+            self.module.nope  # noqa: B018
+
+    def test_hostile_calls(self):
+        x, y, out = self.saxpy_inputs()
+        with self.assertRaises(tj.InvalidArgumentError) as raised:
+            self.saxpy(1.0, x, y)
+        self.assertIn("takes 4 argument(s), found 3", str(raised.exception))
+        with self.assertRaises(tj.InvalidArgumentError):
+            self.saxpy(1.0, x, y, out[: out.size - 1])  # mismatched sizes
+        with self.assertRaises(tj.InvalidArgumentError) as raised:
+            self.saxpy(1.0, x[::2], y[::2], out[::2])  # strided: not dense
+        self.assertIn("dense row-major", str(raised.exception))
+        with self.assertRaises(tj.InvalidArgumentError):
+            self.saxpy(1.0, x.astype(np.float64), y, out)  # dtype
+        with self.assertRaises(TypeError) as raised:
+            self.saxpy(1.0, [1.0, 2.0], y, out)
+        self.assertIn("argument #1", str(raised.exception))
+        with self.assertRaises(OverflowError):
+            self.module.count(1 << 80, 1.0)
+        with self.assertRaises(tj.InvalidArgumentError):
+            self.saxpy(*([x] * 40))  # more than the inline argument slots
+        empty = np.zeros(0, np.float32)
+        self.saxpy(1.0, empty, empty, empty)  # zero-length is fine
+
+    def test_failed_constructors_leave_nothing_behind(self):
+        unraisable = []
+        previous = sys.unraisablehook
+        sys.unraisablehook = unraisable.append
+        try:
+            with self.assertRaises(tj.InvalidArgumentError):
+                tj.Context(default_target="tpu")
+            with self.assertRaises(tj.InvalidArgumentError):
+                tj.Context(remote_cache="http://nope")
+            if not tj.is_gpu_available():
+                with self.assertRaises(tj.UnavailableError):
+                    self.ctx.empty((4,), np.float32)
+                with self.assertRaises(tj.UnavailableError):
+                    tj.Stream(self.ctx)
+                with self.assertRaises(tj.UnavailableError):
+                    self.ctx.event()
+            gc.collect()
+        finally:
+            sys.unraisablehook = previous
+        self.assertEqual(unraisable, [])
+
+    # Objects -----------------------------------------------------------------------------------
+
+    def test_reprs_show_signatures(self):
+        self.assertEqual(repr(self.saxpy),
+                         "<tessera_jit.Function @saxpy(%alpha: f32, %x: memref<?xf32>, "
+                         "%y: memref<?xf32>, %out: memref<?xf32> (written)) -> ()>")
+        self.assertIn("@saxpy, @twice_bf16, @count", repr(self.module))
+        self.assertIn("host", repr(self.ctx))
+        self.assertEqual(self.module.count.signature, "@count(%n: i64, %x: f64) -> (f64)")
+
+    def test_context_managers_and_closed_objects(self):
+        with tj.Context(default_target="host", cache_dir="") as ctx:
+            with ctx.compile(SOURCE) as module:
+                saxpy = module.saxpy
+                x, y, out = self.saxpy_inputs()
+                saxpy(1.0, x, y, out)
+            self.assertIn("closed", repr(module))
+            with self.assertRaises(RuntimeError):
+                saxpy(1.0, x, y, out)
+            survivor = ctx.compile(SOURCE).saxpy  # the function keeps its module alive
+        self.assertIn("closed", repr(ctx))
+        with self.assertRaises(RuntimeError):  # closing the context closed its modules
+            survivor(1.0, x, y, out)
+        with self.assertRaises(RuntimeError):
+            ctx.compile(SOURCE)
+
+    def test_a_function_alone_keeps_its_module(self):
+        ctx = tj.Context(default_target="host", cache_dir="")
+        saxpy = ctx.compile(SOURCE).saxpy
+        del ctx
+        gc.collect()
+        x, y, out = self.saxpy_inputs()
+        saxpy(2.0, x, y, out)
+        np.testing.assert_array_equal(out, np.float32(2.0) * x + y)
+
+    def test_closing_a_module_while_threads_call_it(self):
+        module = self.ctx.compile(SOURCE.replace("@saxpy", "@saxpy2").replace(
+            "@twice_bf16", "@t2").replace("@count", "@c2"))
+        saxpy = module.saxpy2
+        x, y, _ = self.saxpy_inputs(1 << 16)
+        failures, closed = [], []
+
+        def call():
+            out = np.zeros_like(x)
+            try:
+                for _ in range(2000):
+                    saxpy(1.0, x, y, out)
+                    if not np.array_equal(out, x + y):
+                        failures.append("wrong result")
+                        return
+            except RuntimeError as error:  # the module closed: the only acceptable failure
+                closed.append(str(error))
+            except Exception as error:  # noqa: BLE001
+                failures.append(repr(error))
+
+        threads = [threading.Thread(target=call) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        module.close()
+        for thread in threads:
+            thread.join()
+        self.assertEqual(failures, [])
+        self.assertTrue(all("closed" in message for message in closed))
+
+    def test_api_version_and_library(self):
+        self.assertEqual(tj.api_version(), (0, 9))
+        self.assertTrue(tj.library_path().endswith("libtessera_jit.so"))
+        self.assertIn("sm_90", tj.supported_archs())
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

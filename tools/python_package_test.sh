@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# The Python package as a user installs it: builds the wheel (tools/build_wheel.sh, from the
+# default build's outputs), creates a fresh virtual environment with a Python that is not the
+# distribution's (pyenv's, when present), installs the wheel, NumPy 2, JAX (CPU) and ml_dtypes
+# from PyPI, and runs the Python tests there with pytest — from outside the source tree, with no
+# TESSERA_JIT_LIBRARY, so that only the installed wheel can serve them.
+#
+#   tools/python_package_test.sh [REPORT.xml]     # JUnit report for tools/summarize_tests.py
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
+cd "$TESSERA_ROOT"
+
+report="${1:-$(mktemp --suffix=.xml)}"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+# A report with one failed case, for steps that fail before pytest runs.
+fail() {
+  local message="$1"
+  echo "python package: $message" >&2
+  python3 - "$report" "$message" <<'PY'
+import sys
+from xml.sax.saxutils import quoteattr
+path, message = sys.argv[1], sys.argv[2]
+with open(path, "w") as f:
+    f.write('<testsuites><testsuite name="python_package" tests="1" failures="1">'
+            f'<testcase classname="python_package" name="setup"><failure message={quoteattr(message)}/>'
+            "</testcase></testsuite></testsuites>\n")
+PY
+  exit 1
+}
+
+# The newest CPython ≥ 3.9 that is not /usr/bin's: $TESSERA_TEST_PYTHON, pyenv's, PATH's.
+python=""
+for candidate in "${TESSERA_TEST_PYTHON:-}" "$HOME"/.pyenv/versions/3.1[0-9]*/bin/python3 \
+                 "$(command -v python3 || true)"; do
+  [ -n "$candidate" ] && [ -x "$candidate" ] || continue
+  real="$(readlink -f "$candidate")"
+  case "$real" in /usr/bin/*|/bin/*) continue ;; esac
+  if "$candidate" -c 'import sys, venv; sys.exit(sys.version_info < (3, 9))' 2>/dev/null; then
+    python="$candidate"
+  fi
+done
+if [ -z "$python" ]; then
+  python=/usr/bin/python3
+  echo "python package: no Python besides the distribution's; using $python" >&2
+fi
+echo "python package: $("$python" --version) ($python)"
+
+tools/build_wheel.sh --mode fastbuild --out "$work/dist" || fail "the wheel did not build"
+"$python" -m venv "$work/venv" || fail "$python -m venv failed"
+pip=("$work/venv/bin/python" -m pip install -q --disable-pip-version-check)
+"${pip[@]}" "$work"/dist/tessera_jit-*.whl || fail "pip install of the wheel failed"
+"${pip[@]}" "numpy>=2" "jax[cpu]" ml_dtypes pytest ||
+  fail "installing NumPy, JAX, ml_dtypes and pytest from PyPI failed"
+
+cp tests/capi/python_package_test.py tests/capi/python_test.py tests/capi/model_ops_test.py \
+  "$work/"
+mkdir -p "$work/run"
+cd "$work/run"
+unset TESSERA_JIT_LIBRARY PYTHONPATH
+export TESSERA_JIT_CACHE_DIR="$work/cache"
+"$work/venv/bin/python" - <<'PY' || fail "the installed package does not load its own library"
+import tessera_jit, sys
+path = tessera_jit.library_path()
+assert "site-packages" in path, path
+print(f"python package: tessera_jit {tessera_jit.__version__}, C API {tessera_jit.api_version()}, {path}")
+PY
+"$work/venv/bin/python" -m pytest -q -p no:cacheprovider --junitxml="$report" \
+  "$work/python_package_test.py" "$work/python_test.py" "$work/model_ops_test.py"
