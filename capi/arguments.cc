@@ -106,8 +106,9 @@ absl::Status BuildDescriptor(const EntryFunction& entry, size_t index, const DLT
         where(), ": shape ", ShapeText(tensor->shape, tensor->ndim), " at byte offset ",
         tensor->byte_offset, " spans more bytes than the address space holds"));
   }
-  // Identity-layout memrefs are dense row-major: strides must say so (or be NULL).
-  if (tensor->strides != nullptr) {
+  // Identity-layout memrefs are dense row-major: strides must say so (or be NULL). A tensor
+  // without elements has no layout to check (NumPy 2 exports zero strides for one).
+  if (tensor->strides != nullptr && elements != 0) {
     int64_t stride = 1;
     for (int d = tensor->ndim - 1; d >= 0; --d) {
       if (tensor->shape[d] > 1 && tensor->strides[d] != stride) {

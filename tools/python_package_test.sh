@@ -30,15 +30,21 @@ PY
   exit 1
 }
 
-# The newest CPython ≥ 3.9 that is not /usr/bin's: $TESSERA_TEST_PYTHON, pyenv's, PATH's.
+# A CPython ≥ 3.9 that is not /usr/bin's: $TESSERA_TEST_PYTHON, else pyenv's newest, else
+# PATH's python3.
 python=""
-for candidate in "${TESSERA_TEST_PYTHON:-}" "$HOME"/.pyenv/versions/3.1[0-9]*/bin/python3 \
+usable() {
+  local real
+  real="$(readlink -f "$1")"
+  case "$real" in /usr/bin/*|/bin/*) return 1 ;; esac
+  "$1" -c 'import sys, venv; sys.exit(sys.version_info < (3, 9))' 2>/dev/null
+}
+for candidate in "${TESSERA_TEST_PYTHON:-}" \
+                 $(ls -d "$HOME"/.pyenv/versions/3.* 2>/dev/null | sort -rV | sed 's|$|/bin/python3|') \
                  "$(command -v python3 || true)"; do
-  [ -n "$candidate" ] && [ -x "$candidate" ] || continue
-  real="$(readlink -f "$candidate")"
-  case "$real" in /usr/bin/*|/bin/*) continue ;; esac
-  if "$candidate" -c 'import sys, venv; sys.exit(sys.version_info < (3, 9))' 2>/dev/null; then
+  if [ -n "$candidate" ] && [ -x "$candidate" ] && usable "$candidate"; then
     python="$candidate"
+    break
   fi
 done
 if [ -z "$python" ]; then

@@ -836,5 +836,40 @@ TEST(BoundaryStreamTest, StreamAndEventCallsAreCheckedAndUnavailableWithoutAGpu)
   tessera_jit_context_destroy(context);
 }
 
+// NumPy 2 exports an empty array with zero strides: nothing to lay out, so nothing to refuse.
+TEST(BoundaryStrideTest, AnEmptyTensorsStridesAreNotChecked) {
+  tessera_jit_context_t* context = MemoryOnlyHostContext();
+  ASSERT_NE(context, nullptr);
+  const char* source = R"(func.func @copy(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
+  tile.map ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>) {
+  ^bb0(%v: f32):
+    tile.yield %v : f32
+  }
+  return
+})";
+  tessera_jit_module_t* module = nullptr;
+  ASSERT_OK(tessera_jit_compile(context, source, std::strlen(source), nullptr, &module));
+  tessera_jit_function_t* function = nullptr;
+  ASSERT_OK(tessera_jit_module_get_function(module, "copy", 4, &function));
+  Tensor x({0, 3}), y({0, 3});
+  int64_t zero_strides[] = {0, 0};
+  x.view.strides = zero_strides;
+  y.view.strides = zero_strides;
+  tessera_jit_arg_t args[2] = {};
+  args[0].kind = args[1].kind = TESSERA_JIT_ARG_TENSOR;
+  args[0].value.tensor = &x.view;
+  args[1].value.tensor = &y.view;
+  ASSERT_OK(tessera_jit_function_invoke(function, args, 2, nullptr, nullptr));
+  Tensor z({2, 3});  // with elements, the same strides are refused
+  z.view.strides = zero_strides;
+  args[0].value.tensor = &z.view;
+  args[1].value.tensor = &z.view;
+  Error refused(tessera_jit_function_invoke(function, args, 2, nullptr, nullptr));
+  EXPECT_EQ(refused.code(), TESSERA_JIT_INVALID_ARGUMENT);
+  EXPECT_THAT(refused.message(), ::testing::HasSubstr("expected a dense row-major tensor"));
+  tessera_jit_module_destroy(module);
+  tessera_jit_context_destroy(context);
+}
+
 }  // namespace
 }  // namespace tessera::testing

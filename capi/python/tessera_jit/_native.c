@@ -24,6 +24,30 @@
 
 #include "tessera_jit.h"
 
+/* The buffer protocol joined the stable ABI's headers in 3.11, but its struct and functions are
+ * the same in every CPython 3 (that is why they could join): declared here for 3.9 and 3.10. */
+#if Py_LIMITED_API + 0 < 0x030B0000
+typedef struct {
+  void* buf;
+  PyObject* obj;
+  Py_ssize_t len;
+  Py_ssize_t itemsize;
+  int readonly;
+  int ndim;
+  char* format;
+  Py_ssize_t* shape;
+  Py_ssize_t* strides;
+  Py_ssize_t* suboffsets;
+  void* internal;
+} Py_buffer;
+PyAPI_FUNC(int) PyObject_GetBuffer(PyObject* obj, Py_buffer* view, int flags);
+PyAPI_FUNC(void) PyBuffer_Release(Py_buffer* view);
+#define PyBUF_FORMAT 0x0004
+#define PyBUF_ND 0x0008
+#define PyBUF_STRIDES (0x0010 | PyBUF_ND)
+#define PyBUF_RECORDS_RO (PyBUF_STRIDES | PyBUF_FORMAT)
+#endif
+
 /* DLPack 1.0 (dlpack.h ≥ 1.0; the system header may be 0.x): the versioned managed tensor. */
 typedef struct {
   uint32_t major;
@@ -78,12 +102,16 @@ static PyObject* g_empty_tuple;
 typedef struct {
   PyObject* capsule; /* owned: released after the call (its destructor frees the tensor) */
   PyObject* owner;   /* owned: the fallback's keep-alive */
-  DLTensor tensor;   /* the fallback's description */
+  int has_buffer;    /* `buffer` is held (the NumPy fast path) */
+  Py_buffer buffer;
+  DLTensor tensor;   /* the fast path's or the fallback's description */
   int64_t shape[TJ_MAX_RANK];
   int64_t strides[TJ_MAX_RANK];
 } TensorSlot;
 
 static void ReleaseSlot(TensorSlot* slot) {
+  if (slot->has_buffer) PyBuffer_Release(&slot->buffer);
+  slot->has_buffer = 0;
   Py_XDECREF(slot->capsule);
   Py_XDECREF(slot->owner);
   slot->capsule = NULL;
@@ -92,6 +120,66 @@ static void ReleaseSlot(TensorSlot* slot) {
 
 static int IsCpuObject(PyObject* value) {
   return PyObject_IsInstance(value, g_cpu_types) == 1;
+}
+
+/* The DLPack dtype of a buffer format ("f", "<d", "?", …); 0 when DLPack has none. */
+static int FormatDtype(const char* format, Py_ssize_t itemsize, DLDataType* dtype) {
+  if (format == NULL) return 0;
+  if (*format == '@' || *format == '=' || *format == '<') ++format; /* x86-64: little endian */
+  if (format[0] == '\0' || format[1] != '\0') return 0;
+  switch (format[0]) {
+    case 'e': case 'f': case 'd': dtype->code = kDLFloat; break;
+    case 'b': case 'h': case 'i': case 'l': case 'q': case 'n': dtype->code = kDLInt; break;
+    case 'B': case 'H': case 'I': case 'L': case 'Q': case 'N': case '?':
+      dtype->code = kDLUInt;
+      break;
+    default: return 0;
+  }
+  dtype->bits = (uint8_t)(itemsize * 8);
+  dtype->lanes = 1;
+  return itemsize > 0 && itemsize <= 8;
+}
+
+/* The NumPy fast path: an exact array type of the CPU (configure's cpu_types) described by its
+ * buffer. 1 when `arg` is filled, 0 to take the DLPack path instead (no exception). */
+static int BufferArgument(PyObject* value, TensorSlot* slot, tessera_jit_arg_t* arg) {
+  const Py_ssize_t types = PyTuple_Size(g_cpu_types);
+  int known = 0;
+  for (Py_ssize_t t = 0; t < types && !known; ++t) {
+    known = (PyObject*)Py_TYPE(value) == PyTuple_GetItem(g_cpu_types, t);
+  }
+  if (!known) return 0;
+  if (PyObject_GetBuffer(value, &slot->buffer, PyBUF_RECORDS_RO) < 0) {
+    PyErr_Clear(); /* e.g. a dtype the buffer protocol cannot carry (ml_dtypes' bfloat16) */
+    return 0;
+  }
+  slot->has_buffer = 1;
+  Py_buffer* view = &slot->buffer;
+  DLTensor* tensor = &slot->tensor;
+  memset(tensor, 0, sizeof(*tensor));
+  if (view->ndim > TJ_MAX_RANK || !FormatDtype(view->format, view->itemsize, &tensor->dtype)) {
+    PyBuffer_Release(view);
+    slot->has_buffer = 0;
+    return 0;
+  }
+  tensor->data = view->buf;
+  tensor->device.device_type = kDLCPU;
+  tensor->ndim = view->ndim;
+  int contiguous = 1;
+  Py_ssize_t expected = view->itemsize;
+  for (int d = view->ndim - 1; d >= 0; --d) {
+    slot->shape[d] = view->shape[d];
+    const Py_ssize_t stride = view->strides != NULL ? view->strides[d] : expected;
+    if (view->shape[d] > 1 && stride != expected) contiguous = 0;
+    slot->strides[d] = stride / view->itemsize;
+    if (stride % view->itemsize != 0) slot->strides[d] = INT64_MIN; /* never dense */
+    expected *= view->shape[d];
+  }
+  tensor->shape = slot->shape;
+  tensor->strides = contiguous ? NULL : slot->strides;
+  arg->kind = view->readonly ? TESSERA_JIT_ARG_TENSOR_READ_ONLY : TESSERA_JIT_ARG_TENSOR;
+  arg->value.tensor = tensor;
+  return 1;
 }
 
 /* The DLPack device type of `value` (kDLCPU when it cannot say), or -1 with an exception. */
@@ -416,6 +504,20 @@ static PyObject* CallPlan_call(PyObject* self_object, PyObject* args, PyObject* 
       values[i].value.f = PyFloat_AsDouble(value);
       continue;
     }
+    TensorSlot* slot;
+    if (n <= TJ_INLINE_ARGS) {
+      slot = &capsule_slots[i];
+      slot->capsule = slot->owner = NULL;
+      slot->has_buffer = 0;
+    } else {
+      slot = (TensorSlot*)PyMem_Calloc(1, sizeof(TensorSlot));
+      if (slot == NULL) {
+        PyErr_NoMemory();
+        goto done;
+      }
+    }
+    slots[i] = slot;
+    if (BufferArgument(value, slot, &values[i])) continue;
     const int scalar_like = PyObject_IsInstance(value, g_scalar_types) == 1;
     PyObject* method = scalar_like ? NULL : PyObject_GetAttr(value, g_str_dlpack);
     if (method == NULL) PyErr_Clear();
@@ -443,19 +545,6 @@ static PyObject* CallPlan_call(PyObject* self_object, PyObject* args, PyObject* 
       Py_XDECREF(type_name);
       goto done;
     }
-    TensorSlot* slot;
-    if (n <= TJ_INLINE_ARGS) {
-      slot = &capsule_slots[i];
-      slot->capsule = slot->owner = NULL;
-    } else {
-      slot = (TensorSlot*)PyMem_Calloc(1, sizeof(TensorSlot));
-      if (slot == NULL) {
-        Py_XDECREF(method);
-        PyErr_NoMemory();
-        goto done;
-      }
-    }
-    slots[i] = slot;
     const int failed = TensorArgument(i, value, method, dlpack_stream, slot, &values[i]);
     Py_XDECREF(method);
     if (failed < 0) goto done;
