@@ -42,7 +42,8 @@ stage="$(mktemp -d)"
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/tessera_jit/_lib"
 cp capi/python/pyproject.toml capi/python/setup.py "$stage/"
-cp capi/python/tessera_jit/*.py capi/python/tessera_jit/py.typed "$stage/tessera_jit/"
+cp capi/python/tessera_jit/*.py capi/python/tessera_jit/*.pyi capi/python/tessera_jit/py.typed \
+  "$stage/tessera_jit/"
 cp "$objects/capi/python/tessera_jit/_native.abi3.so" "$stage/tessera_jit/"
 cp "$objects/capi/libtessera_jit.so" "$stage/tessera_jit/_lib/"
 chmod -R u+w "$stage"

@@ -5,7 +5,9 @@
 # from PyPI, and runs the Python tests there with pytest — from outside the source tree, with no
 # TESSERA_JIT_LIBRARY, so that only the installed wheel can serve them.
 #
-#   tools/python_package_test.sh [REPORT.xml]     # JUnit report for tools/summarize_tests.py
+#   tools/python_package_test.sh [REPORT.xml]     # JUnit reports for tools/summarize_tests.py:
+#                                                 # REPORT.xml (pytest), REPORT.mypy.xml (the
+#                                                 # package's type hints, checked by mypy)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 cd "$TESSERA_ROOT"
@@ -57,8 +59,8 @@ tools/build_wheel.sh --mode fastbuild --out "$work/dist" || fail "the wheel did 
 "$python" -m venv "$work/venv" || fail "$python -m venv failed"
 pip=("$work/venv/bin/python" -m pip install -q --disable-pip-version-check)
 "${pip[@]}" "$work"/dist/tessera_jit-*.whl || fail "pip install of the wheel failed"
-"${pip[@]}" "numpy>=2" "jax[cpu]" ml_dtypes pytest ||
-  fail "installing NumPy, JAX, ml_dtypes and pytest from PyPI failed"
+"${pip[@]}" "numpy>=2" "jax[cpu]" ml_dtypes pytest mypy ||
+  fail "installing NumPy, JAX, ml_dtypes, pytest and mypy from PyPI failed"
 
 cp tests/capi/python_package_test.py tests/capi/python_test.py tests/capi/model_ops_test.py \
   "$work/"
@@ -72,5 +74,10 @@ path = tessera_jit.library_path()
 assert "site-packages" in path, path
 print(f"python package: tessera_jit {tessera_jit.__version__}, C API {tessera_jit.api_version()}, {path}")
 PY
+status=0
 "$work/venv/bin/python" -m pytest -q -p no:cacheprovider --junitxml="$report" \
-  "$work/python_package_test.py" "$work/python_test.py" "$work/model_ops_test.py"
+  "$work/python_package_test.py" "$work/python_test.py" "$work/model_ops_test.py" || status=1
+# The installed package's type hints (py.typed, _native.pyi) as a user's type checker sees them.
+"$work/venv/bin/python" -m mypy --no-incremental --cache-dir "$work/mypy-cache" \
+  --junit-xml "${report%.xml}.mypy.xml" -p tessera_jit || status=1
+exit $status

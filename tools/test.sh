@@ -29,7 +29,7 @@ reports+=("$reports_dir/lit.xml")
 
 echo "== Python package (the wheel in a fresh venv with NumPy 2 and JAX from PyPI)"
 tools/python_package_test.sh "$reports_dir/python_package.xml" || true
-reports+=("$reports_dir/python_package.xml")
+reports+=("$reports_dir/python_package.xml" "$reports_dir/python_package.mypy.xml")
 
 # The sanitizer configurations and a bounded fuzzing session (docs/building.md). Their own
 # output base; failures show in the summary through their reports.

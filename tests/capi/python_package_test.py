@@ -334,5 +334,45 @@ class PackageTest(unittest.TestCase):
         self.assertIn("sm_90", tj.supported_archs())
 
 
+class GpuPackageTest(unittest.TestCase):
+    """Device arrays, streams and events on a GPU (skipped without one)."""
+
+    def setUp(self):
+        if not tj.is_gpu_available():
+            self.skipTest("no usable GPU")
+        self.ctx = tj.Context(default_target="nvptx", cache_dir="")
+
+    def tearDown(self):
+        self.ctx.close()
+
+    def test_device_arrays_on_a_stream_with_events(self):
+        module = self.ctx.compile(SOURCE)
+        x = np.linspace(-1, 1, 1 << 20, dtype=np.float32)
+        y = np.full_like(x, 0.5)
+        dx, dy, dout = self.ctx.to_device(x), self.ctx.to_device(y), self.ctx.empty(x.shape)
+        self.assertEqual(dx.__dlpack_device__(), (2, self.ctx.device))
+        with self.ctx.stream() as stream:
+            start = stream.record_event()
+            module.saxpy(2.0, dx, dy, dout, stream=stream)
+            stop = stream.record_event()
+            stop.synchronize()
+            self.assertTrue(stream.query())
+            self.assertGreaterEqual(start.elapsed_time(stop), 0.0)
+        np.testing.assert_allclose(dout.numpy(), 2 * x + y, rtol=1e-6)
+        if tuple(int(v) for v in np.__version__.split(".")[:2]) >= (2, 1):
+            np.testing.assert_allclose(np.from_dlpack(dout), 2 * x + y, rtol=1e-6)  # a host copy
+        capsule = dout.__dlpack__(max_version=(1, 0))
+        dout.free()  # the capsule keeps the memory until it is released
+        del capsule
+        with self.assertRaises(RuntimeError):
+            dout.numpy()
+
+    def test_host_memory_is_refused_by_a_device_module(self):
+        module = self.ctx.compile(SOURCE)
+        x = np.zeros(8, np.float32)
+        with self.assertRaises(tj.InvalidArgumentError):
+            module.saxpy(1.0, x, x, x)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

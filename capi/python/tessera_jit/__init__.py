@@ -16,7 +16,7 @@ import numpy as np
 
 from . import _dlpack
 from . import _library as _L
-from ._library import native as _native
+from ._native import configure as _configure
 from .arrays import DeviceArray
 from .context import Context
 from .errors import *  # noqa: F401,F403 - the exception classes
@@ -26,7 +26,7 @@ from .streams import Event, Stream
 
 __version__ = "0.9.0"
 
-_native.configure(
+_configure(
     invoke=_L.address("tessera_jit_function_invoke"),
     error_code=_L.address("tessera_jit_error_code"),
     error_message=_L.address("tessera_jit_error_message"),

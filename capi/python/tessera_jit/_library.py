@@ -72,7 +72,7 @@ def _declare(name, restype, *argtypes):
 
 def address(name: str) -> int:
     """The address of a C API function (for tessera_jit._native)."""
-    return ctypes.cast(getattr(lib, name), ctypes.c_void_p).value
+    return int(ctypes.cast(getattr(lib, name), ctypes.c_void_p).value or 0)
 
 
 error_code = _declare("tessera_jit_error_code", ctypes.c_int, _ERR)

@@ -26,7 +26,7 @@ class ContextOptions(ctypes.Structure):
 
 
 class CacheStats(ctypes.Structure):
-    _fields_ = [("struct_size", ctypes.c_size_t), ("memory_hits", ctypes.c_uint64),
+    _fields_ = [("struct_size", ctypes.c_size_t), ("memory_hits", ctypes.c_uint64),  # type: ignore
                 ("disk_hits", ctypes.c_uint64), ("compiles", ctypes.c_uint64),
                 ("misses_not_cached", ctypes.c_uint64), ("misses_stale", ctypes.c_uint64),
                 ("misses_damaged", ctypes.c_uint64), ("memory_entries", ctypes.c_uint64),

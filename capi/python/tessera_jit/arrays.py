@@ -8,7 +8,7 @@ import numpy as np
 
 from . import _dlpack
 from . import _library as L
-from ._library import native as _native
+from ._native import export_capsule
 from . import _structs as S
 from ._check import check
 
@@ -96,9 +96,18 @@ class DeviceArray:
                    dl_device: Optional[Tuple[int, int]] = None,
                    copy: Optional[bool] = None) -> Any:
         """A DLPack capsule of this memory, zero-copy (a 1.0 versioned one when the consumer
-        asks with max_version ≥ (1, 0)). `stream`: the consumer's stream; it is made to wait,
+        asks with max_version ≥ (1, 0)); for dl_device=(kDLCPU, 0), as np.from_dlpack asks, a
+        host copy. `stream`: the consumer's stream; it is made to wait,
         on the device, for the work on the legacy default stream (copies, calls without
         stream=). Work you enqueued on streams of your own, order yourself (an Event)."""
+        if dl_device is not None and tuple(dl_device) == (S.KDL_CPU, 0):
+            # A host consumer (np.from_dlpack asks so): a host copy, unless copying is refused.
+            if copy is False:
+                raise BufferError("a DeviceArray on the host needs a copy (copy=False refused)")
+            host = self.numpy()
+            if max_version is None:
+                return host.__dlpack__()
+            return host.__dlpack__(max_version=max_version)
         if dl_device is not None and tuple(dl_device) != self.__dlpack_device__():
             raise BufferError(f"a DeviceArray lives on {self.__dlpack_device__()}, not "
                               f"{tuple(dl_device)}, and is not copied across devices")
@@ -112,8 +121,8 @@ class DeviceArray:
                                           ready._live_handle()))
         versioned = max_version is not None and tuple(max_version)[0] >= 1
         pointer = self._live_pointer()
-        return _native.export_capsule(self._allocation, pointer, self.shape, self._code,
-                                      self._bits, S.KDL_CUDA, self.device, versioned, False)
+        return export_capsule(self._allocation, pointer, self.shape, self._code, self._bits,
+                              S.KDL_CUDA, self.device, versioned, False)
 
     # Lifetime --------------------------------------------------------------------------------
 

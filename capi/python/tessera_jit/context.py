@@ -120,7 +120,7 @@ class Context:
         handle = ctypes.c_void_p()
         check(L.compile(self._live_handle(), encoded, len(encoded), ctypes.byref(options),
                         ctypes.byref(handle)))
-        module = Module(self, handle.value)
+        module = Module(self, int(handle.value or 0))
         self._modules.add(module)
         return module
 

@@ -8,7 +8,7 @@ import numpy as np
 
 from . import _dlpack
 from . import _library as L
-from ._library import native as _native
+from ._native import CallPlan
 from . import _structs as S
 from ._check import check
 
@@ -35,7 +35,7 @@ class ArgSpec:
         return f"{name}{self.type}{' (written)' if self.written else ''}"
 
 
-class Function(_native.CallPlan):
+class Function(CallPlan):
     """An entry function of a module. Call it with arrays (any object with __dlpack__: NumPy,
     PyTorch, CuPy, JAX, DeviceArray…; host memory for host modules, device memory of the
     context's GPU for nvptx modules) and Python numbers; `stream=` (a Stream, a CUstream int,
@@ -100,7 +100,7 @@ class Module:
         handle = ctypes.c_void_p()
         encoded = name.encode()
         check(L.module_get_function(self._handle, encoded, len(encoded), ctypes.byref(handle)))
-        function = Function(self, handle.value, name)  # keeps the module alive
+        function = Function(self, int(handle.value or 0), name)  # keeps the module alive
         self._functions[name] = function
         return function
 
