@@ -5,6 +5,7 @@ exceptions per code, objects that clean up after themselves, and hostile calls.
 
 Runs under the distribution's Python (NumPy 1.24: DLPack 0.x capsules) in Bazel and in a fresh
 venv with NumPy 2, JAX and ml_dtypes from PyPI (tools/python_package_test.sh)."""
+import ctypes
 import gc
 import sys
 import threading
@@ -30,6 +31,23 @@ func.func @twice_bf16(%x: memref<?x?xbf16>, %y: memref<?x?xbf16>) {
   ^bb0(%v: bf16):
     %r = arith.addf %v, %v : bf16
     tile.yield %r : bf16
+  }
+  return
+}
+func.func @mask(%m: memref<?xi1>, %y: memref<?xf32>) {
+  tile.map ins(%m : memref<?xi1>) outs(%y : memref<?xf32>) {
+  ^bb0(%b: i1):
+    %one = arith.constant 1.0 : f32
+    %zero = arith.constant 0.0 : f32
+    %r = arith.select %b, %one, %zero : f32
+    tile.yield %r : f32
+  }
+  return
+}
+func.func @bytes(%x: memref<?xi8>, %y: memref<?xi8>) {
+  tile.map ins(%x : memref<?xi8>) outs(%y : memref<?xi8>) {
+  ^bb0(%v: i8):
+    tile.yield %v : i8
   }
   return
 }
@@ -203,6 +221,68 @@ class PackageTest(unittest.TestCase):
         self.assertEqual(self.module.count(np.int32(4), np.float32(0.25)), 1.0)
         self.assertEqual(self.module.count(True, 2), 2.0)  # bool is an int, int converts
 
+    def test_bool_arrays_serve_i1_only(self):
+        m = np.array([True, False, True, True])
+        y = np.zeros(4, np.float32)
+        self.module.mask(m, y)
+        np.testing.assert_array_equal(y, m.astype(np.float32))
+        with self.assertRaises(tj.InvalidArgumentError):  # a bool array is not an i8 array
+            self.module.bytes(m, np.zeros(4, np.int8))
+        self.module.mask(Producer(m), y)  # through DLPack: the same answer
+        np.testing.assert_array_equal(y, m.astype(np.float32))
+
+    def test_capsules_are_consumed_once_and_released(self):
+        x, y, out = self.saxpy_inputs()
+        producer = Producer(x)
+        is_valid = ctypes.pythonapi.PyCapsule_IsValid
+        is_valid.restype, is_valid.argtypes = ctypes.c_int, [ctypes.py_object, ctypes.c_char_p]
+        captured = []
+        original = producer.__dlpack__
+
+        def keep(**kwargs):
+            capsule = original(**kwargs)
+            captured.append(capsule)
+            return capsule
+
+        producer.__dlpack__ = keep
+        before = sys.getrefcount(producer.array)
+        self.saxpy(1.0, producer, y, out)
+        self.assertTrue(is_valid(captured[0], b"used_dltensor_versioned"))  # renamed: consumed
+        del captured[:]
+        for _ in range(1000):  # every deleter ran once: the owner's count is back
+            self.saxpy(1.0, producer, y, out)
+        del captured[:]
+        self.assertEqual(sys.getrefcount(producer.array), before)
+
+    def test_the_fallback_trusts_the_interface_not_the_dtype_attribute(self):
+        class Liar:
+            def __init__(self):
+                self.memory = np.zeros(4, np.float32)
+                self.dtype = np.dtype(np.float64)  # says f64; the memory is f4
+                self.__array_interface__ = self.memory.__array_interface__
+
+        with self.assertRaises(tj.InvalidArgumentError) as raised:
+            self.module.twice_bf16(Liar(), Liar())
+        self.assertIn("dtype float32", str(raised.exception))
+
+    def test_producer_errors_are_kept(self):
+        class Broken:
+            def __dlpack__(self, **kwargs):
+                raise BufferError("cannot export this")
+
+        with self.assertRaises(TypeError) as raised:
+            self.saxpy(1.0, Broken(), Broken(), Broken())
+        self.assertIsInstance(raised.exception.__cause__, BufferError)
+        self.assertIn("cannot export this", str(raised.exception.__cause__))
+
+        class Raising:
+            @property
+            def __class__(self):
+                raise KeyError("no class")
+
+        with self.assertRaises(KeyError):
+            self.saxpy(1.0, Raising(), Raising(), Raising())
+
     # Errors ------------------------------------------------------------------------------------
 
     def test_an_exception_class_per_code(self):
@@ -233,11 +313,34 @@ class PackageTest(unittest.TestCase):
         self.assertIn("dense row-major", str(raised.exception))
         with self.assertRaises(tj.InvalidArgumentError):
             self.saxpy(1.0, x.astype(np.float64), y, out)  # dtype
+        with self.assertRaises(TypeError) as raised:  # never read as little endian
+            self.saxpy(1.0, x.astype(">f4"), y, out)
+        self.assertIn("byte order", str(raised.exception))
+        for odd in (x.astype(np.complex64), x.astype(object), np.zeros(257, "i4,f4")):
+            with self.assertRaises((TypeError, tj.InvalidArgumentError)):
+                self.saxpy(1.0, odd, y, out)
         with self.assertRaises(TypeError) as raised:
             self.saxpy(1.0, [1.0, 2.0], y, out)
         self.assertIn("argument #1", str(raised.exception))
-        with self.assertRaises(OverflowError):
+        with self.assertRaises(OverflowError) as raised:
             self.module.count(1 << 80, 1.0)
+        self.assertIn("argument #0", str(raised.exception))
+        with self.assertRaises(OverflowError) as raised:
+            self.module.count(1, 10**400)
+        self.assertIn("argument #1", str(raised.exception))
+        with self.assertRaises(OverflowError):
+            self.module.count(np.uint64(2**64 - 1), 1.0)
+        for not_a_number in ("2.5", b"2", np.complex128(1 + 2j), np.complex64(1), 1j):
+            with self.assertRaises(TypeError):
+                self.module.count(1, not_a_number)
+        with self.assertRaises(ValueError):
+            self.saxpy(1.0, x, y, out, stream=-1)
+        with self.assertRaises(TypeError):
+            self.ctx.compile(5)
+        with self.assertRaises(ValueError):
+            tj.Context(device=2**32 + 1)
+        with self.assertRaises(ValueError):  # 2^64 elements: refused before anything allocates
+            self.ctx.empty((2**32, 2**32), np.float32)
         with self.assertRaises(tj.InvalidArgumentError):
             self.saxpy(*([x] * 40))  # more than the inline argument slots
         empty = np.zeros(0, np.float32)
@@ -270,7 +373,7 @@ class PackageTest(unittest.TestCase):
         self.assertEqual(repr(self.saxpy),
                          "<tessera_jit.Function @saxpy(%alpha: f32, %x: memref<?xf32>, "
                          "%y: memref<?xf32>, %out: memref<?xf32> (written)) -> ()>")
-        self.assertIn("@saxpy, @twice_bf16, @count", repr(self.module))
+        self.assertIn("@saxpy, @twice_bf16, @mask, @bytes, @count", repr(self.module))
         self.assertIn("host", repr(self.ctx))
         self.assertEqual(self.module.count.signature, "@count(%n: i64, %x: f64) -> (f64)")
 
@@ -327,6 +430,35 @@ class PackageTest(unittest.TestCase):
             thread.join()
         self.assertEqual(failures, [])
         self.assertTrue(all("closed" in message for message in closed))
+
+    def test_closing_while_other_threads_use_the_module_and_the_context(self):
+        for _ in range(5):
+            ctx = tj.Context(default_target="host", cache_dir="")
+            module = ctx.compile(SOURCE)
+            failures, stop = [], threading.Event()
+
+            def use():
+                while not stop.is_set():
+                    try:
+                        module.function("saxpy")
+                        module.function("count")
+                        module.llvm_ir  # noqa: B018
+                        ctx.compile(SOURCE)
+                    except RuntimeError as error:  # closed: the only acceptable failure
+                        if "closed" not in str(error):
+                            failures.append(repr(error))
+                    except Exception as error:  # noqa: BLE001
+                        failures.append(repr(error))
+
+            threads = [threading.Thread(target=use) for _ in range(3)]
+            for thread in threads:
+                thread.start()
+            module.close()
+            ctx.close()
+            stop.set()
+            for thread in threads:
+                thread.join()
+            self.assertEqual(failures, [])
 
     def test_api_version_and_library(self):
         self.assertEqual(tj.api_version(), (0, 9))

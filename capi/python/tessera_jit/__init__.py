@@ -36,6 +36,7 @@ _configure(
     stream_handle=_dlpack.stream_handle,
     cpu_types=(np.ndarray,),
     scalar_types=(np.generic,),
+    complex_types=(np.complexfloating,),
 )
 
 

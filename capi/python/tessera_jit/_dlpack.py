@@ -17,10 +17,15 @@ Description = Tuple[Any, int, Tuple[int, ...], Optional[Tuple[int, ...]], int, i
 
 
 def dl_dtype(dtype: Any) -> Tuple[int, int]:
-    """(DLPack type code, bits) of a NumPy dtype; bool is one byte, bfloat16 needs ml_dtypes."""
+    """(DLPack type code, bits) of a NumPy dtype: kDLBool for bool (one byte; it serves i1
+    only), kDLBfloat for ml_dtypes' bfloat16; TypeError for others DLPack has no code for or
+    another byte order."""
     dtype = np.dtype(dtype)
+    if not dtype.isnative:
+        raise TypeError(f"dtype {dtype.str} is not in the machine's byte order (convert it with "
+                        ".astype(dtype.newbyteorder('=')))")
     if dtype == np.bool_:
-        return S.KDL_UINT, 8
+        return S.KDL_BOOL, 8
     if dtype.name == "bfloat16":
         return S.KDL_BFLOAT, 16
     kind = {"f": S.KDL_FLOAT, "i": S.KDL_INT, "u": S.KDL_UINT}.get(dtype.kind)
@@ -49,7 +54,15 @@ def describe(index: int, value: Any) -> Description:
     if interface is None:
         raise TypeError(f"argument #{index}: {type(value).__name__} has neither a usable "
                         "__dlpack__ nor __array_interface__")
-    dtype = np.dtype(getattr(value, "dtype", None) or interface["typestr"])
+    # The memory is what typestr says; an object's .dtype only names what typestr cannot
+    # (ml_dtypes' bfloat16 is "<V2"), and must then be of the same size.
+    dtype = np.dtype(interface["typestr"])
+    if dtype.kind == "V":
+        named = np.dtype(getattr(value, "dtype", dtype))
+        if named.itemsize != dtype.itemsize or named.name != "bfloat16":
+            raise TypeError(f"argument #{index}: dtype {named} ({interface['typestr']}) has no "
+                            "Tessera element type")
+        dtype = named
     code, bits = dl_dtype(dtype)
     data, read_only = interface["data"]
     shape = tuple(int(size) for size in interface["shape"])

@@ -90,6 +90,7 @@ static PyObject* g_fallback;        /* (index, obj) -> (owner, data, shape, stri
 static PyObject* g_stream_handle;   /* (obj) -> int: a stream object's CUstream */
 static PyObject* g_cpu_types;       /* tuple of types known to live on the CPU (numpy.ndarray) */
 static PyObject* g_scalar_types;    /* tuple of array-like types that are scalars (numpy.generic) */
+static PyObject* g_complex_types;   /* tuple of complex scalar types (numpy.complexfloating) */
 static PyObject* g_versioned_types; /* dict type -> bool: whether __dlpack__ takes max_version */
 static PyObject* g_str_dlpack;
 static PyObject* g_str_dlpack_device;
@@ -100,7 +101,9 @@ static PyObject* g_empty_tuple;
 /* One tensor argument while a call lasts. */
 
 typedef struct {
-  PyObject* capsule; /* owned: released after the call (its destructor frees the tensor) */
+  PyObject* capsule; /* owned: consumed (renamed "used_…"), released after the call */
+  void* managed;     /* the capsule's managed tensor: its deleter is ours to call after the call */
+  int versioned;     /* `managed` is a TjManagedTensorVersioned, else a DLManagedTensor */
   PyObject* owner;   /* owned: the fallback's keep-alive */
   int has_buffer;    /* `buffer` is held (the NumPy fast path) */
   Py_buffer buffer;
@@ -112,15 +115,26 @@ typedef struct {
 static void ReleaseSlot(TensorSlot* slot) {
   if (slot->has_buffer) PyBuffer_Release(&slot->buffer);
   slot->has_buffer = 0;
+  if (slot->managed != NULL) {
+    /* As the DLPack protocol asks of a consumer: it renamed the capsule, so the deleter is its
+     * to call (with the GIL held, which the producers' deleters may need). */
+    if (slot->versioned) {
+      TjManagedTensorVersioned* managed = (TjManagedTensorVersioned*)slot->managed;
+      if (managed->deleter != NULL) managed->deleter(managed);
+    } else {
+      DLManagedTensor* managed = (DLManagedTensor*)slot->managed;
+      if (managed->deleter != NULL) managed->deleter(managed);
+    }
+    slot->managed = NULL;
+  }
   Py_XDECREF(slot->capsule);
   Py_XDECREF(slot->owner);
   slot->capsule = NULL;
   slot->owner = NULL;
 }
 
-static int IsCpuObject(PyObject* value) {
-  return PyObject_IsInstance(value, g_cpu_types) == 1;
-}
+/* 1 when `value` is of a type known to live on the CPU, 0 when not, -1 with an exception. */
+static int IsCpuObject(PyObject* value) { return PyObject_IsInstance(value, g_cpu_types); }
 
 /* The DLPack dtype of a buffer format ("f", "<d", "?", …); 0 when DLPack has none. */
 static int FormatDtype(const char* format, Py_ssize_t itemsize, DLDataType* dtype) {
@@ -130,9 +144,8 @@ static int FormatDtype(const char* format, Py_ssize_t itemsize, DLDataType* dtyp
   switch (format[0]) {
     case 'e': case 'f': case 'd': dtype->code = kDLFloat; break;
     case 'b': case 'h': case 'i': case 'l': case 'q': case 'n': dtype->code = kDLInt; break;
-    case 'B': case 'H': case 'I': case 'L': case 'Q': case 'N': case '?':
-      dtype->code = kDLUInt;
-      break;
+    case 'B': case 'H': case 'I': case 'L': case 'Q': case 'N': dtype->code = kDLUInt; break;
+    case '?': dtype->code = 6; break; /* kDLBool (DLPack 1.0): serves i1 only */
     default: return 0;
   }
   dtype->bits = (uint8_t)(itemsize * 8);
@@ -183,19 +196,37 @@ static int BufferArgument(PyObject* value, TensorSlot* slot, tessera_jit_arg_t* 
 }
 
 /* The DLPack device type of `value` (kDLCPU when it cannot say), or -1 with an exception. */
-static int DeviceType(PyObject* value, int cpu_known) {
+static int DeviceType(PyObject* value) {
+  const int cpu_known = IsCpuObject(value);
+  if (cpu_known < 0) return -1;
   if (cpu_known) return kDLCPU;
-  PyObject* device = PyObject_CallMethodObjArgs(value, g_str_dlpack_device, NULL);
+  PyObject* method = PyObject_GetAttr(value, g_str_dlpack_device);
+  if (method == NULL) {
+    if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return -1;
+    PyErr_Clear(); /* a producer without __dlpack_device__: host memory */
+    return kDLCPU;
+  }
+  PyObject* device = PyObject_CallObject(method, NULL);
+  Py_DECREF(method);
   if (device == NULL) return -1;
-  int type = -1;
+  long type = -1;
   if (PyTuple_Check(device) && PyTuple_Size(device) == 2) {
-    type = (int)PyLong_AsLong(PyTuple_GetItem(device, 0));
+    type = PyLong_AsLong(PyTuple_GetItem(device, 0));
   }
   Py_DECREF(device);
-  if (type < 0 && !PyErr_Occurred()) {
+  if (PyErr_Occurred()) return -1;
+  if (type < 0 || type > 0x7FFF) {
     PyErr_SetString(PyExc_TypeError, "__dlpack_device__() did not return (device_type, id)");
+    return -1;
   }
-  return type;
+  return (int)type;
+}
+
+/* Remembers whether `type`'s __dlpack__ takes max_version. The cache holds its types: it is
+ * emptied when it reaches 256 of them, so types made at run time are not kept forever. */
+static void RememberVersioned(PyObject* type, PyObject* versioned) {
+  if (PyDict_Size(g_versioned_types) >= 256) PyDict_Clear(g_versioned_types);
+  if (PyDict_SetItem(g_versioned_types, type, versioned) < 0) PyErr_Clear();
 }
 
 /* Calls value.__dlpack__(…): with max_version=(1, 0) unless its type is known not to take it,
@@ -229,9 +260,9 @@ static PyObject* CallDlpack(PyObject* value, PyObject* method, int device_type,
       return NULL;
     }
     capsule = PyObject_Call(method, g_empty_tuple, kwargs);
-    if (capsule != NULL) PyDict_SetItem(g_versioned_types, type, Py_False);
+    if (capsule != NULL) RememberVersioned(type, Py_False);
   } else if (capsule != NULL && known == NULL && versioned) {
-    PyDict_SetItem(g_versioned_types, type, Py_True);
+    RememberVersioned(type, Py_True);
   }
   Py_XDECREF(kwargs);
   return capsule;
@@ -242,52 +273,83 @@ static PyObject* CallDlpack(PyObject* value, PyObject* method, int device_type,
 static int TensorArgument(Py_ssize_t index, PyObject* value, PyObject* method,
                           PyObject* stream_arg, TensorSlot* slot, tessera_jit_arg_t* arg) {
   PyObject* capsule = NULL;
+  PyObject *saved_type = NULL, *saved_value = NULL, *saved_traceback = NULL;
   if (method != NULL) {
-    const int device_type = DeviceType(value, IsCpuObject(value));
+    const int device_type = DeviceType(value);
     if (device_type < 0) return -1;
     capsule = CallDlpack(value, method, device_type, stream_arg);
     if (capsule == NULL) {
-      /* BufferError / TypeError: a dtype or flag DLPack cannot carry here; ask the fallback. */
+      /* BufferError / TypeError: a dtype or flag DLPack cannot carry here; ask the fallback,
+       * and keep this error as the cause of the fallback's, if it fails too. */
       if (!PyErr_ExceptionMatches(PyExc_BufferError) && !PyErr_ExceptionMatches(PyExc_TypeError)) {
         return -1;
       }
-      PyErr_Clear();
+      PyErr_Fetch(&saved_type, &saved_value, &saved_traceback);
+      PyErr_NormalizeException(&saved_type, &saved_value, &saved_traceback);
     }
   }
   if (capsule != NULL) {
     slot->capsule = capsule;
-    if (PyCapsule_IsValid(capsule, "dltensor_versioned")) {
-      TjManagedTensorVersioned* managed =
-          (TjManagedTensorVersioned*)PyCapsule_GetPointer(capsule, "dltensor_versioned");
-      if (managed->version.major != 1) {
-        PyErr_Format(PyExc_BufferError,
-                     "argument #%zd: DLPack %u.%u tensors are not supported (1.x is)", index,
-                     (unsigned)managed->version.major, (unsigned)managed->version.minor);
-        return -1;
-      }
-      arg->kind = (managed->flags & TJ_DLPACK_FLAG_READ_ONLY) ? TESSERA_JIT_ARG_TENSOR_READ_ONLY
-                                                              : TESSERA_JIT_ARG_TENSOR;
-      arg->value.tensor = &managed->dl_tensor;
-      return 0;
+    const int versioned = PyCapsule_IsValid(capsule, "dltensor_versioned");
+    if (!versioned && !PyCapsule_IsValid(capsule, "dltensor")) {
+      PyErr_Format(PyExc_TypeError,
+                   "argument #%zd: __dlpack__() returned something other than an unused DLPack "
+                   "capsule",
+                   index);
+      return -1;
     }
-    if (PyCapsule_IsValid(capsule, "dltensor")) {
-      DLManagedTensor* managed = (DLManagedTensor*)PyCapsule_GetPointer(capsule, "dltensor");
+    void* managed = PyCapsule_GetPointer(capsule, versioned ? "dltensor_versioned" : "dltensor");
+    if (managed == NULL) return -1;
+    if (versioned && ((TjManagedTensorVersioned*)managed)->version.major != 1) {
+      PyErr_Format(PyExc_BufferError,
+                   "argument #%zd: DLPack %u.%u tensors are not supported (1.x is)", index,
+                   (unsigned)((TjManagedTensorVersioned*)managed)->version.major,
+                   (unsigned)((TjManagedTensorVersioned*)managed)->version.minor);
+      return -1; /* not consumed: the capsule's destructor frees it */
+    }
+    /* Consumed: no other consumer may take it now; its deleter is called after the call. */
+    if (PyCapsule_SetName(capsule, versioned ? "used_dltensor_versioned" : "used_dltensor") < 0) {
+      return -1;
+    }
+    slot->managed = managed;
+    slot->versioned = versioned;
+    if (versioned) {
+      TjManagedTensorVersioned* tensor = (TjManagedTensorVersioned*)managed;
+      arg->kind = (tensor->flags & TJ_DLPACK_FLAG_READ_ONLY) ? TESSERA_JIT_ARG_TENSOR_READ_ONLY
+                                                             : TESSERA_JIT_ARG_TENSOR;
+      arg->value.tensor = &tensor->dl_tensor;
+    } else {
+      /* DLPack 0.x says nothing of read-only memory (NumPy 1.x refuses to export it). */
       arg->kind = TESSERA_JIT_ARG_TENSOR;
-      arg->value.tensor = &managed->dl_tensor;
-      return 0;
+      arg->value.tensor = &((DLManagedTensor*)managed)->dl_tensor;
     }
-    PyErr_Format(PyExc_TypeError,
-                 "argument #%zd: __dlpack__() returned something other than an unused DLPack "
-                 "capsule",
-                 index);
-    return -1;
+    return 0;
   }
   /* The fallback: (owner, data, shape, strides or None, code, bits, read_only). */
   PyObject* index_object = PyLong_FromSsize_t(index);
-  if (index_object == NULL) return -1;
-  PyObject* described = PyObject_CallFunctionObjArgs(g_fallback, index_object, value, NULL);
-  Py_DECREF(index_object);
-  if (described == NULL) return -1;
+  PyObject* described =
+      index_object != NULL ? PyObject_CallFunctionObjArgs(g_fallback, index_object, value, NULL)
+                           : NULL;
+  Py_XDECREF(index_object);
+  if (described == NULL) {
+    if (saved_value != NULL) {
+      PyObject *type, *error, *traceback;
+      PyErr_Fetch(&type, &error, &traceback);
+      PyErr_NormalizeException(&type, &error, &traceback);
+      if (error != NULL) {
+        PyException_SetCause(error, saved_value); /* steals saved_value */
+        saved_value = NULL;
+      }
+      PyErr_Restore(type, error, traceback);
+    }
+    Py_XDECREF(saved_type);
+    Py_XDECREF(saved_value);
+    Py_XDECREF(saved_traceback);
+    return -1;
+  }
+  Py_XDECREF(saved_type);
+  Py_XDECREF(saved_value);
+  Py_XDECREF(saved_traceback);
   if (!PyTuple_Check(described) || PyTuple_Size(described) != 7) {
     Py_DECREF(described);
     PyErr_SetString(PyExc_SystemError, "the array fallback returned a malformed description");
@@ -320,9 +382,64 @@ static int TensorArgument(Py_ssize_t index, PyObject* value, PyObject* method,
   tensor->dtype.lanes = 1;
   const int read_only = PyObject_IsTrue(PyTuple_GetItem(described, 6));
   Py_DECREF(described);
-  if (PyErr_Occurred()) return -1;
+  if (PyErr_Occurred()) {
+    PyErr_Clear();
+    PyErr_Format(PyExc_OverflowError,
+                 "argument #%zd: the array's address, sizes or strides do not fit in 64 bits",
+                 index);
+    return -1;
+  }
   arg->kind = read_only ? TESSERA_JIT_ARG_TENSOR_READ_ONLY : TESSERA_JIT_ARG_TENSOR;
   arg->value.tensor = tensor;
+  return 0;
+}
+
+/* Fills `arg` for a scalar argument: an integer (Python int, NumPy integer: __index__) or a
+ * real number (__float__), never a string or a complex number. 0, or -1 with an exception. */
+static int ScalarArgument(Py_ssize_t index, PyObject* value, int expected,
+                          tessera_jit_arg_t* arg) {
+  const int is_complex = PyComplex_Check(value) ? 1 : PyObject_IsInstance(value, g_complex_types);
+  if (is_complex < 0) return -1;
+  if (is_complex) {
+    PyErr_Format(PyExc_TypeError, "argument #%zd: a complex number is not a Tessera scalar",
+                 index);
+    return -1;
+  }
+  if (PyIndex_Check(value) && expected != TESSERA_JIT_ARG_FLOAT) {
+    PyObject* integer = PyNumber_Index(value);
+    if (integer != NULL) {
+      arg->kind = TESSERA_JIT_ARG_INT;
+      arg->value.i = PyLong_AsLongLong(integer);
+      Py_DECREF(integer);
+      if (arg->value.i == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_OverflowError, "argument #%zd: %R does not fit in 64 bits", index,
+                     value);
+        return -1;
+      }
+      return 0;
+    }
+    PyErr_Clear(); /* e.g. numpy.bool_, which refuses __index__: try it as a number */
+  }
+  const double real = PyFloat_AsDouble(value); /* __float__ or __index__: no string parsing */
+  if (real == -1.0 && PyErr_Occurred()) {
+    const int overflow = PyErr_ExceptionMatches(PyExc_OverflowError);
+    PyErr_Clear();
+    PyObject* type_name = PyObject_GetAttrString((PyObject*)Py_TYPE(value), "__name__");
+    if (overflow) {
+      PyErr_Format(PyExc_OverflowError, "argument #%zd: %R is out of a double's range", index,
+                   value);
+    } else {
+      PyErr_Format(PyExc_TypeError,
+                   "argument #%zd: expected an array (an object with __dlpack__), an int or a "
+                   "float, found %S",
+                   index, type_name != NULL ? type_name : Py_None);
+    }
+    Py_XDECREF(type_name);
+    return -1;
+  }
+  arg->kind = TESSERA_JIT_ARG_FLOAT;
+  arg->value.f = real;
   return 0;
 }
 
@@ -423,6 +540,14 @@ static int StreamArgument(PyObject* stream, void** out_stream, PyObject** out_dl
                                           : PyObject_CallFunctionObjArgs(g_stream_handle, stream,
                                                                          NULL);
   if (handle == NULL) return -1;
+  if (!PyLong_Check(handle) || PyLong_AsLongLong(handle) < 0) {
+    Py_DECREF(handle);
+    if (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_OverflowError)) {
+      PyErr_Clear();
+      PyErr_SetString(PyExc_ValueError, "stream: a CUstream is a non-negative address");
+    }
+    return -1;
+  }
   *out_stream = PyLong_AsVoidPtr(handle);
   if (PyErr_Occurred()) {
     Py_DECREF(handle);
@@ -485,7 +610,12 @@ static PyObject* CallPlan_call(PyObject* self_object, PyObject* args, PyObject* 
     if (PyLong_Check(value) && expected == TESSERA_JIT_ARG_FLOAT) { /* 2 for a float: 2.0 */
       values[i].kind = TESSERA_JIT_ARG_FLOAT;
       values[i].value.f = PyLong_AsDouble(value);
-      if (values[i].value.f == -1.0 && PyErr_Occurred()) goto done;
+      if (values[i].value.f == -1.0 && PyErr_Occurred()) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_OverflowError, "argument #%zd: %R is out of a double's range", i,
+                     value);
+        goto done;
+      }
       continue;
     }
     if (PyLong_Check(value)) { /* bool is an int */
@@ -508,6 +638,7 @@ static PyObject* CallPlan_call(PyObject* self_object, PyObject* args, PyObject* 
     if (n <= TJ_INLINE_ARGS) {
       slot = &capsule_slots[i];
       slot->capsule = slot->owner = NULL;
+      slot->managed = NULL;
       slot->has_buffer = 0;
     } else {
       slot = (TensorSlot*)PyMem_Calloc(1, sizeof(TensorSlot));
@@ -518,32 +649,19 @@ static PyObject* CallPlan_call(PyObject* self_object, PyObject* args, PyObject* 
     }
     slots[i] = slot;
     if (BufferArgument(value, slot, &values[i])) continue;
-    const int scalar_like = PyObject_IsInstance(value, g_scalar_types) == 1;
-    PyObject* method = scalar_like ? NULL : PyObject_GetAttr(value, g_str_dlpack);
-    if (method == NULL) PyErr_Clear();
+    const int scalar_like = PyObject_IsInstance(value, g_scalar_types);
+    if (scalar_like < 0) goto done;
+    PyObject* method = NULL;
+    if (!scalar_like) {
+      method = PyObject_GetAttr(value, g_str_dlpack);
+      if (method == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError)) goto done; /* its own error */
+        PyErr_Clear();
+      }
+    }
     if (method == NULL && (scalar_like || !PyObject_HasAttrString(value, "__array_interface__"))) {
-      /* NumPy scalars and other numbers: through their __index__ / __float__. */
-      if (PyIndex_Check(value) && expected != TESSERA_JIT_ARG_FLOAT) {
-        values[i].kind = TESSERA_JIT_ARG_INT;
-        values[i].value.i = PyLong_AsLongLong(value);
-        if (values[i].value.i == -1 && PyErr_Occurred()) goto done;
-        continue;
-      }
-      PyObject* as_float = PyNumber_Float(value);
-      if (as_float != NULL) {
-        values[i].kind = TESSERA_JIT_ARG_FLOAT;
-        values[i].value.f = PyFloat_AsDouble(as_float);
-        Py_DECREF(as_float);
-        continue;
-      }
-      PyErr_Clear();
-      PyObject* type_name = PyObject_GetAttrString((PyObject*)Py_TYPE(value), "__name__");
-      PyErr_Format(PyExc_TypeError,
-                   "argument #%zd: expected an array (an object with __dlpack__), an int or a "
-                   "float, found %S",
-                   i, type_name != NULL ? type_name : Py_None);
-      Py_XDECREF(type_name);
-      goto done;
+      if (ScalarArgument(i, value, expected, &values[i]) < 0) goto done;
+      continue;
     }
     const int failed = TensorArgument(i, value, method, dlpack_stream, slot, &values[i]);
     Py_XDECREF(method);
@@ -553,7 +671,13 @@ static PyObject* CallPlan_call(PyObject* self_object, PyObject* args, PyObject* 
     tessera_jit_arg_t out_result;
     memset(&out_result, 0, sizeof(out_result));
     tessera_jit_error_t* error;
+    /* Checked again here, with nothing between the check and the count that could let a
+     * closing thread in (a producer's __dlpack__ above may have released the GIL). */
     tessera_jit_function_t* function = self->function;
+    if (function == NULL) {
+      PyErr_SetString(PyExc_RuntimeError, "the module of this function was closed");
+      goto done;
+    }
     ++self->in_flight;
     Py_BEGIN_ALLOW_THREADS
     error = g_invoke(function, values, (size_t)n, cu_stream, &out_result);
@@ -761,18 +885,17 @@ failed:
 
 static PyObject* Configure(PyObject* module, PyObject* args, PyObject* kwargs) {
   unsigned long long invoke, error_code, error_message, error_destroy;
-  PyObject *make_error, *fallback, *stream_handle, *cpu_types, *scalar_types;
-  static char* keywords[] = {"invoke",        "error_code", "error_message",
-                             "error_destroy", "make_error", "fallback",
-                             "stream_handle", "cpu_types",  "scalar_types",
-                             NULL};
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "KKKKOOOOO", keywords, &invoke, &error_code,
+  PyObject *make_error, *fallback, *stream_handle, *cpu_types, *scalar_types, *complex_types;
+  static char* keywords[] = {"invoke",        "error_code",   "error_message", "error_destroy",
+                             "make_error",    "fallback",     "stream_handle", "cpu_types",
+                             "scalar_types",  "complex_types", NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "KKKKOOOOOO", keywords, &invoke, &error_code,
                                    &error_message, &error_destroy, &make_error, &fallback,
-                                   &stream_handle, &cpu_types, &scalar_types)) {
+                                   &stream_handle, &cpu_types, &scalar_types, &complex_types)) {
     return NULL;
   }
   if (!invoke || !error_code || !error_message || !error_destroy || !PyTuple_Check(cpu_types) ||
-      !PyTuple_Check(scalar_types)) {
+      !PyTuple_Check(scalar_types) || !PyTuple_Check(complex_types)) {
     PyErr_SetString(PyExc_ValueError, "configure() needs the library's function addresses");
     return NULL;
   }
@@ -790,13 +913,16 @@ static PyObject* Configure(PyObject* module, PyObject* args, PyObject* kwargs) {
   TJ_XSETREF(g_cpu_types, cpu_types);
   Py_INCREF(scalar_types);
   TJ_XSETREF(g_scalar_types, scalar_types);
+  Py_INCREF(complex_types);
+  TJ_XSETREF(g_complex_types, complex_types);
   Py_RETURN_NONE;
 }
 
 static PyMethodDef module_methods[] = {
     {"configure", (PyCFunction)(void (*)(void))Configure, METH_VARARGS | METH_KEYWORDS,
      "configure(invoke, error_code, error_message, error_destroy, make_error, fallback, "
-     "stream_handle, cpu_types, scalar_types): the library's functions and the package's "
+     "stream_handle, cpu_types, scalar_types, complex_types): the library's functions and the "
+     "package's "
      "hooks."},
     {"export_capsule", (PyCFunction)(void (*)(void))ExportCapsule, METH_VARARGS | METH_KEYWORDS,
      "export_capsule(owner, data, shape, code, bits, device_type, device_id, versioned, "

@@ -1,62 +1,57 @@
 """DeviceArray: memory of the context's GPU holding a dense row-major array, exchangeable with
-any DLPack consumer (torch.from_dlpack, cupy.from_dlpack, jax.dlpack, np.from_dlpack for
-host copies)."""
+any DLPack consumer (torch.from_dlpack, cupy.from_dlpack, jax.dlpack; np.from_dlpack gets a host
+copy)."""
 import ctypes
+import math
 from typing import Any, Optional, Tuple
 
 import numpy as np
 
 from . import _dlpack
 from . import _library as L
-from ._native import export_capsule
 from . import _structs as S
 from ._check import check
+from ._handle import Handle, live
+from ._native import export_capsule
 
 
-class _Allocation:
-    """Device memory, freed when the last of its DeviceArray and the capsules exported from it
-    is gone."""
-
-    pointer: Optional[int] = None
-
-    def __init__(self, context: Any, nbytes: int) -> None:
-        self._context = context
-        pointer = ctypes.c_void_p()
-        check(L.buffer_alloc(context._live_handle(), max(nbytes, 1), ctypes.byref(pointer)))
-        self.pointer = pointer.value
-
-    def __del__(self) -> None:
-        pointer, self.pointer = self.pointer, None
-        context_handle = getattr(getattr(self, "_context", None), "_handle", None)
-        if pointer and context_handle:
-            error = L.buffer_free(context_handle, pointer)
-            if error:
-                L.error_destroy(error)  # nothing to report to at collection
+def _free_buffer(context: Handle) -> Any:
+    def release(pointer: int) -> None:
+        L.error_destroy(L.buffer_free(context.value, pointer))  # nothing to report to
+    return release
 
 
 class DeviceArray:
-    """`shape` × `dtype` on the context's device (Context.empty / Context.to_device)."""
+    """`shape` × `dtype` on the context's device (Context.empty / Context.to_device). Its memory
+    is freed when the array and every capsule exported from it are gone (or free() and the
+    capsules)."""
 
-    _allocation: Optional[_Allocation] = None
+    _allocation: Optional[Handle] = None
 
     def __init__(self, context: Any, shape: Tuple[int, ...], dtype: Any) -> None:
-        self._context = context
         self.shape = tuple(int(s) for s in shape)
         if any(size < 0 for size in self.shape):
             raise ValueError(f"shape {self.shape} has a negative size")
         self.dtype = np.dtype(dtype)
         self._code, self._bits = _dlpack.dl_dtype(self.dtype)
-        self.size = int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
+        self.size = math.prod(self.shape)
         self.nbytes = self.size * self.dtype.itemsize
+        if self.nbytes > 2**63 - 1:
+            raise ValueError(f"shape {self.shape} of {self.dtype} spans more than 2^63 bytes")
+        self._context = context._live()
         self.device = context.device
-        self._allocation = _Allocation(context, self.nbytes)
+        pointer = ctypes.c_void_p()
+        check(L.buffer_alloc(self._context.value, max(self.nbytes, 1), ctypes.byref(pointer)))
+        self._allocation = Handle(int(pointer.value or 0), _free_buffer(self._context),
+                                  keep=self._context)
 
     @classmethod
     def from_numpy(cls, context: Any, array: Any) -> "DeviceArray":
         array = np.ascontiguousarray(array)
         device = cls(context, array.shape, array.dtype)
         if device.nbytes:
-            check(L.buffer_copy(context._live_handle(), device.pointer, array.ctypes.data,
+            allocation = device._live()
+            check(L.buffer_copy(device._context.value, allocation.value, array.ctypes.data,
                                 device.nbytes, S.COPY_H2D))
         return device
 
@@ -67,19 +62,19 @@ class DeviceArray:
     @property
     def pointer(self) -> Optional[int]:
         """The device address (None once freed)."""
-        return self._allocation.pointer if self._allocation is not None else None
+        allocation = self._allocation
+        return allocation.value if allocation is not None else None
 
-    def _live_pointer(self) -> int:
-        if self._allocation is None or self._allocation.pointer is None:
-            raise RuntimeError("the DeviceArray was freed")
-        return self._allocation.pointer
+    def _live(self) -> Handle:
+        return live(self._allocation, "DeviceArray (freed)")
 
     def numpy(self) -> np.ndarray:
         """A host copy (waits for the copy)."""
+        allocation = self._live()
         out = np.empty(self.shape, self.dtype)
         if self.nbytes:
-            check(L.buffer_copy(self._context._live_handle(), out.ctypes.data,
-                                self._live_pointer(), self.nbytes, S.COPY_D2H))
+            check(L.buffer_copy(self._context.value, out.ctypes.data, allocation.value,
+                                self.nbytes, S.COPY_D2H))
         return out
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
@@ -97,11 +92,11 @@ class DeviceArray:
                    copy: Optional[bool] = None) -> Any:
         """A DLPack capsule of this memory, zero-copy (a 1.0 versioned one when the consumer
         asks with max_version ≥ (1, 0)); for dl_device=(kDLCPU, 0), as np.from_dlpack asks, a
-        host copy. `stream`: the consumer's stream; it is made to wait,
-        on the device, for the work on the legacy default stream (copies, calls without
-        stream=). Work you enqueued on streams of your own, order yourself (an Event)."""
+        host copy. `stream`: the consumer's stream; it is made to wait, on the device, for the
+        work on the legacy default stream (copies, calls without stream=). Work you enqueued
+        on streams of your own, order yourself (an Event)."""
         if dl_device is not None and tuple(dl_device) == (S.KDL_CPU, 0):
-            # A host consumer (np.from_dlpack asks so): a host copy, unless copying is refused.
+            # A host consumer: a host copy, unless copying is refused.
             if copy is False:
                 raise BufferError("a DeviceArray on the host needs a copy (copy=False refused)")
             host = self.numpy()
@@ -113,16 +108,19 @@ class DeviceArray:
                               f"{tuple(dl_device)}, and is not copied across devices")
         if copy:
             raise BufferError("a DeviceArray is exported without a copy (copy=True refused)")
+        allocation = self._live()
         if stream is not None and stream not in (-1, 1):
             from .streams import Event
-            with Event(self._context, timing=False) as ready:
-                ready.record(None)
-                check(L.stream_wait_event(self._context._live_handle(), stream,
-                                          ready._live_handle()))
+            ready = Event.__new__(Event)
+            ready._create(self._context, False)
+            ready.record(None)
+            check(L.stream_wait_event(self._context.value, stream, ready._live().value))
+            ready.close()
         versioned = max_version is not None and tuple(max_version)[0] >= 1
-        pointer = self._live_pointer()
-        return export_capsule(self._allocation, pointer, self.shape, self._code, self._bits,
-                              S.KDL_CUDA, self.device, versioned, False)
+        # The capsule keeps the allocation (not this array) alive: free() cannot pull memory
+        # from under a consumer.
+        return export_capsule(allocation, int(allocation.value or 0), self.shape, self._code,
+                              self._bits, S.KDL_CUDA, self.device, versioned, False)
 
     # Lifetime --------------------------------------------------------------------------------
 
@@ -131,6 +129,7 @@ class DeviceArray:
         self._allocation = None
 
     def __repr__(self) -> str:
-        state = "freed" if self.pointer is None else f"0x{self.pointer:x}"
+        pointer = self.pointer
+        state = "freed" if pointer is None else f"0x{pointer:x}"
         return (f"<tessera_jit.DeviceArray {self.dtype}{list(self.shape)} on cuda:{self.device}"
                 f" at {state}>")

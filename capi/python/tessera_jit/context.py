@@ -9,6 +9,7 @@ from . import _library as L
 from . import _structs as S
 from ._check import check
 from ._dlpack import stream_handle
+from ._handle import Handle, live
 from .arrays import DeviceArray
 from .module import Module
 from .streams import Event, Stream
@@ -16,6 +17,17 @@ from .streams import Event, Stream
 
 def _encode(value: Optional[str]) -> Optional[bytes]:
     return value.encode() if value is not None else None
+
+
+def _source_bytes(value: Any, what: str) -> bytes:
+    """A str (UTF-8) or a bytes-like object's bytes; anything else is TypeError."""
+    if isinstance(value, str):
+        return value.encode()
+    try:
+        return memoryview(value).tobytes()
+    except TypeError:
+        raise TypeError(f"{what} must be str or bytes-like, found {type(value).__name__}") \
+            from None
 
 
 class Context:
@@ -30,11 +42,15 @@ class Context:
     "": none). close() (or leaving a `with` block) releases it and closes the modules it
     compiled; a context merely dropped lives on while any of its modules does."""
 
-    _handle: Optional[int] = None
+    _handle: Optional[Handle] = None
 
     def __init__(self, default_target: Optional[str] = None, device: int = 0,
                  cache_dir: Optional[str] = None, num_threads: int = 0,
                  remote_cache: Optional[str] = None) -> None:
+        for name, value, low, high in (("device", device, 0, 2**31 - 1),
+                                       ("num_threads", num_threads, 0, 2**31 - 1)):
+            if not isinstance(value, int) or not low <= value <= high:
+                raise ValueError(f"{name} must be an int from {low} to {high}, found {value!r}")
         options = S.ContextOptions()
         options.struct_size = ctypes.sizeof(S.ContextOptions)
         options.log_level = S.LOG_WARNING
@@ -45,21 +61,22 @@ class Context:
         options.remote_cache = _encode(remote_cache)
         handle = ctypes.c_void_p()
         check(L.context_create(ctypes.byref(options), ctypes.byref(handle)))
-        self._handle = handle.value
+        self._handle = Handle(int(handle.value or 0), L.context_destroy)
         self.device = device
         self.default_target = default_target
         self._modules: "weakref.WeakSet[Module]" = weakref.WeakSet()
 
-    def _live_handle(self) -> int:
-        if self._handle is None:
-            raise RuntimeError("the context was closed")
-        return self._handle
+    def _live(self) -> Handle:
+        """The context's handle (what device memory, streams and events keep), or RuntimeError
+        once closed. Hold the returned reference for the duration of a C call."""
+        return live(self._handle, "context")
 
     # Delegates -------------------------------------------------------------------------------
 
     def register_library(self, name: str, path: str) -> None:
         """Registers a vendor library as delegate `name` (kernel_call callees resolve in it)."""
-        check(L.register_library(self._live_handle(), name.encode(), path.encode()))
+        h = self._live()
+        check(L.register_library(h.value, name.encode(), path.encode()))
 
     def register_kernel_image(self, name: str, data: bytes, format: str = "ptx",
                               arch: Optional[str] = None) -> None:
@@ -67,9 +84,10 @@ class Context:
         formats = {"ptx": 0, "cubin": 1, "cuda": 2}
         if format not in formats:
             raise ValueError(f"format must be one of {sorted(formats)}, found {format!r}")
-        data = data.encode() if isinstance(data, str) else bytes(data)
-        check(L.register_kernel_image(self._live_handle(), name.encode(), data, len(data),
-                                      formats[format], _encode(arch)))
+        data = _source_bytes(data, "data")
+        h = self._live()
+        check(L.register_kernel_image(h.value, name.encode(), data, len(data), formats[format],
+                                      _encode(arch)))
 
     def declare_matmul_provider(self, name: str, library: str, callee: str,
                                 target: str = "host", arch: Optional[str] = None,
@@ -91,16 +109,18 @@ class Context:
             setattr(provider, field, value.encode())
         provider.tolerance = tolerance
         provider.tolerance_rel = tolerance_rel
-        check(L.declare_provider(self._live_handle(), ctypes.byref(provider)))
+        h = self._live()
+        check(L.declare_provider(h.value, ctypes.byref(provider)))
 
     def register_default_libraries(self, target: Optional[str] = None) -> None:
-        check(L.register_defaults(self._live_handle(), _encode(target)))
+        h = self._live()
+        check(L.register_defaults(h.value, _encode(target)))
 
     def delegates(self) -> List[str]:
         """The registered delegates' identities, one string each."""
-        handle = self._live_handle()
-        return [L.delegate_identity(handle, i, None).decode()
-                for i in range(L.delegate_count(handle))]
+        h = self._live()
+        return [L.delegate_identity(h.value, i, None).decode()
+                for i in range(L.delegate_count(h.value))]
 
     # Compile ---------------------------------------------------------------------------------
 
@@ -116,9 +136,10 @@ class Context:
         options.arch = _encode(arch)
         options.flags = S.DETERMINISTIC if deterministic else 0
         options.opt_level = opt_level
-        encoded = source.encode() if isinstance(source, str) else bytes(source)
+        encoded = _source_bytes(source, "source")
         handle = ctypes.c_void_p()
-        check(L.compile(self._live_handle(), encoded, len(encoded), ctypes.byref(options),
+        h = self._live()
+        check(L.compile(h.value, encoded, len(encoded), ctypes.byref(options),
                         ctypes.byref(handle)))
         module = Module(self, int(handle.value or 0))
         self._modules.add(module)
@@ -143,14 +164,16 @@ class Context:
     def synchronize(self, stream: Any = None) -> None:
         """Waits for everything on `stream` (None: the legacy default stream)."""
         handle = None if stream is None else (stream_handle(stream) or None)
-        check(L.stream_synchronize(self._live_handle(), handle))
+        h = self._live()
+        check(L.stream_synchronize(h.value, handle))
 
     # Introspection -----------------------------------------------------------------------------
 
     def cache_stats(self) -> Dict[str, Any]:
         stats = S.CacheStats()
         stats.struct_size = ctypes.sizeof(S.CacheStats)
-        check(L.context_cache_stats(self._live_handle(), ctypes.byref(stats)))
+        h = self._live()
+        check(L.context_cache_stats(h.value, ctypes.byref(stats)))
         return {name: (getattr(stats, name).decode() if name == "last_miss_reason"
                        else getattr(stats, name))
                 for name, _ in S.CacheStats._fields_ if name != "struct_size"}
@@ -167,12 +190,11 @@ class Context:
     # Lifetime --------------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Closes the modules it compiled and releases the context."""
+        """Closes the modules it compiled and releases the context (the C context itself goes
+        with the last of its device arrays, streams and events, and calls in flight finish)."""
         for module in list(self.__dict__.get("_modules", ())):
             module.close()
-        handle, self._handle = self._handle, None
-        if handle is not None:
-            L.context_destroy(handle)
+        self._handle = None
 
     def __enter__(self) -> "Context":
         return self

@@ -1,6 +1,7 @@
 """Compiled modules and their entry functions."""
 import ctypes
 import json
+import threading
 import time
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -11,6 +12,7 @@ from . import _library as L
 from ._native import CallPlan
 from . import _structs as S
 from ._check import check
+from ._handle import Handle, live
 
 
 class ArgSpec:
@@ -81,28 +83,32 @@ class Module:
     `module.function("f")` gives one. Close it (or use `with`) to release it now; functions of
     a closed module raise."""
 
-    _handle: Optional[int] = None
+    _handle: Optional[Handle] = None
 
     def __init__(self, context: Any, handle: int) -> None:
         self._context = context
-        self._handle = handle
+        # Guards the handle and the functions: a function is never made while the module
+        # closes, so close() invalidates every one.
+        self._lock = threading.Lock()
+        self._handle = Handle(handle, L.module_destroy)
         self.entries: List[str] = [L.module_entry_name(handle, i, None).decode()
                                    for i in range(L.module_entry_count(handle))]
         self._functions: Dict[str, Function] = {}
 
     def function(self, name: str) -> Function:
         """The entry function `name` (NotFoundError names the entries that exist)."""
-        function = self._functions.get(name)
-        if function is not None:
+        with self._lock:
+            module = live(self._handle, "module")
+            function = self._functions.get(name)
+            if function is not None:
+                return function
+            handle = ctypes.c_void_p()
+            encoded = name.encode()
+            check(L.module_get_function(module.value, encoded, len(encoded),
+                                        ctypes.byref(handle)))
+            function = Function(self, int(handle.value or 0), name)  # keeps the module alive
+            self._functions[name] = function
             return function
-        if self._handle is None:
-            raise RuntimeError("the module was closed")
-        handle = ctypes.c_void_p()
-        encoded = name.encode()
-        check(L.module_get_function(self._handle, encoded, len(encoded), ctypes.byref(handle)))
-        function = Function(self, int(handle.value or 0), name)  # keeps the module alive
-        self._functions[name] = function
-        return function
 
     def __getattr__(self, name: str) -> Function:
         if name.startswith("_") or name not in self.__dict__.get("entries", ()):
@@ -110,10 +116,9 @@ class Module:
         return self.function(name)
 
     def _text(self, kind: int) -> bytes:
-        if self._handle is None:
-            raise RuntimeError("the module was closed")
+        module = live(self._handle, "module")  # keeps the C module while the text is copied
         data, size = ctypes.c_void_p(), ctypes.c_size_t()
-        check(L.module_get_text(self._handle, kind, ctypes.byref(data), ctypes.byref(size)))
+        check(L.module_get_text(module.value, kind, ctypes.byref(data), ctypes.byref(size)))
         return ctypes.string_at(data, size.value)
 
     @property
@@ -134,15 +139,19 @@ class Module:
 
     def close(self) -> None:
         """Releases the module. Calls already inside it finish first; later calls raise."""
-        handle, self._handle = self._handle, None
-        if handle is None:
+        lock = self.__dict__.get("_lock")
+        if lock is None:  # the constructor did not get that far
             return
-        functions = list(self.__dict__.get("_functions", {}).values())
-        for function in functions:
-            function._invalidate()
+        with lock:
+            handle, self._handle = self._handle, None
+            if handle is None:
+                return
+            functions = list(self._functions.values())
+            for function in functions:
+                function._invalidate()
         while any(function._in_flight() for function in functions):
             time.sleep(0.0005)  # releases the GIL to the threads still calling
-        L.module_destroy(handle)
+        del handle  # the C module goes now, or when a text being copied is done
 
     def __enter__(self) -> "Module":
         return self

@@ -10,52 +10,70 @@ from . import _library as L
 from . import _structs as S
 from ._check import check
 from ._dlpack import stream_handle
+from ._handle import Handle, live
+
+
+def _destroy_stream(context: Handle) -> Any:
+    def release(value: int) -> None:
+        L.error_destroy(L.stream_destroy(context.value, value))  # nothing to report to
+    return release
 
 
 class Stream:
     """A stream on the context's device. `handle` is its CUstream (also offered through the
     CUDA stream protocol, `__cuda_stream__`), so PyTorch, CuPy or CUDA Python can use it."""
 
-    handle: int = 0
-    _owned = False
+    _stream: Optional[Handle] = None
 
     def __init__(self, context: Any, non_blocking: bool = True) -> None:
-        self._context = context
+        self._context = context._live()
         stream = ctypes.c_void_p()
         flags = S.STREAM_NON_BLOCKING if non_blocking else 0
-        check(L.stream_create(context._live_handle(), flags, ctypes.byref(stream)))
-        self.handle = stream.value or 0
-        self._owned = True
+        check(L.stream_create(self._context.value, flags, ctypes.byref(stream)))
+        self._stream = Handle(int(stream.value or 0), _destroy_stream(self._context),
+                              keep=self._context)
+
+    @property
+    def handle(self) -> int:
+        """The CUstream (0 once closed)."""
+        stream = self._stream
+        return int(stream.value or 0) if stream is not None else 0
 
     def __cuda_stream__(self) -> Tuple[int, int]:
         return (0, self.handle)
 
+    def _live(self) -> Handle:
+        return live(self._stream, "stream")
+
     def synchronize(self) -> None:
         """Waits on the host for everything enqueued so far."""
-        check(L.stream_synchronize(self._context._live_handle(), self.handle or None))
+        stream = self._live()
+        check(L.stream_synchronize(self._context.value, stream.value))
 
     def query(self) -> bool:
         """Whether everything enqueued so far has completed (never blocks)."""
         done = ctypes.c_int32()
-        check(L.stream_query(self._context._live_handle(), self.handle or None,
-                             ctypes.byref(done)))
+        stream = self._live()
+        check(L.stream_query(self._context.value, stream.value, ctypes.byref(done)))
         return bool(done.value)
 
     def wait_event(self, event: "Event") -> None:
         """Work enqueued after this waits, on the device, for `event`'s last record."""
-        check(L.stream_wait_event(self._context._live_handle(), self.handle or None,
-                                  event._live_handle()))
+        stream, recorded = self._live(), event._live()
+        check(L.stream_wait_event(self._context.value, stream.value, recorded.value))
 
     def record_event(self, event: Optional["Event"] = None) -> "Event":
-        """Records `event` (a new one when None) here and returns it."""
-        event = event if event is not None else Event(self._context)
+        """Records `event` (a new one on this stream's context when None) here; returns it."""
+        if event is None:
+            event = Event.__new__(Event)
+            event._create(self._context, True)
         event.record(self)
         return event
 
     def close(self) -> None:
-        handle, self.handle = self.handle, 0
-        if self._owned and handle and self._context._handle is not None:
-            check(L.stream_destroy(self._context._handle, handle))
+        """Destroys the stream (once calls in flight on other threads are done with it); work
+        already enqueued still completes."""
+        self._stream = None
 
     def __enter__(self) -> "Stream":
         return self
@@ -63,57 +81,55 @@ class Stream:
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:  # noqa: BLE001 - nothing to report to at collection
-            pass
-
     def __repr__(self) -> str:
-        return f"<tessera_jit.Stream 0x{self.handle:x}>"
+        return f"<tessera_jit.Stream 0x{self.handle:x}>" if self._stream else \
+            "<tessera_jit.Stream closed>"
 
 
 class Event:
     """An event on the context's device: ordering between streams and GPU-side timing."""
 
-    _handle: Optional[int] = None
+    _event: Optional[Handle] = None
 
     def __init__(self, context: Any, timing: bool = True) -> None:
+        self._create(context._live(), timing)
+
+    def _create(self, context: Handle, timing: bool) -> None:
         self._context = context
         self.timing = timing
         event = ctypes.c_void_p()
         flags = 0 if timing else S.EVENT_DISABLE_TIMING
-        check(L.event_create(context._live_handle(), flags, ctypes.byref(event)))
-        self._handle = event.value
+        check(L.event_create(context.value, flags, ctypes.byref(event)))
+        self._event = Handle(int(event.value or 0), L.event_destroy, keep=context)
 
-    def _live_handle(self) -> int:
-        if self._handle is None:
-            raise RuntimeError("the event was closed")
-        return self._handle
+    def _live(self) -> Handle:
+        return live(self._event, "event")
 
     def record(self, stream: Any = None) -> None:
         """Captures the work enqueued on `stream` so far (None: the legacy default stream)."""
         handle = None if stream is None else (stream_handle(stream) or None)
-        check(L.event_record(self._live_handle(), handle))
+        event = self._live()
+        check(L.event_record(event.value, handle))
 
     def query(self) -> bool:
         done = ctypes.c_int32()
-        check(L.event_query(self._live_handle(), ctypes.byref(done)))
+        event = self._live()
+        check(L.event_query(event.value, ctypes.byref(done)))
         return bool(done.value)
 
     def synchronize(self) -> None:
-        check(L.event_synchronize(self._live_handle()))
+        event = self._live()
+        check(L.event_synchronize(event.value))
 
     def elapsed_time(self, stop: "Event") -> float:
         """Milliseconds from this event's record to `stop`'s (waits for `stop`)."""
         ms = ctypes.c_float()
-        check(L.event_elapsed_time(self._live_handle(), stop._live_handle(), ctypes.byref(ms)))
+        start, end = self._live(), stop._live()
+        check(L.event_elapsed_time(start.value, end.value, ctypes.byref(ms)))
         return float(ms.value)
 
     def close(self) -> None:
-        handle, self._handle = self._handle, None
-        if handle is not None:
-            L.event_destroy(handle)
+        self._event = None
 
     def __enter__(self) -> "Event":
         return self
@@ -121,8 +137,5 @@ class Event:
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
-    def __del__(self) -> None:
-        self.close()
-
     def __repr__(self) -> str:
-        return f"<tessera_jit.Event{' closed' if self._handle is None else ''}>"
+        return f"<tessera_jit.Event{' closed' if self._event is None else ''}>"
