@@ -195,6 +195,11 @@ tessera_jit_error_t* tessera_jit_event_elapsed_time(tessera_jit_event_t* start,
   if (absl::Status active = (*runtime)->Activate(stop->device); !active.ok()) {
     return MakeError(active);
   }
+  // Both waited for: `start` may be on another stream than `stop` and still be running.
+  if (absl::Status status = (*runtime)->SynchronizeEvent(start->device, start->event);
+      !status.ok()) {
+    return MakeError(status);
+  }
   auto ms = (*runtime)->ElapsedMs(start->event, stop->event);
   if (!ms.ok()) return MakeError(ms.status());
   *out_ms = *ms;

@@ -52,6 +52,12 @@ chmod -R u+w "$stage"
 for library in $(ldd "$stage/tessera_jit/_lib/libtessera_jit.so" | awk '/libabsl_/ {print $3}' | sort -u); do
   cp -L "$library" "$stage/tessera_jit/_lib/"
 done
+missing="$(ldd "$stage/tessera_jit/_lib/libtessera_jit.so" | awk '/not found/ {print $1}' |
+           grep -v -e '^libnvrtc' -e '^libnvJitLink' || true)"
+if [ -n "$missing" ]; then
+  echo "tools/build_wheel.sh: libtessera_jit.so needs libraries this machine lacks: $missing" >&2
+  exit 1
+fi
 chmod u+w "$stage"/tessera_jit/_lib/*
 strip --strip-unneeded "$stage/tessera_jit/_native.abi3.so" "$stage"/tessera_jit/_lib/*.so*
 for library in "$stage"/tessera_jit/_lib/*.so*; do
@@ -60,6 +66,9 @@ done
 
 # setuptools and wheel from PyPI, once, in a build environment of their own.
 venv="${XDG_CACHE_HOME:-$HOME/.cache}/tessera-jit/wheel-build-venv"
+mkdir -p "$(dirname "$venv")"
+exec 9>"$venv.lock"
+flock 9  # one build at a time may make or use the build environment
 if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import setuptools, wheel" 2>/dev/null; then
   rm -rf "$venv"
   "${TESSERA_PYTHON:-python3}" -m venv "$venv"

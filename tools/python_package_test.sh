@@ -20,14 +20,18 @@ trap 'rm -rf "$work"' EXIT
 fail() {
   local message="$1"
   echo "python package: $message" >&2
-  python3 - "$report" "$message" <<'PY'
+  python3 - "$report" "${report%.xml}.mypy.xml" "$message" <<'PY'
 import sys
 from xml.sax.saxutils import quoteattr
-path, message = sys.argv[1], sys.argv[2]
+path, mypy_path, message = sys.argv[1:4]
 with open(path, "w") as f:
     f.write('<testsuites><testsuite name="python_package" tests="1" failures="1">'
             f'<testcase classname="python_package" name="setup"><failure message={quoteattr(message)}/>'
             "</testcase></testsuite></testsuites>\n")
+with open(mypy_path, "w") as f:  # mypy did not run: counted as skipped, not a second failure
+    f.write('<testsuites><testsuite name="mypy" tests="1" skipped="1"><testcase classname="mypy" '
+            'name="tessera_jit"><skipped message="the setup failed"/></testcase></testsuite>'
+            "</testsuites>\n")
 PY
   exit 1
 }
@@ -42,7 +46,8 @@ usable() {
   "$1" -c 'import sys, venv; sys.exit(sys.version_info < (3, 9))' 2>/dev/null
 }
 for candidate in "${TESSERA_TEST_PYTHON:-}" \
-                 $(ls -d "$HOME"/.pyenv/versions/3.* 2>/dev/null | sort -rV | sed 's|$|/bin/python3|') \
+                 $(ls -d "$HOME"/.pyenv/versions/3.* 2>/dev/null | grep -E '/3\.[0-9]+\.[0-9]+$' |
+                   sort -rV | sed 's|$|/bin/python3|') \
                  "$(command -v python3 || true)"; do
   if [ -n "$candidate" ] && [ -x "$candidate" ] && usable "$candidate"; then
     python="$candidate"
@@ -62,6 +67,9 @@ pip=("$work/venv/bin/python" -m pip install -q --disable-pip-version-check)
 "${pip[@]}" "numpy>=2" "jax[cpu]" ml_dtypes pytest mypy ||
   fail "installing NumPy, JAX, ml_dtypes, pytest and mypy from PyPI failed"
 
+"$work/venv/bin/python" -m pip list --disable-pip-version-check 2>/dev/null |
+  grep -i -E '^(numpy|jax|jaxlib|ml.dtypes|pytest|mypy) ' | tr -s ' ' | paste -sd, |
+  sed 's/^/python package: with /'
 cp tests/capi/python_package_test.py tests/capi/python_test.py tests/capi/model_ops_test.py \
   "$work/"
 mkdir -p "$work/run"

@@ -502,7 +502,7 @@ tessera_jit_error_t* tessera_jit_event_record(tessera_jit_event_t* event, void* 
 tessera_jit_error_t* tessera_jit_event_query(tessera_jit_event_t* event, int32_t* out_done);
 /* Waits on the host for the work its last record captured. */
 tessera_jit_error_t* tessera_jit_event_synchronize(tessera_jit_event_t* event);
-/* Waits for `stop`, then *out_ms = the milliseconds between the two records (about 0.5 µs
+/* Waits for both, then *out_ms = the milliseconds between the two records (about 0.5 µs
  * resolution). FAILED_PRECONDITION if either was never recorded or was created with
  * TESSERA_JIT_EVENT_DISABLE_TIMING; INVALID_ARGUMENT if they belong to different devices. */
 tessera_jit_error_t* tessera_jit_event_elapsed_time(tessera_jit_event_t* start,
