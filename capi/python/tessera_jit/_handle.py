@@ -6,7 +6,9 @@ ctypes call, which releases the GIL) keeps the C object valid even if another th
 the Python object meanwhile. What the release needs (the context's handle, for a stream or a
 buffer) is held by `keep`, so a context outlives its streams, events and device memory, as the
 C API's modules already make it outlive them."""
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, TypeVar
+
+_Self = TypeVar("_Self", bound="Closable")
 
 
 class Handle:
@@ -31,3 +33,16 @@ def live(handle: Optional[Handle], what: str) -> Handle:
     if handle is None:
         raise RuntimeError(f"the {what} was closed")
     return handle
+
+
+class Closable:
+    """close(), and `with` for it."""
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self: _Self) -> _Self:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()

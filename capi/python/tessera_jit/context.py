@@ -9,7 +9,7 @@ from . import _library as L
 from . import _structs as S
 from ._check import check
 from ._dlpack import stream_handle
-from ._handle import Handle, live
+from ._handle import Closable, Handle, live
 from .arrays import DeviceArray
 from .module import Module
 from .streams import Event, Stream
@@ -30,7 +30,7 @@ def _source_bytes(value: Any, what: str) -> bytes:
             from None
 
 
-class Context:
+class Context(Closable):
     """A Tessera JIT context.
 
     default_target: "host", "nvptx" or None (the GPU when present, else the host);
@@ -195,12 +195,6 @@ class Context:
         for module in list(self.__dict__.get("_modules", ())):
             module.close()
         self._handle = None
-
-    def __enter__(self) -> "Context":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
 
     def __del__(self) -> None:
         self.close()

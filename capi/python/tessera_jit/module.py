@@ -12,7 +12,7 @@ from . import _library as L
 from ._native import CallPlan
 from . import _structs as S
 from ._check import check
-from ._handle import Handle, live
+from ._handle import Closable, Handle, live
 
 
 class ArgSpec:
@@ -78,7 +78,7 @@ class Function(CallPlan):
         return f"<tessera_jit.Function {self.signature}>"
 
 
-class Module:
+class Module(Closable):
     """A compiled module: `entries` names its entry functions, `module.f` or
     `module.function("f")` gives one. Close it (or use `with`) to release it now; functions of
     a closed module raise."""
@@ -152,12 +152,6 @@ class Module:
         while any(function._in_flight() for function in functions):
             time.sleep(0.0005)  # releases the GIL to the threads still calling
         del handle  # the C module goes now, or when a text being copied is done
-
-    def __enter__(self) -> "Module":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
 
     def __del__(self) -> None:
         self.close()

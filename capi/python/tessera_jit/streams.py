@@ -10,7 +10,7 @@ from . import _library as L
 from . import _structs as S
 from ._check import check
 from ._dlpack import stream_handle
-from ._handle import Handle, live
+from ._handle import Closable, Handle, live
 
 
 def _destroy_stream(context: Handle) -> Any:
@@ -19,7 +19,7 @@ def _destroy_stream(context: Handle) -> Any:
     return release
 
 
-class Stream:
+class Stream(Closable):
     """A stream on the context's device. `handle` is its CUstream (also offered through the
     CUDA stream protocol, `__cuda_stream__`), so PyTorch, CuPy or CUDA Python can use it."""
 
@@ -75,18 +75,12 @@ class Stream:
         already enqueued still completes."""
         self._stream = None
 
-    def __enter__(self) -> "Stream":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
     def __repr__(self) -> str:
         return f"<tessera_jit.Stream 0x{self.handle:x}>" if self._stream else \
             "<tessera_jit.Stream closed>"
 
 
-class Event:
+class Event(Closable):
     """An event on the context's device: ordering between streams and GPU-side timing."""
 
     _event: Optional[Handle] = None
@@ -130,12 +124,6 @@ class Event:
 
     def close(self) -> None:
         self._event = None
-
-    def __enter__(self) -> "Event":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"<tessera_jit.Event{' closed' if self._event is None else ''}>"
