@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Tessera host code against NumPy (bench/numpy_bench.py), one thread and all threads: builds
-# libtessera_jit.so with -c opt, makes a virtual environment with NumPy from PyPI (its own
+# libtessera_jit.so and the package's extension with -c opt, makes a virtual environment with NumPy from PyPI (its own
 # current OpenBLAS) under ~/.cache/tessera-jit/numpy-bench-venv, and writes
 # numpy_bench_1.json / numpy_bench_all.json. Usage: bench/numpy_bench.sh [--quick]
 set -euo pipefail
@@ -12,9 +12,10 @@ if [[ ! -x "$venv/bin/python" ]]; then
   "$venv/bin/pip" install --quiet "numpy>=2.4"
 fi
 bazel build -c opt --disk_cache="${HOME}/.cache/tessera-jit/bazel-disk-cache" \
-  --symlink_prefix=/ //capi:libtessera_jit.so >/dev/null
-library="$(bazel info -c opt output_path)/k8-opt/bin/capi/libtessera_jit.so"
-export TESSERA_JIT_LIBRARY="$library" PYTHONPATH="$PWD/capi/python"
+  --symlink_prefix=/ //capi:libtessera_jit.so //capi/python:package >/dev/null
+objects="$(bazel info -c opt output_path)/k8-opt/bin"
+export TESSERA_JIT_LIBRARY="$objects/capi/libtessera_jit.so" PYTHONPATH="$PWD/capi/python"
+export TESSERA_JIT_NATIVE="$objects/capi/python/tessera_jit/_native.abi3.so"
 cores="$(nproc)"
 OPENBLAS_NUM_THREADS=1 "$venv/bin/python" bench/numpy_bench.py --threads 1 \
   --json numpy_bench_1.json "$@"

@@ -3,7 +3,7 @@
 # the package's sources, its extension (tessera_jit._native, CPython's stable ABI: one wheel for
 # Python 3.9 and later) and, in tessera_jit/_lib/, libtessera_jit.so self-contained (MLIR and
 # LLVM linked in statically, only tessera_jit_* exported, stripped) with the abseil libraries it
-# links beside it (RUNPATH $ORIGIN). At run time it needs only glibc/libstdc++ and the CUDA 13
+# links beside it (RUNPATH $ORIGIN, then /usr/local/cuda/lib64). At run time it needs only glibc/libstdc++ and the CUDA 13
 # toolkit's NVRTC and nvJitLink on the loader's path (as /usr/local/cuda's are), no source tree
 # and no environment variable:
 #
@@ -69,10 +69,11 @@ venv="${XDG_CACHE_HOME:-$HOME/.cache}/tessera-jit/wheel-build-venv"
 mkdir -p "$(dirname "$venv")"
 exec 9>"$venv.lock"
 flock 9  # one build at a time may make or use the build environment
-if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import setuptools, wheel" 2>/dev/null; then
+if [ ! -x "$venv/bin/python" ] ||
+   ! "$venv/bin/python" -c "import setuptools.command.bdist_wheel" 2>/dev/null; then
   rm -rf "$venv"
   "${TESSERA_PYTHON:-python3}" -m venv "$venv"
-  "$venv/bin/python" -m pip install -q --disable-pip-version-check "setuptools>=61" wheel
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check -U "setuptools>=70.1" wheel
 fi
 mkdir -p "$out"
 rm -f "$out"/tessera_jit-*.whl

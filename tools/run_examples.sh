@@ -9,7 +9,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 cd "$TESSERA_ROOT"
 
-tessera_build //tools/tessera-opt //tools/tessera-jit //capi:libtessera_jit.so
+tessera_build //tools/tessera-opt //tools/tessera-jit //capi:libtessera_jit.so //capi/python:package
 status=0
 for example in examples/*.mlir; do
   if bazel-bin/tools/tessera-opt/tessera-opt --tessera-verify-determinism "$example" >/dev/null; then

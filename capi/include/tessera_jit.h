@@ -461,7 +461,8 @@ tessera_jit_error_t* tessera_jit_buffer_copy(tessera_jit_context_t* context, voi
  * NULL is the legacy default stream. tessera_jit_function_invoke enqueues an nvptx module's
  * kernels on the stream it is given and returns without waiting for them; host modules run
  * synchronously on the calling thread whatever stream is passed. Without a GPU every call below
- * is UNAVAILABLE (NULL handles and unknown flags are INVALID_ARGUMENT first). Thread-safe; a
+ * that would touch the device is UNAVAILABLE (NULL handles, unknown flags and an event pair
+ * that cannot be timed are refused first; destroying a NULL stream is no error). Thread-safe; a
  * stream or event must not be used while (or after) another thread destroys it.              */
 
 typedef struct tessera_jit_event tessera_jit_event_t;

@@ -5,7 +5,7 @@ from setuptools.dist import Distribution
 
 try:
     from setuptools.command.bdist_wheel import bdist_wheel
-except ImportError:  # setuptools < 70.1
+except ImportError:  # setuptools < 70.1 (tools/build_wheel.sh installs a newer one)
     from wheel.bdist_wheel import bdist_wheel
 
 

@@ -176,6 +176,8 @@ class PackageTest(unittest.TestCase):
             self.assertEqual(cuda.calls[-1]["stream"], expected)
         with self.assertRaises(TypeError):
             self.saxpy(1.0, x, y, out, stream="default")
+        with self.assertRaises(TypeError):  # a bool is not a CUstream
+            self.saxpy(1.0, x, y, out, stream=True)
         with self.assertRaises(TypeError):
             self.saxpy(1.0, x, y, out, stream=None, other=1)
 
@@ -274,6 +276,7 @@ class PackageTest(unittest.TestCase):
             self.saxpy(1.0, Broken(), Broken(), Broken())
         self.assertIsInstance(raised.exception.__cause__, BufferError)
         self.assertIn("cannot export this", str(raised.exception.__cause__))
+        self.assertIsNotNone(raised.exception.__cause__.__traceback__)  # where it was raised
 
         class Raising:
             @property

@@ -74,17 +74,26 @@ def describe(index: int, value: Any) -> Description:
     return value, int(data or 0), shape, strides, code, bits, bool(read_only)
 
 
-def stream_handle(stream: Any) -> int:
-    """The CUstream of a stream object: tessera_jit.Stream, the CUDA stream protocol
-    (__cuda_stream__), PyTorch's torch.cuda.Stream (.cuda_stream), CuPy's (.ptr)."""
+def stream_handle(stream: Any) -> Tuple[int, Any]:
+    """(the CUstream, what keeps it valid while it is used) of a stream object:
+    tessera_jit.Stream (its handle, which a concurrent close() then cannot destroy; a closed one
+    is RuntimeError), the CUDA stream protocol (__cuda_stream__), PyTorch's torch.cuda.Stream
+    (.cuda_stream), CuPy's (.ptr), or an int."""
+    if isinstance(stream, bool) or stream is None:
+        raise TypeError(f"stream: expected an int (a CUstream) or a stream object, found "
+                        f"{type(stream).__name__}")
     if isinstance(stream, int):
-        return stream
+        return stream, None
+    live = getattr(stream, "_live_stream", None)
+    if live is not None:  # tessera_jit.Stream
+        handle = live()
+        return int(handle.value or 0), handle
     protocol = getattr(stream, "__cuda_stream__", None)
     if protocol is not None:
-        return int(protocol()[1])
-    for attribute in ("handle", "cuda_stream", "ptr"):
-        handle = getattr(stream, attribute, None)
-        if isinstance(handle, int):
-            return handle
+        return int(protocol()[1]), stream
+    for attribute in ("cuda_stream", "ptr"):
+        value = getattr(stream, attribute, None)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value, stream
     raise TypeError(f"stream: expected None, an int (a CUstream) or a stream object, found "
                     f"{type(stream).__name__}")

@@ -3,7 +3,8 @@
 The library is the package's own copy (`_lib/libtessera_jit.so`, with the abseil libraries it
 needs beside it), unless $TESSERA_JIT_LIBRARY names another — e.g. a Bazel build's
 bazel-bin/capi/libtessera_jit.so. From a source tree without a wheel installed, the Bazel
-build's copy is used.
+build's copy is used; the same holds for the extension (_native.abi3.so, overridden by
+$TESSERA_JIT_NATIVE).
 """
 import ctypes
 import importlib.util
@@ -40,12 +41,15 @@ def _load() -> ctypes.CDLL:
 
 def _load_native():
     """tessera_jit._native: the package's own, else (a source tree) the Bazel build's."""
+    built = os.environ.get("TESSERA_JIT_NATIVE")  # a build's extension, e.g. an opt build's
     try:
+        if built:
+            raise ImportError("TESSERA_JIT_NATIVE is set")
         from . import _native
         return _native
     except ImportError as error:
-        built = os.path.join(_HERE, "..", "..", "..", "bazel-bin", "capi", "python",
-                             "tessera_jit", "_native.abi3.so")
+        built = built or os.path.join(_HERE, "..", "..", "..", "bazel-bin", "capi", "python",
+                                      "tessera_jit", "_native.abi3.so")
         if not os.path.exists(built):
             raise ImportError("tessera_jit: its extension _native is missing (install the "
                               "wheel, or build //capi/python:package)") from error

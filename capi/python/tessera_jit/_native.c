@@ -4,8 +4,9 @@
  * tessera_jit_arg_t — a tensor through the object's own __dlpack__ (a DLPack 1.0 versioned
  * capsule where the producer offers one, else a 0.x capsule), zero-copy; an int or a float as
  * a scalar — and calls tessera_jit_function_invoke with the GIL released. Nothing is rebuilt
- * per call but the argument array on the stack. Objects without a usable __dlpack__ (NumPy
- * before 1.22, read-only NumPy 1.x arrays, ml_dtypes' bfloat16) go through a Python fallback
+ * per call but the argument array on the stack. Objects without a usable __dlpack__ (read-only
+ * NumPy 1.x arrays, ml_dtypes' bfloat16; from a source tree, NumPy before 1.22) go through a
+ * Python fallback
  * that describes their memory (tessera_jit/_dlpack.py).
  *
  * export_capsule() is the producer side: the DLPack capsule of memory a Python object owns
@@ -337,6 +338,7 @@ static int TensorArgument(Py_ssize_t index, PyObject* value, PyObject* method,
       PyErr_Fetch(&type, &error, &traceback);
       PyErr_NormalizeException(&type, &error, &traceback);
       if (error != NULL) {
+        if (saved_traceback != NULL) PyException_SetTraceback(saved_value, saved_traceback);
         PyException_SetCause(error, saved_value); /* steals saved_value */
         saved_value = NULL;
       }
@@ -528,18 +530,34 @@ static PyObject* RaiseError(tessera_jit_error_t* error) {
   return NULL;
 }
 
-/* The CUstream of a `stream=` keyword (None: NULL, the legacy default stream) and the value
- * producers' __dlpack__(stream=…) receives for it (1 is the legacy default stream). */
-static int StreamArgument(PyObject* stream, void** out_stream, PyObject** out_dlpack_stream) {
+/* The CUstream of a `stream=` keyword (None: NULL, the legacy default stream), the value
+ * producers' __dlpack__(stream=…) receives for it (1 is the legacy default stream), and what
+ * keeps the stream valid until the call is done (*out_keep, owned; may be NULL). */
+static int StreamArgument(PyObject* stream, void** out_stream, PyObject** out_dlpack_stream,
+                          PyObject** out_keep) {
+  *out_keep = NULL;
   if (stream == NULL || stream == Py_None) {
     *out_stream = NULL;
     *out_dlpack_stream = PyLong_FromLong(1);
     return *out_dlpack_stream != NULL ? 0 : -1;
   }
-  PyObject* handle = PyLong_Check(stream) ? (Py_INCREF(stream), stream)
-                                          : PyObject_CallFunctionObjArgs(g_stream_handle, stream,
-                                                                         NULL);
-  if (handle == NULL) return -1;
+  PyObject* handle = NULL;
+  if (PyLong_Check(stream) && !PyBool_Check(stream)) {
+    Py_INCREF(stream);
+    handle = stream;
+  } else {
+    /* (CUstream, keep-alive) from tessera_jit._dlpack.stream_handle. */
+    PyObject* pair = PyObject_CallFunctionObjArgs(g_stream_handle, stream, NULL);
+    if (pair == NULL) return -1;
+    if (!PyTuple_Check(pair) || PyTuple_Size(pair) != 2) {
+      Py_DECREF(pair);
+      PyErr_SetString(PyExc_SystemError, "stream_handle() did not return (handle, keep)");
+      return -1;
+    }
+    handle = PyTuple_GetItem(pair, 0);
+    Py_INCREF(handle);
+    *out_keep = pair; /* holds the keep-alive */
+  }
   if (!PyLong_Check(handle) || PyLong_AsLongLong(handle) < 0) {
     Py_DECREF(handle);
     if (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_OverflowError)) {
@@ -597,12 +615,13 @@ static PyObject* CallPlan_call(PyObject* self_object, PyObject* args, PyObject* 
   } else {
     memset(inline_slots, 0, sizeof(inline_slots));
   }
-  /* Capsule slots are small; only the fallback needs the shape arrays. */
+  /* The tensor slots of up to TJ_INLINE_ARGS arguments live on the stack (~11 KB). */
   TensorSlot capsule_slots[TJ_INLINE_ARGS];
   PyObject* result = NULL;
   void* cu_stream = NULL;
   PyObject* dlpack_stream = NULL;
-  if (StreamArgument(stream, &cu_stream, &dlpack_stream) < 0) goto done;
+  PyObject* stream_keep = NULL;
+  if (StreamArgument(stream, &cu_stream, &dlpack_stream, &stream_keep) < 0) goto done;
   const char* kinds = PyBytes_AsString(self->kinds);
   for (Py_ssize_t i = 0; i < n; ++i) {
     PyObject* value = PyTuple_GetItem(args, i);
@@ -707,6 +726,7 @@ done:
     PyMem_Free(slots);
   }
   Py_XDECREF(dlpack_stream);
+  Py_XDECREF(stream_keep);
   return result;
 }
 
@@ -764,10 +784,13 @@ typedef struct {
 static void ReleaseExport(void* context_pointer) {
   ExportContext* context = (ExportContext*)context_pointer;
   if (context == NULL) return;
-  /* A consumer may call the deleter from any thread, with or without the GIL. */
-  PyGILState_STATE state = PyGILState_Ensure();
-  Py_XDECREF(context->owner);
-  PyGILState_Release(state);
+  /* A consumer may call the deleter from any thread, with or without the GIL — or after the
+   * interpreter ended (a tensor freed at exit), when the owner is left alone. */
+  if (Py_IsInitialized()) {
+    PyGILState_STATE state = PyGILState_Ensure();
+    Py_XDECREF(context->owner);
+    PyGILState_Release(state);
+  }
   free(context->shape);
   free(context);
 }

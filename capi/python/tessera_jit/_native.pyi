@@ -11,7 +11,7 @@ class CallPlan:
 def configure(invoke: int, error_code: int, error_message: int, error_destroy: int,
               make_error: Callable[[int, str], BaseException],
               fallback: Callable[[int, Any], Tuple[Any, ...]],
-              stream_handle: Callable[[Any], int], cpu_types: Tuple[type, ...],
+              stream_handle: Callable[[Any], Tuple[int, Any]], cpu_types: Tuple[type, ...],
               scalar_types: Tuple[type, ...], complex_types: Tuple[type, ...]) -> None: ...
 
 def export_capsule(owner: Any, data: int, shape: Tuple[int, ...], code: int, bits: int,

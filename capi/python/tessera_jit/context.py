@@ -163,9 +163,10 @@ class Context(Closable):
 
     def synchronize(self, stream: Any = None) -> None:
         """Waits for everything on `stream` (None: the legacy default stream)."""
-        handle = None if stream is None else (stream_handle(stream) or None)
+        handle, keep = (0, None) if stream is None else stream_handle(stream)
         h = self._live()
-        check(L.stream_synchronize(h.value, handle))
+        check(L.stream_synchronize(h.value, handle or None))
+        del keep  # the stream's handle was held for the call
 
     # Introspection -----------------------------------------------------------------------------
 

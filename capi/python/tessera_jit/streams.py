@@ -40,10 +40,12 @@ class Stream(Closable):
         return int(stream.value or 0) if stream is not None else 0
 
     def __cuda_stream__(self) -> Tuple[int, int]:
-        return (0, self.handle)
+        return (0, int(self._live().value or 0))
 
     def _live(self) -> Handle:
         return live(self._stream, "stream")
+
+    _live_stream = _live  # what stream_handle() holds while another call uses the stream
 
     def synchronize(self) -> None:
         """Waits on the host for everything enqueued so far."""
@@ -71,8 +73,9 @@ class Stream(Closable):
         return event
 
     def close(self) -> None:
-        """Destroys the stream (once calls in flight on other threads are done with it); work
-        already enqueued still completes."""
+        """Destroys the stream once calls in flight on other threads are done with it (they
+        hold its handle); work already enqueued still completes. Using it then is
+        RuntimeError."""
         self._stream = None
 
     def __repr__(self) -> str:
@@ -101,9 +104,10 @@ class Event(Closable):
 
     def record(self, stream: Any = None) -> None:
         """Captures the work enqueued on `stream` so far (None: the legacy default stream)."""
-        handle = None if stream is None else (stream_handle(stream) or None)
+        handle, keep = (0, None) if stream is None else stream_handle(stream)
         event = self._live()
-        check(L.event_record(event.value, handle))
+        check(L.event_record(event.value, handle or None))
+        del keep  # the stream's handle was held for the call
 
     def query(self) -> bool:
         done = ctypes.c_int32()
