@@ -20,7 +20,7 @@ echo "building (opt, -ffunction-sections) ..."
 # libtessera_jit.so is Bazel's own (//capi:libtessera_jit.so: MLIR and LLVM static, only
 # tessera_jit_* exported, tools/build_defs/self_contained_library.bzl), stripped here.
 tessera_build -c opt --force_pic --copt=-ffunction-sections --copt=-fdata-sections \
-  //capi:libtessera_jit.so //tests/gpu:gpu_test //bench:gpu_bench
+  //capi:libtessera_jit.so //capi/python:package //tests/gpu:gpu_test //bench:gpu_bench
 objects="bazel-out/k8-opt/bin"
 abseil=$(sed -n '/linkopts = \[/,/\]/p' third_party/system/absl.BUILD | grep -o '"-l[a-z_]*"' | tr -d '"')
 cp "$objects/capi/libtessera_jit.so" "$dir/lib/libtessera_jit.so"
@@ -47,6 +47,16 @@ for library in $(ldd "$dir/lib/libtessera_jit.so" "$dir/bin/gpu_bench" | awk '/l
 done
 strip --strip-unneeded "$dir"/lib/libabsl_* 2>/dev/null || true
 
+# The Python package over the bundled library (TESSERA_JIT_LIBRARY) and its tests, which
+# run.sh runs where the GPU machine's python3 has NumPy: device arrays, streams and events
+# from Python (GpuPackageTest), and the host cases on that machine's CPU.
+mkdir -p "$dir/python/tessera_jit"
+cp capi/python/tessera_jit/*.py capi/python/tessera_jit/*.pyi capi/python/tessera_jit/py.typed \
+  "$objects/capi/python/tessera_jit/_native.abi3.so" "$dir/python/tessera_jit/"
+chmod u+w "$dir/python/tessera_jit/_native.abi3.so"
+strip --strip-unneeded "$dir/python/tessera_jit/_native.abi3.so"
+cp tests/capi/python_package_test.py "$dir/python/"
+
 cp tools/gpu_check.sh "$dir/run.sh"
 chmod +x "$dir/run.sh"
 git rev-parse HEAD > "$dir/COMMIT" 2>/dev/null || echo unknown > "$dir/COMMIT"
@@ -54,6 +64,10 @@ git rev-parse HEAD > "$dir/COMMIT" 2>/dev/null || echo unknown > "$dir/COMMIT"
 echo "self-check: the bundled library compiles and runs the MLP example on the host target ..."
 mkdir -p "$dir/examples" && cp examples/*.mlir examples/*.cu "$dir/examples/"
 LD_LIBRARY_PATH="/usr/local/cuda/lib64" "$dir/bin/run_mlp" "$dir/examples/mlp.mlir"
+echo "self-check: the bundled Python package on the bundled library (host cases) ..."
+LD_LIBRARY_PATH="$dir/lib:/usr/local/cuda/lib64" TESSERA_JIT_LIBRARY="$dir/lib/libtessera_jit.so" \
+  TESSERA_JIT_CACHE_DIR="$(mktemp -d)" PYTHONPATH="$dir/python" \
+  /usr/bin/python3 "$dir/python/python_package_test.py" 2>&1 | tail -n 3
 
 tar -C "$out" -cf - tessera-gpu-check | xz -6 -T2 > "$out/tessera-gpu-check.tar.xz"
 echo

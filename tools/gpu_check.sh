@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The GPU check, run from the unpacked bundle on the GPU machine (tools/gpu_bundle.sh builds
-# it): the GPU tests, then the GPU benchmark, then one results table. Needs the NVIDIA driver
+# it): the GPU tests, the Python package's tests (where python3 has NumPy), then the GPU
+# benchmark, then one results table. Needs the NVIDIA driver
 # and, from the machine's CUDA 13 toolkit, libnvJitLink.so.13, libnvrtc.so.13, libcublas.so.13
 # and nvvm/libdevice
 # ($CUDA_HOME, default /usr/local/cuda).
@@ -32,6 +33,26 @@ TESSERA_EXAMPLES_DIR="$here/examples" "$here/bin/gpu_test" --gtest_output="xml:$
 test_status=$?
 tail -n 3 "$results/gpu_test.log"
 
+echo "== Python package (device arrays, streams, events; the host cases on this CPU)"
+python_status=0
+python=""
+for candidate in python3 /usr/bin/python3; do
+  if "$candidate" -c 'import numpy, sys; sys.exit(tuple(map(int, numpy.__version__.split(".")[:2])) < (1, 22))' 2>/dev/null; then
+    python="$candidate"
+    break
+  fi
+done
+if [ -n "$python" ]; then
+  echo "($("$python" --version), NumPy $("$python" -c 'import numpy; print(numpy.__version__)'))"
+  TESSERA_JIT_LIBRARY="$here/lib/libtessera_jit.so" PYTHONPATH="$here/python" \
+    TESSERA_JIT_CACHE_DIR="$results/python-cache" \
+    "$python" "$here/python/python_package_test.py" > "$results/python.log" 2>&1
+  python_status=$?
+  tail -n 3 "$results/python.log"
+else
+  echo "skipped: no python3 here has NumPy >= 1.22"
+fi
+
 echo "== GPU benchmark"
 "$here/bin/gpu_bench" --json "$results/gpu_bench.json" > "$results/gpu_bench.log" 2>&1
 bench_status=$?
@@ -60,6 +81,7 @@ PY
 )
 echo "GPU tests: ${passed:-0} passed, ${failed:-1} failed, ${skipped:-0} skipped (exit $test_status)"
 echo "host smoke test: exit $smoke_status"
+echo "Python package: exit $python_status (results/python.log)"
 cat "$results/gpu_bench.log"
 [ "$test_status" -eq 0 ] && [ "$bench_status" -eq 0 ] && [ "$smoke_status" -eq 0 ] &&
-  [ "${failed:-1}" -eq 0 ]
+  [ "$python_status" -eq 0 ] && [ "${failed:-1}" -eq 0 ]
