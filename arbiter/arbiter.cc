@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
+#include <map>
 #include <memory>
 
 #include "absl/strings/str_cat.h"
@@ -11,6 +13,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "arbiter/batch_invariance.h"
 #include "arbiter/matmul_probe.h"
 #include "arbiter/timing.h"
 #include "base/sha256.h"
@@ -20,18 +23,20 @@ namespace tessera::arbiter {
 namespace {
 
 /// Bumped when the selection procedure changes what a decision means.
-constexpr char kArbiterVersion[] = "arbiter-1";
+constexpr char kArbiterVersion[] = "arbiter-2";
 
-/// Measurement policy: warm up for at least kWarmupSeconds; a sample times enough back-to-back
-/// runs to last kSampleSeconds; each candidate gets at least kMinSamples, kSteadySamples when
-/// it fits in kLongBudgetSeconds, and up to kMaxSamples while under kShortBudgetSeconds.
+/// Measurement policy (racing under the time budget): warm up for kWarmupSeconds (less when
+/// the budget is small); a sample times enough back-to-back runs to last kSampleSeconds; a
+/// candidate takes at least kMinSamples before it can be dropped, settles once the 95 %
+/// confidence interval of its median (from kConfidenceSamples on) is within kSettledRelative
+/// of it or kSettledAbsolute, and stops at kMaxSamples.
 constexpr double kWarmupSeconds = 0.01;
 constexpr double kSampleSeconds = 0.001;
 constexpr int kMinSamples = 3;
-constexpr int kSteadySamples = 9;
+constexpr int kConfidenceSamples = 5;
 constexpr int kMaxSamples = 41;
-constexpr double kShortBudgetSeconds = 0.15;
-constexpr double kLongBudgetSeconds = 1.0;
+constexpr double kSettledRelative = 0.01;
+constexpr double kSettledAbsolute = 0.5e-6;
 /// The timed problem is also checked against the reference when it is this small (M·N·K).
 constexpr int64_t kCheckTimedProblemLimit = int64_t{1} << 21;
 
@@ -85,19 +90,25 @@ std::string DescribeChange(const DecisionRecord& old, const std::vector<Candidat
   return changes.empty() ? "unknown change" : absl::StrJoin(changes, "; ");
 }
 
-/// A kernel being timed.
-struct Timed {
+std::string Duration(double seconds) {
+  if (seconds >= 1) return absl::StrFormat("%.3f s", seconds);
+  if (seconds >= 1e-3) return absl::StrFormat("%.3f ms", seconds * 1e3);
+  return absl::StrFormat("%.3f us", seconds * 1e6);
+}
+
+/// A kernel in the race.
+struct Racer {
   CandidateOutcome* outcome;
   std::unique_ptr<ProbeKernel> kernel;
   int repetitions = 1;
+  double per_run = 0;  ///< the latest seconds per run
   std::vector<double> samples;
-  double elapsed = 0;
+  bool running = true;
 
-  bool NeedsMore() const {
-    const int n = static_cast<int>(samples.size());
-    return n < kMinSamples ||
-           (elapsed < kLongBudgetSeconds &&
-            (n < kSteadySamples || (elapsed < kShortBudgetSeconds && n < kMaxSamples)));
+  const std::string& id() const { return outcome->candidate.id; }
+  void Stop(std::string why) {
+    running = false;
+    outcome->race = std::move(why);
   }
 };
 
@@ -128,22 +139,25 @@ class Selection {
     record_.base_key = keys.base;
 
     if (!point_.forced.empty() && Outcome(point_.forced) == nullptr) {
-      std::vector<std::string> ids;
-      for (const Candidate& c : candidates) ids.push_back(c.id);
       return Error(point_, absl::StrCat(point_.op, ": the forced candidate '", point_.forced,
                                         "' (", point_.forced_by, ") is unknown; candidates: ",
-                                        absl::StrJoin(ids, ", ")));
+                                        CandidateIds()));
     }
     TESSERA_RETURN_IF_ERROR(FilterByContract());
     std::vector<CandidateOutcome*> alive = Alive();
     if (alive.size() == 1 && alive[0]->candidate.compiled()) {
       // The compiled lowering is the reference lowering: nothing to check it against or race,
-      // and nothing worth caching.
+      // and nothing worth caching (or pinning: the choice is already reproducible).
       alive[0]->reason = "not probed: no contest";
+      if (point_.batch_invariant) alive[0]->batch_invariance = kByConstruction;
       Win(*alive[0], Forced() ? absl::StrCat("forced (", point_.forced_by, ")")
                               : "the only candidate left after applicability, availability, "
                                 "determinism and forcing");
       record_.source = Forced() ? "forced" : "sole candidate";
+      return Finish(start);
+    }
+    if (context_.plan != nullptr) {
+      TESSERA_RETURN_IF_ERROR(Replay(*context_.plan));
       return Finish(start);
     }
     DecisionCache::Lookup found;
@@ -183,11 +197,19 @@ class Selection {
   }
 
  private:
+  static constexpr char kByConstruction[] = "by construction";
+
   CandidateOutcome* Outcome(const std::string& id) {
     for (CandidateOutcome& o : outcomes_) {
       if (o.candidate.id == id) return &o;
     }
     return nullptr;
+  }
+
+  std::string CandidateIds() const {
+    std::vector<std::string> ids;
+    for (const CandidateOutcome& o : outcomes_) ids.push_back(o.candidate.id);
+    return absl::StrJoin(ids, ", ");
   }
 
   std::vector<CandidateOutcome*> Alive() {
@@ -234,7 +256,7 @@ class Selection {
     for (CandidateOutcome* o : Alive()) {
       if (!o->candidate.unavailable.empty()) Remove(*o, "availability", o->candidate.unavailable);
     }
-    if (point_.deterministic) {
+    if (point_.deterministic || point_.batch_invariant) {
       for (CandidateOutcome* o : Alive()) {
         if (o->candidate.determinism != "deterministic") {
           Remove(*o, "determinism",
@@ -265,6 +287,79 @@ class Selection {
     record_.reason = std::move(reason);
   }
 
+  /// Replay: the plan's pinned candidate, nothing probed or timed.
+  absl::Status Replay(const Plan& plan) {
+    const std::string where =
+        absl::StrCat(Describe(point_), " in @", point_.function, " (plan ", plan.name(), ")");
+    const PlanEntry* entry = plan.Find(point_);
+    if (entry == nullptr) {
+      if (context_.plan_strict) {
+        return Error(point_, absl::StrCat(
+                                 "strict replay: ", where,
+                                 " is not in the plan; export a plan from a compile that "
+                                 "decided it, or replay without strict"));
+      }
+      CandidateOutcome* compiled = Outcome(kCompiledCandidate);
+      CandidateOutcome* chosen = compiled->gate.empty() ? compiled : Alive()[0];
+      if (!chosen->candidate.compiled() && point_.batch_invariant) {
+        return Error(point_, absl::StrCat("replay: ", where, " is not in the plan, and the "
+                                          "forced candidate '", chosen->candidate.id,
+                                          "' cannot prove batch invariance with probes off"));
+      }
+      for (CandidateOutcome* o : Alive()) {
+        if (o != chosen) Remove(*o, "plan", "replay: not in the plan and measurement is off");
+      }
+      if (point_.batch_invariant) chosen->batch_invariance = kByConstruction;
+      chosen->reason = "not probed: replay";
+      Win(*chosen, chosen->candidate.compiled()
+                       ? "not in the plan: the compiled lowering runs (replay measures nothing)"
+                       : absl::StrCat("forced (", point_.forced_by,
+                                      "); not in the plan: taken as declared"));
+      record_.source = "replay: not in the plan";
+      return absl::OkStatus();
+    }
+    CandidateOutcome* pinned = Outcome(entry->winner);
+    if (pinned == nullptr) {
+      return Error(point_, absl::StrCat("replay: the plan pins '", entry->winner, "' for ",
+                                        where, ", which is not a candidate here; candidates: ",
+                                        CandidateIds()));
+    }
+    if (!pinned->gate.empty()) {
+      return Error(point_, absl::StrCat("replay: the plan pins '", entry->winner, "' for ",
+                                        where, ", which the ", pinned->gate,
+                                        " gate removes: ", pinned->reason));
+    }
+    std::string note;
+    if (!entry->identity.empty() && entry->identity != pinned->candidate.identity) {
+      if (point_.batch_invariant && !pinned->candidate.compiled()) {
+        return Error(point_, absl::StrCat(
+                                 "replay: the plan pins '", entry->winner, "' for ", where,
+                                 " at the batch_invariant level, but it changed since its "
+                                 "batch invariance was proven (",
+                                 entry->identity, " → ", pinned->candidate.identity,
+                                 "); decide it again and export a new plan"));
+      }
+      note = absl::StrCat("; its identity changed since: ", entry->identity, " → ",
+                          pinned->candidate.identity);
+    }
+    for (CandidateOutcome* o : Alive()) {
+      if (o != pinned) Remove(*o, "plan", absl::StrCat("the plan pins '", entry->winner, "'"));
+    }
+    if (point_.batch_invariant) {
+      pinned->batch_invariance =
+          pinned->candidate.compiled()
+              ? kByConstruction
+              : absl::StrCat("proven when the plan's decision was made (record ",
+                             entry->record.substr(0, 16), ")");
+    }
+    pinned->reason = "not probed: pinned";
+    Win(*pinned, absl::StrCat("pinned by the plan ", plan.name(), " (decided: ", entry->source,
+                              ", on ", entry->device, ", record ", entry->record.substr(0, 16),
+                              ")", note));
+    record_.source = "pinned";
+    return absl::OkStatus();
+  }
+
   absl::Status Choose() {
     std::vector<CandidateOutcome*> alive = Alive();
     const std::string forced_text =
@@ -272,6 +367,20 @@ class Selection {
     const std::string cannot_probe =
         context_.prober == nullptr ? "no prober for this target" : context_.prober->Unavailable();
     if (!cannot_probe.empty()) {
+      if (point_.batch_invariant) {
+        for (CandidateOutcome* o : alive) {
+          if (o->candidate.compiled()) {
+            o->batch_invariance = kByConstruction;
+          } else {
+            Remove(*o, "batch invariance",
+                   absl::StrCat("a delegate proves batch invariance by a replay probe, and "
+                                "probes cannot run here (",
+                                cannot_probe, ")"));
+          }
+        }
+        TESSERA_RETURN_IF_ERROR(CheckForced());
+        alive = Alive();
+      }
       for (CandidateOutcome* o : alive) o->reason = absl::StrCat("not probed: ", cannot_probe);
       record_.source = "unprobed";
       if (Forced()) {
@@ -298,7 +407,10 @@ class Selection {
     return Measure(alive);
   }
 
-  /// Gate 5: every survivor against the host reference on the probes.
+  /// Gate 5: every survivor against the host reference on the probes; at the batch_invariant
+  /// level, each delegate then proves batch invariance on the same kernel (gate 6). Also
+  /// estimates each survivor's seconds per multiply-add on the op-shaped probe, which sizes
+  /// the timed problem.
   absl::Status AccuracyGate(const std::vector<CandidateOutcome*>& alive) {
     const std::vector<MatmulProblem> probes = AccuracyProbes(point_);
     std::vector<MatmulInputs> inputs;
@@ -315,7 +427,9 @@ class Selection {
                absl::StrCat("its probe kernel failed to build: ", kernel.status().message()));
         continue;
       }
-      for (size_t i = 0; i < probes.size() && o->gate.empty(); ++i) {
+      // The op-shaped probe last, so the kernel stays bound to it for the estimate.
+      for (size_t step = 1; step <= probes.size() && o->gate.empty(); ++step) {
+        const size_t i = step % probes.size();
         absl::StatusOr<std::vector<float>> out = (*kernel)->Run(inputs[i]);
         if (!out.ok()) {
           Remove(*o, "availability",
@@ -324,6 +438,29 @@ class Selection {
           break;
         }
         Judge(*o, probes[i], *out, references[i]);
+      }
+      if (!o->gate.empty()) continue;
+      absl::StatusOr<double> seconds = (*kernel)->Time(1);
+      if (seconds.ok() && *seconds > 0) {
+        seconds_per_mac_[o->candidate.id] = *seconds / Macs(probes[0]);
+        spent_ += *seconds;  // a timed run: it counts against the budget
+      }
+      if (point_.batch_invariant) {
+        if (o->candidate.compiled()) {
+          o->batch_invariance = kByConstruction;
+          continue;
+        }
+        absl::StatusOr<BatchInvarianceProof> proof = ProveBatchInvariance(**kernel, point_);
+        if (!proof.ok()) {
+          Remove(*o, "availability",
+                 absl::StrCat("it failed on the batch-invariance probe: ",
+                              proof.status().message()));
+        } else if (!proof->invariant) {
+          o->batch_invariance = proof->text;
+          Remove(*o, "batch invariance", proof->text);
+        } else {
+          o->batch_invariance = absl::StrCat("proven: ", proof->text);
+        }
       }
     }
     TESSERA_RETURN_IF_ERROR(CheckForced());
@@ -353,20 +490,36 @@ class Selection {
                            o.candidate.budget.rtol));
   }
 
-  /// Step 6: warm-up, interleaved samples, then the noise rule.
+  double Budget() const {
+    return context_.budget_s > 0 ? context_.budget_s : kDefaultBudgetSeconds;
+  }
+
+  /// The most multiply-adds a timed run may have so that every survivor's minimum (the checked
+  /// run, one warm-up run and kMinSamples one-run samples) fits half of what is left of the
+  /// budget, from the estimates of the accuracy gate.
+  double MaxTimedMacs(const std::vector<CandidateOutcome*>& alive) const {
+    double seconds_per_mac = 0;
+    for (const CandidateOutcome* o : alive) {
+      auto it = seconds_per_mac_.find(o->candidate.id);
+      if (it != seconds_per_mac_.end()) seconds_per_mac += it->second;
+    }
+    if (seconds_per_mac <= 0) return std::numeric_limits<double>::infinity();
+    return std::max(0.0, Budget() - spent_) / 2 / ((2 + kMinSamples) * seconds_per_mac);
+  }
+
+  /// Step 7: the survivors race under the budget, then the noise rule.
   absl::Status Measure(const std::vector<CandidateOutcome*>& alive) {
-    std::string capped_from;
-    const MatmulProblem problem = TimedProblem(point_, &capped_from);
+    const double budget = Budget();
+    record_.budget_ms = budget * 1e3;
+    std::string capped_why;
+    const MatmulProblem problem = TimedProblem(point_, MaxTimedMacs(alive), &capped_why);
     const MatmulInputs inputs = MakeInputs(problem, 7);
     const bool check = problem.m * problem.n * problem.k <= kCheckTimedProblemLimit;
     const std::vector<double> reference = check ? ReferenceMatmul(inputs) : std::vector<double>();
     record_.measured_shape = problem.ShapeText();
-    if (!capped_from.empty()) {
-      absl::StrAppend(&record_.measured_shape, " (capped from ", capped_from,
-                      ": probe buffers are limited to 64 MiB)");
-    }
+    if (!capped_why.empty()) absl::StrAppend(&record_.measured_shape, " (", capped_why, ")");
     record_.timing_source = context_.prober->TimingSource();
-    std::vector<Timed> timed;
+    std::vector<Racer> racers;
     for (CandidateOutcome* o : alive) {
       absl::StatusOr<std::unique_ptr<ProbeKernel>> kernel =
           context_.prober->Prepare(point_, o->candidate, &problem);
@@ -385,46 +538,27 @@ class Selection {
         Judge(*o, problem, *out, reference);
         if (!o->gate.empty()) continue;
       }
-      timed.push_back(Timed{o, std::move(*kernel)});
+      racers.push_back(Racer{o, std::move(*kernel)});
     }
     TESSERA_RETURN_IF_ERROR(CheckForced());
     if (Alive().empty()) return NoSurvivor();
-
     {
       // Timings of concurrent arbitrations would disturb each other.
       absl::MutexLock lock(&MeasurementMutex());
-      for (Timed& t : timed) {
-        double warm = 0;
-        double last = 0;
-        do {
-          absl::StatusOr<double> seconds = t.kernel->Time(1);
-          if (!seconds.ok()) return seconds.status();
-          last = *seconds;
-          warm += last;
-        } while (warm < kWarmupSeconds);
-        t.repetitions = last > 0 ? std::max(1, static_cast<int>(std::ceil(kSampleSeconds / last)))
-                                 : 1000;
-      }
-      // Round robin, so a drift in machine speed hits every candidate alike.
-      for (bool more = true; more;) {
-        more = false;
-        for (Timed& t : timed) {
-          if (!t.NeedsMore()) continue;
-          absl::StatusOr<double> seconds = t.kernel->Time(t.repetitions);
-          if (!seconds.ok()) return seconds.status();
-          t.samples.push_back(*seconds);
-          t.elapsed += *seconds * t.repetitions;
-          more |= t.NeedsMore();
-        }
-      }
+      TESSERA_RETURN_IF_ERROR(Race(racers, budget, Macs(problem)));
     }
+    record_.measured_ms = spent_ * 1e3;
     std::vector<Contestant> contestants;
-    for (Timed& t : timed) {
-      const TimingSummary summary = Summarize(t.samples);
-      t.outcome->median_s = summary.median_s;
-      t.outcome->spread = summary.spread;
-      t.outcome->samples = summary.samples;
-      contestants.push_back(Contestant{t.outcome->candidate.id, summary});
+    for (Racer& r : racers) {
+      const TimingSummary summary = Summarize(r.samples);
+      r.outcome->median_s = summary.median_s;
+      r.outcome->spread = summary.spread;
+      r.outcome->samples = summary.samples;
+      if (summary.samples == 0) {
+        r.outcome->reason = "not timed: the budget ran out before its first sample";
+        continue;
+      }
+      contestants.push_back(Contestant{r.id(), summary});
     }
     // Ties go to the compiled lowering (no external dependency), then by id.
     std::vector<std::string> tie_order;
@@ -435,11 +569,118 @@ class Selection {
                        const bool b_compiled = b == kCompiledCandidate;
                        return a_compiled != b_compiled ? a_compiled : a < b;
                      });
+    if (contestants.empty()) {
+      for (const std::string& id : tie_order) {
+        CandidateOutcome* o = Outcome(id);
+        if (o->gate.empty()) {
+          Win(*o, absl::StrCat("the budget (", Duration(budget),
+                               ") ran out before any candidate was timed: the stable order "
+                               "picks ",
+                               id));
+          break;
+        }
+      }
+      return absl::OkStatus();
+    }
     const Ranking ranking = Rank(contestants, incumbent_, tie_order);
     record_.separation = ranking.separation;
     record_.noise = ranking.noise;
     Win(*Outcome(ranking.winner), ranking.reason);
     return absl::OkStatus();
+  }
+
+  /// Runs `seconds` of candidate time when it fits the budget; false when it does not.
+  bool Fits(double seconds, double budget) const { return spent_ + seconds <= budget; }
+
+  /// Warm-up, then samples round robin (so a drift in machine speed hits every candidate
+  /// alike) until every racer has settled, been dropped or been stopped by the budget.
+  absl::Status Race(std::vector<Racer>& racers, double budget, double macs) {
+    const double count = static_cast<double>(racers.size());
+    const double warmup = std::min(kWarmupSeconds, budget / (8 * count));
+    const double sample = std::min(kSampleSeconds, budget / (4 * count * kMinSamples));
+    // The checked runs happened already; they count at their estimated cost.
+    for (Racer& r : racers) {
+      auto it = seconds_per_mac_.find(r.id());
+      if (it != seconds_per_mac_.end()) spent_ += it->second * macs;
+    }
+    for (Racer& r : racers) {
+      double warm = 0;
+      do {
+        if (r.per_run > 0 && !Fits(r.per_run, budget)) break;
+        absl::StatusOr<double> seconds = r.kernel->Time(1);
+        if (!seconds.ok()) return seconds.status();
+        r.per_run = *seconds;
+        spent_ += *seconds;
+        warm += *seconds;
+      } while (warm < warmup);
+      r.repetitions = r.per_run > 0
+                          ? std::max(1, static_cast<int>(std::ceil(sample / r.per_run)))
+                          : 1000;
+    }
+    for (bool more = true; more;) {
+      for (Racer& r : racers) {
+        if (!r.running) continue;
+        if (!Fits(r.repetitions * r.per_run, budget)) {
+          r.Stop(absl::StrCat("stopped: the ", Duration(budget), " budget ran out after ",
+                              r.samples.size(), " samples"));
+          continue;
+        }
+        absl::StatusOr<double> seconds = r.kernel->Time(r.repetitions);
+        if (!seconds.ok()) return seconds.status();
+        r.samples.push_back(*seconds);
+        r.per_run = *seconds;
+        spent_ += *seconds * r.repetitions;
+      }
+      Settle(racers);
+      more = false;
+      for (const Racer& r : racers) more |= r.running;
+    }
+    return absl::OkStatus();
+  }
+
+  /// After a round: a racer whose median is known well enough settles; one whose best sample
+  /// cannot beat the leader's median by the noise rule is dropped; one at kMaxSamples stops.
+  void Settle(std::vector<Racer>& racers) {
+    const Racer* leader = nullptr;
+    double leader_median = 0;
+    for (const Racer& r : racers) {
+      if (static_cast<int>(r.samples.size()) < kMinSamples) continue;
+      const double median = Summarize(r.samples).median_s;
+      if (leader == nullptr || median < leader_median) {
+        leader = &r;
+        leader_median = median;
+      }
+    }
+    for (Racer& r : racers) {
+      const int n = static_cast<int>(r.samples.size());
+      if (!r.running || n < kMinSamples) continue;
+      const TimingSummary summary = Summarize(r.samples);
+      if (leader != nullptr && &r != leader) {
+        const TimingSummary lead = Summarize(leader->samples);
+        const double noise =
+            std::max({MedianNoise(lead), MedianNoise(summary), kNoiseFloor});
+        const double high = MedianConfidence95(leader->samples).high;
+        const double best = *std::min_element(r.samples.begin(), r.samples.end());
+        if (best > high * (1 + 2 * noise)) {
+          r.Stop(absl::StrCat("dropped after ", n, " samples: its best ", Duration(best),
+                              " cannot beat ", leader->id(), "'s median (95% CI up to ",
+                              Duration(high), ") by the noise rule"));
+          continue;
+        }
+      }
+      if (n >= kConfidenceSamples) {
+        const double half = MedianConfidence95(r.samples).HalfWidth();
+        if (half <= std::max(kSettledRelative * summary.median_s, kSettledAbsolute)) {
+          r.Stop(absl::StrFormat("settled after %d samples: 95%% CI of the median ±%s (%.2f%%)",
+                                 n, Duration(half),
+                                 summary.median_s > 0 ? 100 * half / summary.median_s : 0));
+          continue;
+        }
+      }
+      if (n >= kMaxSamples) {
+        r.Stop(absl::StrCat("stopped: the sample limit (", kMaxSamples, ")"));
+      }
+    }
   }
 
   const ArbitrationPoint& point_;
@@ -448,6 +689,9 @@ class Selection {
   DecisionRecord record_;
   bool probed_ = false;
   std::string incumbent_;  ///< the winner of a stale record, kept when within noise
+  /// The accuracy gate's estimate of each survivor's cost (seconds per multiply-add).
+  std::map<std::string, double> seconds_per_mac_;
+  double spent_ = 0;  ///< seconds candidates ran under the budget
 };
 
 }  // namespace
@@ -459,7 +703,7 @@ DecisionKeys KeysFor(const ArbitrationPoint& p, const std::vector<Candidate>& ca
       kArbiterVersion, "\nop=", p.op, "\nbucket=", p.ShapeBucket(), "\ndtype=", p.DtypeText(),
       "\ntarget=", p.target, "\narch=", p.arch, "\ndevice=", device, "\nlayout=", p.layout,
       "\npolicy=", p.numeric_policy, "\nmovement=", p.Movement(),
-      "\ndeterministic=", p.deterministic ? "yes" : "no", "\nforced=", p.forced, "\n");
+      "\ndeterminism=", p.DeterminismLevel(), "\nforced=", p.forced, "\n");
   keys.base = Sha256Hex(base);
   std::string full = absl::StrCat(base, "toolchain=", toolchain, "\n");
   for (const Candidate& c : candidates) absl::StrAppend(&full, "candidate=", ContractText(c), "\n");

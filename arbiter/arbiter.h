@@ -14,9 +14,14 @@
 #include "arbiter/candidate.h"
 #include "arbiter/decision_cache.h"
 #include "arbiter/decision_record.h"
+#include "arbiter/plan.h"
 #include "arbiter/prober.h"
 
 namespace tessera::arbiter {
+
+/// The default time budget of one decision: how long its candidates may run (warm-up and
+/// timed samples) — 300 ms, for up to 8 candidates.
+inline constexpr double kDefaultBudgetSeconds = 0.3;
 
 struct ArbitrationContext {
   /// Runs candidates on probes; null when nothing can run (then only the compiled lowering, or
@@ -26,6 +31,15 @@ struct ArbitrationContext {
   DecisionCache* cache = nullptr;
   /// The toolchain digest (Tessera, LLVM, CUDA, nvJitLink versions) that keys decisions.
   std::string toolchain;
+  /// How long candidates may run for this decision (> 0). Racing stops each candidate once its
+  /// median is known well enough, drops those that cannot win, and stops all at the budget;
+  /// the timed shape is capped so that the minimum samples fit.
+  double budget_s = kDefaultBudgetSeconds;
+  /// Replay (null: measure): every point takes the candidate the plan pins, with nothing
+  /// probed or timed. A point the plan lacks takes the compiled lowering, or in `plan_strict`
+  /// mode fails the compile naming it.
+  const Plan* plan = nullptr;
+  bool plan_strict = false;
 };
 
 /// Decides who runs `point` among `candidates` (which must include the compiled lowering).
@@ -39,7 +53,8 @@ absl::StatusOr<DecisionRecord> Arbitrate(const ArbitrationPoint& point,
 
 /// The decision-cache keys of `point` with `candidates`: `base` covers the op (kind, shape
 /// bucket, dtype, arch/device, layout, numeric policy, movement, determinism, forcing);
-/// `full` adds the toolchain digest and every candidate's identity and contract.
+/// `full` adds the toolchain digest and every candidate's identity and contract. The
+/// determinism level (none, run_to_run, batch_invariant) is part of both.
 struct DecisionKeys {
   std::string base;
   std::string full;

@@ -37,6 +37,11 @@ std::string ArbitrationPoint::Movement() const {
   return parts.empty() ? "plain" : absl::StrJoin(parts, ",");
 }
 
+std::string ArbitrationPoint::DeterminismLevel() const {
+  if (batch_invariant) return "batch_invariant";
+  return deterministic ? "run_to_run" : "none";
+}
+
 std::string ArbitrationPoint::DtypeText() const {
   if (element_types.size() < 3) return absl::StrJoin(element_types, ",");
   std::string text = absl::StrCat(element_types[0], ",", element_types[1], "->", element_types[2]);

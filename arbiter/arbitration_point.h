@@ -28,6 +28,9 @@ struct ArbitrationPoint {
   std::string layout = "row-major";  ///< "strided" when an operand has a non-identity layout;
                                      ///< "batched" for a matmul with batch dimensions
   bool deterministic = false;        ///< a deterministic function or compile
+  /// … at the batch-invariant level (implies `deterministic`): each row of the result may
+  /// not depend on how many rows (M) the call has.
+  bool batch_invariant = false;
   /// A candidate the IR or the options force ("" when none), and which of the two did.
   std::string forced;
   std::string forced_by;  ///< "attribute `delegate`" or "option `matmul_delegate`"
@@ -41,6 +44,8 @@ struct ArbitrationPoint {
   std::string Movement() const;
   /// A, B and C (and bias) element types joined, e.g. "f32,f32->f32".
   std::string DtypeText() const;
+  /// "none", "run_to_run" or "batch_invariant".
+  std::string DeterminismLevel() const;
   bool HasFusedEpilogue() const { return bias || activation != "none"; }
 };
 

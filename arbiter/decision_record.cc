@@ -38,6 +38,7 @@ json::Object PointJson(const ArbitrationPoint& p) {
                       {"numeric_policy", p.numeric_policy},
                       {"layout", p.layout},
                       {"deterministic", p.deterministic},
+                      {"batch_invariant", p.batch_invariant},
                       {"forced", p.forced},
                       {"forced_by", p.forced_by}};
 }
@@ -63,7 +64,9 @@ json::Object CandidateJson(const CandidateOutcome& o) {
                       {"worst_probe", o.worst_probe},
                       {"median_s", o.median_s},
                       {"spread", o.spread},
-                      {"samples", o.samples}};
+                      {"samples", o.samples},
+                      {"race", o.race},
+                      {"batch_invariance", o.batch_invariance}};
 }
 
 json::Object RecordJson(const DecisionRecord& r) {
@@ -84,6 +87,8 @@ json::Object RecordJson(const DecisionRecord& r) {
                       {"measured_shape", r.measured_shape},
                       {"created", r.created},
                       {"arbitration_ms", r.arbitration_ms},
+                      {"budget_ms", r.budget_ms},
+                      {"measured_ms", r.measured_ms},
                       {"source", r.source}};
 }
 
@@ -129,6 +134,16 @@ class Fields {
     } else {
       Fail(absl::StrCat("field '", name, "' missing or not a boolean"));
     }
+  }
+  /// Fields added after records were first stored: absent reads as the default.
+  void OptionalStr(const char* name, std::string& out) {
+    if (ok() && object_->get(name) != nullptr) Str(name, out);
+  }
+  void OptionalNum(const char* name, double& out) {
+    if (ok() && object_->get(name) != nullptr) Num(name, out);
+  }
+  void OptionalBool(const char* name, bool& out) {
+    if (ok() && object_->get(name) != nullptr) Bool(name, out);
   }
   const json::Array* Array(const char* name) {
     if (!ok()) return nullptr;
@@ -179,6 +194,7 @@ std::string ReadPoint(const json::Object* object, ArbitrationPoint& p) {
   f.Str("numeric_policy", p.numeric_policy);
   f.Str("layout", p.layout);
   f.Bool("deterministic", p.deterministic);
+  f.OptionalBool("batch_invariant", p.batch_invariant);
   f.Str("forced", p.forced);
   f.Str("forced_by", p.forced_by);
   return f.error();
@@ -206,6 +222,8 @@ std::string ReadCandidate(const json::Object* object, CandidateOutcome& o) {
   f.Num("median_s", o.median_s);
   f.Num("spread", o.spread);
   f.Int("samples", o.samples);
+  f.OptionalStr("race", o.race);
+  f.OptionalStr("batch_invariance", o.batch_invariance);
   return f.error();
 }
 
@@ -237,6 +255,8 @@ std::string ReadRecord(const json::Object* object, DecisionRecord& r) {
   f.Str("measured_shape", r.measured_shape);
   f.Str("created", r.created);
   f.Num("arbitration_ms", r.arbitration_ms);
+  f.OptionalNum("budget_ms", r.budget_ms);
+  f.OptionalNum("measured_ms", r.measured_ms);
   f.Str("source", r.source);
   return f.error();
 }
@@ -304,8 +324,7 @@ std::string FormatRecord(const DecisionRecord& r) {
   std::string text = absl::StrCat(p.op, " at ", p.location, " in @", p.function, "\n");
   absl::StrAppend(&text, "  shape ", p.ShapeText(), " (bucket ", r.shape_bucket, "), ",
                   p.DtypeText(), ", ", p.Movement(), ", policy ", p.numeric_policy, ", ",
-                  p.layout, ", ", p.deterministic ? "deterministic" : "determinism not required",
-                  "\n");
+                  p.layout, ", determinism ", p.DeterminismLevel(), "\n");
   absl::StrAppend(&text, "  target ", p.target, p.arch == p.target ? "" : " " + p.arch, " on ",
                   p.device, "\n");
   if (!p.forced.empty()) absl::StrAppend(&text, "  forced: ", p.forced, " by ", p.forced_by, "\n");
@@ -314,6 +333,9 @@ std::string FormatRecord(const DecisionRecord& r) {
   absl::StrAppend(&text, "  decided: ", r.source, "; timing: ", r.timing_source,
                   r.measured_shape.empty() ? "" : absl::StrCat(" at ", r.measured_shape),
                   absl::StrFormat("; arbitration %.1f ms", r.arbitration_ms),
+                  r.budget_ms > 0 ? absl::StrFormat(" (candidates ran %.1f of a %.0f ms budget)",
+                                                    r.measured_ms, r.budget_ms)
+                                  : "",
                   r.noise > 0 ? absl::StrFormat("; separation %.1f%%, noise %.1f%%",
                                                 r.separation * 100, r.noise * 100)
                               : "",
@@ -329,6 +351,10 @@ std::string FormatRecord(const DecisionRecord& r) {
     if (o.error_ratio >= 0) {
       absl::StrAppend(&text, absl::StrFormat("; error %.3g of budget (max |out−ref| %.3g, %s)",
                                              o.error_ratio, o.max_abs_error, o.worst_probe));
+    }
+    if (!o.race.empty()) absl::StrAppend(&text, "; ", o.race);
+    if (!o.batch_invariance.empty() && o.gate != "batch invariance") {
+      absl::StrAppend(&text, "; batch invariance ", o.batch_invariance);
     }
     if (!o.gate.empty()) {
       absl::StrAppend(&text, "; removed by ", o.gate, ": ", o.reason);

@@ -30,6 +30,14 @@ struct CandidateOutcome {
   double median_s = 0;
   double spread = 0;
   int samples = 0;
+  /// How its measurement ended: "settled: …" (the median's 95 % confidence interval is tight),
+  /// "dropped: …" (its best sample cannot beat the leader), "stopped: …" (the time budget or
+  /// the sample limit); "" when not measured.
+  std::string race;
+  /// Batch invariance at the batch_invariant level: "by construction" (the compiled
+  /// lowering), "proven: …" (the replay probe), or why not (then `gate` is "batch
+  /// invariance"); "" when the level does not ask.
+  std::string batch_invariance;
 };
 
 struct DecisionRecord {
@@ -50,8 +58,11 @@ struct DecisionRecord {
   std::string measured_shape;  ///< the shape timed, e.g. "256x256x256"
   std::string created;         ///< UTC time the decision was made
   double arbitration_ms = 0;   ///< what making the decision cost
-  /// How this compile got it: "measured", "cache", "cache (stale: …; re-measured)", "sole
-  /// candidate", "forced".
+  /// The time budget candidates could run for, and how long they ran (warm-up and samples).
+  double budget_ms = 0;
+  double measured_ms = 0;
+  /// How this compile got it: "measured", "cache", "measured; stale record (…) kept; …",
+  /// "sole candidate", "forced", "unprobed", "pinned", "replay: not in the plan".
   std::string source;
 
   const CandidateOutcome* Find(const std::string& id) const;

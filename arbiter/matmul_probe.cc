@@ -6,6 +6,7 @@
 #include <random>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 namespace tessera::arbiter {
 namespace {
@@ -102,7 +103,12 @@ std::vector<MatmulProblem> AccuracyProbes(const ArbitrationPoint& point) {
           ProblemFor(point, 7, 13, 5), ProblemFor(point, 16, 16, 4096)};
 }
 
-MatmulProblem TimedProblem(const ArbitrationPoint& point, std::string* capped_from) {
+double Macs(const MatmulProblem& p) {
+  return static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k);
+}
+
+MatmulProblem TimedProblem(const ArbitrationPoint& point, double max_macs,
+                           std::string* capped_why) {
   auto size = [&](size_t index) {
     const int64_t value = point.shape.size() > index ? point.shape[index] : -1;
     return value < 0 ? int64_t{256} : std::max<int64_t>(value, 1);
@@ -114,13 +120,26 @@ MatmulProblem TimedProblem(const ArbitrationPoint& point, std::string* capped_fr
                  dk = static_cast<double>(k);
     return 4.0 * (dm * dk + dk * dn + dm * dn);
   };
-  bool capped = false;
-  while (bytes() > kTimedProblemBudgetBytes) {
+  auto macs = [&] {
+    return static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  };
+  bool over_bytes = false;
+  bool over_time = false;
+  for (;;) {
+    const bool too_big = bytes() > kTimedProblemBudgetBytes;
+    const bool too_long = macs() > max_macs;
+    if ((!too_big && !too_long) || (m == 1 && n == 1 && k == 1)) break;
+    over_bytes |= too_big;
+    over_time |= too_long && !too_big;
     int64_t& largest = m >= n && m >= k ? m : (n >= k ? n : k);
     largest = std::max<int64_t>(1, largest / 2);
-    capped = true;
   }
-  if (capped && capped_from != nullptr) *capped_from = requested;
+  if ((over_bytes || over_time) && capped_why != nullptr) {
+    std::vector<std::string> why;
+    if (over_bytes) why.push_back("probe buffers are limited to 64 MiB");
+    if (over_time) why.push_back("its runs would not fit the time budget");
+    *capped_why = absl::StrCat("capped from ", requested, ": ", absl::StrJoin(why, "; "));
+  }
   return ProblemFor(point, m, n, k);
 }
 

@@ -4,6 +4,7 @@
 #define TESSERA_ARBITER_MATMUL_PROBE_H_
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -57,9 +58,15 @@ std::vector<MatmulProblem> AccuracyProbes(const ArbitrationPoint& point);
 inline constexpr double kTimedProblemBudgetBytes = 64.0 * 1024 * 1024;
 
 /// The problem timed: the op's shape, a dynamic size taken as 256 — capped so that its buffers
-/// fit kTimedProblemBudgetBytes (the largest of M, N, K halved until they do). When it was
-/// capped, `*capped_from` (if given) says from which shape.
-MatmulProblem TimedProblem(const ArbitrationPoint& point, std::string* capped_from = nullptr);
+/// fit kTimedProblemBudgetBytes and it has at most `max_macs` multiply-adds (M·N·K; the
+/// arbiter's time budget sets it), the largest of M, N, K halved until both hold. When it was
+/// capped, `*capped_why` (if given) says from which shape and why.
+MatmulProblem TimedProblem(const ArbitrationPoint& point,
+                           double max_macs = std::numeric_limits<double>::infinity(),
+                           std::string* capped_why = nullptr);
+
+/// M·N·K of `problem` (what one run costs, for estimates).
+double Macs(const MatmulProblem& problem);
 
 }  // namespace tessera::arbiter
 

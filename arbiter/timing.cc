@@ -35,6 +35,22 @@ TimingSummary Summarize(std::vector<double> samples) {
   return summary;
 }
 
+MedianInterval MedianConfidence95(std::vector<double> samples) {
+  MedianInterval interval;
+  if (samples.empty()) return interval;
+  std::sort(samples.begin(), samples.end());
+  const double n = static_cast<double>(samples.size());
+  const double z = 1.96 * std::sqrt(n);
+  const double j = std::floor((n - z) / 2);
+  const double k = std::ceil(1 + (n + z) / 2);
+  auto at = [&](double rank) {  // 1-based, clamped
+    return samples[static_cast<size_t>(std::clamp(rank, 1.0, n)) - 1];
+  };
+  interval.low = at(j);
+  interval.high = at(k);
+  return interval;
+}
+
 double MedianNoise(const TimingSummary& summary) {
   return summary.samples > 0 ? summary.spread / std::sqrt(static_cast<double>(summary.samples))
                              : summary.spread;

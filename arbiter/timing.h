@@ -21,6 +21,17 @@ struct TimingSummary {
 /// Median and relative interquartile spread of `samples` (seconds); zeros for no samples.
 TimingSummary Summarize(std::vector<double> samples);
 
+/// A distribution-free 95 % confidence interval of the median of `samples` (seconds), from
+/// order statistics: [x_(j), x_(k)] with j = ⌊(n − 1.96√n) / 2⌋, k = ⌈1 + (n + 1.96√n) / 2⌉
+/// (1-based, clamped to the samples), so it holds whatever the distribution of the samples.
+/// {0, 0} for no samples.
+struct MedianInterval {
+  double low = 0;
+  double high = 0;
+  double HalfWidth() const { return (high - low) / 2; }
+};
+MedianInterval MedianConfidence95(std::vector<double> samples);
+
 /// One measured contestant.
 struct Contestant {
   std::string id;

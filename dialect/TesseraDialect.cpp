@@ -12,6 +12,7 @@ namespace tessera {
 namespace {
 
 constexpr llvm::StringLiteral kSeedKey = "seed";
+constexpr llvm::StringLiteral kLevelKey = "level";
 
 mlir::LogicalResult verifyDeterministicAttr(mlir::Operation* op, mlir::Attribute value) {
   if (!llvm::isa<mlir::FunctionOpInterface>(op)) {
@@ -23,13 +24,25 @@ mlir::LogicalResult verifyDeterministicAttr(mlir::Operation* op, mlir::Attribute
   auto dict = llvm::dyn_cast<mlir::DictionaryAttr>(value);
   if (!dict) {
     return op->emitError() << "'" << kDeterministicAttrName
-                           << "' expects a unit attribute or a dictionary {seed = N}, found "
+                           << "' expects a unit attribute or a dictionary {seed = N, level = "
+                              "\"run_to_run\" | \"batch_invariant\"}, found "
                            << value;
   }
   for (mlir::NamedAttribute entry : dict) {
+    if (entry.getName() == kLevelKey) {
+      auto level = llvm::dyn_cast<mlir::StringAttr>(entry.getValue());
+      if (!level || (level.getValue() != "run_to_run" && level.getValue() != "batch_invariant")) {
+        return op->emitError() << "'" << kDeterministicAttrName
+                               << "' expects 'level' to be \"run_to_run\" or "
+                                  "\"batch_invariant\", found "
+                               << entry.getValue();
+      }
+      continue;
+    }
     if (entry.getName() != kSeedKey) {
       return op->emitError() << "'" << kDeterministicAttrName << "' has unknown key '"
-                             << entry.getName().getValue() << "'; expected only 'seed'";
+                             << entry.getName().getValue()
+                             << "'; expected only 'seed' and 'level'";
     }
     auto seed = llvm::dyn_cast<mlir::IntegerAttr>(entry.getValue());
     if (!seed || !seed.getType().isSignlessInteger() || seed.getValue().isNegative() ||
@@ -89,6 +102,13 @@ std::optional<llvm::StringRef> getDeclaredDeterminism(mlir::Operation* op) {
 
 bool isDeterministic(mlir::Operation* op) {
   return op->hasAttr(kDeterministicAttrName);
+}
+
+bool isBatchInvariant(mlir::Operation* op) {
+  auto dict = op->getAttrOfType<mlir::DictionaryAttr>(kDeterministicAttrName);
+  if (!dict) return false;
+  auto level = dict.getAs<mlir::StringAttr>(kLevelKey);
+  return level && level.getValue() == "batch_invariant";
 }
 
 std::optional<uint64_t> getDeterministicSeed(mlir::Operation* op) {

@@ -14,7 +14,8 @@
 namespace tessera {
 
 /// Name of the attribute marking an entry function deterministic: `tessera.deterministic` (unit)
-/// or `tessera.deterministic = {seed = N}`.
+/// or `tessera.deterministic = {seed = N, level = "run_to_run" | "batch_invariant"}` (both
+/// keys optional; the level defaults to run_to_run).
 inline constexpr llvm::StringLiteral kDeterministicAttrName = "tessera.deterministic";
 
 /// Name of the attribute with which a raw `gpu.func` kernel declares its determinism:
@@ -28,6 +29,10 @@ std::optional<llvm::StringRef> getDeclaredDeterminism(mlir::Operation* op);
 
 /// True when `op` carries `tessera.deterministic`.
 bool isDeterministic(mlir::Operation* op);
+
+/// True when `op` is deterministic at the batch_invariant level: each row of a Tile op's result
+/// may not depend on the number of rows of the call.
+bool isBatchInvariant(mlir::Operation* op);
 
 /// The seed of a `tessera.deterministic = {seed = N}` attribute; nullopt when `op` is not
 /// deterministic or declares no seed.

@@ -19,6 +19,7 @@ class DelegateRegistry;
 
 namespace tessera::arbiter {
 class DecisionCache;
+class Plan;
 }  // namespace tessera::arbiter
 
 namespace tessera::jit {
@@ -54,6 +55,9 @@ struct CompileOptions {
   int opt_level = 2;
   /// Treat every function as `tessera.deterministic` (the C API's deterministic flag).
   bool deterministic = false;
+  /// … at the batch_invariant level (implies `deterministic`): only candidates whose result
+  /// rows do not depend on the batch size (M) may serve a Tile op (docs/arbiter.md).
+  bool batch_invariant = false;
   /// nvptx: also link each PTX image into a cubin with nvJitLink (the loader's first choice).
   /// Off, a compile stops at PTX.
   bool link_cubin = true;
@@ -76,6 +80,13 @@ struct CompileOptions {
   bool arbitrate = true;
   /// Where decisions are reused from and kept; null: every compile decides afresh.
   std::shared_ptr<arbiter::DecisionCache> decisions;
+  /// How long candidates may run for one decision (warm-up and timed samples), > 0.
+  double arbitration_budget_ms = 300;
+  /// Replay: every Tile op takes the candidate `plan` pins, nothing measured (null: measure).
+  /// A point the plan lacks runs the compiled lowering, or with `plan_strict` fails the
+  /// compile naming it.
+  std::shared_ptr<const arbiter::Plan> plan;
+  bool plan_strict = false;
 };
 
 /// What a delegate's arch envelope is matched against: "host" for the host target, the arch

@@ -65,6 +65,11 @@ absl::Status CheckOptions(const CompileOptions& options) {
     return absl::InvalidArgumentError(
         absl::StrCat("opt_level must be 0, 1, 2 or 3, found ", options.opt_level));
   }
+  if (!(options.arbitration_budget_ms > 0) || options.arbitration_budget_ms > 3.6e6) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("arbitration_budget_ms must be in (0, 3600000], found ",
+                     options.arbitration_budget_ms));
+  }
   if (options.target != Target::kNvptx) return absl::OkStatus();
   TESSERA_RETURN_IF_ERROR(ValidateArch(options.arch));
   // Without libdevice, gpu-module-to-binary only warns and leaves __nv_* calls unresolved.
@@ -86,6 +91,7 @@ absl::Status ArbitrateModule(mlir::ModuleOp module, CompiledModule& out) {
   selection.target = options.target;
   selection.arch = EnvelopeArch(options);
   selection.deterministic = options.deterministic;
+  selection.batch_invariant = options.batch_invariant;
   selection.forced = options.matmul_delegate;
   selection.registry = options.delegates.get();
   selection.toolchain = Toolchain::Current().ToString();
@@ -100,6 +106,9 @@ absl::Status ArbitrateModule(mlir::ModuleOp module, CompiledModule& out) {
       }
       context.cache = options.decisions.get();
       context.toolchain = selection.toolchain;
+      context.budget_s = options.arbitration_budget_ms / 1e3;
+      context.plan = options.plan.get();
+      context.plan_strict = options.plan_strict;
       return arbiter::Arbitrate(point, candidates, context);
     };
   }
@@ -169,6 +178,7 @@ absl::StatusOr<std::unique_ptr<CompiledModule>> Compile(absl::string_view source
   TESSERA_RETURN_IF_ERROR(CheckOptions(options));
   auto out = std::make_unique<CompiledModule>();
   out->options = options;
+  out->options.deterministic |= options.batch_invariant;
   std::unique_ptr<CompileSession> session = Sessions().Acquire();
   absl::Status status = CompileInSession(*session, source, *out);
   Sessions().Release(std::move(session));

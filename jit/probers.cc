@@ -2,17 +2,15 @@
 
 #include "jit/memref_descriptor.h"
 
+#include <algorithm>
 #include <chrono>
-#include <fstream>
-#include <thread>
 #include <utility>
 #include <vector>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "jit/compiler.h"
+#include "jit/probe_device.h"
 #include "jit/runtime/gpu_runtime.h"
 #include "jit/delegates/registry.h"
 #include "jit/runtime/invocation.h"
@@ -64,19 +62,6 @@ CompileOptions ProbeOptions(const CompileOptions& base, const Candidate& candida
   return options;
 }
 
-std::string CpuModel() {
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  std::string line;
-  std::string model = "unknown CPU";
-  while (std::getline(cpuinfo, line)) {
-    if (absl::StartsWith(line, "model name")) {
-      model = line.substr(line.find(':') + 2);
-      break;
-    }
-  }
-  return absl::StrCat(model, " (", std::thread::hardware_concurrency(), " threads)");
-}
-
 // ---------------------------------------------------------------------------------------------
 // Host
 
@@ -116,8 +101,7 @@ class HostProber : public arbiter::Prober {
   explicit HostProber(CompileOptions options) : options_(std::move(options)) {}
 
   std::string Device() const override {
-    static const std::string* model = new std::string(CpuModel());
-    return *model;
+    return HostProbeDevice().description;
   }
   std::string TimingSource() const override { return "host steady_clock"; }
   std::string Unavailable() const override { return ""; }
@@ -154,6 +138,7 @@ class GpuKernel : public arbiter::ProbeKernel {
     runtime::InvocationScope scope(ordinal_, stream_, Delegates());
     (void)runtime_->Activate(ordinal_);
     for (CUdeviceptr buffer : buffers_) (void)runtime_->Free(ordinal_, buffer);
+    if (flush_ != 0) (void)runtime_->Free(ordinal_, flush_);
     host_.reset();  // its destructors unload the device image
     (void)runtime_->DestroyStream(ordinal_, stream_);
   }
@@ -163,11 +148,17 @@ class GpuKernel : public arbiter::ProbeKernel {
     return module_->options.delegates != nullptr ? module_->options.delegates->runtime() : nullptr;
   }
 
+  /// Loads the device image, and allocates the buffer that flushes L2 between samples (twice
+  /// the L2 size: a sample starts from cold caches, as a call after other work would).
   absl::Status Initialize() {
     runtime::InvocationScope scope(ordinal_, stream_, Delegates());
     TESSERA_RETURN_IF_ERROR(runtime_->Activate(ordinal_));
-    host_->RunInitializers();  // loads the device image
-    return scope.status();
+    host_->RunInitializers();
+    TESSERA_RETURN_IF_ERROR(scope.status());
+    TESSERA_ASSIGN_OR_RETURN(runtime::DeviceInfo info, runtime_->Info(ordinal_));
+    flush_bytes_ = std::max<size_t>(2 * static_cast<size_t>(info.l2_bytes), 1 << 20);
+    TESSERA_ASSIGN_OR_RETURN(flush_, runtime_->Allocate(ordinal_, flush_bytes_));
+    return absl::OkStatus();
   }
 
   absl::StatusOr<std::vector<float>> Run(const MatmulInputs& inputs) override {
@@ -215,6 +206,7 @@ class GpuKernel : public arbiter::ProbeKernel {
     {
       runtime::InvocationScope scope(ordinal_, stream_, Delegates());
       status = runtime_->Activate(ordinal_);
+      if (status.ok()) status = runtime_->Memset(ordinal_, flush_, 0, flush_bytes_, stream_);
       if (status.ok()) status = runtime_->RecordEvent(start, stream_);
       for (int i = 0; status.ok() && i < repetitions; ++i) entry_(packed_->args.data());
       if (status.ok()) status = scope.status();
@@ -237,33 +229,27 @@ class GpuKernel : public arbiter::ProbeKernel {
   CUstream stream_;
   std::vector<CUdeviceptr> buffers_;
   std::unique_ptr<PackedArguments> packed_;
+  CUdeviceptr flush_ = 0;
+  size_t flush_bytes_ = 0;
 };
 
 class GpuProber : public arbiter::Prober {
  public:
   explicit GpuProber(CompileOptions options) : options_(std::move(options)) {
+    const ProbeDevice device = GpuProbeDevice(options_.arch);
+    device_ = device.description;
+    unavailable_ = device.unavailable;
+    if (device.ordinal < 0) return;
     absl::StatusOr<runtime::GpuRuntime*> runtime = runtime::GpuRuntime::Get();
     if (!runtime.ok()) {
-      unavailable_ = absl::StrCat("no GPU to probe on: ", runtime.status().message());
+      unavailable_ = std::string(runtime.status().message());
       return;
     }
-    std::vector<std::string> found;
-    for (int ordinal = 0; ordinal < (*runtime)->device_count(); ++ordinal) {
-      absl::StatusOr<runtime::DeviceInfo> info = (*runtime)->Info(ordinal);
-      if (!info.ok()) continue;
-      if (info->arch == options_.arch) {
-        runtime_ = *runtime;
-        ordinal_ = ordinal;
-        device_ = absl::StrCat(info->name, " (", info->arch, ", device ", ordinal, ")");
-        return;
-      }
-      found.push_back(info->arch);
-    }
-    unavailable_ = absl::StrCat("no ", options_.arch, " device to probe on (found: ",
-                                found.empty() ? "none" : absl::StrJoin(found, ", "), ")");
+    runtime_ = *runtime;
+    ordinal_ = device.ordinal;
   }
 
-  std::string Device() const override { return device_.empty() ? "no device" : device_; }
+  std::string Device() const override { return device_; }
   std::string TimingSource() const override { return "CUDA events on a non-default stream"; }
   std::string Unavailable() const override { return unavailable_; }
 

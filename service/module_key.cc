@@ -4,7 +4,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "arbiter/plan.h"
 #include "jit/delegates/registry.h"
+#include "jit/probe_device.h"
 
 namespace tessera::service {
 namespace {
@@ -26,6 +28,16 @@ void ForEachComponent(absl::string_view ir, const jit::CompileOptions& options,
   add("matmul_delegate",
       options.matmul_delegate.empty() ? absl::string_view("-") : options.matmul_delegate);
   add("arbitrate", options.arbitrate ? "yes" : "no");
+  add("batch_invariant", options.batch_invariant ? "yes" : "no");
+  add("plan", options.plan == nullptr
+                  ? std::string("-")
+                  : absl::StrCat(options.plan->Digest(), options.plan_strict ? " strict" : ""));
+  // Where nvptx decisions are measured: one taken without a device (unprobed) is not reused
+  // on a machine that has one, nor one measured on an H100 on an H200. (The host CPU is part
+  // of the producer below.)
+  add("probe_device", nvptx && options.arbitrate
+                          ? jit::GpuProbeDevice(options.arch).description
+                          : std::string("-"));
   // The producer.
   add("tessera", toolchain.tessera);
   add("llvm", toolchain.llvm);
@@ -48,7 +60,7 @@ void ForEachComponent(absl::string_view ir, const jit::CompileOptions& options,
 }
 
 /// The number of content components (`ir` and the options) ForEachComponent starts with.
-constexpr size_t kContentComponents = 8;
+constexpr size_t kContentComponents = 11;
 
 }  // namespace
 

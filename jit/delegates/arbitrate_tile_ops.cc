@@ -109,6 +109,8 @@ arbiter::ArbitrationPoint PointOf(mlir::Operation* op, const TileOpArbitration& 
   p.target = std::string(TargetName(selection.target));
   p.arch = selection.arch;
   p.deterministic = selection.deterministic || (function && isDeterministic(function));
+  p.batch_invariant = selection.batch_invariant || (function && isBatchInvariant(function));
+  p.deterministic |= p.batch_invariant;
   auto matmul = llvm::dyn_cast<tile::MatmulOp>(op);
   for (mlir::Value operand : op->getOperands()) {
     auto memref = llvm::dyn_cast<mlir::MemRefType>(operand.getType());

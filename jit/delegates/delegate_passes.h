@@ -38,6 +38,7 @@ struct TileOpArbitration {
   Target target = Target::kHost;
   std::string arch;             ///< "host" or the GPU arch
   bool deterministic = false;   ///< the whole compile is deterministic
+  bool batch_invariant = false;  ///< … at the batch_invariant level
   std::string forced;           ///< CompileOptions::matmul_delegate
   const DelegateRegistry* registry = nullptr;
   std::string toolchain;        ///< identifies the compiled lowering

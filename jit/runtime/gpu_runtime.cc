@@ -67,6 +67,10 @@ absl::StatusOr<DeviceInfo> GpuRuntime::Info(int ordinal) const {
                                     CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device),
       "cuDeviceGetAttribute"));
   TESSERA_RETURN_IF_ERROR(CudaStatus(
+      *driver_,
+      driver_->cuDeviceGetAttribute(&info.l2_bytes, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, device),
+      "cuDeviceGetAttribute"));
+  TESSERA_RETURN_IF_ERROR(CudaStatus(
       *driver_, driver_->cuDeviceTotalMem(&info.total_memory, device), "cuDeviceTotalMem"));
   return info;
 }

@@ -25,6 +25,7 @@ struct DeviceInfo {
   std::string arch;  ///< "sm_90"
   size_t total_memory = 0;
   int multiprocessors = 0;
+  int l2_bytes = 0;  ///< the L2 cache size
 };
 
 /// Directions of a copy.

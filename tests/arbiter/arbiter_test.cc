@@ -12,8 +12,11 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "arbiter/decision_cache.h"
+#include "arbiter/plan.h"
 #include "arbiter/decision_record.h"
 #include "arbiter/matmul_probe.h"
 #include "arbiter/timing.h"
@@ -107,31 +110,53 @@ TEST(MatmulProbeTest, ProbesIncludeTheOpShapeARaggedOneAndALargeK) {
 // Arbitrate with a scripted prober.
 
 struct Script {
-  double seconds = 1e-3;   ///< what Time reports per run
+  double seconds = 1e-3;   ///< what Time reports per run…
+  double seconds_per_mac = 0;  ///< … plus this per multiply-add of the bound problem
+  double jitter = 0.001;   ///< relative, cycling 0, 1, 2 × this
   double error = 0;        ///< added to every output element
   double error_from_k = 0; ///< … only for problems with K at least this
+  /// Rows of a problem with M at least this are computed in another order (one ulp off).
+  int64_t batch_variant_from_m = 0;
   bool fail_prepare = false;
+};
+
+/// What every scripted kernel of one prober ran: seconds reported by Time, times repetitions.
+struct Ledger {
+  double timed_seconds = 0;
+  int time_calls = 0;
 };
 
 class ScriptedKernel : public ProbeKernel {
  public:
-  explicit ScriptedKernel(Script script) : script_(script) {}
+  ScriptedKernel(Script script, Ledger* ledger) : script_(script), ledger_(ledger) {}
   absl::StatusOr<std::vector<float>> Run(const MatmulInputs& inputs) override {
+    problem_ = inputs.problem;
     std::vector<double> reference = ReferenceMatmul(inputs);
     std::vector<float> out(reference.begin(), reference.end());
     if (inputs.problem.k >= script_.error_from_k) {
       for (float& value : out) value += static_cast<float>(script_.error);
     }
+    if (script_.batch_variant_from_m > 0 && inputs.problem.m >= script_.batch_variant_from_m) {
+      for (float& value : out) value = std::nextafter(value, std::numeric_limits<float>::infinity());
+    }
     return out;
   }
-  absl::StatusOr<double> Time(int) override {
+  absl::StatusOr<double> Time(int repetitions) override {
     // A little deterministic jitter, so spreads are real but tiny.
     jitter_ = (jitter_ + 1) % 3;
-    return script_.seconds * (1 + 0.001 * jitter_);
+    const double macs = static_cast<double>(problem_.m) * static_cast<double>(problem_.n) *
+                        static_cast<double>(problem_.k);
+    const double seconds =
+        (script_.seconds + script_.seconds_per_mac * macs) * (1 + script_.jitter * jitter_);
+    ledger_->timed_seconds += seconds * repetitions;
+    ++ledger_->time_calls;
+    return seconds;
   }
 
  private:
   Script script_;
+  Ledger* ledger_;
+  MatmulProblem problem_;
   int jitter_ = 0;
 };
 
@@ -140,6 +165,7 @@ class ScriptedProber : public Prober {
   std::map<std::string, Script> scripts;
   int prepares = 0;
   std::string unavailable;
+  Ledger ledger;
 
   std::string Device() const override { return "scripted device"; }
   std::string TimingSource() const override { return "script"; }
@@ -150,7 +176,7 @@ class ScriptedProber : public Prober {
     ++prepares;
     Script script = scripts[candidate.id];
     if (script.fail_prepare) return absl::InternalError("probe compile failed");
-    return std::unique_ptr<ProbeKernel>(new ScriptedKernel(script));
+    return std::unique_ptr<ProbeKernel>(new ScriptedKernel(script, &ledger));
   }
 };
 
@@ -354,6 +380,252 @@ TEST_F(ArbitrateTest, DecisionsAreReusedAndAChangedIdentityMissesButKeepsTheReco
   EXPECT_THAT(remeasured->reason, HasSubstr("the incumbent fastblas stays"));
   EXPECT_EQ(reopened.stats().stale, 1u);
   EXPECT_EQ(reopened.Records().size(), 2u);  // the old record is kept
+}
+
+
+// ---------------------------------------------------------------------------------------------
+// Bounded cost: racing under the budget.
+
+TEST(TimingTest, MedianConfidenceIntervalFromOrderStatistics) {
+  // n = 9: ranks ⌊(9 − 5.88) / 2⌋ = 1 and ⌈1 + (9 + 5.88) / 2⌉ = 9.
+  MedianInterval nine = MedianConfidence95({9, 1, 8, 2, 7, 3, 6, 4, 5});
+  EXPECT_DOUBLE_EQ(nine.low, 1);
+  EXPECT_DOUBLE_EQ(nine.high, 9);
+  // n = 41: ranks ⌊(41 − 12.55) / 2⌋ = 14 and ⌈1 + (41 + 12.55) / 2⌉ = 28.
+  std::vector<double> many;
+  for (int i = 1; i <= 41; ++i) many.push_back(i);
+  MedianInterval wide = MedianConfidence95(many);
+  EXPECT_DOUBLE_EQ(wide.low, 14);
+  EXPECT_DOUBLE_EQ(wide.high, 28);
+  EXPECT_DOUBLE_EQ(wide.HalfWidth(), 7);
+  EXPECT_DOUBLE_EQ(MedianConfidence95({}).high, 0);
+}
+
+TEST_F(ArbitrateTest, SteadyCandidatesSettleAndASlowOneIsDroppedEarly) {
+  absl::StatusOr<DecisionRecord> record = Arbitrate(Matmul(64, 64, 64), Field(), context_);
+  ASSERT_TRUE(record.ok()) << record.status();
+  EXPECT_EQ(record->winner, "fastblas");
+  // 0.2 % jitter: the median's interval is tight after the first samples it needs.
+  EXPECT_EQ(record->Find("fastblas")->samples, 5);
+  EXPECT_THAT(record->Find("fastblas")->race, HasSubstr("settled after 5 samples"));
+  // 4 ms against 1 ms: out after the minimum.
+  EXPECT_EQ(record->Find("slowblas")->samples, 3);
+  EXPECT_THAT(record->Find("slowblas")->race,
+              HasSubstr("dropped after 3 samples: its best 4.000 ms cannot beat fastblas"));
+  EXPECT_DOUBLE_EQ(record->budget_ms, 300);
+  EXPECT_GT(record->measured_ms, 0);
+  EXPECT_LE(prober_.ledger.timed_seconds, 0.3);
+}
+
+TEST_F(ArbitrateTest, EightNoisyCandidatesStayWithinTheBudget) {
+  std::vector<Candidate> field = {CompiledCandidate("host", "toolchain 1")};
+  // 2 ms per run at 64³ (the cost scales with the shape, so a small budget can cap it).
+  const double per_mac = 2e-3 / (64.0 * 64 * 64);
+  prober_.scripts["compiled"] = {0, per_mac, 0.05};
+  for (int i = 0; i < 7; ++i) {
+    const std::string id = absl::StrCat("blas", i);
+    field.push_back(Delegate(id));
+    // Close together and noisy (5 % jitter): nobody settles or drops quickly.
+    prober_.scripts[id] = {0, per_mac * (1 + 0.002 * i), 0.05};
+  }
+  for (double budget : {0.3, 0.05}) {
+    prober_.ledger = Ledger();
+    context_.budget_s = budget;
+    absl::StatusOr<DecisionRecord> record = Arbitrate(Matmul(64, 64, 64), field, context_);
+    ASSERT_TRUE(record.ok()) << record.status();
+    EXPECT_LE(prober_.ledger.timed_seconds, budget) << budget;
+    EXPECT_LE(record->measured_ms, budget * 1e3 + 1e-9) << budget;
+    EXPECT_GT(prober_.ledger.timed_seconds, budget * 0.8) << budget;  // it used the budget
+    int stopped = 0;
+    for (const CandidateOutcome& o : record->candidates) {
+      stopped += absl::StrContains(o.race, "budget ran out");
+      EXPECT_GE(o.samples, 3) << o.candidate.id << " at " << budget;
+    }
+    EXPECT_GT(stopped, 0) << budget;
+  }
+}
+
+TEST_F(ArbitrateTest, AShapeTooLongToTimeIsCappedAndTheRecordSaysWhere) {
+  // 1 ns per multiply-add: one run of 4096³ takes 69 s.
+  for (const char* id : {"compiled", "fastblas", "slowblas"}) {
+    prober_.scripts[id] = {0, 1e-9};
+  }
+  prober_.scripts["fastblas"].seconds_per_mac = 0.5e-9;
+  absl::StatusOr<DecisionRecord> record =
+      Arbitrate(Matmul(4096, 4096, 4096), Field(), context_);
+  ASSERT_TRUE(record.ok()) << record.status();
+  EXPECT_EQ(record->winner, "fastblas");
+  EXPECT_THAT(record->measured_shape,
+              HasSubstr("(capped from 4096x4096x4096: probe buffers are limited to 64 MiB; its "
+                        "runs would not fit the time budget)"));
+  EXPECT_LE(prober_.ledger.timed_seconds, 0.3);
+  // The minimum (check, warm-up and 3 samples for each of 3) fits half the budget.
+  std::vector<std::string> sizes = absl::StrSplit(record->measured_shape.substr(
+                                                      0, record->measured_shape.find(' ')),
+                                                  'x');
+  double macs = 1;
+  for (const std::string& size : sizes) macs *= std::stod(size);
+  EXPECT_LE(5 * macs * 2.5e-9, 0.15);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Batch invariance.
+
+TEST_F(ArbitrateTest, ABatchVariantDelegateIsRemovedAndTheRecordSaysWhichBatchSizesDiffer) {
+  prober_.scripts["fastblas"].batch_variant_from_m = 256;  // another kernel from M = 256 on
+  ArbitrationPoint point = Matmul(64, 64, 64);
+  point.deterministic = true;
+  point.batch_invariant = true;
+  absl::StatusOr<DecisionRecord> record = Arbitrate(point, Field(), context_);
+  ASSERT_TRUE(record.ok()) << record.status();
+  const CandidateOutcome* variant = record->Find("fastblas");
+  EXPECT_EQ(variant->gate, "batch invariance");
+  EXPECT_THAT(variant->reason,
+              HasSubstr("rows at batch sizes 1, 7, 64, 255 differ from the same rows at batch "
+                        "size 257"));
+  EXPECT_EQ(variant->samples, 0);
+  EXPECT_THAT(record->Find("slowblas")->batch_invariance,
+              HasSubstr("proven: rows bitwise identical at batch sizes 1, 7, 64, 255, 256, 257"));
+  EXPECT_EQ(record->Find("compiled")->batch_invariance, "by construction");
+  EXPECT_EQ(record->winner, "compiled");  // 2 ms against slowblas's 4 ms
+  // The level is in the key: a run-to-run record is another decision.
+  ArbitrationPoint run_to_run = point;
+  run_to_run.batch_invariant = false;
+  EXPECT_NE(KeysFor(point, Field(), "d", "t").base, KeysFor(run_to_run, Field(), "d", "t").base);
+  // Forced onto the variant delegate: the compile fails naming the gate.
+  point.forced = "fastblas";
+  point.forced_by = "option `matmul_delegate`";
+  EXPECT_THAT(Arbitrate(point, Field(), context_).status().message(),
+              HasSubstr("'fastblas' (option `matmul_delegate`) is rejected by the batch "
+                        "invariance gate: rows at batch sizes"));
+}
+
+TEST_F(ArbitrateTest, WithoutProbesADelegateCannotProveBatchInvariance) {
+  prober_.unavailable = "no sm_90 device to probe on (found: none)";
+  ArbitrationPoint point = Matmul(64, 64, 64);
+  point.batch_invariant = true;
+  absl::StatusOr<DecisionRecord> record = Arbitrate(point, Field(), context_);
+  ASSERT_TRUE(record.ok()) << record.status();
+  EXPECT_EQ(record->winner, "compiled");
+  EXPECT_EQ(record->Find("fastblas")->gate, "batch invariance");
+  EXPECT_THAT(record->Find("fastblas")->reason, HasSubstr("probes cannot run here"));
+  point.forced = "fastblas";
+  point.forced_by = "attribute `delegate`";
+  EXPECT_THAT(Arbitrate(point, Field(), context_).status().message(),
+              HasSubstr("rejected by the batch invariance gate"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pinned replay.
+
+TEST(PlanTest, RecordsRoundTripThroughThePlanFormatAndDamageIsNamed) {
+  DecisionRecord record;
+  record.point = Matmul(64, 64, 64);
+  record.point.device = "machine A";
+  record.winner = "fastblas";
+  record.source = "measured";
+  record.key = std::string(64, 'a');
+  CandidateOutcome winner;
+  winner.candidate = Delegate("fastblas");
+  record.candidates.push_back(winner);
+  DecisionRecord other = record;
+  other.point = Matmul(8, 8, 8);
+  other.winner = "compiled";
+  const Plan plan = Plan::FromRecords({record, other, record});
+  ASSERT_EQ(plan.size(), 2u);
+  absl::StatusOr<Plan> back = Plan::Parse(plan.ToJson(), "p.json");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->ToJson(), plan.ToJson());
+  EXPECT_EQ(back->Digest(), plan.Digest());
+  ArbitrationPoint elsewhere = Matmul(60, 64, 64);  // same bucket, another machine
+  elsewhere.device = "machine B";
+  ASSERT_NE(back->Find(elsewhere), nullptr);
+  EXPECT_EQ(back->Find(elsewhere)->winner, "fastblas");
+  EXPECT_EQ(back->Find(elsewhere)->identity, "fastblas v1");
+  ArbitrationPoint deterministic = elsewhere;
+  deterministic.deterministic = true;
+  EXPECT_EQ(back->Find(deterministic), nullptr);  // another level, another point
+
+  auto parse_error = [](const std::string& text) {
+    return std::string(Plan::Parse(text, "p.json").status().message());
+  };
+  EXPECT_THAT(parse_error("{"), HasSubstr("p.json: not a Tessera plan: not valid JSON"));
+  EXPECT_THAT(parse_error("[]"), HasSubstr("expected a JSON object"));
+  EXPECT_THAT(parse_error(R"({"format": "x", "version": 1, "decisions": []})"),
+              HasSubstr("\"format\" must be \"tessera-jit-plan\""));
+  EXPECT_THAT(parse_error(R"({"format": "tessera-jit-plan", "version": 2, "decisions": []})"),
+              HasSubstr("\"version\" must be 1"));
+  std::string missing = plan.ToJson();
+  missing.replace(missing.find("\"winner\""), 8, "\"winnr\"");
+  EXPECT_THAT(parse_error(missing), HasSubstr("decision 1: \"winner\" missing or not a string"));
+  std::string conflict = Plan::FromRecords({record}).ToJson();
+  const size_t open = conflict.find('{', conflict.find('['));
+  const size_t close = conflict.rfind('}', conflict.rfind(']'));
+  std::string entry = conflict.substr(open, close - open + 1);
+  std::string changed = entry;
+  changed.replace(changed.find("\"fastblas\""), 10, "\"slowblas\"");
+  conflict.insert(close + 1, ",\n" + changed);
+  EXPECT_THAT(parse_error(conflict),
+              HasSubstr("entries 1 and 2 pin different candidates ('fastblas', 'slowblas')"));
+  EXPECT_EQ(Plan::Load("/nonexistent/plan.json").status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(ArbitrateTest, ReplayTakesThePinnedCandidateWithNothingProbed) {
+  DecisionCache cache;
+  context_.cache = &cache;
+  absl::StatusOr<DecisionRecord> measured = Arbitrate(Matmul(64, 64, 64), Field(), context_);
+  ASSERT_TRUE(measured.ok());
+  ASSERT_EQ(measured->winner, "fastblas");
+  const Plan plan = Plan::FromRecords({*measured});
+  // On a machine where slowblas would now win, the plan still pins fastblas.
+  ScriptedProber other;
+  other.scripts["fastblas"] = {9e-3};
+  other.scripts["slowblas"] = {1e-3};
+  ArbitrationContext replay;
+  replay.prober = &other;
+  replay.toolchain = "toolchain 1";
+  replay.plan = &plan;
+  replay.cache = &cache;
+  absl::StatusOr<DecisionRecord> pinned = Arbitrate(Matmul(64, 64, 64), Field(), replay);
+  ASSERT_TRUE(pinned.ok()) << pinned.status();
+  EXPECT_EQ(pinned->winner, "fastblas");
+  EXPECT_EQ(pinned->source, "pinned");
+  EXPECT_THAT(pinned->reason, HasSubstr("pinned by the plan <plan> (decided: measured"));
+  EXPECT_EQ(pinned->Find("slowblas")->gate, "plan");
+  EXPECT_EQ(other.prepares, 0);
+  EXPECT_EQ(cache.stats().stores, 1u);  // the replay stored nothing
+
+  // A rebuilt library: still pinned, and the record says what changed.
+  std::vector<Candidate> rebuilt = Field();
+  rebuilt[1].identity = "fastblas v2";
+  pinned = Arbitrate(Matmul(64, 64, 64), rebuilt, replay);
+  ASSERT_TRUE(pinned.ok());
+  EXPECT_THAT(pinned->reason, HasSubstr("its identity changed since: fastblas v1 → fastblas v2"));
+
+  // The pinned candidate is gone here: an error naming the gate, never another choice.
+  std::vector<Candidate> gone = Field();
+  gone[1].unavailable = "library 'fastblas' is not registered";
+  EXPECT_THAT(Arbitrate(Matmul(64, 64, 64), gone, replay).status().message(),
+              HasSubstr("t.mlir:3:3: error: replay: the plan pins 'fastblas' for tile.matmul "
+                        "(shape 64x64x64, f32,f32->f32, plain) in @mm (plan <plan>), which the "
+                        "availability gate removes: library 'fastblas' is not registered"));
+
+  // A point the plan lacks: the compiled lowering, or in strict mode an error naming it.
+  absl::StatusOr<DecisionRecord> missing = Arbitrate(Matmul(512, 512, 512), Field(), replay);
+  ASSERT_TRUE(missing.ok());
+  EXPECT_EQ(missing->winner, "compiled");
+  EXPECT_EQ(missing->source, "replay: not in the plan");
+  replay.plan_strict = true;
+  absl::Status strict = Arbitrate(Matmul(512, 512, 512), Field(), replay).status();
+  EXPECT_EQ(strict.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(strict.message(),
+              HasSubstr("t.mlir:3:3: error: strict replay: tile.matmul (shape 512x512x512, "
+                        "f32,f32->f32, plain) in @mm (plan <plan>) is not in the plan"));
+  EXPECT_EQ(other.prepares, 0);
+  // A point with nothing to choose needs no entry, even in strict mode.
+  std::vector<Candidate> sole = Field();
+  sole[1].unavailable = sole[2].unavailable = "not registered";
+  EXPECT_EQ(Arbitrate(Matmul(512, 512, 512), sole, replay)->source, "sole candidate");
 }
 
 TEST(DecisionRecordTest, JsonRoundTripsAndDamageIsDataLoss) {

@@ -5,18 +5,23 @@
 // library identity. Every arbitrated module is also run and checked against a C++ reference.
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "arbiter/decision_cache.h"
 #include "arbiter/decision_record.h"
+#include "arbiter/batch_invariance.h"
 #include "arbiter/matmul_probe.h"
+#include "arbiter/plan.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "jit/compiler.h"
 #include "jit/delegates/registry.h"
+#include "jit/probers.h"
 #include "tests/jit/host_tensor.h"
 
 namespace tessera::jit {
@@ -83,8 +88,7 @@ std::shared_ptr<delegates::DelegateRegistry> Registry(
 absl::StatusOr<std::unique_ptr<CompiledModule>> CompileArbitrated(
     const std::string& source, std::shared_ptr<const delegates::DelegateRegistry> registry,
     std::shared_ptr<arbiter::DecisionCache> decisions = nullptr, bool deterministic = false,
-    const std::string& forced = "") {
-  CompileOptions options;
+    const std::string& forced = "", CompileOptions options = {}) {
   options.delegates = std::move(registry);
   options.decisions = std::move(decisions);
   options.deterministic = deterministic;
@@ -278,6 +282,135 @@ TEST(ArbitrationTest, ForcingByOptionOrAttribute) {
   EXPECT_THAT(unknown.status().message(),
               HasSubstr("a.mlir:2:3: error: tile.matmul: the forced candidate 'mkl' (option "
                         "`matmul_delegate`) is unknown; candidates: compiled, openblas, cublas"));
+}
+
+
+TEST(ArbitrationTest, TheBudgetBoundsHowLongCandidatesRun) {
+  CompileOptions options;
+  options.arbitration_budget_ms = 20;
+  auto module =
+      CompileArbitrated(Matmul(128, 128, 128), Registry(), nullptr, false, "", options);
+  ASSERT_TRUE(module.ok()) << module.status();
+  const arbiter::DecisionRecord& record = (*module)->decisions[0];
+  EXPECT_EQ(record.source, "measured");
+  EXPECT_DOUBLE_EQ(record.budget_ms, 20);
+  EXPECT_GT(record.measured_ms, 0);
+  EXPECT_LE(record.measured_ms, 20);
+  for (const char* id : {"compiled", "openblas"}) {
+    EXPECT_GE(record.Find(id)->samples, 3) << id;
+    EXPECT_FALSE(record.Find(id)->race.empty()) << id;
+  }
+  options.arbitration_budget_ms = 0;
+  EXPECT_THAT(CompileArbitrated(Matmul(8, 8, 8), Registry(), nullptr, false, "", options)
+                  .status()
+                  .message(),
+              HasSubstr("arbitration_budget_ms must be in (0, 3600000], found 0"));
+}
+
+TEST(ArbitrationTest, TheCompiledLoweringIsBatchInvariantByConstruction) {
+  // What "by construction" rests on: the compiled lowering's rows at every probe batch size,
+  // for every movement, bit for bit.
+  CompileOptions options;
+  std::unique_ptr<arbiter::Prober> prober = MakeProber(options);
+  for (const char* movement : {"plain", "A^T,B^T", "bias+relu"}) {
+    SCOPED_TRACE(movement);
+    arbiter::ArbitrationPoint point;
+    point.op = "tile.matmul";
+    point.target = "host";
+    point.arch = "host";
+    point.element_types = {"f32", "f32", "f32", "f32"};
+    point.shape = {-1, 48, 300};
+    point.transpose_a = point.transpose_b = std::string(movement) == "A^T,B^T";
+    point.bias = std::string(movement) == "bias+relu";
+    point.activation = point.bias ? "relu" : "none";
+    auto kernel = prober->Prepare(point, arbiter::CompiledCandidate("host", "t"), nullptr);
+    ASSERT_TRUE(kernel.ok()) << kernel.status();
+    auto proof = arbiter::ProveBatchInvariance(**kernel, point);
+    ASSERT_TRUE(proof.ok()) << proof.status();
+    EXPECT_TRUE(proof->invariant) << proof->text;
+  }
+}
+
+TEST(ArbitrationTest, AtTheBatchInvariantLevelOnlyProvenCandidatesServe) {
+  auto exact = TestProvider("testsgemm", "tessera_test_sgemm");
+  auto variant = TestProvider("variantgemm", "tessera_test_sgemm_batch_variant");
+  const std::string source = absl::StrReplaceAll(
+      Matmul(64, 64, 64), {{"func.func @mm(%a", "func.func @mm(%a"},
+                           {") {\n  tile", ") attributes {tessera.deterministic = {level = "
+                                           "\"batch_invariant\"}} {\n  tile"}});
+  auto module = CompileArbitrated(source, Registry({exact, variant}));
+  ASSERT_TRUE(module.ok()) << module.status();
+  const arbiter::DecisionRecord& record = (*module)->decisions[0];
+  EXPECT_TRUE(record.point.batch_invariant);
+  EXPECT_TRUE(record.point.deterministic);
+  const arbiter::CandidateOutcome* removed = record.Find("variantgemm");
+  EXPECT_EQ(removed->gate, "batch invariance");
+  EXPECT_THAT(removed->reason,
+              HasSubstr("rows at batch sizes 1, 7, 64, 255 differ from the same rows at batch "
+                        "size 257"));
+  EXPECT_EQ(removed->samples, 0);
+  EXPECT_THAT(record.Find("testsgemm")->batch_invariance, HasSubstr("proven: rows bitwise"));
+  EXPECT_EQ(record.Find("compiled")->batch_invariance, "by construction");
+  EXPECT_NE(record.winner, "variantgemm");
+  ExpectComputesTheReference(**module, 64, 64, 64);
+  // The compile option does the same for every function; without the level the variant
+  // (run-to-run deterministic) competes.
+  CompileOptions options;
+  options.batch_invariant = true;
+  auto by_option =
+      CompileArbitrated(Matmul(64, 64, 64), Registry({variant}), nullptr, false, "", options);
+  ASSERT_TRUE(by_option.ok()) << by_option.status();
+  EXPECT_EQ((*by_option)->decisions[0].Find("variantgemm")->gate, "batch invariance");
+  auto run_to_run = CompileArbitrated(Matmul(64, 64, 64), Registry({variant}), nullptr, true);
+  ASSERT_TRUE(run_to_run.ok()) << run_to_run.status();
+  EXPECT_EQ((*run_to_run)->decisions[0].Find("variantgemm")->gate, "");
+  // A bad level is a located error.
+  auto bad = CompileArbitrated(
+      absl::StrReplaceAll(source, {{"batch_invariant", "per_row"}}), Registry());
+  EXPECT_THAT(bad.status().message(),
+              HasSubstr("expects 'level' to be \"run_to_run\" or \"batch_invariant\""));
+}
+
+TEST(ArbitrationTest, APlanReplaysEveryDecisionWithNothingMeasured) {
+  auto slow = TestProvider("slowgemm", "tessera_test_sgemm_slow");
+  auto registry = Registry({slow});
+  const std::string source =
+      Matmul(64, 64, 64) + absl::StrReplaceAll(Matmul(32, 32, 32), {{"@mm", "@small"}});
+  auto measured = CompileArbitrated(source, registry);
+  ASSERT_TRUE(measured.ok()) << measured.status();
+  ASSERT_EQ((*measured)->decisions.size(), 2u);
+  const std::string path = ::testing::TempDir() + "/plan.json";
+  {
+    std::ofstream(path) << arbiter::Plan::FromRecords((*measured)->decisions).ToJson();
+  }
+  auto plan = arbiter::Plan::Load(path);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  CompileOptions options;
+  options.plan = *plan;
+  options.plan_strict = true;
+  auto replayed = CompileArbitrated(source, registry, nullptr, false, "", options);
+  ASSERT_TRUE(replayed.ok()) << replayed.status();
+  for (size_t i = 0; i < 2; ++i) {
+    const arbiter::DecisionRecord& record = (*replayed)->decisions[i];
+    EXPECT_EQ(record.source, "pinned");
+    EXPECT_EQ(record.winner, (*measured)->decisions[i].winner);
+    EXPECT_THAT(record.reason, HasSubstr(absl::StrCat("pinned by the plan ", path)));
+    EXPECT_EQ(record.measured_shape, "");  // nothing timed
+    for (const arbiter::CandidateOutcome& o : record.candidates) {
+      EXPECT_EQ(o.samples, 0) << o.candidate.id;
+      EXPECT_EQ(o.error_ratio, -1) << o.candidate.id;
+    }
+  }
+  ExpectComputesTheReference(**replayed, 64, 64, 64);
+  // Strict: a shape the plan has not seen fails, naming it.
+  auto unseen = CompileArbitrated(Matmul(512, 64, 64), registry, nullptr, false, "", options);
+  EXPECT_EQ(unseen.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(unseen.status().message(),
+              HasSubstr("a.mlir:2:3: error: strict replay: tile.matmul (shape 512x64x64"));
+  // A damaged plan file is an error naming the file.
+  { std::ofstream(path) << "{\"format\": \"tessera-jit-plan\", \"version\": 1}"; }
+  EXPECT_THAT(arbiter::Plan::Load(path).status().message(),
+              HasSubstr(absl::StrCat(path, ": not a Tessera plan: \"decisions\" must be an array")));
 }
 
 TEST(ArbitrationTest, DecisionsAreReusedAndInvalidatedByAChangedLibraryIdentity) {

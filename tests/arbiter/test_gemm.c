@@ -3,7 +3,10 @@
  * tessera_test_sgemm_tf32 rounds A and B to TF32 (10 mantissa bits, to nearest) first — inside
  * a reference_exact budget for short sums, outside it once K is large; tessera_test_sgemm_slow
  * computes exactly like tessera_test_sgemm but does the whole product 16 times (a candidate
- * that loses every timing race by a wide margin, whatever the CPU). Built twice (TESSERA_TEST_GEMM_BUILD)
+ * that loses every timing race by a wide margin, whatever the CPU);
+ * tessera_test_sgemm_batch_variant sums K in reverse order once M reaches 256 (another
+ * "kernel" for big batches, as vendor GEMMs have: run-to-run deterministic, not batch
+ * invariant). Built twice (TESSERA_TEST_GEMM_BUILD)
  * so the tests can change the library's identity. */
 #include <stdint.h>
 #include <string.h>
@@ -60,5 +63,26 @@ void tessera_test_sgemm_slow(int layout, int trans_a, int trans_b, int m, int n,
                              float beta, float* c, int ldc) {
   for (int repeat = 0; repeat < 16; ++repeat) {
     Gemm(layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, 0);
+  }
+}
+
+void tessera_test_sgemm_batch_variant(int layout, int trans_a, int trans_b, int m, int n, int k,
+                                      float alpha, const float* a, int lda, const float* b,
+                                      int ldb, float beta, float* c, int ldc) {
+  if (layout != 101) return;
+  if (m < 256) {
+    Gemm(layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, 0);
+    return;
+  }
+  for (int i = 0; i < m; ++i) {
+    for (int j = 0; j < n; ++j) {
+      float sum = 0.0f;
+      for (int l = k - 1; l >= 0; --l) {
+        float x = trans_a == 112 ? a[l * lda + i] : a[i * lda + l];
+        float y = trans_b == 112 ? b[j * ldb + l] : b[l * ldb + j];
+        sum += x * y;
+      }
+      c[i * ldc + j] = alpha * sum + (beta == 0.0f ? 0.0f : beta * c[i * ldc + j]);
+    }
   }
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_replace.h"
+#include "arbiter/plan.h"
 #include "gtest/gtest.h"
 #include "jit/compiler.h"
 #include "jit/delegates/registry.h"
@@ -60,6 +61,16 @@ struct Perturbation {
   std::function<void(Request&)> change;
 };
 
+/// A plan pinning `winner` for a 64³ matmul.
+std::shared_ptr<const arbiter::Plan> PlanPinning(const std::string& winner) {
+  arbiter::DecisionRecord record;
+  record.point.op = "tile.matmul";
+  record.point.target = "host";
+  record.point.shape = {64, 64, 64};
+  record.winner = winner;
+  return std::make_shared<const arbiter::Plan>(arbiter::Plan::FromRecords({record}));
+}
+
 std::shared_ptr<jit::delegates::DelegateRegistry> OpenBlas() {
   auto registry = std::make_shared<jit::delegates::DelegateRegistry>();
   EXPECT_TRUE(registry->RegisterDefaultLibraries(jit::Target::kHost).ok());
@@ -92,6 +103,22 @@ TEST(ModuleKeyTest, EveryInputThatShapesTheOutputChangesTheKey) {
       {"link_cubin", Nvptx, [](Request& r) { r.options.link_cubin = false; }},
       {"matmul_delegate", host, [](Request& r) { r.options.matmul_delegate = "compiled"; }},
       {"arbitrate", host, [](Request& r) { r.options.arbitrate = false; }},
+      {"batch_invariant", host, [](Request& r) { r.options.batch_invariant = true; }},
+      {"a plan", host, [](Request& r) { r.options.plan = PlanPinning("openblas"); }},
+      {"what the plan pins",
+       [] {
+         Request r;
+         r.options.plan = PlanPinning("openblas");
+         return r;
+       },
+       [](Request& r) { r.options.plan = PlanPinning("compiled"); }},
+      {"strict replay",
+       [] {
+         Request r;
+         r.options.plan = PlanPinning("openblas");
+         return r;
+       },
+       [](Request& r) { r.options.plan_strict = true; }},
       {"toolchain: tessera build", host, [](Request& r) { r.toolchain.tessera += "x"; }},
       {"toolchain: llvm", host, [](Request& r) { r.toolchain.llvm = "99.0.0"; }},
       {"toolchain: cuda headers", host, [](Request& r) { r.toolchain.cuda = "99.0"; }},
@@ -165,6 +192,10 @@ TEST(ModuleKeyTest, WhatCannotChangeTheOutputLeavesTheKeyAlone) {
              r.source, {{"tile.yield %r : f32", "tile.yield %r : f32 loc(\"elsewhere.mlir\":7:9)"}});
        }},
       {"dump_stages", [] { return Request(); }, [](Request& r) { r.options.dump_stages = true; }},
+      // A budget changes how precisely a decision is measured, not what it means (a cached
+      // decision is reused whatever budget made it).
+      {"arbitration_budget_ms", [] { return Request(); },
+       [](Request& r) { r.options.arbitration_budget_ms = 50; }},
       {"source_name", [] { return Request(); }, [](Request& r) { r.options.source_name = "a.mlir"; }},
       {"arch on the host target", [] { return Request(); }, [](Request& r) { r.options.arch = "sm_80"; }},
       {"the CUDA toolkit on the host target", [] { return Request(); },
@@ -187,6 +218,7 @@ struct KnownCompileOptions {
   std::string arch;
   int opt_level;
   bool deterministic;
+  bool batch_invariant;
   bool link_cubin;
   bool dump_stages;
   std::string source_name;
@@ -195,6 +227,9 @@ struct KnownCompileOptions {
   std::string matmul_delegate;
   bool arbitrate;
   std::shared_ptr<arbiter::DecisionCache> decisions;
+  double arbitration_budget_ms;
+  std::shared_ptr<const arbiter::Plan> plan;
+  bool plan_strict;
 };
 static_assert(sizeof(jit::CompileOptions) == sizeof(KnownCompileOptions),
               "CompileOptions changed: decide whether the new field belongs in the module key");
