@@ -188,6 +188,7 @@ class Selection {
 
   DecisionRecord Finish(std::chrono::steady_clock::time_point start) {
     record_.candidates = outcomes_;
+    record_.measured_ms = spent_ * 1e3;
     record_.arbitration_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
             .count();
@@ -396,6 +397,7 @@ class Selection {
       return absl::OkStatus();
     }
     probed_ = true;
+    record_.budget_ms = Budget() * 1e3;
     TESSERA_RETURN_IF_ERROR(AccuracyGate(alive));
     alive = Alive();
     if (alive.size() == 1) {
@@ -510,7 +512,6 @@ class Selection {
   /// Step 7: the survivors race under the budget, then the noise rule.
   absl::Status Measure(const std::vector<CandidateOutcome*>& alive) {
     const double budget = Budget();
-    record_.budget_ms = budget * 1e3;
     std::string capped_why;
     const MatmulProblem problem = TimedProblem(point_, MaxTimedMacs(alive), &capped_why);
     const MatmulInputs inputs = MakeInputs(problem, 7);
@@ -547,7 +548,6 @@ class Selection {
       absl::MutexLock lock(&MeasurementMutex());
       TESSERA_RETURN_IF_ERROR(Race(racers, budget, Macs(problem)));
     }
-    record_.measured_ms = spent_ * 1e3;
     std::vector<Contestant> contestants;
     for (Racer& r : racers) {
       const TimingSummary summary = Summarize(r.samples);

@@ -53,10 +53,15 @@ absl::Status Plan::Add(PlanEntry entry) {
 
 Plan Plan::FromRecords(const std::vector<DecisionRecord>& records) {
   Plan plan;
+  plan.AddRecords(records);
+  return plan;
+}
+
+void Plan::AddRecords(const std::vector<DecisionRecord>& records) {
   for (const DecisionRecord& r : records) {
     PlanEntry entry;
     entry.point = PlanKey(r.point);
-    if (plan.by_point_.count(entry.point) != 0) continue;
+    if (by_point_.count(entry.point) != 0) continue;
     entry.op = r.point.op;
     entry.function = r.point.function;
     entry.location = r.point.location;
@@ -69,9 +74,8 @@ Plan Plan::FromRecords(const std::vector<DecisionRecord>& records) {
     entry.device = r.point.device;
     entry.source = r.source;
     entry.record = r.key;
-    (void)plan.Add(std::move(entry));
+    (void)Add(std::move(entry));
   }
-  return plan;
 }
 
 absl::StatusOr<Plan> Plan::Parse(const std::string& text, const std::string& name) {

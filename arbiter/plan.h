@@ -47,6 +47,8 @@ class Plan {
   Plan() = default;
   /// The plan of `records` (one entry per point; the first record of a point wins).
   static Plan FromRecords(const std::vector<DecisionRecord>& records);
+  /// Adds the points of `records` this plan lacks (a point it has keeps its entry).
+  void AddRecords(const std::vector<DecisionRecord>& records);
   /// InvalidArgument naming `name` (the file) and the entry when `text` is not a plan: bad
   /// JSON, another format or version, a missing field, two entries pinning different
   /// candidates for one point.

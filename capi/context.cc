@@ -90,6 +90,33 @@ tessera_jit_error_t* tessera_jit_context_create(const tessera_jit_context_option
   } else {
     context->threads = &tessera::jit::runtime::DefaultThreadPool();
   }
+  if (TESSERA_JIT_HOLDS(options, Options, plan_path) && options->plan_path != nullptr &&
+      options->plan_path[0] != '\0') {
+    auto plan = tessera::arbiter::Plan::Load(options->plan_path);
+    if (!plan.ok()) {
+      return MakeError(absl::Status(plan.status().code(),
+                                    absl::StrCat("tessera_jit_context_options_t.plan_path: ",
+                                                 plan.status().message())));
+    }
+    context->plan = *std::move(plan);
+  }
+  if (TESSERA_JIT_HOLDS(options, Options, plan_strict)) {
+    context->plan_strict = options->plan_strict != 0;
+    if (context->plan_strict && context->plan == nullptr) {
+      return InvalidArgument(
+          "tessera_jit_context_options_t.plan_strict is set without a plan_path");
+    }
+  }
+  if (TESSERA_JIT_HOLDS(options, Options, arbitration_budget_ms) &&
+      options->arbitration_budget_ms != 0) {
+    if (options->arbitration_budget_ms < 1 || options->arbitration_budget_ms > 3600000) {
+      return InvalidArgument(absl::StrCat(
+          "tessera_jit_context_options_t.arbitration_budget_ms must be 0 (the default, 300) or "
+          "in [1, 3600000], found ",
+          options->arbitration_budget_ms));
+    }
+    context->arbitration_budget_ms = options->arbitration_budget_ms;
+  }
   context->service = std::make_unique<tessera::service::CompileService>(std::move(service));
   context->decisions = context->service->MakeDecisionCache();
   if (options->default_target != nullptr) {

@@ -15,6 +15,7 @@
 #include "absl/synchronization/mutex.h"
 #include "jit/runtime/thread_pool.h"
 #include "arbiter/decision_cache.h"
+#include "arbiter/plan.h"
 #include "base/log.h"
 #include "capi/include/tessera_jit.h"
 #include "jit/compile_options.h"
@@ -38,6 +39,10 @@ struct tessera_jit_context {
   /// The arbiter's decisions: `<cache root>/decisions` beside the compile cache (memory only
   /// when the compile cache has no disk tier).
   std::shared_ptr<tessera::arbiter::DecisionCache> decisions;
+  /// Replay (tessera_jit_context_options_t.plan_path), and the decisions' time budget.
+  std::shared_ptr<const tessera::arbiter::Plan> plan;
+  bool plan_strict = false;
+  double arbitration_budget_ms = 300;
   /// The threads host code's parallel loops run on: the context's own pool when
   /// num_threads was given, else the process's default pool.
   std::unique_ptr<tessera::jit::runtime::ThreadPool> own_threads;
@@ -47,6 +52,9 @@ struct tessera_jit_context {
   /// Every identity text handed out by _get_delegate_identity: interned, so each pointer stays
   /// valid for the life of the context whatever other threads ask for.
   std::set<std::string> delegate_identities ABSL_GUARDED_BY(mu);
+  /// The first decision of every arbitration point this context's compiles made or reused
+  /// (tessera_jit_context_write_plan).
+  tessera::arbiter::Plan decided ABSL_GUARDED_BY(mu);
   /// The caller's reference plus one per live module: a context destroyed while modules live
   /// is freed with the last of them.
   std::atomic<int> references{1};
@@ -65,6 +73,7 @@ struct tessera_jit_module {
   std::shared_ptr<const tessera::jit::CompiledModule> compiled;  // shared with the cache
   std::string all_ptx;
   std::string decisions_json;
+  std::string plan_json;
 
   /// nvptx: the JIT'd host code that launches the kernels, created on first lookup.
   absl::once_flag device_host_once;

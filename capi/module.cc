@@ -59,10 +59,29 @@ tessera_jit_error_t* tessera_jit_compile(tessera_jit_context_t* context, const c
     if (!arch.ok()) return MakeError(arch.status());
     compile.arch = *arch;
   }
+  constexpr uint32_t kKnownFlags = TESSERA_JIT_DETERMINISTIC | TESSERA_JIT_BATCH_INVARIANT;
+  if ((options->flags & ~kKnownFlags) != 0) {
+    return InvalidArgument(absl::StrCat("tessera_jit_compile_options_t.flags: unknown flags 0x",
+                                        absl::Hex(options->flags & ~kKnownFlags)));
+  }
   compile.opt_level = options->opt_level;
-  compile.deterministic = (options->flags & TESSERA_JIT_DETERMINISTIC) != 0;
+  compile.batch_invariant = (options->flags & TESSERA_JIT_BATCH_INVARIANT) != 0;
+  compile.deterministic = compile.batch_invariant || (options->flags & TESSERA_JIT_DETERMINISTIC) != 0;
   compile.delegates = context->delegates;
   compile.decisions = context->decisions;
+  compile.plan = context->plan;
+  compile.plan_strict = context->plan_strict;
+  compile.arbitration_budget_ms = context->arbitration_budget_ms;
+  if (TESSERA_JIT_HOLDS(options, tessera_jit_compile_options_t, arbitration_budget_ms) &&
+      options->arbitration_budget_ms != 0) {
+    if (options->arbitration_budget_ms < 1 || options->arbitration_budget_ms > 3600000) {
+      return InvalidArgument(absl::StrCat(
+          "tessera_jit_compile_options_t.arbitration_budget_ms must be 0 (the context's) or in "
+          "[1, 3600000], found ",
+          options->arbitration_budget_ms));
+    }
+    compile.arbitration_budget_ms = options->arbitration_budget_ms;
+  }
   if (TESSERA_JIT_HOLDS(options, tessera_jit_compile_options_t, matmul_delegate) &&
       options->matmul_delegate != nullptr) {
     compile.matmul_delegate = options->matmul_delegate;
@@ -82,6 +101,11 @@ tessera_jit_error_t* tessera_jit_compile(tessera_jit_context_t* context, const c
     absl::StrAppend(&module->all_ptx, "// gpu.module @", image.module_name, "\n", image.ptx);
   }
   module->decisions_json = tessera::arbiter::ToJson(module->compiled->decisions);
+  module->plan_json = tessera::arbiter::Plan::FromRecords(module->compiled->decisions).ToJson();
+  {
+    absl::MutexLock lock(&context->mu);
+    context->decided.AddRecords(module->compiled->decisions);
+  }
   *out_module = module.release();
   return nullptr;
 }
@@ -138,6 +162,10 @@ tessera_jit_error_t* tessera_jit_module_get_text(const tessera_jit_module_t* mod
     case TESSERA_JIT_TEXT_DECISIONS:
       *out_data = module->decisions_json.c_str();  // "[]" for a module without Tile ops
       *out_size = module->decisions_json.size();
+      return nullptr;
+    case TESSERA_JIT_TEXT_PLAN:
+      *out_data = module->plan_json.c_str();
+      *out_size = module->plan_json.size();
       return nullptr;
     default:
       return InvalidArgument(absl::StrCat("unknown text kind ", static_cast<int>(kind)));

@@ -2,6 +2,7 @@
 #include "jit/host_executable.h"
 
 #include "jit/llvm_optimize.h"
+#include "jit/soft_float.h"
 
 #include <dlfcn.h>
 
@@ -67,7 +68,9 @@ class AllowlistGenerator : public llvm::orc::DefinitionGenerator {
     for (const auto& [name, flags] : symbols) {
       llvm::StringRef text = *name;
       if (!IsAllowedHostSymbol(absl::string_view(text.data(), text.size()))) continue;
-      void* address = dlsym(RTLD_DEFAULT, text.str().c_str());
+      // bf16 helpers are Tessera's own (libgcc before 13 has none); the rest the process's.
+      void* address = SoftFloatHelper(absl::string_view(text.data(), text.size()));
+      if (address == nullptr) address = dlsym(RTLD_DEFAULT, text.str().c_str());
       if (address == nullptr) continue;
       found[name] = {llvm::orc::ExecutorAddr::fromPtr(address), llvm::JITSymbolFlags::Exported};
     }

@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 #define TESSERA_JIT_API_MAJOR 0
-#define TESSERA_JIT_API_MINOR 9
+#define TESSERA_JIT_API_MINOR 10
 
 /* The size of `type` up to and including `last_field`: what a struct of the API version that
  * ended with `last_field` measures (API 0.5). */
@@ -112,9 +112,18 @@ typedef struct tessera_jit_context_options_t {
                                NULL: $TESSERA_JIT_REMOTE_CACHE (ignored with a warning if it
                                does not parse); "": none. A malformed URL here is an
                                INVALID_ARGUMENT; an unreachable server never fails a compile. */
+  /* --- API 0.10: the arbiter (docs/arbiter.md) --- */
+  const char* plan_path; /* replay: every Tile op takes the candidate this plan file pins, with
+                            nothing probed or timed (tessera_jit_context_write_plan writes
+                            one); NULL or "": measure. An unreadable or malformed plan fails
+                            context creation (NOT_FOUND / INVALID_ARGUMENT). */
+  int32_t plan_strict;   /* with plan_path: a Tile op the plan lacks fails its compile (naming
+                            it) instead of running the compiled lowering */
+  int32_t arbitration_budget_ms; /* how long the candidates of one decision may run (warm-up
+                                    and timed samples), 1-3600000; 0: 300 */
 } tessera_jit_context_options_t;
 #define TESSERA_JIT_CONTEXT_OPTIONS_STRUCT_SIZE \
-  TESSERA_JIT_STRUCT_SIZE(tessera_jit_context_options_t, remote_cache)
+  TESSERA_JIT_STRUCT_SIZE(tessera_jit_context_options_t, arbitration_budget_ms)
 
 /* Fills `out_options` with the defaults. Inline, so that it writes exactly the struct the caller
  * was compiled with (a newer library never writes past an older caller's struct). */
@@ -130,6 +139,14 @@ tessera_jit_error_t* tessera_jit_context_create(const tessera_jit_context_option
  * their own: a context destroyed while modules live stays usable by them and is freed with the
  * last one. Do not destroy a context while another thread uses it through this handle. */
 void tessera_jit_context_destroy(tessera_jit_context_t* context);
+
+/* API 0.10: writes the decisions of every module this context compiled (the first decision of
+ * each arbitration point) as a plan file at `path` (`path_size` bytes, no NUL needed; written
+ * to a temporary file and renamed). A plan with no decisions is valid. INVALID_ARGUMENT for a
+ * NULL or empty path, or one with a NUL byte; UNAVAILABLE when it cannot be written.
+ * Thread-safe. */
+tessera_jit_error_t* tessera_jit_context_write_plan(tessera_jit_context_t* context,
+                                                    const char* path, size_t path_size);
 
 /* The context's compile cache: every tessera_jit_compile goes through it (memory, then disk,
  * then a real compile). Counters are since the context was created; disk figures are of the
@@ -306,6 +323,10 @@ typedef struct tessera_jit_module tessera_jit_module_t;     /* Thread-safe. */
 typedef struct tessera_jit_function tessera_jit_function_t; /* Thread-safe. */
 
 #define TESSERA_JIT_DETERMINISTIC 0x1u /* every function deterministic (tessera.deterministic) */
+/* API 0.10: every function deterministic at the batch_invariant level (implies
+ * TESSERA_JIT_DETERMINISTIC): only candidates whose result rows do not depend on the batch size
+ * may serve a Tile op; a delegate proves it by a replay probe first (docs/arbiter.md). */
+#define TESSERA_JIT_BATCH_INVARIANT 0x2u
 
 typedef struct tessera_jit_compile_options_t {
   size_t struct_size; /* TESSERA_JIT_COMPILE_OPTIONS_STRUCT_SIZE */
@@ -319,9 +340,11 @@ typedef struct tessera_jit_compile_options_t {
   const char* matmul_delegate; /* forces every tile.matmul onto one arbiter candidate: a matmul
                                   provider ("openblas", "cublas", a declared one) or "compiled";
                                   NULL: the arbiter chooses (ops with `delegate = "…"` are forced) */
+  /* --- API 0.10 --- */
+  int32_t arbitration_budget_ms; /* 1-3600000; 0: the context's */
 } tessera_jit_compile_options_t;
 #define TESSERA_JIT_COMPILE_OPTIONS_STRUCT_SIZE \
-  TESSERA_JIT_STRUCT_SIZE(tessera_jit_compile_options_t, matmul_delegate)
+  TESSERA_JIT_STRUCT_SIZE(tessera_jit_compile_options_t, arbitration_budget_ms)
 
 /* Fills `out_options` with the defaults (inline, like tessera_jit_context_options_init). */
 static inline void tessera_jit_compile_options_init(tessera_jit_compile_options_t* out_options) {
@@ -356,6 +379,8 @@ typedef enum tessera_jit_text_kind_t {
   TESSERA_JIT_TEXT_CUBIN = 2, /* the cubin of the first device image (nvptx; binary) */
   TESSERA_JIT_TEXT_DECISIONS = 3, /* API 0.3: the arbiter's decision records, one per Tile op,
                                      as a JSON array (docs/arbiter.md) */
+  TESSERA_JIT_TEXT_PLAN = 4, /* API 0.10: the module's decisions as a plan file (JSON) that
+                                tessera_jit_context_options_t.plan_path replays */
   TESSERA_JIT_TEXT_ENUM_MAX = 0x7FFFFFFF, /* not a value (see TESSERA_JIT_POINTERS_ENUM_MAX) */
 } tessera_jit_text_kind_t;
 

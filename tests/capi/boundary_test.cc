@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <limits>
 #include <set>
 #include <string>
@@ -837,6 +839,131 @@ TEST(BoundaryStreamTest, StreamAndEventCallsAreCheckedAndUnavailableWithoutAGpu)
 }
 
 // NumPy 2 exports an empty array with zero strides: nothing to lay out, so nothing to refuse.
+// ---------------------------------------------------------------------------------------------
+// The arbiter at the C API (API 0.10): budgets, batch invariance, plans.
+
+constexpr char kMatmul[] = R"(
+func.func @mm(%a: memref<64x64xf32>, %b: memref<64x64xf32>, %c: memref<64x64xf32>) {
+  tile.matmul %a, %b -> %c : memref<64x64xf32>, memref<64x64xf32> -> memref<64x64xf32>
+  return
+}
+)";
+
+std::string TempPath(const std::string& name) {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  return std::string(tmp != nullptr ? tmp : "/tmp") + "/" + name;
+}
+
+/// A memory-only host context with `plan_path` (or none) and OpenBLAS registered; the error
+/// of creating it.
+tessera_jit_error_t* ArbiterContext(const char* plan_path, int32_t strict, int32_t budget_ms,
+                                    tessera_jit_context_t** out) {
+  tessera_jit_context_options_t options;
+  tessera_jit_context_options_init(&options);
+  options.default_target = "host";
+  options.cache_dir = "";
+  options.plan_path = plan_path;
+  options.plan_strict = strict;
+  options.arbitration_budget_ms = budget_ms;
+  tessera_jit_error_t* error = tessera_jit_context_create(&options, out);
+  if (error == nullptr) {
+    Error registered(tessera_jit_context_register_default_libraries(*out, "host"));
+    EXPECT_EQ(registered.code(), TESSERA_JIT_OK) << registered.message();
+  }
+  return error;
+}
+
+std::string Text(tessera_jit_module_t* module, tessera_jit_text_kind_t kind) {
+  const char* data = nullptr;
+  size_t size = 0;
+  Error error(tessera_jit_module_get_text(module, kind, &data, &size));
+  EXPECT_EQ(error.code(), TESSERA_JIT_OK) << error.message();
+  return error.code() == TESSERA_JIT_OK ? std::string(data, size) : "";
+}
+
+TEST(BoundaryArbiterTest, BadArbiterOptionsAreRefusedWithTheirField) {
+  tessera_jit_context_t* context = nullptr;
+  Error missing(ArbiterContext("/nonexistent/plan.json", 0, 0, &context));
+  EXPECT_EQ(missing.code(), TESSERA_JIT_NOT_FOUND);
+  EXPECT_THAT(missing.message(), HasSubstr("plan_path: cannot read the plan file "
+                                           "'/nonexistent/plan.json'"));
+  const std::string damaged = TempPath("damaged_plan.json");
+  { std::ofstream(damaged) << "{\"format\": \"tessera-jit-plan\", \"version\": 1, \"decisions\": [1]}"; }
+  Error bad(ArbiterContext(damaged.c_str(), 0, 0, &context));
+  EXPECT_EQ(bad.code(), TESSERA_JIT_INVALID_ARGUMENT);
+  EXPECT_THAT(bad.message(), HasSubstr("not a Tessera plan: decision 1 is not an object"));
+  Error strict(ArbiterContext(nullptr, 1, 0, &context));
+  EXPECT_THAT(strict.message(), HasSubstr("plan_strict is set without a plan_path"));
+  for (int32_t budget : {-1, 3600001}) {
+    Error error(ArbiterContext(nullptr, 0, budget, &context));
+    EXPECT_EQ(error.code(), TESSERA_JIT_INVALID_ARGUMENT) << budget;
+    EXPECT_THAT(error.message(), HasSubstr("arbitration_budget_ms must be 0"));
+  }
+
+  ASSERT_OK(ArbiterContext(nullptr, 0, 0, &context));
+  tessera_jit_compile_options_t options;
+  tessera_jit_compile_options_init(&options);
+  options.flags = 0x80u;
+  tessera_jit_module_t* module = nullptr;
+  Error flags(tessera_jit_compile(context, kMatmul, sizeof(kMatmul) - 1, &options, &module));
+  EXPECT_THAT(flags.message(), HasSubstr("flags: unknown flags 0x80"));
+  options.flags = 0;
+  options.arbitration_budget_ms = -5;
+  Error budget(tessera_jit_compile(context, kMatmul, sizeof(kMatmul) - 1, &options, &module));
+  EXPECT_THAT(budget.message(), HasSubstr("arbitration_budget_ms must be 0 (the context's)"));
+  EXPECT_EQ(module, nullptr);
+
+  Error null_context(tessera_jit_context_write_plan(nullptr, "p", 1));
+  EXPECT_EQ(null_context.code(), TESSERA_JIT_INVALID_ARGUMENT);
+  Error null_path(tessera_jit_context_write_plan(context, nullptr, 0));
+  EXPECT_THAT(null_path.message(), HasSubstr("path is NULL or empty"));
+  Error nul(tessera_jit_context_write_plan(context, "a\0b", 3));
+  EXPECT_THAT(nul.message(), HasSubstr("path has a NUL byte"));
+  Error unwritable(tessera_jit_context_write_plan(context, "/nonexistent/dir/p.json", 23));
+  EXPECT_EQ(unwritable.code(), TESSERA_JIT_UNAVAILABLE);
+  // Not NUL-terminated: only path_size bytes are the path.
+  const std::string path = TempPath("empty_plan.jsonXXXX");
+  ASSERT_OK(tessera_jit_context_write_plan(context, path.data(), path.size() - 4));
+  std::ifstream written(path.substr(0, path.size() - 4));
+  std::string text((std::istreambuf_iterator<char>(written)), std::istreambuf_iterator<char>());
+  EXPECT_THAT(text, HasSubstr("\"decisions\": []"));
+  tessera_jit_context_destroy(context);
+}
+
+TEST(BoundaryArbiterTest, APlanWrittenByOneContextIsReplayedByAnother) {
+  tessera_jit_context_t* measuring = nullptr;
+  ASSERT_OK(ArbiterContext(nullptr, 0, 50, &measuring));
+  tessera_jit_compile_options_t options;
+  tessera_jit_compile_options_init(&options);
+  options.flags = TESSERA_JIT_BATCH_INVARIANT;
+  tessera_jit_module_t* module = nullptr;
+  ASSERT_OK(tessera_jit_compile(measuring, kMatmul, sizeof(kMatmul) - 1, &options, &module));
+  const std::string decisions = Text(module, TESSERA_JIT_TEXT_DECISIONS);
+  EXPECT_THAT(decisions, AllOf(HasSubstr("\"batch_invariant\": true"),
+                               HasSubstr("\"budget_ms\": 50"),
+                               HasSubstr("\"batch_invariance\": \"by construction\"")));
+  const std::string module_plan = Text(module, TESSERA_JIT_TEXT_PLAN);
+  EXPECT_THAT(module_plan, AllOf(HasSubstr("\"format\": \"tessera-jit-plan\""),
+                                 HasSubstr("\"determinism\": \"batch_invariant\"")));
+  tessera_jit_module_destroy(module);
+  const std::string path = TempPath("replayed_plan.json");
+  ASSERT_OK(tessera_jit_context_write_plan(measuring, path.data(), path.size()));
+  tessera_jit_context_destroy(measuring);
+
+  tessera_jit_context_t* replaying = nullptr;
+  ASSERT_OK(ArbiterContext(path.c_str(), 1, 0, &replaying));
+  ASSERT_OK(tessera_jit_compile(replaying, kMatmul, sizeof(kMatmul) - 1, &options, &module));
+  EXPECT_THAT(Text(module, TESSERA_JIT_TEXT_DECISIONS),
+              AllOf(HasSubstr("\"source\": \"pinned\""), HasSubstr("pinned by the plan")));
+  tessera_jit_module_destroy(module);
+  // Strict: the run_to_run level is another point, not in the plan.
+  options.flags = TESSERA_JIT_DETERMINISTIC;
+  Error unseen(tessera_jit_compile(replaying, kMatmul, sizeof(kMatmul) - 1, &options, &module));
+  EXPECT_EQ(unseen.code(), TESSERA_JIT_INVALID_ARGUMENT);
+  EXPECT_THAT(unseen.message(), HasSubstr("<source>:3:3: error: strict replay: tile.matmul"));
+  tessera_jit_context_destroy(replaying);
+}
+
 TEST(BoundaryStrideTest, AnEmptyTensorsStridesAreNotChecked) {
   tessera_jit_context_t* context = MemoryOnlyHostContext();
   ASSERT_NE(context, nullptr);

@@ -4,6 +4,7 @@
 // them). References are plain C++ on the same bf16-exact inputs.
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <string>
@@ -11,6 +12,7 @@
 
 #include "gtest/gtest.h"
 #include "jit/compiler.h"
+#include "jit/soft_float.h"
 #include "tests/jit/host_tensor.h"
 
 namespace tessera::jit {
@@ -102,6 +104,51 @@ func.func @extremes(%x: memref<?x?xf32>, %hi: memref<?xf32>, %lo: memref<?xf32>)
       ExpectIdentical(lo[r], -0.0f, "min of row " + std::to_string(r) + " of " + std::to_string(cols));
     }
   }
+}
+
+TEST(FloatSemanticsTest, Bf16HelpersRoundToNearestEvenOnce) {
+  auto bits = [](float value) {
+    uint32_t b;
+    std::memcpy(&b, &value, sizeof(b));
+    return b;
+  };
+  auto from = [](uint32_t b) {
+    float value;
+    std::memcpy(&value, &b, sizeof(value));
+    return value;
+  };
+  EXPECT_EQ(FloatToBf16Bits(from(0x3F808000u)), 0x3F80u);  // a tie goes to even…
+  EXPECT_EQ(FloatToBf16Bits(from(0x3F818000u)), 0x3F82u);  // …up or down
+  EXPECT_EQ(FloatToBf16Bits(from(0x3F808001u)), 0x3F81u);
+  EXPECT_EQ(FloatToBf16Bits(from(0x00012345u)), 0x0001u);  // subnormals kept
+  EXPECT_EQ(FloatToBf16Bits(from(0x7F800001u)), 0x7FC0u);  // a signalling NaN turns quiet
+  EXPECT_EQ(FloatToBf16Bits(-std::numeric_limits<float>::infinity()), 0xFF80u);
+  EXPECT_EQ(FloatToBf16Bits(std::numeric_limits<float>::max()), 0x7F80u);  // rounds to inf
+  EXPECT_EQ(bits(1.0f) >> 16, FloatToBf16Bits(1.0f));
+  // 1 + 2^-8 + 2^-30: just above a bf16 tie. Through f32 with two roundings to nearest it
+  // would be the tie (and go down to 1.0); one rounding goes up.
+  EXPECT_EQ(DoubleToBf16Bits(1.0 + std::ldexp(1.0, -8) + std::ldexp(1.0, -30)), 0x3F81u);
+  EXPECT_EQ(DoubleToBf16Bits(1.0 + std::ldexp(1.0, -8)), 0x3F80u);
+  EXPECT_EQ(DoubleToBf16Bits(1e300), 0x7F80u);
+  EXPECT_EQ(DoubleToBf16Bits(-0.0), 0x8000u);
+  EXPECT_NE(SoftFloatHelper("__truncsfbf2"), nullptr);
+  EXPECT_EQ(SoftFloatHelper("__truncsfhf2"), nullptr);  // libgcc's
+}
+
+TEST(FloatSemanticsTest, Bf16ScalarsLinkOnEveryCpu) {
+  // Without AVX512-BF16, LLVM moves a bf16 scalar through f32 and __truncsfbf2, which libgcc 12
+  // lacks: the host code must still link (Tessera resolves its own helper).
+  auto module = CompileForHost(R"mlir(
+func.func @scale(%s: bf16, %x: memref<?xbf16>, %y: memref<?xbf16>) {
+  tile.map ins(%s, %x : bf16, memref<?xbf16>) outs(%y : memref<?xbf16>) {
+  ^bb0(%a: bf16, %v: bf16):
+    %r = arith.mulf %a, %v : bf16
+    tile.yield %r : bf16
+  }
+  return
+}
+)mlir");
+  ASSERT_NE(module, nullptr);
 }
 
 TEST(FloatSemanticsTest, Bf16ArithmeticKeepsSubnormalResults) {
