@@ -1,9 +1,11 @@
-// The arbiter on the host target: for square matmuls from 32 to 2048, the time of the
-// arbiter's choice against the best candidate measured independently here (each candidate
-// forced, compiled and timed by this program's own loop), and what arbitrating a new shape
-// costs. Prints a table and writes JSON.
+// The arbiter on the host target: for square matmuls from 32 to 4096, what arbitrating a new
+// shape costs against its time budget (time to decision, candidate run time, the shape timed),
+// and — up to --best-max — the time of the arbiter's choice against the best candidate
+// measured independently here (each candidate forced, compiled and timed by this program's own
+// loop). Prints a table and writes JSON.
 //
-//   bazel run -c opt //bench:arbiter_bench -- [--json PATH] [--max N]
+//   bazel run -c opt //bench:arbiter_bench -- [--json PATH] [--max N] [--best-max N]
+//                                             [--budget-ms MS]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -73,10 +75,14 @@ double TimeModule(const CompiledModule& module, int64_t n) {
 
 int main(int argc, char** argv) {
   std::string json_path = "arbiter_bench.json";
-  int64_t max_size = 2048;
+  int64_t max_size = 4096;
+  int64_t best_max = 1024;
+  double budget_ms = 300;
   for (int i = 1; i + 1 < argc; ++i) {
     if (std::string(argv[i]) == "--json") json_path = argv[++i];
     else if (std::string(argv[i]) == "--max") max_size = std::stoll(argv[++i]);
+    else if (std::string(argv[i]) == "--best-max") best_max = std::stoll(argv[++i]);
+    else if (std::string(argv[i]) == "--budget-ms") budget_ms = std::stod(argv[++i]);
   }
   auto registry = std::make_shared<tessera::jit::delegates::DelegateRegistry>();
   if (absl::Status status = registry->RegisterDefaultLibraries(tessera::jit::Target::kHost);
@@ -84,13 +90,16 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "arbiter_bench: %s\n", std::string(status.message()).c_str());
     return 1;
   }
-  std::printf("%6s | %-9s | %12s | %12s | %12s | %9s | %13s | %11s\n", "n", "choice",
-              "compiled", "openblas", "choice/best", "sep/noise", "arbitration", "compile");
+  std::printf("budget %.0f ms per decision\n", budget_ms);
+  std::printf("%6s | %-9s | %12s | %12s | %12s | %9s | %13s | %11s | %11s | %s\n", "n",
+              "choice", "compiled", "openblas", "choice/best", "sep/noise", "decision",
+              "ran", "compile", "timed at");
   std::string rows;
   for (int64_t n = 32; n <= max_size; n *= 2) {
     CompileOptions options;
     options.delegates = registry;
     options.decisions = std::make_shared<tessera::arbiter::DecisionCache>();  // a new shape
+    options.arbitration_budget_ms = budget_ms;
     const auto start = std::chrono::steady_clock::now();
     auto arbitrated = tessera::jit::Compile(Source(n), options);
     const double compile_ms =
@@ -104,7 +113,7 @@ int main(int argc, char** argv) {
     // Independently: each candidate forced and timed by this program.
     double times[2] = {0, 0};
     const char* ids[2] = {"compiled", "openblas"};
-    for (int i = 0; i < 2; ++i) {
+    for (int i = 0; i < 2 && n <= best_max; ++i) {
       CompileOptions forced = options;
       forced.matmul_delegate = ids[i];
       forced.decisions = nullptr;
@@ -117,18 +126,23 @@ int main(int argc, char** argv) {
     }
     const double chosen = record.winner == "compiled" ? times[0] : times[1];
     const double best = std::min(times[0], times[1]);
-    const double ratio = chosen / best;
+    const double ratio = best > 0 ? chosen / best : 0;  // 0: not measured independently
     const double separation_over_noise = record.noise > 0 ? record.separation / record.noise : 0;
-    std::printf("%6lld | %-9s | %9.3f ms | %9.3f ms | %12.3f | %9.1f | %10.1f ms | %8.1f ms\n",
+    std::printf("%6lld | %-9s | %9.3f ms | %9.3f ms | %12.3f | %9.1f | %10.1f ms | %8.1f ms | "
+                "%8.1f ms | %s\n",
                 static_cast<long long>(n), record.winner.c_str(), times[0] * 1e3, times[1] * 1e3,
-                ratio, separation_over_noise, record.arbitration_ms, compile_ms);
+                ratio, separation_over_noise, record.arbitration_ms, record.measured_ms,
+                compile_ms, record.measured_shape.c_str());
     absl::StrAppend(&rows, rows.empty() ? "" : ",\n",
                     absl::StrFormat("    {\"n\": %d, \"choice\": \"%s\", \"compiled_ms\": %.4f, "
                                     "\"openblas_ms\": %.4f, \"choice_over_best\": %.4f, "
                                     "\"separation\": %.4f, \"noise\": %.4f, "
-                                    "\"arbitration_ms\": %.2f, \"compile_ms\": %.2f}",
+                                    "\"arbitration_ms\": %.2f, \"budget_ms\": %.1f, "
+                                    "\"measured_ms\": %.2f, \"measured_shape\": \"%s\", "
+                                    "\"compile_ms\": %.2f}",
                                     n, record.winner, times[0] * 1e3, times[1] * 1e3, ratio,
                                     record.separation, record.noise, record.arbitration_ms,
+                                    record.budget_ms, record.measured_ms, record.measured_shape,
                                     compile_ms));
   }
   std::ofstream(json_path) << "{\n  \"benchmark\": \"arbiter\",\n  \"device\": \""

@@ -7,7 +7,10 @@ Runs under the distribution's Python (NumPy 1.24: DLPack 0.x capsules) in Bazel 
 venv with NumPy 2, JAX and ml_dtypes from PyPI (tools/python_package_test.sh)."""
 import ctypes
 import gc
+import json
+import os
 import sys
+import tempfile
 import threading
 import unittest
 
@@ -463,8 +466,41 @@ class PackageTest(unittest.TestCase):
                 thread.join()
             self.assertEqual(failures, [])
 
+    def test_plans_budgets_and_batch_invariance(self):
+        matmul = """
+func.func @mm(%a: memref<32x32xf32>, %b: memref<32x32xf32>, %c: memref<32x32xf32>) {
+  tile.matmul %a, %b -> %c : memref<32x32xf32>, memref<32x32xf32> -> memref<32x32xf32>
+  return
+}
+"""
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "plan.json")
+            with tj.Context(default_target="host", cache_dir="", arbitration_budget_ms=40) as ctx:
+                ctx.register_default_libraries()
+                module = ctx.compile(matmul, batch_invariant=True)
+                record = module.decisions()[0]
+                self.assertTrue(record["point"]["batch_invariant"])
+                self.assertEqual(record["budget_ms"], 40)
+                plan = json.loads(module.plan())
+                self.assertEqual(plan["format"], "tessera-jit-plan")
+                self.assertEqual(plan["decisions"][0]["determinism"], "batch_invariant")
+                ctx.write_plan(path)
+            with tj.Context(default_target="host", cache_dir="", plan=path,
+                            plan_strict=True) as ctx:
+                ctx.register_default_libraries()
+                pinned = ctx.compile(matmul, batch_invariant=True).decisions()[0]
+                self.assertEqual(pinned["source"], "pinned")
+                self.assertEqual(pinned["winner"], record["winner"])
+                with self.assertRaises(errors.InvalidArgumentError) as caught:
+                    ctx.compile(matmul)  # the level none: another point
+                self.assertIn("strict replay", caught.exception.message)
+            with self.assertRaises(errors.NotFoundError):
+                tj.Context(default_target="host", cache_dir="", plan=os.path.join(tmp, "no"))
+            with self.assertRaises(ValueError):
+                self.ctx.compile(matmul, arbitration_budget_ms=-1)
+
     def test_api_version_and_library(self):
-        self.assertEqual(tj.api_version(), (0, 9))
+        self.assertEqual(tj.api_version(), (0, 10))
         self.assertTrue(tj.library_path().endswith("libtessera_jit.so"))
         self.assertIn("sm_90", tj.supported_archs())
 

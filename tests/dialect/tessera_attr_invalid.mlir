@@ -1,14 +1,21 @@
 // RUN: tessera-opt %s -split-input-file -verify-diagnostics
 
-// expected-error @+1 {{'tessera.deterministic' expects a unit attribute or a dictionary {seed = N}, found "yes"}}
+// expected-error @+1 {{'tessera.deterministic' expects a unit attribute or a dictionary {seed = N, level = "run_to_run" | "batch_invariant"}, found "yes"}}
 func.func @deterministic_wrong_kind() attributes {tessera.deterministic = "yes"} {
   return
 }
 
 // -----
 
-// expected-error @+1 {{'tessera.deterministic' has unknown key 'sed'; expected only 'seed'}}
+// expected-error @+1 {{'tessera.deterministic' has unknown key 'sed'; expected only 'seed' and 'level'}}
 func.func @deterministic_unknown_key() attributes {tessera.deterministic = {sed = 1}} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'tessera.deterministic' expects 'level' to be "run_to_run" or "batch_invariant", found "per_row"}}
+func.func @deterministic_unknown_level() attributes {tessera.deterministic = {level = "per_row"}} {
   return
 }
 

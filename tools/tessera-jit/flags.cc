@@ -1,6 +1,8 @@
 // The CLI's argument parser.
 #include "tools/tessera-jit/flags.h"
 
+#include "arbiter/plan.h"
+
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -75,8 +77,24 @@ Flags& Flags::CompileOptions(jit::CompileOptions* options, DelegateFlags* delega
   String("--arch", &options->arch);
   Int("-O", &options->opt_level, 0, "a level 0-3");
   Switch("--deterministic", &options->deterministic);
+  Switch("--batch-invariant", &options->batch_invariant);
   Delegates(delegates);
   String("--matmul-delegate", &options->matmul_delegate, "a provider");
+  Value("--budget-ms", "milliseconds (1-3600000)", [options](const std::string& value) {
+    double ms = 0;
+    if (!absl::SimpleAtod(value, &ms) || !(ms >= 1) || ms > 3.6e6) {
+      return absl::StrCat("--budget-ms needs milliseconds in [1, 3600000], found '", value, "'");
+    }
+    options->arbitration_budget_ms = ms;
+    return std::string();
+  });
+  Value("--plan", "a plan file", [options](const std::string& value) {
+    auto plan = arbiter::Plan::Load(value);
+    if (!plan.ok()) return std::string(plan.status().message());
+    options->plan = *std::move(plan);
+    return std::string();
+  });
+  Switch("--plan-strict", &options->plan_strict);
   return *this;
 }
 

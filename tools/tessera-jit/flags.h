@@ -64,8 +64,8 @@ class Flags {
   /// --library, --kernel and --default-libraries into `delegates`.
   Flags& Delegates(DelegateFlags* delegates);
 
-  /// The common compile flags: --target, --arch, -O, --deterministic, the delegate flags,
-  /// --matmul-delegate.
+  /// The common compile flags: --target, --arch, -O, --deterministic, --batch-invariant, the
+  /// delegate flags, --matmul-delegate, --budget-ms, --plan, --plan-strict.
   Flags& CompileOptions(jit::CompileOptions* options, DelegateFlags* delegates);
 
   /// Parses argv[first…]; an error message, or "".

@@ -26,6 +26,7 @@
 #include "base/files.h"
 #include "arbiter/decision_cache.h"
 #include "arbiter/decision_record.h"
+#include "arbiter/plan.h"
 #include "service/compile_service.h"
 #include "jit/compile_options.h"
 #include "jit/compiler.h"
@@ -62,6 +63,12 @@ compile options:
   --arch sm_XX          GPU architecture for nvptx (default: sm_90; the list is at the end)
   -O N                  optimisation level 0-3 (default: 2)
   --deterministic       treat every function as tessera.deterministic
+  --batch-invariant     … at the batch_invariant level: only candidates whose rows do not
+                        depend on the batch size serve a Tile op
+  --budget-ms N         how long one decision's candidates may run (default 300)
+  --plan PLAN           replay a plan file: every Tile op takes its pinned candidate, nothing
+                        is measured (a point not in it runs the compiled lowering)
+  --plan-strict         with --plan: a Tile op the plan lacks is an error
   --emit KIND           mlir  the IR after every lowering stage
                         llvm  the host code as LLVM IR
                         ptx   the PTX of every device image (nvptx)
@@ -76,6 +83,7 @@ compile options:
   --matmul-delegate P   force every tile.matmul onto arbiter candidate P (openblas, cublas,
                         compiled); by default the arbiter measures and chooses
   --json                explain: the decision records as JSON
+  --export-plan PLAN    explain: also write the decisions as a plan file for --plan
 
 run options (and --library, --kernel, --default-libraries, --matmul-delegate as above):
   --entry NAME          the entry function (required)
@@ -95,6 +103,7 @@ struct Arguments {
   tessera::jit::CompileOptions options;
   tessera::tools::DelegateFlags delegates;
   bool json = false;
+  std::string export_plan;
 };
 
 /// A registry with the libraries and kernel images `flags` name (CUDA sources compiled for
@@ -168,9 +177,13 @@ std::string ParseCompile(int argc, char** argv, Arguments& args) {
                  })
           .String("-o", &args.output, "a path")
           .Switch("--json", &args.json)
+          .String("--export-plan", &args.export_plan, "a path")
           .Positional(&args.file)
           .Parse(argc, argv, 2);
   if (!error.empty()) return error;
+  if (args.options.plan_strict && args.options.plan == nullptr) {
+    return "--plan-strict needs --plan PLAN";
+  }
   if (args.file.empty()) return absl::StrCat(argv[1], " needs a FILE");
   if ((args.emit == "ptx" || args.emit == "cubin") &&
       args.options.target != tessera::jit::Target::kNvptx) {
@@ -246,6 +259,7 @@ int Compile(int argc, char** argv) {
     return Fail(absl::StrCat(error, "\n", Usage()));
   }
   if (args.json) return Fail("--json is an option of explain");
+  if (!args.export_plan.empty()) return Fail("--export-plan is an option of explain");
   args.options.dump_stages = args.emit == "mlir";
   auto compiled = CompileFile(args);
   if (!compiled.ok()) return ReportFailure(args, compiled.status());
@@ -267,6 +281,11 @@ int Explain(int argc, char** argv) {
   }
   if (!args.emit.empty()) return Fail("--emit is an option of compile");
   auto compiled = CompileFile(args);
+  if (compiled.ok() && !args.export_plan.empty() &&
+      !tessera::WriteFile(args.export_plan,
+                          tessera::arbiter::Plan::FromRecords((*compiled)->decisions).ToJson())) {
+    return Fail("cannot write " + args.export_plan);
+  }
   if (!compiled.ok()) return ReportFailure(args, compiled.status());
   const std::vector<tessera::arbiter::DecisionRecord>& records = (*compiled)->decisions;
   std::string text;

@@ -88,6 +88,8 @@ get_api_version = _declare("tessera_jit_get_api_version", None, ctypes.POINTER(c
 context_create = _declare("tessera_jit_context_create", _ERR, ctypes.POINTER(S.ContextOptions),
                           ctypes.POINTER(_P))
 context_destroy = _declare("tessera_jit_context_destroy", None, _P)
+context_write_plan = _declare("tessera_jit_context_write_plan", _ERR, _P, ctypes.c_char_p,
+                              ctypes.c_size_t)
 declare_provider = _declare("tessera_jit_context_declare_matmul_provider", _ERR, _P,
                             ctypes.POINTER(S.MatmulProvider))
 register_library = _declare("tessera_jit_context_register_library", _ERR, _P, ctypes.c_char_p,

@@ -4,12 +4,13 @@ import ctypes
 KDL_CPU, KDL_CUDA, KDL_CUDA_HOST, KDL_CUDA_MANAGED = 1, 2, 3, 13
 KDL_INT, KDL_UINT, KDL_FLOAT, KDL_BFLOAT, KDL_BOOL = 0, 1, 2, 4, 6
 ARG_TENSOR, ARG_INT, ARG_FLOAT, ARG_TENSOR_READ_ONLY = 0, 1, 2, 3
-TEXT_LLVM, TEXT_PTX, TEXT_CUBIN, TEXT_DECISIONS = 0, 1, 2, 3
+TEXT_LLVM, TEXT_PTX, TEXT_CUBIN, TEXT_DECISIONS, TEXT_PLAN = 0, 1, 2, 3, 4
 COPY_H2D, COPY_D2H, COPY_D2D = 0, 1, 2
 STREAM_NON_BLOCKING = 0x1
 EVENT_DISABLE_TIMING = 0x1
 LOG_WARNING = 1
 DETERMINISTIC = 0x1
+BATCH_INVARIANT = 0x2
 
 
 class DLDataType(ctypes.Structure):
@@ -22,7 +23,8 @@ class ContextOptions(ctypes.Structure):
                 ("cache_dir", ctypes.c_char_p), ("cache_memory_bytes", ctypes.c_uint64),
                 ("cache_disk_bytes", ctypes.c_uint64), ("cache_read_only", ctypes.c_int32),
                 ("cache_lock_timeout_ms", ctypes.c_int64), ("num_threads", ctypes.c_int32),
-                ("remote_cache", ctypes.c_char_p)]
+                ("remote_cache", ctypes.c_char_p), ("plan_path", ctypes.c_char_p),
+                ("plan_strict", ctypes.c_int32), ("arbitration_budget_ms", ctypes.c_int32)]
 
 
 class CacheStats(ctypes.Structure):
@@ -45,7 +47,8 @@ class CacheStats(ctypes.Structure):
 class CompileOptions(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_size_t), ("target", ctypes.c_char_p),
                 ("arch", ctypes.c_char_p), ("flags", ctypes.c_uint32),
-                ("opt_level", ctypes.c_int32), ("matmul_delegate", ctypes.c_char_p)]
+                ("opt_level", ctypes.c_int32), ("matmul_delegate", ctypes.c_char_p),
+                ("arbitration_budget_ms", ctypes.c_int32)]
 
 
 class MatmulProvider(ctypes.Structure):

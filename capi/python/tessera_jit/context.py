@@ -1,5 +1,6 @@
 """Contexts: the compile service, its caches and delegates, and one device."""
 import ctypes
+import os
 import weakref
 from typing import Any, Dict, List, Optional
 
@@ -39,16 +40,21 @@ class Context(Closable):
     ~/.cache/tessera-jit; "": memory only); num_threads: threads for host code's parallel loops
     (0: $TESSERA_JIT_NUM_THREADS, else the cores the process may use); remote_cache: the fleet's
     Redis tier, "redis://[user:password@]host:port[/db]" (None: $TESSERA_JIT_REMOTE_CACHE;
-    "": none). close() (or leaving a `with` block) releases it and closes the modules it
+    "": none); plan: a plan file to replay (every Tile op takes its pinned candidate, nothing
+    measured), plan_strict: a Tile op the plan lacks is an error; arbitration_budget_ms: how
+    long one decision's candidates may run (0: 300). close() (or leaving a `with` block) releases it and closes the modules it
     compiled; a context merely dropped lives on while any of its modules does."""
 
     _handle: Optional[Handle] = None
 
     def __init__(self, default_target: Optional[str] = None, device: int = 0,
                  cache_dir: Optional[str] = None, num_threads: int = 0,
-                 remote_cache: Optional[str] = None) -> None:
+                 remote_cache: Optional[str] = None, plan: Optional[str] = None,
+                 plan_strict: bool = False, arbitration_budget_ms: int = 0) -> None:
         for name, value, low, high in (("device", device, 0, 2**31 - 1),
-                                       ("num_threads", num_threads, 0, 2**31 - 1)):
+                                       ("num_threads", num_threads, 0, 2**31 - 1),
+                                       ("arbitration_budget_ms", arbitration_budget_ms, 0,
+                                        2**31 - 1)):
             if not isinstance(value, int) or not low <= value <= high:
                 raise ValueError(f"{name} must be an int from {low} to {high}, found {value!r}")
         options = S.ContextOptions()
@@ -59,6 +65,9 @@ class Context(Closable):
         options.cache_dir = _encode(cache_dir)
         options.num_threads = num_threads
         options.remote_cache = _encode(remote_cache)
+        options.plan_path = _encode(plan)
+        options.plan_strict = 1 if plan_strict else 0
+        options.arbitration_budget_ms = arbitration_budget_ms
         handle = ctypes.c_void_p()
         check(L.context_create(ctypes.byref(options), ctypes.byref(handle)))
         self._handle = Handle(int(handle.value or 0), L.context_destroy)
@@ -126,15 +135,23 @@ class Context(Closable):
 
     def compile(self, source: Any, target: Optional[str] = None, arch: Optional[str] = None,
                 deterministic: bool = False, opt_level: int = 2,
-                matmul_delegate: Optional[str] = None) -> Module:
+                matmul_delegate: Optional[str] = None, batch_invariant: bool = False,
+                arbitration_budget_ms: int = 0) -> Module:
         """Compiles Tessera IR (str or bytes) into a Module; errors carry every diagnostic with
-        its location (InvalidArgumentError for bad IR or a broken contract)."""
+        its location (InvalidArgumentError for bad IR or a broken contract). batch_invariant:
+        every function deterministic at the batch_invariant level (docs/arbiter.md);
+        arbitration_budget_ms: 0 for the context's."""
+        if not isinstance(arbitration_budget_ms, int) or not 0 <= arbitration_budget_ms < 2**31:
+            raise ValueError("arbitration_budget_ms must be an int from 0 to 2**31 - 1, found "
+                             f"{arbitration_budget_ms!r}")
         options = S.CompileOptions()
         options.struct_size = ctypes.sizeof(S.CompileOptions)
         options.matmul_delegate = _encode(matmul_delegate)
         options.target = _encode(target)
         options.arch = _encode(arch)
-        options.flags = S.DETERMINISTIC if deterministic else 0
+        options.flags = ((S.DETERMINISTIC if deterministic else 0) |
+                         (S.BATCH_INVARIANT if batch_invariant else 0))
+        options.arbitration_budget_ms = arbitration_budget_ms
         options.opt_level = opt_level
         encoded = _source_bytes(source, "source")
         handle = ctypes.c_void_p()
@@ -144,6 +161,12 @@ class Context(Closable):
         module = Module(self, int(handle.value or 0))
         self._modules.add(module)
         return module
+
+    def write_plan(self, path: str) -> None:
+        """Writes the decisions of every module this context compiled as a plan file, which
+        Context(plan=path) replays."""
+        encoded = os.fsencode(path)
+        check(L.context_write_plan(self._live().value, encoded, len(encoded)))
 
     # Device memory, streams, events ------------------------------------------------------------
 

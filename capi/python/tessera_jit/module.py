@@ -137,6 +137,10 @@ class Module(Closable):
         """The arbiter's decision records, one dict per Tile op (docs/arbiter.md)."""
         return json.loads(self._text(S.TEXT_DECISIONS).decode())
 
+    def plan(self) -> str:
+        """The module's decisions as a plan file's text (Context(plan=…) replays it)."""
+        return self._text(S.TEXT_PLAN).decode()
+
     def close(self) -> None:
         """Releases the module. Calls already inside it finish first; later calls raise."""
         lock = self.__dict__.get("_lock")
