@@ -193,7 +193,7 @@ TEST(ArbitrationTest, AMatmulTooLargeForMemoryIsMeasuredAtACappedShape) {
   EXPECT_EQ(record.source, "measured");
   EXPECT_THAT(record.measured_shape,
               HasSubstr("x8x8 (capped from 1099511627776x8x8: probe buffers are limited to "
-                        "64 MiB)"));
+                        "64 MiB"));  // (on a slow machine, also by the time budget)
 }
 
 TEST(ArbitrationTest, TheAccuracyGateRejectsADelegateOutsideItsDeclaredBudget) {
