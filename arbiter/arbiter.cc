@@ -179,6 +179,10 @@ class Selection {
                                 " as incumbent");
     }
     incumbent_ = incumbent;
+    if (Deferred()) {
+      Defer(incumbent);
+      return Finish(start);
+    }
     TESSERA_RETURN_IF_ERROR(Choose());
     if (probed_) {
       record_.source = stale_note.empty() ? "measured" : absl::StrCat("measured; ", stale_note);
@@ -361,6 +365,34 @@ class Selection {
     return absl::OkStatus();
   }
 
+  /// Whether this contest is left to the background (ArbitrationContext::defer): not a forced
+  /// point, probes can run, and not deterministic unless allowed.
+  bool Deferred() const {
+    if (!context_.defer || Forced() || context_.prober == nullptr ||
+        !context_.prober->Unavailable().empty()) {
+      return false;
+    }
+    return !point_.deterministic || context_.defer_deterministic;
+  }
+
+  /// The incumbent serves while the decision is pending.
+  void Defer(const std::string& stale_winner) {
+    CandidateOutcome* incumbent = Outcome(kCompiledCandidate);
+    if (CandidateOutcome* stale = stale_winner.empty() ? nullptr : Outcome(stale_winner);
+        stale != nullptr && stale->gate.empty()) {
+      incumbent = stale;
+    }
+    for (CandidateOutcome* o : Alive()) o->reason = "not probed yet: the decision is pending";
+    if (point_.batch_invariant && incumbent->candidate.compiled()) {
+      incumbent->batch_invariance = kByConstruction;
+    }
+    Win(*incumbent, absl::StrCat("incumbent while the decision is measured in the background (",
+                                 incumbent->candidate.compiled() ? "the compiled lowering"
+                                                                 : "a stale record's winner",
+                                 ")"));
+    record_.source = kPendingSource;
+  }
+
   absl::Status Choose() {
     std::vector<CandidateOutcome*> alive = Alive();
     const std::string forced_text =
@@ -442,11 +474,19 @@ class Selection {
         Judge(*o, probes[i], *out, references[i]);
       }
       if (!o->gate.empty()) continue;
-      absl::StatusOr<double> seconds = (*kernel)->Time(1);
-      if (seconds.ok() && *seconds > 0) {
-        seconds_per_mac_[o->candidate.id] = *seconds / Macs(probes[0]);
-        spent_ += *seconds;  // a timed run: it counts against the budget
+      // The estimate: one timed run (it counts against the budget) — unless the probe's own
+      // run already took more than a tenth of what is left: then that run is the estimate,
+      // so a slow candidate does not spend the race's budget before the race.
+      const double probe_run = (*kernel)->LastRunSeconds();
+      double estimate = probe_run;
+      if (!(probe_run > (Budget() - spent_) / 10)) {
+        absl::StatusOr<double> seconds = (*kernel)->Time(1);
+        if (seconds.ok() && *seconds > 0) {
+          estimate = *seconds;
+          spent_ += *seconds;
+        }
       }
+      if (estimate > 0) seconds_per_mac_[o->candidate.id] = estimate / Macs(probes[0]);
       if (point_.batch_invariant) {
         if (o->candidate.compiled()) {
           o->batch_invariance = kByConstruction;

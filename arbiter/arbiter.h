@@ -40,6 +40,13 @@ struct ArbitrationContext {
   /// mode fails the compile naming it.
   const Plan* plan = nullptr;
   bool plan_strict = false;
+  /// Background decisions: a contest with no fresh record is not measured now — the incumbent
+  /// (a stale record's winner, else the compiled lowering) serves, and the record says
+  /// `source = "pending"` (never cached, never in a plan). The caller measures later, e.g. by
+  /// compiling again without `defer` on a worker. A deterministic point is measured now unless
+  /// `defer_deterministic`: a swap would change its results between calls.
+  bool defer = false;
+  bool defer_deterministic = false;
 };
 
 /// Decides who runs `point` among `candidates` (which must include the compiled lowering).

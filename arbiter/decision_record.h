@@ -40,6 +40,10 @@ struct CandidateOutcome {
   std::string batch_invariance;
 };
 
+/// The record source of a decision left to the background (ArbitrationContext::defer): the
+/// incumbent serves; such a record is never cached nor exported to a plan.
+inline constexpr char kPendingSource[] = "pending";
+
 struct DecisionRecord {
   std::string key;        ///< the full decision-cache key (64 hex digits)
   std::string base_key;   ///< the key without toolchain and candidate identities

@@ -59,6 +59,7 @@ Plan Plan::FromRecords(const std::vector<DecisionRecord>& records) {
 
 void Plan::AddRecords(const std::vector<DecisionRecord>& records) {
   for (const DecisionRecord& r : records) {
+    if (r.source == kPendingSource) continue;  // not decided yet
     PlanEntry entry;
     entry.point = PlanKey(r.point);
     if (by_point_.count(entry.point) != 0) continue;

@@ -23,6 +23,9 @@ class ProbeKernel {
   virtual absl::StatusOr<std::vector<float>> Run(const MatmulInputs& inputs) = 0;
   /// Seconds per run over `repetitions` back-to-back runs on the inputs of the last Run.
   virtual absl::StatusOr<double> Time(int repetitions) = 0;
+  /// How long the last Run's own run took (a cold run: no copies, no warm-up), when the kernel
+  /// knows without a timed run; 0 when it does not.
+  virtual double LastRunSeconds() const { return 0; }
 };
 
 class Prober {

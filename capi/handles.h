@@ -22,6 +22,7 @@
 #include "jit/compiled_module.h"
 #include "jit/delegates/registry.h"
 #include "jit/host_executable.h"
+#include "service/background_decisions.h"
 #include "service/compile_service.h"
 
 struct tessera_jit_error {
@@ -55,16 +56,21 @@ struct tessera_jit_context {
   /// The first decision of every arbitration point this context's compiles made or reused
   /// (tessera_jit_context_write_plan).
   tessera::arbiter::Plan decided ABSL_GUARDED_BY(mu);
+  /// The worker that measures background decisions (TESSERA_JIT_BACKGROUND_DECISIONS), made
+  /// on the first such compile. Declared after `service`, so destroyed (and joined) before it.
+  std::unique_ptr<tessera::service::BackgroundDecisions> background ABSL_GUARDED_BY(mu);
   /// The caller's reference plus one per live module: a context destroyed while modules live
   /// is freed with the last of them.
   std::atomic<int> references{1};
 };
 
-/// Immutable once made: borrowed from its module.
+/// Immutable once made (but for the measured entry, set once): borrowed from its module.
 struct tessera_jit_function {
   tessera_jit_module* module = nullptr;
   const tessera::jit::EntryFunction* entry = nullptr;
   tessera::jit::PackedEntry entry_point = nullptr;
+  /// The same entry in the module's measured code, once swapped in (background decisions).
+  std::atomic<tessera::jit::PackedEntry> measured_entry_point{nullptr};
 };
 
 /// Thread-safe: the compiled module is immutable; lazily made parts are once-only or guarded.
@@ -82,6 +88,18 @@ struct tessera_jit_module {
 
   absl::Mutex mu;
   std::map<std::string, std::unique_ptr<tessera_jit_function>> functions ABSL_GUARDED_BY(mu);
+
+  /// Background decisions (TESSERA_JIT_BACKGROUND_DECISIONS): null when none were pending.
+  /// Once the worker has measured them, the first invoke after swaps `measured` in: set once
+  /// under `mu`, then `swapped` is released; neither module is freed before this one.
+  std::shared_ptr<tessera::service::PendingModule> pending;
+  bool background_deterministic = false;  ///< TESSERA_JIT_BACKGROUND_DETERMINISTIC
+  bool background_requested = false;      ///< TESSERA_JIT_BACKGROUND_DECISIONS
+  std::atomic<bool> swapped{false};
+  std::shared_ptr<const tessera::jit::CompiledModule> measured;
+  std::string measured_decisions_json;
+  std::string measured_plan_json;
+  std::string failure_text ABSL_GUARDED_BY(mu);  ///< set once when the worker failed
 
   const tessera::jit::HostExecutable* executable() const {
     return compiled->host != nullptr ? compiled->host.get() : device_host.get();
@@ -101,6 +119,11 @@ absl::Status CheckStructSize(size_t given, size_t minimum, absl::string_view nam
 void ReleaseContext(tessera_jit_context* context);
 
 bool GpuAvailable();
+
+/// Background decisions: when the worker has measured `module`'s pending decisions and they
+/// are not swapped in yet, swaps them in (every function handed out gets its measured entry).
+/// Cheap when nothing is pending. Called at the start of each invoke.
+void SwapInMeasuredDecisions(tessera_jit_module* module);
 
 /// The arch a compile for `context` uses when the caller names none: its device's, or sm_90
 /// without a driver or device. FailedPrecondition when the device's arch is one this compiler

@@ -32,7 +32,15 @@ tessera_jit_error_t* tessera_jit_function_invoke(tessera_jit_function_t* functio
   if (function == nullptr) return InvalidArgument("function is NULL");
   const EntryFunction& entry = *function->entry;
   tessera_jit_module* module = function->module;
-  const Target target = module->compiled->options.target;
+  // Background decisions: measured ones swap in here, before anything runs; this invoke then
+  // runs one module's code throughout.
+  if (module->pending != nullptr) tessera::capi::SwapInMeasuredDecisions(module);
+  const bool swapped = module->swapped.load(std::memory_order_acquire);
+  const tessera::jit::CompiledModule& serving = swapped ? *module->measured : *module->compiled;
+  const tessera::jit::PackedEntry entry_point =
+      swapped ? function->measured_entry_point.load(std::memory_order_acquire)
+              : function->entry_point;
+  const Target target = serving.options.target;
   const int device = module->context->device;
   if (num_args != entry.arguments.size()) {
     return InvalidArgument(absl::StrCat("@", entry.name, " takes ", entry.arguments.size(),
@@ -75,14 +83,14 @@ tessera_jit_error_t* tessera_jit_function_invoke(tessera_jit_function_t* functio
   }
 
   // Runs the entry; with run-time checks in its code, a failed one ends it with OUT_OF_RANGE.
-  const std::vector<std::string>& checks = module->compiled->runtime_checks;
+  const std::vector<std::string>& checks = serving.runtime_checks;
   auto run = [&]() -> absl::Status {
     tessera::jit::runtime::ScopedThreadPool threads(module->context->threads);
     if (checks.empty()) {
-      function->entry_point(packed.data());
+      entry_point(packed.data());
       return absl::OkStatus();
     }
-    const int64_t failed = tessera::jit::runtime::CallChecked(function->entry_point, packed.data());
+    const int64_t failed = tessera::jit::runtime::CallChecked(entry_point, packed.data());
     if (failed < 0) return absl::OkStatus();
     return absl::OutOfRangeError(absl::StrCat(
         "@", entry.name, ": run-time check failed at ",
@@ -99,7 +107,7 @@ tessera_jit_error_t* tessera_jit_function_invoke(tessera_jit_function_t* functio
           runtime.status().message())));
     }
     tessera::jit::runtime::ScopedCurrentContext keep_callers_context;
-    const auto& registry = module->compiled->options.delegates;
+    const auto& registry = serving.options.delegates;
     tessera::jit::runtime::InvocationScope scope(device, static_cast<CUstream>(stream),
                                                  registry != nullptr ? registry->runtime() : nullptr);
     if (absl::Status status = (*runtime)->Activate(device); !status.ok()) {

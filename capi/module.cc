@@ -59,7 +59,9 @@ tessera_jit_error_t* tessera_jit_compile(tessera_jit_context_t* context, const c
     if (!arch.ok()) return MakeError(arch.status());
     compile.arch = *arch;
   }
-  constexpr uint32_t kKnownFlags = TESSERA_JIT_DETERMINISTIC | TESSERA_JIT_BATCH_INVARIANT;
+  constexpr uint32_t kKnownFlags = TESSERA_JIT_DETERMINISTIC | TESSERA_JIT_BATCH_INVARIANT |
+                                   TESSERA_JIT_BACKGROUND_DECISIONS |
+                                   TESSERA_JIT_BACKGROUND_DETERMINISTIC;
   if ((options->flags & ~kKnownFlags) != 0) {
     return InvalidArgument(absl::StrCat("tessera_jit_compile_options_t.flags: unknown flags 0x",
                                         absl::Hex(options->flags & ~kKnownFlags)));
@@ -67,6 +69,10 @@ tessera_jit_error_t* tessera_jit_compile(tessera_jit_context_t* context, const c
   compile.opt_level = options->opt_level;
   compile.batch_invariant = (options->flags & TESSERA_JIT_BATCH_INVARIANT) != 0;
   compile.deterministic = compile.batch_invariant || (options->flags & TESSERA_JIT_DETERMINISTIC) != 0;
+  const bool background = (options->flags & TESSERA_JIT_BACKGROUND_DECISIONS) != 0;
+  // Host only: a swap of nvptx code would also swap its loaded device image.
+  compile.background_decisions = background && compile.target == Target::kHost;
+  compile.background_deterministic = (options->flags & TESSERA_JIT_BACKGROUND_DETERMINISTIC) != 0;
   compile.delegates = context->delegates;
   compile.decisions = context->decisions;
   compile.plan = context->plan;
@@ -102,9 +108,19 @@ tessera_jit_error_t* tessera_jit_compile(tessera_jit_context_t* context, const c
   }
   module->decisions_json = tessera::arbiter::ToJson(module->compiled->decisions);
   module->plan_json = tessera::arbiter::Plan::FromRecords(module->compiled->decisions).ToJson();
+  module->background_requested = background;
+  module->background_deterministic = compile.background_deterministic;
   {
     absl::MutexLock lock(&context->mu);
     context->decided.AddRecords(module->compiled->decisions);
+    if (module->compiled->PendingDecisions() > 0) {
+      if (context->background == nullptr) {
+        context->background =
+            std::make_unique<tessera::service::BackgroundDecisions>(context->service.get());
+      }
+      module->pending =
+          context->background->Submit(std::string(source, source_size), compile);
+    }
   }
   *out_module = module.release();
   return nullptr;
@@ -113,6 +129,7 @@ tessera_jit_error_t* tessera_jit_compile(tessera_jit_context_t* context, const c
 void tessera_jit_module_destroy(tessera_jit_module_t* module) {
   if (module == nullptr) return;
   tessera_jit_context* context = module->context;
+  if (module->pending != nullptr) module->pending->Abandon();
   if (module->device_host != nullptr) {
     tessera::jit::runtime::ScopedCurrentContext keep_callers_context;
     // The host code's destructors unload the device image on the module's device.
@@ -160,13 +177,17 @@ tessera_jit_error_t* tessera_jit_module_get_text(const tessera_jit_module_t* mod
       }
       break;
     case TESSERA_JIT_TEXT_DECISIONS:
-      *out_data = module->decisions_json.c_str();  // "[]" for a module without Tile ops
-      *out_size = module->decisions_json.size();
+    case TESSERA_JIT_TEXT_PLAN: {
+      // The serving module's (background decisions swap in the measured one).
+      const bool swapped = module->swapped.load(std::memory_order_acquire);
+      const std::string& json =
+          kind == TESSERA_JIT_TEXT_DECISIONS
+              ? (swapped ? module->measured_decisions_json : module->decisions_json)
+              : (swapped ? module->measured_plan_json : module->plan_json);
+      *out_data = json.c_str();  // "[]" for a module without Tile ops
+      *out_size = json.size();
       return nullptr;
-    case TESSERA_JIT_TEXT_PLAN:
-      *out_data = module->plan_json.c_str();
-      *out_size = module->plan_json.size();
-      return nullptr;
+    }
     default:
       return InvalidArgument(absl::StrCat("unknown text kind ", static_cast<int>(kind)));
   }
@@ -213,8 +234,15 @@ tessera_jit_error_t* tessera_jit_module_get_function(tessera_jit_module_t* modul
   if (function == nullptr) {
     auto entry_point = module->executable()->Lookup(key);
     if (!entry_point.ok()) return MakeError(entry_point.status());
-    function = std::make_unique<tessera_jit_function>(
-        tessera_jit_function{module, entry, *entry_point});
+    function = std::make_unique<tessera_jit_function>();
+    function->module = module;
+    function->entry = entry;
+    function->entry_point = *entry_point;
+    if (module->swapped.load(std::memory_order_acquire)) {
+      auto measured = module->measured->host->Lookup(key);
+      if (!measured.ok()) return MakeError(measured.status());
+      function->measured_entry_point.store(*measured, std::memory_order_release);
+    }
   }
   *out_function = function.get();
   return nullptr;

@@ -87,6 +87,15 @@ struct CompileOptions {
   /// compile naming it.
   std::shared_ptr<const arbiter::Plan> plan;
   bool plan_strict = false;
+  /// Background decisions: a Tile op with no cached decision is not measured in this compile;
+  /// its incumbent (the compiled lowering, or a stale record's winner) serves and its record
+  /// says `source = "pending"`. A module with pending decisions is not stored in the compile
+  /// cache; compiling again without this option measures them (service/background_decisions.h
+  /// does so on a worker and the C API swaps the module at the next invoke). Points in a
+  /// deterministic function are measured now unless `background_deterministic`: a swap would
+  /// change their results between calls.
+  bool background_decisions = false;
+  bool background_deterministic = false;
 };
 
 /// What a delegate's arch envelope is matched against: "host" for the host target, the arch

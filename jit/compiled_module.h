@@ -102,6 +102,14 @@ struct CompiledModule {
   std::vector<std::string> runtime_checks;
   /// One decision record per Tile op, in program order (CompileOptions::arbitrate).
   std::vector<arbiter::DecisionRecord> decisions;
+  /// How many decisions are left to the background (CompileOptions::background_decisions).
+  size_t PendingDecisions() const {
+    size_t pending = 0;
+    for (const arbiter::DecisionRecord& record : decisions) {
+      pending += record.source == arbiter::kPendingSource;
+    }
+    return pending;
+  }
   /// The IR after each stage, when CompileOptions::dump_stages: (stage name, IR text).
   std::vector<std::pair<std::string, std::string>> stages;
 

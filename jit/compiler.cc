@@ -109,6 +109,8 @@ absl::Status ArbitrateModule(mlir::ModuleOp module, CompiledModule& out) {
       context.budget_s = options.arbitration_budget_ms / 1e3;
       context.plan = options.plan.get();
       context.plan_strict = options.plan_strict;
+      context.defer = options.background_decisions;
+      context.defer_deterministic = options.background_deterministic;
       return arbiter::Arbitrate(point, candidates, context);
     };
   }

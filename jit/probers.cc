@@ -76,9 +76,14 @@ class HostKernel : public arbiter::ProbeKernel {
     packed_ = std::make_unique<PackedArguments>(inputs_.problem, inputs_.a.data(),
                                                 inputs_.b.data(), output_.data(),
                                                 inputs_.bias.data());
+    const auto start = std::chrono::steady_clock::now();
     entry_(packed_->args.data());
+    last_run_seconds_ =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return output_;
   }
+
+  double LastRunSeconds() const override { return last_run_seconds_; }
 
   absl::StatusOr<double> Time(int repetitions) override {
     if (packed_ == nullptr) return absl::FailedPreconditionError("Time before Run");
@@ -94,6 +99,7 @@ class HostKernel : public arbiter::ProbeKernel {
   MatmulInputs inputs_;
   std::vector<float> output_;
   std::unique_ptr<PackedArguments> packed_;
+  double last_run_seconds_ = 0;
 };
 
 class HostProber : public arbiter::Prober {

@@ -108,7 +108,7 @@ absl::StatusOr<CompileResult> CompileService::CompileRequest(absl::string_view s
   absl::StatusOr<CompileResult> result =
       CompileKey(key, source, options, text_named_this_entry ? &text_miss : nullptr);
   // 6. Remember the text, in memory and on disk, for the next request spelled the same.
-  if (result.ok()) {
+  if (result.ok() && result->module->PendingDecisions() == 0) {
     if (!text_digest.empty()) disk_->RecordText(text_digest, key.digest);
     RememberText(request, key.digest);
   }
@@ -160,10 +160,13 @@ absl::StatusOr<CompileResult> CompileService::CompileKey(const cache::CacheKey& 
     Count(ModuleSource::kMemory, nullptr);
     return CompileResult{std::move(module), key.digest, ModuleSource::kMemory, {}};
   }
-  // Threads: the first caller for a key does the work; the others wait for its result.
+  // Threads: the first caller for a key does the work; the others wait for its result. A
+  // request with background decisions may get a module with pending ones, which no other
+  // request may share: it flies apart.
   bool leader = false;
   Outcome outcome = flights_.Do(
-      key.digest, [&] { return LoadOrCompile(key, source, options, known_miss); }, &leader);
+      options.background_decisions ? absl::StrCat(key.digest, "/background") : key.digest,
+      [&] { return LoadOrCompile(key, source, options, known_miss); }, &leader);
   if (leader || !outcome.ok()) return outcome;
   Count(ModuleSource::kMemory, nullptr);
   outcome->source = ModuleSource::kMemory;
@@ -193,7 +196,17 @@ absl::StatusOr<CompileResult> CompileService::LoadOrCompile(const cache::CacheKe
   // The fleet: another machine compiled it, or compiles it now (then we wait for its value),
   // or this process takes the key's lease and compiles it for everyone.
   std::unique_ptr<cache::RemoteCache::Lease> lease;
-  if (remote_ != nullptr && remote_->enabled()) {
+  if (remote_ != nullptr && remote_->enabled() && options.background_decisions) {
+    // No lease: this compile publishes nothing when it leaves decisions pending.
+    if (auto entry = remote_->Load(cache::RemoteCache::Kind::kArtifact, key,
+                                   kArtifactFormatVersion, miss)) {
+      if (auto module = LoadPayload(entry->payload, options, "remote ", miss)) {
+        memory_.Put(key.digest, module, MemoryFootprint(*module));
+        Count(ModuleSource::kRemote, nullptr);
+        return CompileResult{std::move(module), key.digest, ModuleSource::kRemote, {}};
+      }
+    }
+  } else if (remote_ != nullptr && remote_->enabled()) {
     cache::Miss remote_miss;
     if (auto module = LoadFromRemote(key, options, remote_miss, lease)) {
       memory_.Put(key.digest, module, MemoryFootprint(*module));
@@ -209,7 +222,9 @@ absl::StatusOr<CompileResult> CompileService::LoadOrCompile(const cache::CacheKe
   auto compiled = jit::Compile(source, options);
   if (!compiled.ok()) return compiled.status();
   std::shared_ptr<const jit::CompiledModule> module = std::move(*compiled);
-  Publish(key, module);  // before the lease goes: waiters find the value
+  // Before the lease goes: waiters find the value. A module with pending decisions is this
+  // caller's only (the compile that measures them publishes the module under the same key).
+  if (module->PendingDecisions() == 0) Publish(key, module);
   Count(ModuleSource::kCompiled, &miss);
   return CompileResult{std::move(module), key.digest, ModuleSource::kCompiled, miss};
 }

@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 #define TESSERA_JIT_API_MAJOR 0
-#define TESSERA_JIT_API_MINOR 10
+#define TESSERA_JIT_API_MINOR 11
 
 /* The size of `type` up to and including `last_field`: what a struct of the API version that
  * ended with `last_field` measures (API 0.5). */
@@ -327,6 +327,16 @@ typedef struct tessera_jit_function tessera_jit_function_t; /* Thread-safe. */
  * TESSERA_JIT_DETERMINISTIC): only candidates whose result rows do not depend on the batch size
  * may serve a Tile op; a delegate proves it by a replay probe first (docs/arbiter.md). */
 #define TESSERA_JIT_BATCH_INVARIANT 0x2u
+/* API 0.11: background decisions. A Tile op without a cached decision is not measured in this
+ * compile: its incumbent (the compiled lowering, or a stale record's winner) serves, and a
+ * worker of the context measures it; once decided, the module switches to the measured
+ * candidates at the start of the next invoke, or of a get_decision / wait_decisions call —
+ * never during an invoke: each invoke runs one module's code throughout. tessera_jit_module_get_decision and tessera_jit_module_wait_decisions follow
+ * it. Host target only (an nvptx compile decides synchronously, as without the flag). In a
+ * deterministic function the swap would change results between calls: its ops are measured
+ * synchronously unless TESSERA_JIT_BACKGROUND_DETERMINISTIC allows it. */
+#define TESSERA_JIT_BACKGROUND_DECISIONS 0x4u
+#define TESSERA_JIT_BACKGROUND_DETERMINISTIC 0x8u
 
 typedef struct tessera_jit_compile_options_t {
   size_t struct_size; /* TESSERA_JIT_COMPILE_OPTIONS_STRUCT_SIZE */
@@ -364,7 +374,8 @@ tessera_jit_error_t* tessera_jit_compile(tessera_jit_context_t* context, const c
                                          tessera_jit_module_t** out_module);
 
 /* Releases the module and its functions (NULL is allowed). Not while another thread uses the
- * module or one of its functions. */
+ * module or one of its functions. Background decisions not yet started are dropped; one being
+ * measured finishes on the worker (the context, destroyed last, waits for it). */
 void tessera_jit_module_destroy(tessera_jit_module_t* module);
 
 /* The module's entry functions (public func.func). Borrowed strings, valid while the module.
@@ -395,6 +406,42 @@ tessera_jit_error_t* tessera_jit_module_get_text(const tessera_jit_module_t* mod
 tessera_jit_error_t* tessera_jit_module_get_function(tessera_jit_module_t* module,
                                                      const char* name, size_t name_size,
                                                      tessera_jit_function_t** out_function);
+
+/* API 0.11: where one decision of a module stands (TESSERA_JIT_BACKGROUND_DECISIONS). */
+typedef enum tessera_jit_decision_state_t {
+  TESSERA_JIT_DECISION_DECIDED = 0, /* `winner` serves: decided at compile, or measured in the
+                                       background and swapped in */
+  TESSERA_JIT_DECISION_PENDING = 1, /* being measured in the background; `serving` (the
+                                       incumbent) runs meanwhile */
+  TESSERA_JIT_DECISION_FAILED = 2,  /* the background measurement failed (`detail` says why);
+                                       the incumbent keeps serving */
+  TESSERA_JIT_DECISION_STATE_ENUM_MAX = 0x7FFFFFFF, /* not a value */
+} tessera_jit_decision_state_t;
+
+typedef struct tessera_jit_decision_info_t {
+  size_t struct_size;    /* TESSERA_JIT_DECISION_INFO_STRUCT_SIZE */
+  int32_t state;         /* a tessera_jit_decision_state_t */
+  const char* op;        /* "tile.matmul" */
+  const char* location;  /* "model.mlir:12:5" */
+  const char* function;  /* the entry it is in */
+  const char* serving;   /* the candidate the next invoke runs unless a swap comes first */
+  const char* winner;    /* the decided candidate; "" while PENDING or after FAILED */
+  const char* detail;    /* how it was decided, or why it is not */
+} tessera_jit_decision_info_t;
+#define TESSERA_JIT_DECISION_INFO_STRUCT_SIZE \
+  TESSERA_JIT_STRUCT_SIZE(tessera_jit_decision_info_t, detail)
+
+/* One record per Tile op, in program order (the order of TESSERA_JIT_TEXT_DECISIONS). */
+size_t tessera_jit_module_get_decision_count(const tessera_jit_module_t* module);
+/* The decision `index`; the strings are borrowed from the module (valid while it lives).
+ * INVALID_ARGUMENT for an index out of range or a struct_size short of the 0.11 struct.
+ * Thread-safe. */
+tessera_jit_error_t* tessera_jit_module_get_decision(tessera_jit_module_t* module, size_t index,
+                                                     tessera_jit_decision_info_t* out_info);
+/* Waits until no decision of the module is PENDING, at most `timeout_ms` (< 0: no limit; 0:
+ * just look). `out_pending` (may be NULL) gets how many still are. Thread-safe. */
+tessera_jit_error_t* tessera_jit_module_wait_decisions(tessera_jit_module_t* module,
+                                                       int64_t timeout_ms, size_t* out_pending);
 
 /* ------------------------------------------------------------------------------------------- */
 /* Invoke                                                                                       */

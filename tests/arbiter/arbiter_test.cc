@@ -141,6 +141,11 @@ class ScriptedKernel : public ProbeKernel {
     }
     return out;
   }
+  double LastRunSeconds() const override {
+    return script_.seconds + script_.seconds_per_mac * static_cast<double>(problem_.m) *
+                                 static_cast<double>(problem_.n) *
+                                 static_cast<double>(problem_.k);
+  }
   absl::StatusOr<double> Time(int repetitions) override {
     // A little deterministic jitter, so spreads are real but tiny.
     jitter_ = (jitter_ + 1) % 3;
@@ -443,6 +448,22 @@ TEST_F(ArbitrateTest, EightNoisyCandidatesStayWithinTheBudget) {
     }
     EXPECT_GT(stopped, 0) << budget;
   }
+}
+
+TEST_F(ArbitrateTest, ASlowCandidatesEstimateComesFromItsProbeRunNotFromTheBudget) {
+  // slowblas's run at the op's shape takes 250 ms of a 300 ms budget: timing it once more for
+  // the estimate would leave the race 50 ms. Its accuracy probe's run is the estimate instead.
+  prober_.scripts["slowblas"] = {0, 0.25 / (64.0 * 64 * 64)};
+  absl::StatusOr<DecisionRecord> record = Arbitrate(Matmul(64, 64, 64), Field(), context_);
+  ASSERT_TRUE(record.ok()) << record.status();
+  EXPECT_EQ(record->winner, "fastblas");
+  EXPECT_LT(record->measured_ms, 250);
+  EXPECT_LE(prober_.ledger.timed_seconds, 0.3);
+  EXPECT_THAT(record->measured_shape, HasSubstr("its runs would not fit the time budget"));
+  for (const CandidateOutcome& o : record->candidates) {
+    EXPECT_GE(o.samples, 3) << o.candidate.id;
+  }
+  EXPECT_THAT(record->Find("slowblas")->race, HasSubstr("dropped after 3 samples"));
 }
 
 TEST_F(ArbitrateTest, AShapeTooLongToTimeIsCappedAndTheRecordSaysWhere) {

@@ -499,8 +499,43 @@ func.func @mm(%a: memref<32x32xf32>, %b: memref<32x32xf32>, %c: memref<32x32xf32
             with self.assertRaises(ValueError):
                 self.ctx.compile(matmul, arbitration_budget_ms=-1)
 
+    def test_background_decisions_swap_in_and_can_be_waited_for(self):
+        matmul = """
+func.func @mm(%a: memref<32x32xf32>, %b: memref<32x32xf32>, %c: memref<32x32xf32>) {
+  tile.matmul %a, %b -> %c : memref<32x32xf32>, memref<32x32xf32> -> memref<32x32xf32>
+  return
+}
+"""
+        a = np.linspace(-1, 1, 32 * 32, dtype=np.float32).reshape(32, 32)
+        b = np.cos(np.arange(32 * 32, dtype=np.float32)).reshape(32, 32)
+        reference = a.astype(np.float64) @ b.astype(np.float64)
+        with tj.Context(default_target="host", cache_dir="", arbitration_budget_ms=40) as ctx:
+            ctx.register_default_libraries()
+            module = ctx.compile(matmul, background=True)
+            self.assertEqual(module.decisions()[0]["source"], "pending")
+            state = module.decision_states()[0]
+            self.assertIn(state["state"], ("pending", "decided"))
+            self.assertEqual(state["function"], "mm")
+            c = np.zeros((32, 32), np.float32)
+            module.mm(a, b, c)  # the incumbent, or the measured code
+            np.testing.assert_allclose(c, reference, atol=1e-4)
+            self.assertEqual(module.wait_decisions(), 0)
+            landed = module.decision_states()[0]
+            self.assertEqual(landed["state"], "decided")
+            self.assertEqual(landed["detail"], "measured in the background and swapped in")
+            self.assertEqual(landed["serving"], landed["winner"])
+            self.assertEqual(module.decisions()[0]["source"], "measured")
+            c[:] = 0
+            module.mm(a, b, c)
+            np.testing.assert_allclose(c, reference, atol=1e-4)
+            with self.assertRaises(ValueError):
+                module.wait_decisions(-1)
+            module.close()
+            with self.assertRaises(RuntimeError):
+                module.decision_states()
+
     def test_api_version_and_library(self):
-        self.assertEqual(tj.api_version(), (0, 10))
+        self.assertEqual(tj.api_version(), (0, 11))
         self.assertTrue(tj.library_path().endswith("libtessera_jit.so"))
         self.assertIn("sm_90", tj.supported_archs())
 

@@ -119,6 +119,11 @@ module_entry_name = _declare("tessera_jit_module_get_entry_name", ctypes.c_char_
                              ctypes.POINTER(_SIZE))
 module_get_text = _declare("tessera_jit_module_get_text", _ERR, _P, ctypes.c_int,
                            ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(_SIZE))
+module_decision_count = _declare("tessera_jit_module_get_decision_count", _SIZE, _P)
+module_get_decision = _declare("tessera_jit_module_get_decision", _ERR, _P, _SIZE,
+                               ctypes.POINTER(S.DecisionInfo))
+module_wait_decisions = _declare("tessera_jit_module_wait_decisions", _ERR, _P, ctypes.c_int64,
+                                 ctypes.POINTER(_SIZE))
 module_get_function = _declare("tessera_jit_module_get_function", _ERR, _P, ctypes.c_char_p,
                                _SIZE, ctypes.POINTER(_P))
 function_arg_count = _declare("tessera_jit_function_get_arg_count", _SIZE, _P)

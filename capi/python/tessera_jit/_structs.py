@@ -11,6 +11,16 @@ EVENT_DISABLE_TIMING = 0x1
 LOG_WARNING = 1
 DETERMINISTIC = 0x1
 BATCH_INVARIANT = 0x2
+BACKGROUND_DECISIONS = 0x4
+BACKGROUND_DETERMINISTIC = 0x8
+DECISION_STATES = {0: "decided", 1: "pending", 2: "failed"}
+
+
+class DecisionInfo(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_size_t), ("state", ctypes.c_int32),
+                ("op", ctypes.c_char_p), ("location", ctypes.c_char_p),
+                ("function", ctypes.c_char_p), ("serving", ctypes.c_char_p),
+                ("winner", ctypes.c_char_p), ("detail", ctypes.c_char_p)]
 
 
 class DLDataType(ctypes.Structure):

@@ -141,6 +141,33 @@ class Module(Closable):
         """The module's decisions as a plan file's text (Context(plan=…) replays it)."""
         return self._text(S.TEXT_PLAN).decode()
 
+    def decision_states(self) -> List[Dict[str, str]]:
+        """Where each Tile op's decision stands: state ("decided", "pending" — measured in the
+        background while `serving` runs — or "failed"), op, location, function, serving,
+        winner and detail."""
+        module = live(self._handle, "module")
+        states = []
+        for index in range(L.module_decision_count(module.value)):
+            info = S.DecisionInfo()
+            info.struct_size = ctypes.sizeof(S.DecisionInfo)
+            check(L.module_get_decision(module.value, index, ctypes.byref(info)))
+            entry = {name: (getattr(info, name) or b"").decode()
+                     for name in ("op", "location", "function", "serving", "winner", "detail")}
+            entry["state"] = S.DECISION_STATES.get(info.state, str(info.state))
+            states.append(entry)
+        return states
+
+    def wait_decisions(self, timeout: Optional[float] = None) -> int:
+        """Waits until no decision is pending, at most `timeout` seconds (None: no limit);
+        returns how many still are."""
+        if timeout is not None and not timeout >= 0:
+            raise ValueError(f"timeout must be None or >= 0 seconds, found {timeout!r}")
+        milliseconds = -1 if timeout is None else min(int(timeout * 1000), 2**62)
+        module = live(self._handle, "module")
+        pending = ctypes.c_size_t()
+        check(L.module_wait_decisions(module.value, milliseconds, ctypes.byref(pending)))
+        return pending.value
+
     def close(self) -> None:
         """Releases the module. Calls already inside it finish first; later calls raise."""
         lock = self.__dict__.get("_lock")
