@@ -89,7 +89,8 @@ json::Object RecordJson(const DecisionRecord& r) {
                       {"arbitration_ms", r.arbitration_ms},
                       {"budget_ms", r.budget_ms},
                       {"measured_ms", r.measured_ms},
-                      {"source", r.source}};
+                      {"source", r.source},
+                      {"composed", r.composed}};
 }
 
 std::string Print(json::Value value) {
@@ -258,6 +259,7 @@ std::string ReadRecord(const json::Object* object, DecisionRecord& r) {
   f.OptionalNum("budget_ms", r.budget_ms);
   f.OptionalNum("measured_ms", r.measured_ms);
   f.Str("source", r.source);
+  f.OptionalStr("composed", r.composed);
   return f.error();
 }
 
@@ -340,6 +342,7 @@ std::string FormatRecord(const DecisionRecord& r) {
                                                 r.separation * 100, r.noise * 100)
                               : "",
                   "\n");
+  if (!r.composed.empty()) absl::StrAppend(&text, "  composed: ", r.composed, "\n");
   for (const CandidateOutcome& o : r.candidates) {
     const Candidate& c = o.candidate;
     absl::StrAppend(&text, "  - ", c.id, " [", c.Tier(), ", ", c.determinism, ", ", c.accuracy,

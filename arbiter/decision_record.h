@@ -66,8 +66,12 @@ struct DecisionRecord {
   double budget_ms = 0;
   double measured_ms = 0;
   /// How this compile got it: "measured", "cache", "measured; stale record (…) kept; …",
-  /// "sole candidate", "forced", "unprobed", "pinned", "replay: not in the plan".
+  /// "sole candidate", "forced", "unprobed", "pinned", "replay: not in the plan", "pending"
+  /// (background decisions), "reverted" (by the composed accuracy check).
   std::string source;
+  /// What the composed accuracy check found for the entry this op is in (jit/composed_accuracy.h);
+  /// empty when it did not run (no delegate in the entry, not a host compile).
+  std::string composed;
 
   const CandidateOutcome* Find(const std::string& id) const;
 };

@@ -1,6 +1,8 @@
-// The `tessera` dialect: verification of `tessera.deterministic` on entry functions and
-// `tessera.determinism` on raw kernels.
+// The `tessera` dialect: verification of `tessera.deterministic` and `tessera.accuracy` on
+// entry functions and `tessera.determinism` on raw kernels.
 #include "dialect/TesseraDialect.h"
+
+#include <cmath>
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
@@ -56,6 +58,34 @@ mlir::LogicalResult verifyDeterministicAttr(mlir::Operation* op, mlir::Attribute
   return mlir::success();
 }
 
+mlir::LogicalResult verifyAccuracyAttr(mlir::Operation* op, mlir::Attribute value) {
+  if (!llvm::isa<mlir::FunctionOpInterface>(op)) {
+    return op->emitError() << "'" << kAccuracyAttrName
+                           << "' is only valid on a function, found it on '" << op->getName()
+                           << "'";
+  }
+  auto dict = llvm::dyn_cast<mlir::DictionaryAttr>(value);
+  if (!dict || dict.empty()) {
+    return op->emitError() << "'" << kAccuracyAttrName
+                           << "' expects a dictionary {atol = F, rtol = F} with at least one "
+                              "key, found "
+                           << value;
+  }
+  for (mlir::NamedAttribute entry : dict) {
+    if (entry.getName() != "atol" && entry.getName() != "rtol") {
+      return op->emitError() << "'" << kAccuracyAttrName << "' has unknown key '"
+                             << entry.getName().getValue() << "'; expected only 'atol' and 'rtol'";
+    }
+    auto bound = llvm::dyn_cast<mlir::FloatAttr>(entry.getValue());
+    if (!bound || !std::isfinite(bound.getValueAsDouble()) || bound.getValueAsDouble() < 0) {
+      return op->emitError() << "'" << kAccuracyAttrName << "' expects '"
+                             << entry.getName().getValue()
+                             << "' to be a finite non-negative float, found " << entry.getValue();
+    }
+  }
+  return mlir::success();
+}
+
 mlir::LogicalResult verifyDeterminismAttr(mlir::Operation* op, mlir::Attribute value) {
   // (It stays on the llvm.func a gpu.func lowers to.)
   const llvm::StringRef name = op->getName().getStringRef();
@@ -88,16 +118,29 @@ mlir::LogicalResult TesseraDialect::verifyOperationAttribute(mlir::Operation* op
   if (attribute.getName() == kDeterminismAttrName) {
     return verifyDeterminismAttr(op, attribute.getValue());
   }
+  if (attribute.getName() == kAccuracyAttrName) {
+    return verifyAccuracyAttr(op, attribute.getValue());
+  }
   return op->emitError() << "unknown attribute '" << attribute.getName().getValue()
                          << "'; the tessera dialect defines only '" << kDeterministicAttrName
-                         << "' (on functions) and '" << kDeterminismAttrName
-                         << "' (on raw kernels)";
+                         << "' and '" << kAccuracyAttrName << "' (on functions) and '"
+                         << kDeterminismAttrName << "' (on raw kernels)";
 }
 
 std::optional<llvm::StringRef> getDeclaredDeterminism(mlir::Operation* op) {
   auto text = op->getAttrOfType<mlir::StringAttr>(kDeterminismAttrName);
   if (!text) return std::nullopt;
   return text.getValue();
+}
+
+std::optional<std::pair<double, double>> getDeclaredAccuracy(mlir::Operation* op) {
+  auto dict = op->getAttrOfType<mlir::DictionaryAttr>(kAccuracyAttrName);
+  if (!dict) return std::nullopt;
+  auto bound = [&](llvm::StringRef key) {
+    auto value = dict.getAs<mlir::FloatAttr>(key);
+    return value ? value.getValueAsDouble() : 0.0;
+  };
+  return std::make_pair(bound("atol"), bound("rtol"));
 }
 
 bool isDeterministic(mlir::Operation* op) {

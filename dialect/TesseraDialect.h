@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <utility>
 
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/Operation.h"
@@ -22,6 +23,15 @@ inline constexpr llvm::StringLiteral kDeterministicAttrName = "tessera.determini
 /// `tessera.determinism = "deterministic"` or `"nondeterministic"`. A deterministic compile, or
 /// a deterministic function that launches the kernel, requires it.
 inline constexpr llvm::StringLiteral kDeterminismAttrName = "tessera.determinism";
+
+/// Name of the attribute declaring an entry function's accuracy budget, which the composed
+/// accuracy check holds its outputs to: `tessera.accuracy = {atol = 1.0e-3, rtol = 1.0e-5}`
+/// (`|out − ref| ≤ atol + rtol·|ref|` per element against the reference plan; an absent key
+/// is 0; at least one key).
+inline constexpr llvm::StringLiteral kAccuracyAttrName = "tessera.accuracy";
+
+/// The (atol, rtol) a function declares with `tessera.accuracy`; nullopt without it.
+std::optional<std::pair<double, double>> getDeclaredAccuracy(mlir::Operation* op);
 
 /// The determinism a raw kernel declares ("deterministic" / "nondeterministic"); nullopt when
 /// `op` declares none.

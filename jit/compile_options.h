@@ -2,6 +2,7 @@
 #ifndef TESSERA_JIT_COMPILE_OPTIONS_H_
 #define TESSERA_JIT_COMPILE_OPTIONS_H_
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -96,6 +97,14 @@ struct CompileOptions {
   /// change their results between calls.
   bool background_decisions = false;
   bool background_deterministic = false;
+  /// Composed accuracy (jit/composed_accuracy.h): a host compile in which a delegate serves a
+  /// Tile op checks each such entry on a probe against the reference plan and reverts the op
+  /// contributing most error while the entry is over its budget. Off for the check's own
+  /// recompiles.
+  bool check_composed_accuracy = true;
+  /// Tile ops (by location, "file:line:col") that take the compiled lowering whatever was
+  /// decided or forced, with why (the composed accuracy check's recompiles).
+  std::map<std::string, std::string> revert_to_compiled;
 };
 
 /// What a delegate's arch envelope is matched against: "host" for the host target, the arch

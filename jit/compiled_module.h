@@ -4,6 +4,7 @@
 #define TESSERA_JIT_COMPILED_MODULE_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -102,6 +103,9 @@ struct CompiledModule {
   std::vector<std::string> runtime_checks;
   /// One decision record per Tile op, in program order (CompileOptions::arbitrate).
   std::vector<arbiter::DecisionRecord> decisions;
+  /// Each entry's declared `tessera.accuracy` (function name → budget). Compile-time only:
+  /// the composed accuracy check reads it; the compile cache does not keep it.
+  std::map<std::string, arbiter::AccuracyBudget> declared_accuracy;
   /// How many decisions are left to the background (CompileOptions::background_decisions).
   size_t PendingDecisions() const {
     size_t pending = 0;

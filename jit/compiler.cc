@@ -11,7 +11,9 @@
 #include "absl/strings/str_cat.h"
 #include "arbiter/arbiter.h"
 #include "base/status_macros.h"
+#include "dialect/TesseraDialect.h"
 #include "jit/compile_session.h"
+#include "jit/composed_accuracy.h"
 #include "jit/delegate_targets.h"
 #include "jit/delegates/delegate_passes.h"
 #include "jit/delegates/registry.h"
@@ -97,8 +99,14 @@ absl::Status ArbitrateModule(mlir::ModuleOp module, CompiledModule& out) {
   selection.toolchain = Toolchain::Current().ToString();
   std::unique_ptr<arbiter::Prober> prober;  // made on the first contest
   if (options.arbitrate) {
-    selection.arbitrate = [&](const arbiter::ArbitrationPoint& point,
+    selection.arbitrate = [&](const arbiter::ArbitrationPoint& decided,
                               const std::vector<arbiter::Candidate>& candidates) {
+      arbiter::ArbitrationPoint point = decided;
+      if (auto revert = options.revert_to_compiled.find(point.location);
+          revert != options.revert_to_compiled.end()) {
+        point.forced = arbiter::kCompiledCandidate;
+        point.forced_by = revert->second;
+      }
       arbiter::ArbitrationContext context;
       if (candidates.size() > 1) {
         if (prober == nullptr) prober = MakeProber(options);
@@ -133,6 +141,11 @@ absl::Status CompileInSession(CompileSession& session, absl::string_view source,
                            ParseSource(context, diagnostics, source, options.source_name));
   TESSERA_RETURN_IF_ERROR(CheckAllowedIr(*module, options.target));
   TESSERA_ASSIGN_OR_RETURN(out.entries, DescribeEntries(*module, source));
+  for (mlir::func::FuncOp function : EntryFunctions(*module)) {
+    if (auto accuracy = getDeclaredAccuracy(function)) {
+      out.declared_accuracy[function.getName().str()] = {accuracy->first, accuracy->second};
+    }
+  }
 
   PipelineOptions pipeline{options.arch, options.opt_level, options.deterministic,
                            ResolveCudaToolkit(options)};
@@ -185,6 +198,11 @@ absl::StatusOr<std::unique_ptr<CompiledModule>> Compile(absl::string_view source
   absl::Status status = CompileInSession(*session, source, *out);
   Sessions().Release(std::move(session));
   if (!status.ok()) return status;
+  if (out->options.check_composed_accuracy && out->options.arbitrate && out->host != nullptr) {
+    const std::string text(source);
+    TESSERA_RETURN_IF_ERROR(CheckComposedAccuracy(
+        [&text](const CompileOptions& recompile) { return Compile(text, recompile); }, out));
+  }
   return out;
 }
 

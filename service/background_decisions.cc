@@ -1,5 +1,6 @@
 #include "service/background_decisions.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -7,54 +8,63 @@
 namespace tessera::service {
 
 PendingModule::State PendingModule::state() const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   return state_;
 }
 
 absl::Status PendingModule::failure() const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   return failure_;
 }
 
 std::shared_ptr<const jit::CompiledModule> PendingModule::measured() const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   return measured_;
 }
 
 bool PendingModule::Wait(absl::Duration timeout) const {
-  absl::MutexLock lock(&mu_);
-  auto done = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return state_ != State::kPending; };
-  return mu_.AwaitWithTimeout(absl::Condition(&done), timeout);
+  std::unique_lock<std::mutex> lock(mu_);
+  auto done = [this] { return state_ != State::kPending; };
+  if (timeout == absl::InfiniteDuration()) {
+    done_.wait(lock, done);
+    return true;
+  }
+  return done_.wait_for(lock, absl::ToChronoNanoseconds(std::max(timeout, absl::ZeroDuration())),
+                        done);
 }
 
 void PendingModule::Abandon() {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   abandoned_ = true;
 }
 
 bool PendingModule::abandoned() const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   return abandoned_;
 }
 
 void PendingModule::Finish(absl::StatusOr<std::shared_ptr<const jit::CompiledModule>> outcome) {
-  absl::MutexLock lock(&mu_);
-  if (outcome.ok()) {
-    measured_ = *std::move(outcome);
-    state_ = State::kDecided;
-  } else {
-    failure_ = outcome.status();
-    state_ = State::kFailed;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (outcome.ok()) {
+      measured_ = *std::move(outcome);
+      state_ = State::kDecided;
+    } else {
+      failure_ = outcome.status();
+      state_ = State::kFailed;
+    }
   }
+  done_.notify_all();
 }
 
 BackgroundDecisions::~BackgroundDecisions() {
   std::deque<std::shared_ptr<PendingModule>> cancelled;
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
     cancelled.swap(queue_);
   }
+  wake_.notify_all();
   for (const auto& pending : cancelled) {
     pending->Finish(absl::CancelledError(
         "cancelled: the context was destroyed before the decisions were measured"));
@@ -66,9 +76,12 @@ std::shared_ptr<PendingModule> BackgroundDecisions::Submit(std::string source,
                                                            jit::CompileOptions options) {
   options.background_decisions = false;
   auto pending = std::make_shared<PendingModule>(std::move(source), std::move(options));
-  absl::MutexLock lock(&mu_);
-  queue_.push_back(pending);
-  if (!worker_.joinable()) worker_ = std::thread([this] { Work(); });
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.push_back(pending);
+    if (!worker_.joinable()) worker_ = std::thread([this] { Work(); });
+  }
+  wake_.notify_one();
   return pending;
 }
 
@@ -76,11 +89,8 @@ void BackgroundDecisions::Work() {
   for (;;) {
     std::shared_ptr<PendingModule> pending;
     {
-      absl::MutexLock lock(&mu_);
-      auto ready = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
-        return stopping_ || !queue_.empty();
-      };
-      mu_.Await(absl::Condition(&ready));
+      std::unique_lock<std::mutex> lock(mu_);
+      wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
       if (queue_.empty()) return;  // stopping
       pending = std::move(queue_.front());
       queue_.pop_front();

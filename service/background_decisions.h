@@ -6,13 +6,14 @@
 #ifndef TESSERA_SERVICE_BACKGROUND_DECISIONS_H_
 #define TESSERA_SERVICE_BACKGROUND_DECISIONS_H_
 
+#include <condition_variable>
 #include <deque>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 
 #include "absl/status/status.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "jit/compile_options.h"
 #include "jit/compiled_module.h"
@@ -46,11 +47,14 @@ class PendingModule {
 
   const std::string source_;
   const jit::CompileOptions options_;  ///< with background_decisions off
-  mutable absl::Mutex mu_;
-  State state_ ABSL_GUARDED_BY(mu_) = State::kPending;
-  absl::Status failure_ ABSL_GUARDED_BY(mu_);
-  std::shared_ptr<const jit::CompiledModule> measured_ ABSL_GUARDED_BY(mu_);
-  bool abandoned_ ABSL_GUARDED_BY(mu_) = false;
+  // (std::mutex and std::condition_variable, not absl's: waiting on an absl::Condition is
+  // invisible to the TSan build, whose system abseil is not instrumented.)
+  mutable std::mutex mu_;
+  mutable std::condition_variable done_;
+  State state_ = State::kPending;  // guarded by mu_, as are the three below
+  absl::Status failure_;
+  std::shared_ptr<const jit::CompiledModule> measured_;
+  bool abandoned_ = false;
 };
 
 /// One worker thread (started on the first submission) that measures pending modules in
@@ -71,9 +75,10 @@ class BackgroundDecisions {
   void Work();
 
   CompileService* const service_;
-  absl::Mutex mu_;
-  std::deque<std::shared_ptr<PendingModule>> queue_ ABSL_GUARDED_BY(mu_);
-  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::mutex mu_;
+  std::condition_variable wake_;
+  std::deque<std::shared_ptr<PendingModule>> queue_;  // guarded by mu_, as is stopping_
+  bool stopping_ = false;
   std::thread worker_;  ///< started under mu_ by the first Submit
 };
 

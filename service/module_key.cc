@@ -35,6 +35,14 @@ void ForEachComponent(absl::string_view ir, const jit::CompileOptions& options,
   // Where nvptx decisions are measured: one taken without a device (unprobed) is not reused
   // on a machine that has one, nor one measured on an H100 on an H200. (The host CPU is part
   // of the producer below.)
+  // The composed accuracy check (and the ops its recompiles revert) changes what runs.
+  add("composed_accuracy",
+      absl::StrCat(options.check_composed_accuracy ? "checked" : "unchecked",
+                   options.revert_to_compiled.empty() ? "" : "; reverted ",
+                   absl::StrJoin(options.revert_to_compiled, ", ",
+                                 [](std::string* out, const auto& entry) {
+                                   absl::StrAppend(out, entry.first);
+                                 })));
   add("probe_device", nvptx && options.arbitrate
                           ? jit::GpuProbeDevice(options.arch).description
                           : std::string("-"));
@@ -60,7 +68,7 @@ void ForEachComponent(absl::string_view ir, const jit::CompileOptions& options,
 }
 
 /// The number of content components (`ir` and the options) ForEachComponent starts with.
-constexpr size_t kContentComponents = 11;
+constexpr size_t kContentComponents = 12;
 
 }  // namespace
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The sanitizer configurations: ASan + UBSan over the whole GoogleTest suite (bazel test
-# --config=asan //...) and TSan over the threaded tests (compile cache, C API concurrency, remote leases),
+# --config=asan //...) and TSan over the threaded tests (compile cache, C API concurrency, remote leases,
+# background decisions),
 # built with clang-22 in an output base of their own (the default gcc build stays as it is).
 # Writes the paths of the JUnit reports, one per line, to the file named by $1 (for the
 # summary of tools/test.sh). Exits non-zero when a build or a test fails.
@@ -10,7 +11,8 @@ cd "$TESSERA_ROOT"
 reports_list="${1:-/dev/null}"
 : > "$reports_list"
 readonly TSAN_TESTS=(//tests/service:compile_service_test //tests/capi:capi_test
-                     //tests/capi:boundary_test //tests/cache:remote_cache_test)
+                     //tests/capi:boundary_test //tests/cache:remote_cache_test
+                     //tests/capi:background_decisions_test)
 # Every package, named so that the default build's convenience symlinks (bazel-<folder>) are not
 # traversed; the sanitizer build makes no symlinks of its own (--symlink_prefix=/).
 readonly PACKAGES=(//arbiter/... //base/... //bench/... //cache/... //capi/... //dialect/... //service/...

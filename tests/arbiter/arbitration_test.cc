@@ -3,9 +3,11 @@
 // that computes in TF32, determinism, root_only, forcing, decisions written back into the IR,
 // and the decision cache across compiles, processes (a reopened directory) and a changed
 // library identity. Every arbitrated module is also run and checked against a C++ reference.
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,6 +22,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "jit/compiler.h"
+#include "jit/composed_accuracy.h"
 #include "jit/delegates/registry.h"
 #include "jit/probers.h"
 #include "tests/jit/host_tensor.h"
@@ -427,6 +430,115 @@ TEST(ArbitrationTest, APlanReplaysEveryDecisionWithNothingMeasured) {
   { std::ofstream(path) << "{\"format\": \"tessera-jit-plan\", \"version\": 1}"; }
   EXPECT_THAT(arbiter::Plan::Load(path).status().message(),
               HasSubstr(absl::StrCat(path, ": not a Tessera plan: \"decisions\" must be an array")));
+}
+
+// Composed accuracy: the scaled test GEMM (relative error 2^-14 = 6.1e-5) is inside its
+// declared budget (atol 1e-3, rtol 8e-5) for one product; two chained ones double the error.
+constexpr char kChain[] = R"(func.func @chain(%x: memref<64x256xf32>, %w1: memref<256x256xf32>,
+                  %h: memref<64x256xf32>, %w2: memref<256x64xf32>, %y: memref<64x64xf32>) {
+  tile.matmul %x, %w1 -> %h : memref<64x256xf32>, memref<256x256xf32> -> memref<64x256xf32>
+  tile.matmul %h, %w2 -> %y : memref<64x256xf32>, memref<256x64xf32> -> memref<64x64xf32>
+  return
+}
+)";
+
+delegates::MatmulProvider ScaledProvider() {
+  auto scaled = TestProvider("scaledgemm", "tessera_test_sgemm_scaled");
+  scaled.accuracy = "tolerance_bounded";
+  scaled.tolerance = 1e-3;
+  scaled.tolerance_rel = 8e-5;
+  return scaled;
+}
+
+/// A plan pinning `winner` for every op of `source` (as if measured elsewhere).
+std::shared_ptr<const arbiter::Plan> PinEverywhere(const std::string& source,
+                                                   const std::string& winner) {
+  CompileOptions unchecked = Unhurried();
+  unchecked.check_composed_accuracy = false;
+  auto forced = CompileArbitrated(source, Registry({ScaledProvider()}), nullptr, false, winner,
+                                  unchecked);
+  EXPECT_TRUE(forced.ok()) << forced.status();
+  if (!forced.ok()) return nullptr;
+  std::vector<arbiter::DecisionRecord> records = (*forced)->decisions;
+  for (arbiter::DecisionRecord& r : records) {
+    r.point.forced.clear();
+    r.point.forced_by.clear();
+    r.source = "measured";
+  }
+  return std::make_shared<arbiter::Plan>(arbiter::Plan::FromRecords(records));
+}
+
+TEST(ArbitrationTest, OpsWithinTheirBudgetsThatComposeBeyondItRevertTheWorstOne) {
+  CompileOptions options = Unhurried();
+  options.plan = PinEverywhere(kChain, "scaledgemm");
+  ASSERT_NE(options.plan, nullptr);
+  auto module = CompileArbitrated(kChain, Registry({ScaledProvider()}), nullptr, false, "",
+                                  options);
+  ASSERT_TRUE(module.ok()) << module.status();
+  ASSERT_EQ((*module)->decisions.size(), 2u);
+  int reverted = 0;
+  for (const arbiter::DecisionRecord& r : (*module)->decisions) {
+    SCOPED_TRACE(r.point.location);
+    EXPECT_LE(r.Find("scaledgemm")->error_ratio, 1) << "within its own op budget";
+    if (r.source == "reverted") {
+      ++reverted;
+      EXPECT_EQ(r.winner, "compiled");
+      EXPECT_THAT(r.reason,
+                  AllOf(HasSubstr("reverted to the compiled lowering by the composed accuracy "
+                                  "check: @chain on a probe"),
+                        HasSubstr("of its budget (atol 0.001, rtol 8e-05, the strictest of its "
+                                  "ops' budgets) with 'scaledgemm' here")));
+    } else {
+      EXPECT_EQ(r.winner, "scaledgemm");
+      EXPECT_EQ(r.source, "pinned");
+      EXPECT_THAT(r.composed, HasSubstr("checked @chain on a probe (every dynamic size 64) "
+                                        "against the reference plan: error 0."));
+    }
+  }
+  EXPECT_EQ(reverted, 1);
+  // The code is the records': one kernel_call left.
+  EXPECT_EQ((*module)->delegate_symbols,
+            std::vector<std::string>{"tessera_test_sgemm_scaled"});
+  // In JSON and in the text.
+  EXPECT_THAT(arbiter::ToJson((*module)->decisions), HasSubstr("\"composed\": \"checked @chain"));
+  EXPECT_THAT(arbiter::FormatRecord((*module)->decisions[0]), HasSubstr("  composed: "));
+
+  // A declared entry budget loose enough for both: nothing reverts.
+  std::string loose = kChain;
+  loose.replace(loose.find(") {"), 3, ") attributes {tessera.accuracy = {atol = 1.0e-3, "
+                                       "rtol = 2.0e-4}} {");
+  options.plan = PinEverywhere(loose, "scaledgemm");
+  auto declared = CompileArbitrated(loose, Registry({ScaledProvider()}), nullptr, false, "",
+                                    options);
+  ASSERT_TRUE(declared.ok()) << declared.status();
+  for (const arbiter::DecisionRecord& r : (*declared)->decisions) {
+    EXPECT_EQ(r.winner, "scaledgemm");
+    EXPECT_THAT(r.composed, HasSubstr("(atol 0.001, rtol 0.0002, declared by tessera.accuracy)"));
+  }
+
+  // Forced onto both ops, the candidates cannot revert: the compile fails, naming them.
+  auto forced = CompileArbitrated(kChain, Registry({ScaledProvider()}), nullptr, false,
+                                  "scaledgemm");
+  ASSERT_FALSE(forced.ok());
+  EXPECT_THAT(forced.status().message(),
+              AllOf(HasSubstr("a.mlir:3:3: error: @chain exceeds its accuracy budget (atol "
+                              "0.001, rtol 8e-05, the strictest of its ops' budgets)"),
+                    HasSubstr("with forced candidates that cannot revert: tile.matmul at "
+                              "a.mlir:3:3 ('scaledgemm', option `matmul_delegate`)")));
+}
+
+TEST(ArbitrationTest, BudgetRatioComparesElementwiseWithNaNsAndInfinities) {
+  const arbiter::AccuracyBudget budget{1e-3, 1e-2};
+  EXPECT_DOUBLE_EQ(BudgetRatio({1.0f, 100.0f}, {1.0f, 100.0f}, budget), 0);
+  EXPECT_NEAR(BudgetRatio({1.0f, 101.0f}, {1.0f, 100.0f}, budget), 1.0 / (1e-3 + 1.0), 1e-6);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  EXPECT_DOUBLE_EQ(BudgetRatio({nan}, {nan}, budget), 0);
+  EXPECT_TRUE(std::isinf(BudgetRatio({nan}, {1.0f}, budget)));
+  EXPECT_DOUBLE_EQ(BudgetRatio({inf}, {inf}, budget), 0);
+  EXPECT_TRUE(std::isinf(BudgetRatio({inf}, {1.0f}, budget)));
+  EXPECT_TRUE(std::isinf(BudgetRatio({1.0f}, {1.0f, 2.0f}, budget)));
+  EXPECT_TRUE(std::isinf(BudgetRatio({1.0f}, {0.0f}, {0, 0})));
 }
 
 TEST(ArbitrationTest, DecisionsAreReusedAndInvalidatedByAChangedLibraryIdentity) {

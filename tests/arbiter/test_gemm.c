@@ -6,7 +6,9 @@
  * that loses every timing race by a wide margin, whatever the CPU);
  * tessera_test_sgemm_batch_variant sums K in reverse order once M reaches 256 (another
  * "kernel" for big batches, as vendor GEMMs have: run-to-run deterministic, not batch
- * invariant). Built twice (TESSERA_TEST_GEMM_BUILD)
+ * invariant); tessera_test_sgemm_scaled returns the product scaled by 1 + 2^-14 (a relative
+ * error of 6.1e-5: inside a declared rtol of 1e-4 for one op, outside it for two chained —
+ * budgets that do not compose). Built twice (TESSERA_TEST_GEMM_BUILD)
  * so the tests can change the library's identity. */
 #include <stdint.h>
 #include <string.h>
@@ -85,4 +87,11 @@ void tessera_test_sgemm_batch_variant(int layout, int trans_a, int trans_b, int 
       c[i * ldc + j] = alpha * sum + (beta == 0.0f ? 0.0f : beta * c[i * ldc + j]);
     }
   }
+}
+
+void tessera_test_sgemm_scaled(int layout, int trans_a, int trans_b, int m, int n, int k,
+                               float alpha, const float* a, int lda, const float* b, int ldb,
+                               float beta, float* c, int ldc) {
+  Gemm(layout, trans_a, trans_b, m, n, k, alpha * (1.0f + 1.0f / 16384.0f), a, lda, b, ldb, beta,
+       c, ldc, 0);
 }

@@ -63,3 +63,39 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// expected-error @+1 {{'tessera.accuracy' expects a dictionary {atol = F, rtol = F} with at least one key, found {}}}
+func.func @accuracy_empty() attributes {tessera.accuracy = {}} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'tessera.accuracy' has unknown key 'tol'; expected only 'atol' and 'rtol'}}
+func.func @accuracy_unknown_key() attributes {tessera.accuracy = {tol = 1.0e-3}} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'tessera.accuracy' expects 'rtol' to be a finite non-negative float, found -1.000000e-05 : f64}}
+func.func @accuracy_negative() attributes {tessera.accuracy = {atol = 1.0e-3, rtol = -1.0e-5}} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'tessera.accuracy' expects 'atol' to be a finite non-negative float, found 1 : i64}}
+func.func @accuracy_integer() attributes {tessera.accuracy = {atol = 1}} {
+  return
+}
+
+// -----
+
+func.func @outer() {
+  // expected-error @+1 {{'tessera.accuracy' is only valid on a function, found it on 'arith.constant'}}
+  %c = arith.constant {tessera.accuracy = {atol = 1.0e-3}} 0 : index
+  return
+}

@@ -105,6 +105,10 @@ TEST(ModuleKeyTest, EveryInputThatShapesTheOutputChangesTheKey) {
       {"arbitrate", host, [](Request& r) { r.options.arbitrate = false; }},
       {"batch_invariant", host, [](Request& r) { r.options.batch_invariant = true; }},
       {"a plan", host, [](Request& r) { r.options.plan = PlanPinning("openblas"); }},
+      {"composed accuracy check", host,
+       [](Request& r) { r.options.check_composed_accuracy = false; }},
+      {"a reverted op", host,
+       [](Request& r) { r.options.revert_to_compiled["a.mlir:3:3"] = "the check"; }},
       {"what the plan pins",
        [] {
          Request r;
@@ -196,6 +200,13 @@ TEST(ModuleKeyTest, WhatCannotChangeTheOutputLeavesTheKeyAlone) {
       // decision is reused whatever budget made it).
       {"arbitration_budget_ms", [] { return Request(); },
        [](Request& r) { r.options.arbitration_budget_ms = 50; }},
+      // A module with pending decisions is never stored; the measuring compile's module is
+      // the one without the option.
+      {"background decisions", [] { return Request(); },
+       [](Request& r) {
+         r.options.background_decisions = true;
+         r.options.background_deterministic = true;
+       }},
       {"source_name", [] { return Request(); }, [](Request& r) { r.options.source_name = "a.mlir"; }},
       {"arch on the host target", [] { return Request(); }, [](Request& r) { r.options.arch = "sm_80"; }},
       {"the CUDA toolkit on the host target", [] { return Request(); },
@@ -230,6 +241,10 @@ struct KnownCompileOptions {
   double arbitration_budget_ms;
   std::shared_ptr<const arbiter::Plan> plan;
   bool plan_strict;
+  bool background_decisions;
+  bool background_deterministic;
+  bool check_composed_accuracy;
+  std::map<std::string, std::string> revert_to_compiled;
 };
 static_assert(sizeof(jit::CompileOptions) == sizeof(KnownCompileOptions),
               "CompileOptions changed: decide whether the new field belongs in the module key");

@@ -1,0 +1,316 @@
+#include "jit/composed_accuracy.h"
+
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "arbiter/candidate.h"
+#include "arbiter/decision_record.h"
+#include "arbiter/plan.h"
+#include "jit/entry_contract.h"
+#include "jit/memref_descriptor.h"
+#include "jit/runtime/checked_call.h"
+
+namespace tessera::jit {
+namespace {
+
+/// Every dynamic size of a probe; the probe of one entry stays under kMaxProbeBytes.
+constexpr int64_t kDynamicSize = 64;
+constexpr double kMaxProbeBytes = 64.0 * 1024 * 1024;
+/// At most this many ops revert per entry before the check gives up on it.
+constexpr int kMaxReverts = 8;
+
+/// One entry's probe: seeded inputs (a buffer per memref argument, empty for scalars).
+struct EntryProbe {
+  std::vector<std::vector<int64_t>> shapes;
+  std::vector<std::vector<float>> buffers;
+};
+
+/// Fills `probe` for `entry`; returns why it cannot be probed, or "".
+std::string MakeProbe(const EntryFunction& entry, EntryProbe& probe) {
+  double bytes = 0;
+  std::vector<PassedArgument> passed(entry.arguments.size());
+  for (size_t i = 0; i < entry.arguments.size(); ++i) {
+    const EntryArgument& argument = entry.arguments[i];
+    const ElementType& element = argument.element;
+    const bool f32 = element.type_class == ElementType::Class::kFloat && element.bits == 32;
+    if (argument.kind == EntryArgument::Kind::kScalar) {
+      const bool integer = element.type_class == ElementType::Class::kInt ||
+                           element.type_class == ElementType::Class::kIndex;
+      const bool f64 = element.type_class == ElementType::Class::kFloat && element.bits == 64;
+      if (!integer && !f32 && !f64) {
+        return absl::StrCat("it takes a ", argument.type, " scalar (the probe passes f32, f64 and "
+                            "integer scalars only)");
+      }
+      probe.shapes.emplace_back();
+      probe.buffers.emplace_back();
+      passed[i].value = 1;
+      continue;
+    }
+    if (!f32) {
+      return absl::StrCat("it takes ", argument.type, " (the probe fills f32 tensors only)");
+    }
+    std::vector<int64_t> shape;
+    double count = 1;
+    for (int64_t size : argument.shape) {
+      shape.push_back(size < 0 ? kDynamicSize : size);
+      count *= static_cast<double>(shape.back());
+    }
+    bytes += 4 * count;
+    if (bytes > kMaxProbeBytes) return "its probe would take more than 64 MiB";
+    std::vector<float> buffer(static_cast<size_t>(count));
+    std::mt19937 random(static_cast<uint32_t>(2024 + i));
+    std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+    for (float& value : buffer) value = uniform(random);
+    probe.shapes.push_back(std::move(shape));
+    probe.buffers.push_back(std::move(buffer));
+    passed[i].sizes = probe.shapes.back().data();
+  }
+  if (absl::Status status = CheckShapeContract(entry, passed); !status.ok()) {
+    return absl::StrCat("its shape contract does not hold with every dynamic size ", kDynamicSize,
+                        " (", status.message(), ")");
+  }
+  return "";
+}
+
+/// Runs `entry` of `module` on a copy of the probe; the memrefs it may write, in order.
+absl::StatusOr<std::vector<float>> RunOnProbe(const CompiledModule& module,
+                                              const EntryFunction& entry,
+                                              const EntryProbe& probe) {
+  absl::StatusOr<PackedEntry> entry_point = module.host->Lookup(entry.name);
+  if (!entry_point.ok()) return entry_point.status();
+  const size_t n = entry.arguments.size();
+  std::vector<std::vector<float>> buffers = probe.buffers;
+  std::vector<MemRefDescriptor> descriptors(n);
+  std::vector<std::array<unsigned char, 8>> scalars(n + 1);
+  std::vector<void*> packed(n + 1, nullptr);
+  for (size_t i = 0; i < n; ++i) {
+    const EntryArgument& argument = entry.arguments[i];
+    if (argument.kind == EntryArgument::Kind::kMemRef) {
+      descriptors[i] = MakeMemRefDescriptor(buffers[i].data(), probe.shapes[i]);
+      packed[i] = descriptors[i].data();
+      continue;
+    }
+    scalars[i].fill(0);
+    if (argument.element.type_class == ElementType::Class::kFloat) {
+      if (argument.element.bits == 32) {
+        const float half = 0.5f;
+        std::memcpy(scalars[i].data(), &half, sizeof(half));
+      } else {
+        const double half = 0.5;
+        std::memcpy(scalars[i].data(), &half, sizeof(half));
+      }
+    } else {
+      scalars[i][0] = 1;  // little-endian 1 of any integer width
+    }
+    packed[i] = scalars[i].data();
+  }
+  packed[n] = scalars[n].data();
+  if (module.runtime_checks.empty()) {
+    (*entry_point)(packed.data());
+  } else if (const int64_t failed = runtime::CallChecked(*entry_point, packed.data());
+             failed >= 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "a run-time check failed on the probe at ",
+        failed < static_cast<int64_t>(module.runtime_checks.size())
+            ? module.runtime_checks[failed]
+            : "an unknown location"));
+  }
+  std::vector<float> written;
+  for (size_t i = 0; i < n; ++i) {
+    if (entry.arguments[i].kind == EntryArgument::Kind::kMemRef && entry.arguments[i].written) {
+      written.insert(written.end(), buffers[i].begin(), buffers[i].end());
+    }
+  }
+  return written;
+}
+
+std::string BudgetText(const arbiter::AccuracyBudget& budget) {
+  return absl::StrFormat("atol %g, rtol %g", budget.atol, budget.rtol);
+}
+
+/// The entry's budget and where it comes from.
+std::pair<arbiter::AccuracyBudget, std::string> EntryBudget(
+    const CompiledModule& module, const EntryFunction& entry) {
+  if (auto declared = module.declared_accuracy.find(entry.name);
+      declared != module.declared_accuracy.end()) {
+    return {declared->second,
+            absl::StrCat(BudgetText(declared->second), ", declared by tessera.accuracy")};
+  }
+  arbiter::AccuracyBudget strictest{std::numeric_limits<double>::infinity(),
+                                    std::numeric_limits<double>::infinity()};
+  for (const arbiter::DecisionRecord& record : module.decisions) {
+    if (record.point.function != entry.name) continue;
+    if (const arbiter::CandidateOutcome* winner = record.Find(record.winner)) {
+      strictest.atol = std::min(strictest.atol, winner->candidate.budget.atol);
+      strictest.rtol = std::min(strictest.rtol, winner->candidate.budget.rtol);
+    }
+  }
+  return {strictest, absl::StrCat(BudgetText(strictest), ", the strictest of its ops' budgets")};
+}
+
+std::string Ratio(double ratio) { return absl::StrFormat("%.3g", ratio); }
+
+}  // namespace
+
+double BudgetRatio(const std::vector<float>& out, const std::vector<float>& ref,
+                   const arbiter::AccuracyBudget& budget) {
+  if (out.size() != ref.size()) return std::numeric_limits<double>::infinity();
+  double worst = 0;
+  for (size_t i = 0; i < out.size(); ++i) {
+    const double o = out[i], r = ref[i];
+    if (std::isnan(o) || std::isnan(r)) {
+      if (std::isnan(o) != std::isnan(r)) return std::numeric_limits<double>::infinity();
+      continue;
+    }
+    if (o == r) continue;  // equal infinities too
+    const double allowed = budget.atol + budget.rtol * std::fabs(r);
+    const double error = std::fabs(o - r);
+    if (!(allowed > 0) || std::isinf(error)) return std::numeric_limits<double>::infinity();
+    worst = std::max(worst, error / allowed);
+  }
+  return worst;
+}
+
+absl::Status CheckComposedAccuracy(const Recompile& recompile,
+                                   std::unique_ptr<CompiledModule>& module) {
+  const auto delegated = [](const arbiter::DecisionRecord& r) {
+    return r.winner != arbiter::kCompiledCandidate;
+  };
+  CompileOptions base = module->options;
+  base.check_composed_accuracy = false;
+  // Recompiles replay the decisions made (nothing is measured again) but for reverted ops.
+  base.plan = std::make_shared<arbiter::Plan>(arbiter::Plan::FromRecords(module->decisions));
+  base.plan_strict = false;
+  CompileOptions reference_options = base;
+  reference_options.dump_stages = false;
+  for (const arbiter::DecisionRecord& r : module->decisions) {
+    if (delegated(r)) {
+      reference_options.revert_to_compiled[r.point.location] = "the composed accuracy check's "
+                                                               "reference plan";
+    }
+  }
+  if (reference_options.revert_to_compiled.empty()) return absl::OkStatus();
+
+  std::unique_ptr<CompiledModule> reference;
+  std::unique_ptr<CompiledModule> current;  ///< once an op reverted: the module under test
+  std::map<std::string, std::string> reverted;  ///< location → why
+  std::map<std::string, std::string> notes;     ///< location → what the check found
+  for (const EntryFunction& entry : module->entries) {
+    std::vector<const arbiter::DecisionRecord*> ops;
+    for (const arbiter::DecisionRecord& r : module->decisions) {
+      if (r.point.function == entry.name && delegated(r)) ops.push_back(&r);
+    }
+    if (ops.empty()) continue;
+    auto note_all = [&](const std::string& text) {
+      for (const arbiter::DecisionRecord* r : ops) {
+        if (reverted.count(r->point.location) == 0) notes[r->point.location] = text;
+      }
+    };
+    EntryProbe probe;
+    if (std::string why = MakeProbe(entry, probe); !why.empty()) {
+      note_all(absl::StrCat("not checked: @", entry.name, " cannot be probed: ", why));
+      continue;
+    }
+    if (reference == nullptr) {
+      absl::StatusOr<std::unique_ptr<CompiledModule>> compiled = recompile(reference_options);
+      if (!compiled.ok()) return compiled.status();
+      reference = *std::move(compiled);
+    }
+    absl::StatusOr<std::vector<float>> expected = RunOnProbe(*reference, entry, probe);
+    if (!expected.ok()) {
+      note_all(absl::StrCat("not checked: the reference plan failed on @", entry.name,
+                            "'s probe: ", expected.status().message()));
+      continue;
+    }
+    const auto [budget, budget_text] = EntryBudget(*module, entry);
+    const CompiledModule& serving = current != nullptr ? *current : *module;
+    absl::StatusOr<std::vector<float>> out = RunOnProbe(serving, entry, probe);
+    double ratio = out.ok() ? BudgetRatio(*out, *expected, budget)
+                            : std::numeric_limits<double>::infinity();
+    const std::string where = absl::StrCat("@", entry.name, " on a probe (every dynamic size ",
+                                           kDynamicSize, ") against the reference plan");
+    for (int round = 0; ratio > 1 && round < kMaxReverts; ++round) {
+      // Which op's reversion lowers the error most: it contributes the most.
+      const arbiter::DecisionRecord* worst = nullptr;
+      double best = std::numeric_limits<double>::infinity();
+      std::unique_ptr<CompiledModule> best_module;
+      for (const arbiter::DecisionRecord* r : ops) {
+        // A forced candidate stays: the caller asked for it.
+        if (reverted.count(r->point.location) != 0 || !r->point.forced.empty()) continue;
+        CompileOptions options = base;
+        for (const auto& [location, why] : reverted) options.revert_to_compiled[location] = why;
+        options.revert_to_compiled[r->point.location] = "the composed accuracy check";
+        absl::StatusOr<std::unique_ptr<CompiledModule>> candidate = recompile(options);
+        if (!candidate.ok()) return candidate.status();
+        absl::StatusOr<std::vector<float>> tried = RunOnProbe(**candidate, entry, probe);
+        const double tried_ratio = tried.ok() ? BudgetRatio(*tried, *expected, budget)
+                                              : std::numeric_limits<double>::infinity();
+        if (worst == nullptr || tried_ratio < best) {
+          worst = r;
+          best = tried_ratio;
+          best_module = *std::move(candidate);
+        }
+      }
+      if (worst == nullptr) {
+        std::vector<std::string> forced;
+        for (const arbiter::DecisionRecord* r : ops) {
+          if (reverted.count(r->point.location) == 0) {
+            forced.push_back(absl::StrCat(r->point.op, " at ", r->point.location, " ('",
+                                          r->winner, "', ", r->point.forced_by, ")"));
+          }
+        }
+        return absl::InvalidArgumentError(absl::StrCat(
+            ops.front()->point.location, ": error: @", entry.name,
+            " exceeds its accuracy budget (", budget_text, "): the composed accuracy check ran ",
+            where, " and found error ", Ratio(ratio), " of the budget with forced candidates ",
+            "that cannot revert: ", absl::StrJoin(forced, ", "),
+            "; force fewer delegates or declare a looser tessera.accuracy"));
+      }
+      reverted[worst->point.location] = absl::StrCat(
+          "reverted to the compiled lowering by the composed accuracy check: ", where,
+          ", the entry's error was ", Ratio(ratio), " of its budget (", budget_text, ") with '",
+          worst->winner, "' here (within its own op budget), ", Ratio(best),
+          " with this op reverted — the largest reduction");
+      current = std::move(best_module);
+      ratio = best;
+    }
+    note_all(ratio <= 1
+                 ? absl::StrCat("checked ", where, ": error ", Ratio(ratio), " of its budget (",
+                                budget_text, ")")
+                 : absl::StrCat("checked ", where, ": error ", Ratio(ratio), " of its budget (",
+                                budget_text, ") after ", kMaxReverts, " reversions; gave up"));
+  }
+  std::vector<arbiter::DecisionRecord> records = std::move(module->decisions);
+  if (current != nullptr) {
+    current->options = module->options;
+    current->declared_accuracy = module->declared_accuracy;
+    module = std::move(current);
+  }
+  for (arbiter::DecisionRecord& r : records) {
+    if (auto it = reverted.find(r.point.location); it != reverted.end()) {
+      r.source = "reverted";
+      r.reason = it->second;
+      r.composed = it->second;
+      r.winner = arbiter::kCompiledCandidate;
+      if (const arbiter::CandidateOutcome* compiled = r.Find(arbiter::kCompiledCandidate)) {
+        r.route = compiled->candidate.route;
+      }
+    } else if (auto note = notes.find(r.point.location); note != notes.end()) {
+      r.composed = note->second;
+    }
+  }
+  module->decisions = std::move(records);
+  return absl::OkStatus();
+}
+
+}  // namespace tessera::jit
