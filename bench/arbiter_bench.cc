@@ -2,7 +2,8 @@
 // shape costs against its time budget (time to decision, candidate run time, the shape timed),
 // and — up to --best-max — the time of the arbiter's choice against the best candidate
 // measured independently here (each candidate forced, compiled and timed by this program's own
-// loop). Prints a table and writes JSON.
+// loop); then background decisions: how long until a compile returns and until its decision
+// lands, beside the synchronous compile. Prints tables and writes JSON.
 //
 //   bazel run -c opt //bench:arbiter_bench -- [--json PATH] [--max N] [--best-max N]
 //                                             [--budget-ms MS]
@@ -20,6 +21,8 @@
 #include "arbiter/decision_cache.h"
 #include "arbiter/decision_record.h"
 #include "jit/compiler.h"
+#include "service/background_decisions.h"
+#include "service/compile_service.h"
 #include "jit/delegates/registry.h"
 
 namespace {
@@ -145,8 +148,58 @@ int main(int argc, char** argv) {
                                     record.budget_ms, record.measured_ms, record.measured_shape,
                                     compile_ms));
   }
+  // Background decisions: how long until the compile returns (incumbents serve) and until the
+  // measured module lands, against the synchronous compile above (same shapes, new decisions).
+  std::printf("\nbackground decisions\n%6s | %12s | %14s | %14s\n", "n", "returned",
+              "landed after", "synchronous");
+  std::string background_rows;
+  for (int64_t n = 32; n <= std::min<int64_t>(max_size, 1024); n *= 4) {
+    tessera::service::CompileServiceOptions service_options;
+    service_options.disk_root = "";
+    service_options.remote_url = "";
+    tessera::service::CompileService service(service_options);
+    CompileOptions options;
+    options.delegates = registry;
+    options.decisions = std::make_shared<tessera::arbiter::DecisionCache>();
+    options.arbitration_budget_ms = budget_ms;
+    options.background_decisions = true;
+    const auto start = std::chrono::steady_clock::now();
+    auto compiled = service.Compile(Source(n), options);
+    const auto returned = std::chrono::steady_clock::now();
+    if (!compiled.ok() || compiled->module->PendingDecisions() != 1) {
+      std::fprintf(stderr, "arbiter_bench: the background compile of %lld³ did not leave one "
+                           "decision pending\n", static_cast<long long>(n));
+      return 1;
+    }
+    tessera::service::BackgroundDecisions worker(&service);
+    auto measuring = worker.Submit(Source(n), options);
+    measuring->Wait(absl::InfiniteDuration());
+    const auto landed = std::chrono::steady_clock::now();
+    if (measuring->state() != tessera::service::PendingModule::State::kDecided) {
+      std::fprintf(stderr, "arbiter_bench: %s\n",
+                   std::string(measuring->failure().message()).c_str());
+      return 1;
+    }
+    options.background_decisions = false;
+    options.decisions = std::make_shared<tessera::arbiter::DecisionCache>();
+    const auto sync_start = std::chrono::steady_clock::now();
+    auto synchronous = tessera::jit::Compile(Source(n), options);
+    const double sync_ms = std::chrono::duration<double, std::milli>(
+                               std::chrono::steady_clock::now() - sync_start).count();
+    if (!synchronous.ok()) return 1;
+    const double returned_ms =
+        std::chrono::duration<double, std::milli>(returned - start).count();
+    const double landed_ms = std::chrono::duration<double, std::milli>(landed - returned).count();
+    std::printf("%6lld | %9.1f ms | %11.1f ms | %11.1f ms\n", static_cast<long long>(n),
+                returned_ms, landed_ms, sync_ms);
+    absl::StrAppend(&background_rows, background_rows.empty() ? "" : ",\n",
+                    absl::StrFormat("    {\"n\": %d, \"returned_ms\": %.2f, \"landed_after_ms\": "
+                                    "%.2f, \"synchronous_ms\": %.2f}",
+                                    n, returned_ms, landed_ms, sync_ms));
+  }
   std::ofstream(json_path) << "{\n  \"benchmark\": \"arbiter\",\n  \"device\": \""
-                           << "host\",\n  \"rows\": [\n" << rows << "\n  ]\n}\n";
+                           << "host\",\n  \"rows\": [\n" << rows << "\n  ],\n  \"background\": [\n"
+                           << background_rows << "\n  ]\n}\n";
   std::printf("JSON: %s\n", json_path.c_str());
   return 0;
 }

@@ -25,7 +25,8 @@ std::shared_ptr<const jit::CompiledModule> PendingModule::measured() const {
 bool PendingModule::Wait(absl::Duration timeout) const {
   std::unique_lock<std::mutex> lock(mu_);
   auto done = [this] { return state_ != State::kPending; };
-  if (timeout == absl::InfiniteDuration()) {
+  // (A century is no limit either; wait_for would overflow the clock with it.)
+  if (timeout >= absl::Hours(24 * 365 * 100)) {
     done_.wait(lock, done);
     return true;
   }

@@ -4,6 +4,7 @@
 // deterministic function is decided at compile unless swaps are allowed there.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -170,6 +171,22 @@ TEST(BackgroundDecisionsTest, HostileCallsAndDestroyWhilePending) {
   EXPECT_EQ(null_module.code(), TESSERA_JIT_INVALID_ARGUMENT);
   Error null_wait(tessera_jit_module_wait_decisions(nullptr, 0, nullptr));
   EXPECT_EQ(null_wait.code(), TESSERA_JIT_INVALID_ARGUMENT);
+  {
+    // The longest waits are no limit (never an overflow of the clock).
+    tessera_jit_compile_options_t background;
+    tessera_jit_compile_options_init(&background);
+    background.flags = TESSERA_JIT_BACKGROUND_DECISIONS;
+    background.arbitration_budget_ms = 20;
+    const std::string source = std::string(kMatmul) + "func.func @longest() { return }\n";
+    tessera_jit_module_t* module = nullptr;
+    ASSERT_OK(tessera_jit_compile(context, source.data(), source.size(), &background, &module));
+    size_t pending = 99;
+    ASSERT_OK(tessera_jit_module_wait_decisions(module, INT64_MAX, &pending));
+    EXPECT_EQ(pending, 0u);
+    ASSERT_OK(tessera_jit_module_wait_decisions(module, INT64_MIN, &pending));
+    EXPECT_EQ(pending, 0u);
+    tessera_jit_module_destroy(module);
+  }
 
   tessera_jit_compile_options_t options;
   tessera_jit_compile_options_init(&options);

@@ -22,11 +22,15 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "base/files.h"
 #include "arbiter/decision_cache.h"
 #include "arbiter/decision_record.h"
 #include "arbiter/plan.h"
+#include "service/background_decisions.h"
 #include "service/compile_service.h"
 #include "jit/compile_options.h"
 #include "jit/compiler.h"
@@ -84,6 +88,9 @@ compile options:
                         compiled); by default the arbiter measures and chooses
   --json                explain: the decision records as JSON
   --export-plan PLAN    explain: also write the decisions as a plan file for --plan
+  --background          explain: compile with background decisions (host): print the
+                        records the compile returned with (incumbents, "pending"), then
+                        those the background measurement landed, and how long each took
 
 run options (and --library, --kernel, --default-libraries, --matmul-delegate as above):
   --entry NAME          the entry function (required)
@@ -104,6 +111,7 @@ struct Arguments {
   tessera::tools::DelegateFlags delegates;
   bool json = false;
   std::string export_plan;
+  bool background = false;  ///< explain: decide in the background, then wait for it
 };
 
 /// A registry with the libraries and kernel images `flags` name (CUDA sources compiled for
@@ -178,6 +186,7 @@ std::string ParseCompile(int argc, char** argv, Arguments& args) {
           .String("-o", &args.output, "a path")
           .Switch("--json", &args.json)
           .String("--export-plan", &args.export_plan, "a path")
+          .Switch("--background", &args.background)
           .Positional(&args.file)
           .Parse(argc, argv, 2);
   if (!error.empty()) return error;
@@ -260,6 +269,7 @@ int Compile(int argc, char** argv) {
   }
   if (args.json) return Fail("--json is an option of explain");
   if (!args.export_plan.empty()) return Fail("--export-plan is an option of explain");
+  if (args.background) return Fail("--background is an option of explain");
   args.options.dump_stages = args.emit == "mlir";
   auto compiled = CompileFile(args);
   if (!compiled.ok()) return ReportFailure(args, compiled.status());
@@ -274,12 +284,62 @@ int Compile(int argc, char** argv) {
                                                                 : Fail("cannot write output");
 }
 
+std::string FormatRecords(const std::vector<tessera::arbiter::DecisionRecord>& records) {
+  std::string text;
+  for (const tessera::arbiter::DecisionRecord& record : records) {
+    absl::StrAppend(&text, tessera::arbiter::FormatRecord(record), "\n");
+  }
+  return text;
+}
+
+/// `explain --background`: the compile returns with incumbents; the worker measures; both sets
+/// of records are printed with how long each took.
+int ExplainInTheBackground(Arguments& args) {
+  if (args.options.target != tessera::jit::Target::kHost) {
+    return Fail("--background decides host compiles only");
+  }
+  if (args.json || !args.export_plan.empty()) {
+    return Fail("--background prints text; it does not take --json or --export-plan");
+  }
+  std::string source;
+  if (!tessera::ReadFile(args.file, source)) return Fail("cannot read " + args.file);
+  args.options.source_name = args.file;
+  auto registry = MakeRegistry(args.delegates, args.options.target, args.options.arch);
+  if (!registry.ok()) return ReportFailure(args, registry.status());
+  args.options.delegates = *registry;
+  args.options.background_decisions = true;
+  tessera::service::CompileService service;
+  args.options.decisions = service.MakeDecisionCache();
+  const absl::Time start = absl::Now();
+  auto compiled = service.Compile(source, args.options);
+  if (!compiled.ok()) return ReportFailure(args, compiled.status());
+  const absl::Duration returned = absl::Now() - start;
+  const size_t pending = compiled->module->PendingDecisions();
+  std::string text = absl::StrFormat(
+      "compile returned in %.1f ms with %d decision(s) pending (their incumbents serve)\n\n",
+      absl::ToDoubleMilliseconds(returned), pending);
+  absl::StrAppend(&text, FormatRecords(compiled->module->decisions));
+  if (pending > 0) {
+    tessera::service::BackgroundDecisions worker(&service);
+    auto measuring = worker.Submit(source, args.options);
+    measuring->Wait(absl::InfiniteDuration());
+    if (measuring->state() != tessera::service::PendingModule::State::kDecided) {
+      return ReportFailure(args, measuring->failure());
+    }
+    absl::StrAppend(&text, absl::StrFormat("decisions landed %.1f ms after the compile returned\n\n",
+                                           absl::ToDoubleMilliseconds(absl::Now() - start - returned)),
+                    FormatRecords(measuring->measured()->decisions));
+  }
+  return WriteOutput(args.output, text) ? 0 : Fail("cannot write output");
+}
+
 int Explain(int argc, char** argv) {
   Arguments args;
   if (std::string error = ParseCompile(argc, argv, args); !error.empty()) {
     return Fail(absl::StrCat(error, "\n", Usage()));
   }
   if (!args.emit.empty()) return Fail("--emit is an option of compile");
+  if (args.background) return ExplainInTheBackground(args);
   auto compiled = CompileFile(args);
   if (compiled.ok() && !args.export_plan.empty() &&
       !tessera::WriteFile(args.export_plan,
@@ -294,9 +354,7 @@ int Explain(int argc, char** argv) {
   } else if (records.empty()) {
     text = absl::StrCat(args.file, ": no Tile ops, nothing to decide\n");
   } else {
-    for (const tessera::arbiter::DecisionRecord& record : records) {
-      absl::StrAppend(&text, tessera::arbiter::FormatRecord(record), "\n");
-    }
+    text = FormatRecords(records);
   }
   return WriteOutput(args.output, text) ? 0 : Fail("cannot write output");
 }
