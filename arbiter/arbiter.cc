@@ -37,6 +37,9 @@ constexpr int kConfidenceSamples = 5;
 constexpr int kMaxSamples = 41;
 constexpr double kSettledRelative = 0.01;
 constexpr double kSettledAbsolute = 0.5e-6;
+/// Bounds on the warm-up runs of a candidate and the runs of one sample.
+constexpr int kMaxWarmupRuns = 100000;
+constexpr int kMaxRepetitions = 1000000;
 /// The timed problem is also checked against the reference when it is this small (M·N·K).
 constexpr int64_t kCheckTimedProblemLimit = int64_t{1} << 21;
 
@@ -197,7 +200,7 @@ class Selection {
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
             .count();
     record_.created = Now();
-    if (probed_ && context_.cache != nullptr) context_.cache->Store(record_);
+    if (probed_ && !untimed_ && context_.cache != nullptr) context_.cache->Store(record_);
     return record_;
   }
 
@@ -378,8 +381,11 @@ class Selection {
   /// The incumbent serves while the decision is pending.
   void Defer(const std::string& stale_winner) {
     CandidateOutcome* incumbent = Outcome(kCompiledCandidate);
+    // A stale record's delegate serves meanwhile — but not at the batch_invariant level: its
+    // proof was for another build (replay refuses it for the same reason).
     if (CandidateOutcome* stale = stale_winner.empty() ? nullptr : Outcome(stale_winner);
-        stale != nullptr && stale->gate.empty()) {
+        stale != nullptr && stale->gate.empty() &&
+        (!point_.batch_invariant || stale->candidate.compiled())) {
       incumbent = stale;
     }
     for (CandidateOutcome* o : Alive()) o->reason = "not probed yet: the decision is pending";
@@ -480,6 +486,7 @@ class Selection {
       const double probe_run = (*kernel)->LastRunSeconds();
       double estimate = probe_run;
       if (!(probe_run > (Budget() - spent_) / 10)) {
+        absl::MutexLock lock(&MeasurementMutex());  // a timed run, as in the race
         absl::StatusOr<double> seconds = (*kernel)->Time(1);
         if (seconds.ok() && *seconds > 0) {
           estimate = *seconds;
@@ -610,6 +617,7 @@ class Selection {
                        return a_compiled != b_compiled ? a_compiled : a < b;
                      });
     if (contestants.empty()) {
+      untimed_ = true;  // not a measurement: not cached
       for (const std::string& id : tie_order) {
         CandidateOutcome* o = Outcome(id);
         if (o->gate.empty()) {
@@ -645,17 +653,24 @@ class Selection {
     }
     for (Racer& r : racers) {
       double warm = 0;
-      do {
-        if (r.per_run > 0 && !Fits(r.per_run, budget)) break;
+      // The first run's cost is the gate's estimate; later ones, the run before.
+      auto estimate = seconds_per_mac_.find(r.id());
+      const double predicted = estimate != seconds_per_mac_.end() ? estimate->second * macs : 0;
+      // (Bounded: a timer that reports 0 would otherwise never warm up.)
+      for (int runs = 0; runs < kMaxWarmupRuns && (runs == 0 || warm < warmup); ++runs) {
+        const double next = r.per_run > 0 ? r.per_run : predicted;
+        if (next > 0 && !Fits(next, budget)) break;
         absl::StatusOr<double> seconds = r.kernel->Time(1);
         if (!seconds.ok()) return seconds.status();
         r.per_run = *seconds;
         spent_ += *seconds;
         warm += *seconds;
-      } while (warm < warmup);
-      r.repetitions = r.per_run > 0
-                          ? std::max(1, static_cast<int>(std::ceil(sample / r.per_run)))
-                          : 1000;
+      }
+      r.repetitions =
+          r.per_run > 0
+              ? static_cast<int>(std::clamp(std::ceil(sample / r.per_run), 1.0,
+                                            static_cast<double>(kMaxRepetitions)))
+              : 1000;
     }
     for (bool more = true; more;) {
       for (Racer& r : racers) {
@@ -728,6 +743,7 @@ class Selection {
   std::vector<CandidateOutcome> outcomes_;
   DecisionRecord record_;
   bool probed_ = false;
+  bool untimed_ = false;  ///< the budget ran out before any sample: the record is not kept
   std::string incumbent_;  ///< the winner of a stale record, kept when within noise
   /// The accuracy gate's estimate of each survivor's cost (seconds per multiply-add).
   std::map<std::string, double> seconds_per_mac_;

@@ -48,6 +48,10 @@ absl::StatusOr<BatchInvarianceProof> ProveBatchInvariance(ProbeKernel& kernel,
   const int64_t n = all.problem.n;
   absl::StatusOr<std::vector<float>> reference = kernel.Run(all);
   if (!reference.ok()) return reference.status();
+  if (static_cast<int64_t>(reference->size()) != largest * n) {
+    return absl::InternalError(absl::StrCat("the probe kernel returned ", reference->size(),
+                                            " elements for ", largest, "x", n));
+  }
   BatchInvarianceProof proof;
   std::string first_difference;
   for (int64_t rows : kProbeBatchSizes) {

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "base/json_nesting.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -264,6 +265,10 @@ std::string ReadRecord(const json::Object* object, DecisionRecord& r) {
 }
 
 absl::StatusOr<json::Value> Parse(const std::string& text) {
+  // Records come from disk and from a fleet's cache: measured before the recursive parser.
+  if (!JsonNestingWithin(text, 32)) {
+    return absl::DataLossError("decision records nest deeper than 32 levels");
+  }
   llvm::Expected<json::Value> value = json::parse(text);
   if (!value) {
     return absl::DataLossError(

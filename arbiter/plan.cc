@@ -1,7 +1,10 @@
 #include "arbiter/plan.h"
 
+#include <sys/stat.h>
+
 #include "absl/strings/str_cat.h"
 #include "base/files.h"
+#include "base/json_nesting.h"
 #include "base/sha256.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -41,7 +44,15 @@ absl::Status Plan::Add(PlanEntry entry) {
   auto [it, inserted] = by_point_.emplace(entry.point, entries_.size());
   if (!inserted) {
     const PlanEntry& earlier = entries_[it->second];
-    if (earlier.winner == entry.winner) return absl::OkStatus();
+    if (earlier.winner == entry.winner && earlier.identity == entry.identity) {
+      return absl::OkStatus();
+    }
+    if (earlier.winner == entry.winner) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          name_, ": entries ", it->second + 1, " and ", entries_.size() + 1, " pin '",
+          entry.winner, "' for one point (", entry.op, " ", entry.shape,
+          ") with different identities ('", earlier.identity, "', '", entry.identity, "')"));
+    }
     return absl::InvalidArgumentError(absl::StrCat(
         name_, ": entries ", it->second + 1, " and ", entries_.size() + 1,
         " pin different candidates ('", earlier.winner, "', '", entry.winner,
@@ -59,7 +70,8 @@ Plan Plan::FromRecords(const std::vector<DecisionRecord>& records) {
 
 void Plan::AddRecords(const std::vector<DecisionRecord>& records) {
   for (const DecisionRecord& r : records) {
-    if (r.source == kPendingSource) continue;  // not decided yet
+    // Not decided yet; or reverted for its entry, which is not the point's decision.
+    if (r.source == kPendingSource || r.source == "reverted") continue;
     PlanEntry entry;
     entry.point = PlanKey(r.point);
     if (by_point_.count(entry.point) != 0) continue;
@@ -85,6 +97,9 @@ absl::StatusOr<Plan> Plan::Parse(const std::string& text, const std::string& nam
   auto invalid = [&](const std::string& what) {
     return absl::InvalidArgumentError(absl::StrCat(name, ": not a Tessera plan: ", what));
   };
+  if (!JsonNestingWithin(text, kMaxPlanNesting)) {
+    return invalid(absl::StrCat("nested deeper than ", kMaxPlanNesting, " levels"));
+  }
   llvm::Expected<json::Value> value = json::parse(text);
   if (!value) return invalid(absl::StrCat("not valid JSON (", llvm::toString(value.takeError()), ")"));
   const json::Object* object = value->getAsObject();
@@ -123,11 +138,22 @@ absl::StatusOr<Plan> Plan::Parse(const std::string& text, const std::string& nam
 }
 
 absl::StatusOr<std::shared_ptr<const Plan>> Plan::Load(const std::string& path) {
+  // Measured before it is read: a huge file, a device or a FIFO is never read into memory.
+  struct stat info;
+  if (stat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the plan file '", path, "' is not a regular file"));
+  }
+  if (stat(path.c_str(), &info) == 0 && static_cast<uint64_t>(info.st_size) > kMaxPlanBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("the plan file '", path, "' has ",
+                                                   info.st_size, " bytes; at most ",
+                                                   kMaxPlanBytes, " are read"));
+  }
   std::string text;
   if (!ReadFile(path, text)) {
     return absl::NotFoundError(absl::StrCat("cannot read the plan file '", path, "'"));
   }
-  if (text.size() > kMaxPlanBytes) {
+  if (text.size() > kMaxPlanBytes) {  // it grew meanwhile
     return absl::InvalidArgumentError(absl::StrCat("the plan file '", path, "' has ", text.size(),
                                                    " bytes; at most ", kMaxPlanBytes,
                                                    " are read"));

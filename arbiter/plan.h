@@ -21,6 +21,8 @@ inline constexpr char kPlanFormat[] = "tessera-jit-plan";
 inline constexpr int kPlanVersion = 1;
 /// The largest plan file Load reads.
 inline constexpr size_t kMaxPlanBytes = 16u << 20;
+/// A plan nests 3 levels (the plan, its decisions, one decision); deeper is refused unparsed.
+inline constexpr int kMaxPlanNesting = 16;
 
 /// What a plan pins for one point.
 struct PlanEntry {

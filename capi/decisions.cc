@@ -29,13 +29,14 @@ void NoteFailure(tessera_jit_module* module) ABSL_EXCLUSIVE_LOCKS_REQUIRED(modul
 }  // namespace
 
 void SwapInMeasuredDecisions(tessera_jit_module* module) {
-  if (module->pending == nullptr || module->swapped.load(std::memory_order_acquire)) return;
+  if (module->pending == nullptr || module->settled.load(std::memory_order_acquire)) return;
   const PendingModule::State state = module->pending->state();
   if (state == PendingModule::State::kPending) return;
   absl::MutexLock lock(&module->mu);
   if (module->swapped.load(std::memory_order_relaxed)) return;
   if (state == PendingModule::State::kFailed) {
     NoteFailure(module);
+    module->settled.store(true, std::memory_order_release);
     return;
   }
   std::shared_ptr<const jit::CompiledModule> measured = module->pending->measured();
@@ -56,6 +57,7 @@ void SwapInMeasuredDecisions(tessera_jit_module* module) {
   }
   if (!matches) {
     NoteFailure(module);
+    module->settled.store(true, std::memory_order_release);
     return;
   }
   for (const auto& [name, function] : module->functions) {
@@ -69,6 +71,7 @@ void SwapInMeasuredDecisions(tessera_jit_module* module) {
     module->context->decided.AddRecords(measured->decisions);
   }
   module->swapped.store(true, std::memory_order_release);
+  module->settled.store(true, std::memory_order_release);
 }
 
 }  // namespace tessera::capi
@@ -107,7 +110,8 @@ tessera_jit_error_t* tessera_jit_module_get_decision(tessera_jit_module_t* modul
   const bool was_pending = incumbent.source == tessera::arbiter::kPendingSource;
   if (!was_pending) {
     out_info->state = TESSERA_JIT_DECISION_DECIDED;
-    out_info->winner = incumbent.winner.c_str();
+    // (After a swap, the measured module's: its composed check may have reverted the op.)
+    out_info->winner = serving.winner.c_str();
     out_info->detail =
         module->background_requested && incumbent.point.deterministic &&
                 !module->background_deterministic

@@ -96,6 +96,7 @@ struct tessera_jit_module {
   bool background_deterministic = false;  ///< TESSERA_JIT_BACKGROUND_DETERMINISTIC
   bool background_requested = false;      ///< TESSERA_JIT_BACKGROUND_DECISIONS
   std::atomic<bool> swapped{false};
+  std::atomic<bool> settled{false};  ///< swapped, or the background work failed: nothing to do
   std::shared_ptr<const tessera::jit::CompiledModule> measured;
   std::string measured_decisions_json;
   std::string measured_plan_json;

@@ -70,6 +70,11 @@ tessera_jit_error_t* tessera_jit_compile(tessera_jit_context_t* context, const c
   compile.batch_invariant = (options->flags & TESSERA_JIT_BATCH_INVARIANT) != 0;
   compile.deterministic = compile.batch_invariant || (options->flags & TESSERA_JIT_DETERMINISTIC) != 0;
   const bool background = (options->flags & TESSERA_JIT_BACKGROUND_DECISIONS) != 0;
+  if (!background && (options->flags & TESSERA_JIT_BACKGROUND_DETERMINISTIC) != 0) {
+    return InvalidArgument(
+        "tessera_jit_compile_options_t.flags: TESSERA_JIT_BACKGROUND_DETERMINISTIC needs "
+        "TESSERA_JIT_BACKGROUND_DECISIONS");
+  }
   // Host only: a swap of nvptx code would also swap its loaded device image.
   compile.background_decisions = background && compile.target == Target::kHost;
   compile.background_deterministic = (options->flags & TESSERA_JIT_BACKGROUND_DETERMINISTIC) != 0;
@@ -233,14 +238,20 @@ tessera_jit_error_t* tessera_jit_module_get_function(tessera_jit_module_t* modul
   std::unique_ptr<tessera_jit_function>& function = module->functions[key];
   if (function == nullptr) {
     auto entry_point = module->executable()->Lookup(key);
-    if (!entry_point.ok()) return MakeError(entry_point.status());
+    if (!entry_point.ok()) {
+      module->functions.erase(key);  // no empty slot left behind
+      return MakeError(entry_point.status());
+    }
     function = std::make_unique<tessera_jit_function>();
     function->module = module;
     function->entry = entry;
     function->entry_point = *entry_point;
     if (module->swapped.load(std::memory_order_acquire)) {
       auto measured = module->measured->host->Lookup(key);
-      if (!measured.ok()) return MakeError(measured.status());
+      if (!measured.ok()) {
+        module->functions.erase(key);
+        return MakeError(measured.status());
+      }
       function->measured_entry_point.store(*measured, std::memory_order_release);
     }
   }

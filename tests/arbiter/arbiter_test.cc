@@ -466,6 +466,24 @@ TEST_F(ArbitrateTest, ASlowCandidatesEstimateComesFromItsProbeRunNotFromTheBudge
   EXPECT_THAT(record->Find("slowblas")->race, HasSubstr("dropped after 3 samples"));
 }
 
+TEST_F(ArbitrateTest, ADecisionNothingWasTimedForIsNotCached) {
+  // 1 ms per run whatever the shape, a 1 ms budget: no candidate gets a sample.
+  for (const char* id : {"compiled", "fastblas", "slowblas"}) prober_.scripts[id] = {1e-3, 0, 0};
+  context_.budget_s = 1e-3;
+  DecisionCache cache;
+  context_.cache = &cache;
+  absl::StatusOr<DecisionRecord> record = Arbitrate(Matmul(64, 64, 64), Field(), context_);
+  ASSERT_TRUE(record.ok()) << record.status();
+  EXPECT_EQ(record->winner, "compiled");
+  EXPECT_THAT(record->reason, HasSubstr("ran out before any candidate was timed"));
+  // One warm-up run (its estimate said it fits), then nothing more fits.
+  EXPECT_LE(prober_.ledger.timed_seconds, 1e-3 + 1e-12);
+  EXPECT_TRUE(cache.Records().empty());
+  absl::StatusOr<DecisionRecord> again = Arbitrate(Matmul(64, 64, 64), Field(), context_);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->source, "measured");  // measured again, not reused
+}
+
 TEST_F(ArbitrateTest, AShapeTooLongToTimeIsCappedAndTheRecordSaysWhere) {
   // 1 ns per multiply-add: one run of 4096³ takes 69 s.
   for (const char* id : {"compiled", "fastblas", "slowblas"}) {
@@ -588,7 +606,24 @@ TEST(PlanTest, RecordsRoundTripThroughThePlanFormatAndDamageIsNamed) {
   conflict.insert(close + 1, ",\n" + changed);
   EXPECT_THAT(parse_error(conflict),
               HasSubstr("entries 1 and 2 pin different candidates ('fastblas', 'slowblas')"));
+  // One candidate, two identities: refused too.
+  std::string identities = Plan::FromRecords({record}).ToJson();
+  std::string reidentified = entry;
+  reidentified.replace(reidentified.find("fastblas v1"), 11, "fastblas v2");
+  identities.insert(identities.rfind('}', identities.rfind(']')) + 1, ",\n" + reidentified);
+  EXPECT_THAT(parse_error(identities),
+              HasSubstr("pin 'fastblas' for one point (tile.matmul 64x64x64) with different "
+                        "identities ('fastblas v1', 'fastblas v2')"));
+  // Nested deeper than a plan can be: refused before the (recursive) parser sees it.
+  EXPECT_THAT(parse_error(std::string(1 << 20, '[')), HasSubstr("nested deeper than 16 levels"));
+  EXPECT_THAT(parse_error(R"({"format": "[[[[[[[[[[[[[[[[[[[[", "version": 1, "decisions": []})"),
+              HasSubstr("\"format\" must be"));  // brackets in strings do not count
   EXPECT_EQ(Plan::Load("/nonexistent/plan.json").status().code(), absl::StatusCode::kNotFound);
+  // Not a regular file, or too large: never read.
+  EXPECT_THAT(std::string(Plan::Load("/dev/zero").status().message()),
+              HasSubstr("'/dev/zero' is not a regular file"));
+  EXPECT_THAT(std::string(Plan::Load("/tmp").status().message()),
+              HasSubstr("is not a regular file"));
 }
 
 TEST_F(ArbitrateTest, ReplayTakesThePinnedCandidateWithNothingProbed) {

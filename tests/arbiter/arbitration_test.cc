@@ -487,7 +487,7 @@ TEST(ArbitrationTest, OpsWithinTheirBudgetsThatComposeBeyondItRevertTheWorstOne)
                   AllOf(HasSubstr("reverted to the compiled lowering by the composed accuracy "
                                   "check: @chain on a probe"),
                         HasSubstr("of its budget (atol 0.001, rtol 8e-05, the strictest of its "
-                                  "ops' budgets) with 'scaledgemm' here")));
+                                  "delegates' budgets) with 'scaledgemm' here")));
     } else {
       EXPECT_EQ(r.winner, "scaledgemm");
       EXPECT_EQ(r.source, "pinned");
@@ -522,7 +522,7 @@ TEST(ArbitrationTest, OpsWithinTheirBudgetsThatComposeBeyondItRevertTheWorstOne)
   ASSERT_FALSE(forced.ok());
   EXPECT_THAT(forced.status().message(),
               AllOf(HasSubstr("a.mlir:3:3: error: @chain exceeds its accuracy budget (atol "
-                              "0.001, rtol 8e-05, the strictest of its ops' budgets)"),
+                              "0.001, rtol 8e-05, the strictest of its delegates' budgets)"),
                     HasSubstr("with forced candidates that cannot revert: tile.matmul at "
                               "a.mlir:3:3 ('scaledgemm', option `matmul_delegate`)")));
 }

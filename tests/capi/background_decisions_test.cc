@@ -190,6 +190,12 @@ TEST(BackgroundDecisionsTest, HostileCallsAndDestroyWhilePending) {
 
   tessera_jit_compile_options_t options;
   tessera_jit_compile_options_init(&options);
+  options.flags = TESSERA_JIT_BACKGROUND_DETERMINISTIC;  // alone, it means nothing
+  tessera_jit_module_t* refused = nullptr;
+  Error alone(tessera_jit_compile(context, kMatmul, sizeof(kMatmul) - 1, &options, &refused));
+  EXPECT_THAT(alone.message(), HasSubstr("TESSERA_JIT_BACKGROUND_DETERMINISTIC needs "
+                                         "TESSERA_JIT_BACKGROUND_DECISIONS"));
+  EXPECT_EQ(refused, nullptr);
   options.flags = TESSERA_JIT_BACKGROUND_DECISIONS;
   options.arbitration_budget_ms = 50;
   // Several modules queued, destroyed at once (pending or measuring); then one more whose
