@@ -43,14 +43,6 @@ tessera_jit_context_t* ContestContext() {
   return context;
 }
 
-std::string Text(tessera_jit_module_t* module, tessera_jit_text_kind_t kind) {
-  const char* data = nullptr;
-  size_t size = 0;
-  Error error(tessera_jit_module_get_text(module, kind, &data, &size));
-  EXPECT_EQ(error.code(), TESSERA_JIT_OK) << error.message();
-  return error.code() == TESSERA_JIT_OK ? std::string(data, size) : "";
-}
-
 tessera_jit_decision_info_t Decision(tessera_jit_module_t* module, size_t index) {
   tessera_jit_decision_info_t info{};
   info.struct_size = sizeof(info);

@@ -873,14 +873,6 @@ tessera_jit_error_t* ArbiterContext(const char* plan_path, int32_t strict, int32
   return error;
 }
 
-std::string Text(tessera_jit_module_t* module, tessera_jit_text_kind_t kind) {
-  const char* data = nullptr;
-  size_t size = 0;
-  Error error(tessera_jit_module_get_text(module, kind, &data, &size));
-  EXPECT_EQ(error.code(), TESSERA_JIT_OK) << error.message();
-  return error.code() == TESSERA_JIT_OK ? std::string(data, size) : "";
-}
-
 TEST(BoundaryArbiterTest, BadArbiterOptionsAreRefusedWithTheirField) {
   tessera_jit_context_t* context = nullptr;
   Error missing(ArbiterContext("/nonexistent/plan.json", 0, 0, &context));

@@ -43,6 +43,15 @@ inline tessera_jit_context_t* MemoryOnlyHostContext() {
   return context;
 }
 
+/// A module's text of `kind` (empty, with a test failure, when it has none).
+inline std::string Text(tessera_jit_module_t* module, tessera_jit_text_kind_t kind) {
+  const char* data = nullptr;
+  size_t size = 0;
+  Error error(tessera_jit_module_get_text(module, kind, &data, &size));
+  EXPECT_EQ(error.code(), TESSERA_JIT_OK) << error.message();
+  return error.code() == TESSERA_JIT_OK ? std::string(data, size) : "";
+}
+
 /// A host float32 tensor with its DLTensor view.
 struct Tensor {
   explicit Tensor(std::vector<int64_t> dims, float fill = 0.0f)
