@@ -12,6 +12,7 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -75,6 +76,45 @@ extern "C" __global__ void __launch_bounds__(256) dense(const float* a, const fl
     __syncthreads();
   }
   if (row < m && col < n) c[row * n + col] = fmaxf(acc + bias[col], 0.0f);
+}
+)cuda";
+
+constexpr char kSoftmaxIr[] = R"mlir(
+func.func @row_softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
+  tile.softmax %x -> %y : memref<?x?xf32> -> memref<?x?xf32>
+  return
+}
+)mlir";
+
+// The same schedule as the tile.softmax lowering: one 256-thread block per row, max, then the
+// sum of exp(x - max), each through a fixed shared-memory tree, then the write.
+constexpr char kSoftmaxCuda[] = R"cuda(
+extern "C" __global__ void __launch_bounds__(256) row_softmax(const float* x, float* y,
+                                                              long cols) {
+  __shared__ float scratch[256];
+  const int t = threadIdx.x;
+  const float* in = x + static_cast<long>(blockIdx.x) * cols;
+  float* out = y + static_cast<long>(blockIdx.x) * cols;
+  float row_max = -__int_as_float(0x7f800000);
+  for (long c = t; c < cols; c += 256) row_max = fmaxf(row_max, in[c]);
+  scratch[t] = row_max;
+  __syncthreads();
+  for (int stride = 128; stride > 0; stride /= 2) {
+    if (t < stride) scratch[t] = fmaxf(scratch[t], scratch[t + stride]);
+    __syncthreads();
+  }
+  row_max = scratch[0];
+  __syncthreads();
+  float sum = 0.0f;
+  for (long c = t; c < cols; c += 256) sum = __fadd_rn(sum, expf(__fsub_rn(in[c], row_max)));
+  scratch[t] = sum;
+  __syncthreads();
+  for (int stride = 128; stride > 0; stride /= 2) {
+    if (t < stride) scratch[t] = __fadd_rn(scratch[t], scratch[t + stride]);
+    __syncthreads();
+  }
+  const float total = scratch[0];
+  for (long c = t; c < cols; c += 256) out[c] = __fdiv_rn(expf(__fsub_rn(in[c], row_max)), total);
 }
 )cuda";
 
@@ -147,7 +187,28 @@ std::string Nvrtc(const std::string& source, const std::string& arch, bool cubin
   return output;
 }
 
-void Tessera(const std::string& source, const std::string& arch, bool cubin) {
+/// Per compile step (CompiledModule::stage_ms), every run's milliseconds, in first-seen order.
+struct StageSeries {
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<double>> ms;
+
+  void Add(const std::vector<std::pair<std::string, double>>& stages) {
+    std::map<std::string, double> run;
+    for (const auto& [name, ms_taken] : stages) {
+      if (run.find(name) == run.end() && ms.find(name) == ms.end()) order.push_back(name);
+      run[name] += ms_taken;
+    }
+    for (const auto& [name, ms_taken] : run) ms[name].push_back(ms_taken);
+  }
+  double Median(const std::string& name) const {
+    std::vector<double> sorted = ms.at(name);
+    std::sort(sorted.begin(), sorted.end());
+    return sorted[sorted.size() / 2];
+  }
+};
+
+void Tessera(const std::string& source, const std::string& arch, bool cubin,
+             StageSeries* stages) {
   tessera::jit::CompileOptions options;
   options.target = tessera::jit::Target::kNvptx;
   options.arch = arch;
@@ -157,6 +218,7 @@ void Tessera(const std::string& source, const std::string& arch, bool cubin) {
     std::cerr << "Tessera compile failed: " << compiled.status() << "\n";
     std::exit(1);
   }
+  if (stages != nullptr) stages->Add((*compiled)->stage_ms);
 }
 
 struct Row {
@@ -166,6 +228,7 @@ struct Row {
   double tessera_first;
   Series nvrtc;
   double nvrtc_first;
+  StageSeries stages;
   double target_ratio;  // Tessera / NVRTC must be at most this
 };
 
@@ -195,6 +258,7 @@ int main(int argc, char** argv) {
     const char* cuda;
   };
   const std::vector<Kernel> kernels = {{"elementwise (saxpy)", kElementwiseIr, kElementwiseCuda},
+                                       {"row softmax", kSoftmaxIr, kSoftmaxCuda},
                                        {"matmul+bias+relu", kMatmulIr, kMatmulCuda}};
   std::vector<Row> rows;
   for (const Kernel& kernel : kernels) {
@@ -203,8 +267,11 @@ int main(int argc, char** argv) {
       row.kernel = kernel.name;
       row.output = cubin ? "cubin" : "PTX";
       row.target_ratio = cubin ? 0.5 : 1.0 / 6.0;
-      row.tessera = Measure("tessera", runs, row.tessera_first,
-                            [&] { Tessera(kernel.ir, arch, cubin); });
+      bool first = true;
+      row.tessera = Measure("tessera", runs, row.tessera_first, [&] {
+        Tessera(kernel.ir, arch, cubin, first ? nullptr : &row.stages);
+        first = false;
+      });
       row.nvrtc = Measure("nvrtc", runs, row.nvrtc_first, [&] { Nvrtc(kernel.cuda, arch, cubin); });
       rows.push_back(std::move(row));
     }
@@ -239,6 +306,23 @@ int main(int argc, char** argv) {
                         row.tessera_first, row.nvrtc.Median(), row.nvrtc.Min(), row.nvrtc_first,
                         ratio, row.target_ratio, met ? "true" : "false",
                         i + 1 < rows.size() ? "," : ""));
+  }
+  absl::StrAppend(&json, "  ],\n  \"stages\": [\n");
+  std::cout << "\nWhere Tessera's time goes (median ms per compile step):\n\n";
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Row& row = rows[i];
+    std::cout << absl::StrFormat("%-20s %-5s", row.kernel, row.output);
+    std::string stages_json;
+    for (const std::string& name : row.stages.order) {
+      std::cout << absl::StrFormat("  %s %.2f", name, row.stages.Median(name));
+      absl::StrAppend(&stages_json, stages_json.empty() ? "" : ", ",
+                      absl::StrFormat("\"%s\": %.4f", name, row.stages.Median(name)));
+    }
+    std::cout << "\n";
+    absl::StrAppend(&json, absl::StrFormat("    {\"kernel\": \"%s\", \"output\": \"%s\", "
+                                           "\"median_ms\": {%s}}%s\n",
+                                           row.kernel, row.output, stages_json,
+                                           i + 1 < rows.size() ? "," : ""));
   }
   absl::StrAppend(&json, "  ]\n}\n");
   std::ofstream(json_path) << json;

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -25,6 +26,7 @@
 #include "jit/pipeline.h"
 #include "jit/probers.h"
 #include "jit/runtime_checks.h"
+#include "jit/stage_clock.h"
 #include "jit/toolchain.h"
 #include "llvm/Support/raw_ostream.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -37,6 +39,7 @@ namespace {
 absl::Status RunStage(CompileSession& session, const std::string& key, mlir::ModuleOp module,
                       const PipelineStage& stage, const DiagnosticCollector& diagnostics,
                       CompiledModule& out) {
+  StageClock clock(out.stage_ms, stage.name);
   mlir::PassManager& pm = session.StageManager(key, stage);
   // Any error diagnostic fails the stage, even when the pass reports success (the
   // gpu-module-to-binary toolkit trap in TOOLCHAIN.md).
@@ -137,10 +140,12 @@ absl::Status CompileInSession(CompileSession& session, absl::string_view source,
   const CompileOptions& options = out.options;
   mlir::MLIRContext& context = session.context();
   DiagnosticCollector diagnostics(context);
+  std::optional<StageClock> parse_clock(std::in_place, out.stage_ms, "parse");
   TESSERA_ASSIGN_OR_RETURN(mlir::OwningOpRef<mlir::ModuleOp> module,
                            ParseSource(context, diagnostics, source, options.source_name));
   TESSERA_RETURN_IF_ERROR(CheckAllowedIr(*module, options.target));
   TESSERA_ASSIGN_OR_RETURN(out.entries, DescribeEntries(*module, source));
+  parse_clock.reset();
   for (mlir::func::FuncOp function : EntryFunctions(*module)) {
     if (auto accuracy = getDeclaredAccuracy(function)) {
       out.declared_accuracy[function.getName().str()] = {accuracy->first, accuracy->second};
@@ -152,7 +157,10 @@ absl::Status CompileInSession(CompileSession& session, absl::string_view source,
   const std::string key = PipelineKey(options, pipeline);
   // Every Tile op is arbitrated first; a winning delegate becomes a kernel_call, so the
   // contract checks see it.
-  TESSERA_RETURN_IF_ERROR(ArbitrateModule(*module, out));
+  {
+    StageClock clock(out.stage_ms, "arbitrate");
+    TESSERA_RETURN_IF_ERROR(ArbitrateModule(*module, out));
+  }
   if (options.dump_stages) out.stages.emplace_back("arbitrate", OperationText(*module));
   TESSERA_RETURN_IF_ERROR(
       RunStage(session, key, *module, ContractStage(pipeline), diagnostics, out));
@@ -182,7 +190,10 @@ absl::Status CompileInSession(CompileSession& session, absl::string_view source,
     }
     (*module)->removeAttr(kRuntimeCheckMessagesAttr);
   }
-  if (options.target == Target::kHost) return EmitHostCode(*module, out);
+  if (options.target == Target::kHost) {
+    StageClock clock(out.stage_ms, "host-object");
+    return EmitHostCode(*module, out);
+  }
   return EmitDeviceCode(*module, out);
 }
 

@@ -2,6 +2,7 @@
 #include "jit/device_code.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "jit/host_code.h"
 #include "jit/nvjitlink.h"
 #include "jit/runtime/device_image.h"
+#include "jit/stage_clock.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/Support/raw_ostream.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -24,6 +26,8 @@ absl::Status EmitDeviceCode(mlir::ModuleOp module, CompiledModule& out) {
   std::vector<mlir::gpu::BinaryOp> binaries(module.getOps<mlir::gpu::BinaryOp>().begin(),
                                             module.getOps<mlir::gpu::BinaryOp>().end());
   mlir::Builder builder(module.getContext());
+  std::optional<StageClock> cubin_clock;
+  if (out.options.link_cubin) cubin_clock.emplace(out.stage_ms, "cubin");
   for (mlir::gpu::BinaryOp binary : binaries) {
     llvm::SmallVector<mlir::Attribute> packed_objects;
     for (mlir::Attribute attribute : binary.getObjects()) {
@@ -56,6 +60,8 @@ absl::Status EmitDeviceCode(mlir::ModuleOp module, CompiledModule& out) {
     }
     binary.setObjectsAttr(builder.getArrayAttr(packed_objects));
   }
+  cubin_clock.reset();
+  StageClock host_clock(out.stage_ms, "host-object");
   llvm::LLVMContext context;
   std::unique_ptr<llvm::Module> host = mlir::translateModuleToLLVMIR(module, context);
   if (host == nullptr) return absl::InternalError("translating the host code to LLVM IR failed");
@@ -66,10 +72,14 @@ absl::Status EmitDeviceCode(mlir::ModuleOp module, CompiledModule& out) {
     llvm::raw_string_ostream os(out.host_llvm_ir);
     host->print(os, nullptr);
   }
+
   // The launch code's machine code, now: loading the module (a cache hit too) only links it,
   // on the first function lookup. Its external symbols are checked against the trust boundary
-  // now, so a forbidden one fails the compile.
-  TESSERA_ASSIGN_OR_RETURN(out.host_object, CompileHostObject(*host, out.options.opt_level));
+  // now, so a forbidden one fails the compile. It is compiled without optimisation (LLVM O0,
+  // fast instruction selection) at every opt_level: it only unpacks descriptors and calls the
+  // driver, which costs microseconds per launch, while LLVM's O2 pipeline and instruction
+  // selection cost ~7 ms per compile (docs/performance.md).
+  TESSERA_ASSIGN_OR_RETURN(out.host_object, CompileHostObject(*host, /*opt_level=*/0));
   TESSERA_ASSIGN_OR_RETURN(RuntimeSymbolList symbols, HostSymbols(out));
   return CheckHostSymbols(out.host_object, symbols);
 }

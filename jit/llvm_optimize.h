@@ -1,6 +1,9 @@
-// LLVM's default optimisation pipeline at a Tessera opt level, for host and device modules.
+// LLVM optimisation pipelines: the default one at a Tessera opt level (host code), and the one
+// sized for GPU kernels.
 #ifndef TESSERA_JIT_LLVM_OPTIMIZE_H_
 #define TESSERA_JIT_LLVM_OPTIMIZE_H_
+
+#include "absl/status/status.h"
 
 namespace llvm {
 class Module;
@@ -12,6 +15,15 @@ namespace tessera::jit {
 /// Runs LLVM's per-module default pipeline at `opt_level` (0–3; 0 runs the O0 pipeline, which
 /// still applies target passes such as NVVMReflect) with `machine`'s pass-builder callbacks.
 void OptimizeModule(llvm::Module& module, llvm::TargetMachine& machine, int opt_level);
+
+/// The pipeline for GPU kernels (`machine` an NVPTX target machine), sized for modules MLIR
+/// has already canonicalised and CSE'd, whose PTX ptxas (or the driver's JIT) optimises again:
+/// NVVMReflect, inlining of `alwaysinline` functions (the libdevice functions a kernel calls),
+/// then per function SROA, early CSE, instcombine, CFG simplification, LICM and dead-code
+/// elimination — no loop unrolling or vectorisation (ptxas unrolls), no interprocedural
+/// passes. At opt_level 0, LLVM's O0 pipeline (NVVMReflect only).
+absl::Status OptimizeKernelModule(llvm::Module& module, llvm::TargetMachine& machine,
+                                  int opt_level);
 
 }  // namespace tessera::jit
 

@@ -87,7 +87,7 @@ void CollectLlvmErrors(const llvm::DiagnosticInfo* info, void* context) {
 }
 
 /// Links the libdevice functions `module` declares (lazily: only those bodies are read) and
-/// makes them internal so the optimiser inlines and drops them.
+/// makes them internal and `alwaysinline`, so the kernel pipeline inlines and drops them.
 absl::Status LinkLibdevice(llvm::Module& module, const std::string& cuda_toolkit) {
   bool needed = false;
   absl::flat_hash_set<std::string> own_definitions;
@@ -113,6 +113,8 @@ absl::Status LinkLibdevice(llvm::Module& module, const std::string& cuda_toolkit
   for (llvm::Function& function : module) {
     if (!function.isDeclaration() && !own_definitions.contains(function.getName().str())) {
       function.setLinkage(llvm::GlobalValue::InternalLinkage);
+      function.removeFnAttr(llvm::Attribute::NoInline);
+      function.addFnAttr(llvm::Attribute::AlwaysInline);
     }
   }
   // Accurate (non-flush-to-zero) math, as NVRTC without --ftz.
@@ -153,7 +155,9 @@ absl::StatusOr<std::string> EmitPtx(mlir::gpu::GPUModuleOp gpu_module,
   module->setTargetTriple(triple);
   module->setDataLayout(machine->createDataLayout());
   if (absl::Status linked = LinkLibdevice(*module, cuda_toolkit); !linked.ok()) return linked;
-  OptimizeModule(*module, *machine, level);  // the NVPTX callbacks add NVVMReflect
+  if (absl::Status optimized = OptimizeKernelModule(*module, *machine, level); !optimized.ok()) {
+    return optimized;
+  }
 
   llvm::SmallString<0> ptx;
   llvm::raw_svector_ostream stream(ptx);

@@ -208,6 +208,47 @@ TEST(NvptxCompileTest, StagesAreDumpedOnRequest) {
   EXPECT_THAT(Stage(*module, "ptx"), HasSubstr("gpu.binary @tessera_kernels"));
 }
 
+TEST(NvptxCompileTest, EveryStepOfTheCompileIsTimed) {
+  for (bool link_cubin : {true, false}) {
+    CompileOptions options;
+    options.target = Target::kNvptx;
+    options.link_cubin = link_cubin;
+    auto module = Compile(kAllOps, options);
+    ASSERT_TRUE(module.ok()) << module.status();
+    std::vector<std::string> names;
+    for (const auto& [name, ms] : (*module)->stage_ms) {
+      names.push_back(name);
+      EXPECT_GE(ms, 0.0) << name;
+    }
+    if (link_cubin) {
+      EXPECT_THAT(names, ElementsAre("parse", "arbitrate", "contracts", "delegates",
+                                     "tile-to-gpu", "nvvm", "host-llvm", "ptx", "cubin",
+                                     "host-object"));
+    } else {
+      // PTX only: nvJitLink never runs, and the images hold no cubin.
+      EXPECT_THAT(names, ElementsAre("parse", "arbitrate", "contracts", "delegates",
+                                     "tile-to-gpu", "nvvm", "host-llvm", "ptx", "host-object"));
+      for (const DeviceImage& image : (*module)->device_images) {
+        EXPECT_TRUE(image.cubin.empty());
+        auto [status, output] = Ptxas(image.ptx, "sm_90");
+        EXPECT_EQ(status, 0) << output;
+      }
+    }
+  }
+}
+
+TEST(NvptxCompileTest, KernelsCallNoFunctionsAndMatmulReadsSharedMemoryAsVectors) {
+  // The kernel pipeline inlines libdevice (softmax calls expf) and, after unrolling the
+  // matmul's K step, GVN and the load/store vectorizer read the A row four floats at a time.
+  auto module = CompileForGpu(kAllOps, "sm_90");
+  ASSERT_NE(module, nullptr);
+  ASSERT_EQ(module->device_images.size(), 1u);
+  const std::string& ptx = module->device_images[0].ptx;
+  EXPECT_THAT(ptx, Not(HasSubstr("call.uni")));
+  EXPECT_THAT(ptx, Not(HasSubstr(".func ")));
+  EXPECT_THAT(ptx, HasSubstr("ld.shared.v4.b32"));
+}
+
 TEST(NvptxCompileTest, EmptyProblemsLaunchNothing) {
   // Every launch sits behind a size check: CUDA rejects a zero-sized grid.
   auto module = CompileForGpu(kAllOps, "sm_90", /*dump_stages=*/true);
