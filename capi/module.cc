@@ -61,12 +61,13 @@ tessera_jit_error_t* tessera_jit_compile(tessera_jit_context_t* context, const c
   }
   constexpr uint32_t kKnownFlags = TESSERA_JIT_DETERMINISTIC | TESSERA_JIT_BATCH_INVARIANT |
                                    TESSERA_JIT_BACKGROUND_DECISIONS |
-                                   TESSERA_JIT_BACKGROUND_DETERMINISTIC;
+                                   TESSERA_JIT_BACKGROUND_DETERMINISTIC | TESSERA_JIT_PTX_ONLY;
   if ((options->flags & ~kKnownFlags) != 0) {
     return InvalidArgument(absl::StrCat("tessera_jit_compile_options_t.flags: unknown flags 0x",
                                         absl::Hex(options->flags & ~kKnownFlags)));
   }
   compile.opt_level = options->opt_level;
+  compile.link_cubin = (options->flags & TESSERA_JIT_PTX_ONLY) == 0;
   compile.batch_invariant = (options->flags & TESSERA_JIT_BATCH_INVARIANT) != 0;
   compile.deterministic = compile.batch_invariant || (options->flags & TESSERA_JIT_DETERMINISTIC) != 0;
   const bool background = (options->flags & TESSERA_JIT_BACKGROUND_DECISIONS) != 0;
@@ -195,6 +196,11 @@ tessera_jit_error_t* tessera_jit_module_get_text(const tessera_jit_module_t* mod
     }
     default:
       return InvalidArgument(absl::StrCat("unknown text kind ", static_cast<int>(kind)));
+  }
+  if (kind == TESSERA_JIT_TEXT_CUBIN && module->compiled->options.target == Target::kNvptx &&
+      !module->compiled->options.link_cubin) {
+    return MakeError(absl::NotFoundError(
+        "the module has no cubin: it was compiled to PTX only (TESSERA_JIT_PTX_ONLY)"));
   }
   if (text == nullptr || text->empty()) {
     return MakeError(absl::NotFoundError(absl::StrCat(

@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 #define TESSERA_JIT_API_MAJOR 0
-#define TESSERA_JIT_API_MINOR 11
+#define TESSERA_JIT_API_MINOR 12
 
 /* The size of `type` up to and including `last_field`: what a struct of the API version that
  * ended with `last_field` measures (API 0.5). */
@@ -337,6 +337,13 @@ typedef struct tessera_jit_function tessera_jit_function_t; /* Thread-safe. */
  * synchronously unless TESSERA_JIT_BACKGROUND_DETERMINISTIC allows it. */
 #define TESSERA_JIT_BACKGROUND_DECISIONS 0x4u
 #define TESSERA_JIT_BACKGROUND_DETERMINISTIC 0x8u
+/* API 0.12: nvptx: compile to PTX only — no cubin, no nvJitLink (1/3 to 1/2 of a compile's
+ * time, docs/performance.md). The CUDA driver compiles the PTX for the device when the module
+ * first loads (ptxas's time, once per process; the driver's own cache, ~/.nv/ComputeCache,
+ * keeps the result for later processes unless CUDA_CACHE_DISABLE=1), and PTX for an arch loads
+ * on that arch and newer ones. TESSERA_JIT_TEXT_CUBIN is then NOT_FOUND. Ignored for the host
+ * target. */
+#define TESSERA_JIT_PTX_ONLY 0x10u
 
 typedef struct tessera_jit_compile_options_t {
   size_t struct_size; /* TESSERA_JIT_COMPILE_OPTIONS_STRUCT_SIZE */

@@ -534,8 +534,20 @@ func.func @mm(%a: memref<32x32xf32>, %b: memref<32x32xf32>, %c: memref<32x32xf32
             with self.assertRaises(RuntimeError):
                 module.decision_states()
 
+    def test_an_nvptx_module_compiles_to_ptx_only_on_request(self):
+        with tj.Context(cache_dir="") as ctx:
+            linked = ctx.compile(SOURCE, target="nvptx")
+            self.assertEqual(linked.cubin[:4], b"\x7fELF")
+            ptx_only = ctx.compile(SOURCE, target="nvptx", ptx_only=True)
+            self.assertIn(".entry saxpy_map_0", ptx_only.ptx)
+            self.assertEqual(ptx_only.ptx, linked.ptx)
+            with self.assertRaises(tj.NotFoundError):
+                ptx_only.cubin
+            linked.close()
+            ptx_only.close()
+
     def test_api_version_and_library(self):
-        self.assertEqual(tj.api_version(), (0, 11))
+        self.assertEqual(tj.api_version(), (0, 12))
         self.assertTrue(tj.library_path().endswith("libtessera_jit.so"))
         self.assertIn("sm_90", tj.supported_archs())
 

@@ -129,18 +129,20 @@ struct OpCase {
 
 class GpuOpTest : public GpuTest, public ::testing::WithParamInterface<OpCase> {};
 
-/// Runs the entry `f` on the device and on the host with the same inputs; every tensor must
-/// agree within the case's tolerance (|d − h| ≤ atol + rtol·|h|).
+/// Runs the entry `f` on the device (from a cubin, and from PTX the driver compiles) and on
+/// the host with the same inputs; every tensor must agree within the case's tolerance
+/// (|d − h| ≤ atol + rtol·|h|).
 TEST_P(GpuOpTest, DeviceMatchesHost) {
   const OpCase& c = GetParam();
   std::vector<std::unique_ptr<DeviceTensor>> tensors;
   for (size_t i = 0; i < c.shapes.size(); ++i) {
     tensors.push_back(std::make_unique<DeviceTensor>(context_, c.shapes[i], 100 + i));
   }
-  auto invoke = [&](const char* target, bool on_device) {
+  auto invoke = [&](const char* target, bool on_device, uint32_t flags) {
     tessera_jit_compile_options_t options;
     tessera_jit_compile_options_init(&options);
     options.target = target;
+    options.flags = flags;
     tessera_jit_module_t* module = nullptr;
     EXPECT_EQ(tessera_jit_compile(context_, c.source, std::strlen(c.source), &options, &module),
               nullptr);
@@ -159,14 +161,19 @@ TEST_P(GpuOpTest, DeviceMatchesHost) {
     EXPECT_EQ(TakeMessage(tessera_jit_stream_synchronize(context_, nullptr)), "");
     tessera_jit_module_destroy(module);
   };
-  invoke("nvptx", true);
-  invoke("host", false);  // in place on the host copies: the reference
+  invoke("nvptx", true, TESSERA_JIT_PTX_ONLY);
+  std::vector<std::vector<float>> from_ptx;
+  for (auto& t : tensors) from_ptx.push_back(t->Download());
+  invoke("nvptx", true, 0);
+  invoke("host", false, 0);  // in place on the host copies: the reference
   for (size_t i = 0; i < tensors.size(); ++i) {
     std::vector<float> device = tensors[i]->Download();
     for (size_t k = 0; k < device.size(); ++k) {
       float h = tensors[i]->host[k];
       EXPECT_LE(std::fabs(device[k] - h), c.atol + c.rtol * std::fabs(h))
           << c.name << " tensor #" << i << " element " << k;
+      EXPECT_LE(std::fabs(from_ptx[i][k] - h), c.atol + c.rtol * std::fabs(h))
+          << c.name << " (PTX only) tensor #" << i << " element " << k;
     }
   }
 }

@@ -78,6 +78,10 @@ Flags& Flags::CompileOptions(jit::CompileOptions* options, DelegateFlags* delega
   Int("-O", &options->opt_level, 0, "a level 0-3");
   Switch("--deterministic", &options->deterministic);
   Switch("--batch-invariant", &options->batch_invariant);
+  flags_["--ptx-only"] = Flag{false, "", [options](const std::string&) {
+                                options->link_cubin = false;
+                                return std::string();
+                              }};
   Delegates(delegates);
   String("--matmul-delegate", &options->matmul_delegate, "a provider");
   Value("--budget-ms", "milliseconds (1-3600000)", [options](const std::string& value) {

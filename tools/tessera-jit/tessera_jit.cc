@@ -69,6 +69,8 @@ compile options:
   --deterministic       treat every function as tessera.deterministic
   --batch-invariant     … at the batch_invariant level: only candidates whose rows do not
                         depend on the batch size serve a Tile op
+  --ptx-only            nvptx: no cubin (no nvJitLink); the driver compiles the PTX when the
+                        module loads (implied by --emit ptx)
   --budget-ms N         how long one decision's candidates may run (default 300)
   --plan PLAN           replay a plan file: every Tile op takes its pinned candidate, nothing
                         is measured (a point not in it runs the compiled lowering)
@@ -271,6 +273,8 @@ int Compile(int argc, char** argv) {
   if (!args.export_plan.empty()) return Fail("--export-plan is an option of explain");
   if (args.background) return Fail("--background is an option of explain");
   args.options.dump_stages = args.emit == "mlir";
+  if (args.emit == "ptx") args.options.link_cubin = false;  // nothing reads the cubin
+  if (args.emit == "cubin" && !args.options.link_cubin) return Fail("--emit cubin and --ptx-only");
   auto compiled = CompileFile(args);
   if (!compiled.ok()) return ReportFailure(args, compiled.status());
   if (args.emit == "cubin") {

@@ -137,14 +137,15 @@ class Context(Closable):
                 deterministic: bool = False, opt_level: int = 2,
                 matmul_delegate: Optional[str] = None, batch_invariant: bool = False,
                 arbitration_budget_ms: int = 0, background: bool = False,
-                background_deterministic: bool = False) -> Module:
+                background_deterministic: bool = False, ptx_only: bool = False) -> Module:
         """Compiles Tessera IR (str or bytes) into a Module; errors carry every diagnostic with
         its location (InvalidArgumentError for bad IR or a broken contract). batch_invariant:
         every function deterministic at the batch_invariant level (docs/arbiter.md);
         arbitration_budget_ms: 0 for the context's. background: undecided Tile ops run their
         incumbent while a worker measures them; the module switches at a later call
         (Module.decision_states, Module.wait_decisions); background_deterministic allows that
-        in deterministic functions too."""
+        in deterministic functions too. ptx_only (nvptx): no cubin; the driver compiles the
+        PTX when the module first loads (docs/capi.md)."""
         if not isinstance(arbitration_budget_ms, int) or not 0 <= arbitration_budget_ms < 2**31:
             raise ValueError("arbitration_budget_ms must be an int from 0 to 2**31 - 1, found "
                              f"{arbitration_budget_ms!r}")
@@ -156,7 +157,8 @@ class Context(Closable):
         options.flags = ((S.DETERMINISTIC if deterministic else 0) |
                          (S.BATCH_INVARIANT if batch_invariant else 0) |
                          (S.BACKGROUND_DECISIONS if background else 0) |
-                         (S.BACKGROUND_DETERMINISTIC if background_deterministic else 0))
+                         (S.BACKGROUND_DETERMINISTIC if background_deterministic else 0) |
+                         (S.PTX_ONLY if ptx_only else 0))
         options.arbitration_budget_ms = arbitration_budget_ms
         options.opt_level = opt_level
         encoded = _source_bytes(source, "source")
