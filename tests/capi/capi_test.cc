@@ -488,18 +488,15 @@ TEST(CapiGpuAbsentTest, GpuCallsSayUnavailableWithoutADriver) {
   Error ran(tessera_jit_function_invoke(saxpy, args, 4, nullptr, nullptr));
   EXPECT_EQ(ran.code(), TESSERA_JIT_UNAVAILABLE);
   EXPECT_THAT(ran.message(), HasSubstr("@saxpy runs on the GPU, which is not available"));
-  const char* cubin = nullptr;
-  ASSERT_OK(tessera_jit_module_get_text(module, TESSERA_JIT_TEXT_CUBIN, &cubin, &size));
-  EXPECT_EQ(std::string(cubin, 4), "\x7f" "ELF");
+  EXPECT_EQ(tessera::testing::Text(module, TESSERA_JIT_TEXT_CUBIN).substr(0, 4), "\x7f" "ELF");
+  const std::string linked_ptx = tessera::testing::Text(module, TESSERA_JIT_TEXT_PTX);
   tessera_jit_module_destroy(module);
 
   // PTX only: the same PTX, no cubin (the driver compiles the PTX at load).
   compile.flags = TESSERA_JIT_PTX_ONLY;
   ASSERT_OK(tessera_jit_compile(context, kSource, sizeof(kSource) - 1, &compile, &module));
-  const char* ptx_only = nullptr;
-  size_t ptx_only_size = 0;
-  ASSERT_OK(tessera_jit_module_get_text(module, TESSERA_JIT_TEXT_PTX, &ptx_only, &ptx_only_size));
-  EXPECT_THAT(std::string(ptx_only, ptx_only_size), HasSubstr(".entry saxpy_map_0"));
+  EXPECT_EQ(tessera::testing::Text(module, TESSERA_JIT_TEXT_PTX), linked_ptx);
+  const char* cubin = nullptr;
   Error no_cubin(tessera_jit_module_get_text(module, TESSERA_JIT_TEXT_CUBIN, &cubin, &size));
   EXPECT_EQ(no_cubin.code(), TESSERA_JIT_NOT_FOUND);
   EXPECT_THAT(no_cubin.message(), HasSubstr("compiled to PTX only (TESSERA_JIT_PTX_ONLY)"));
