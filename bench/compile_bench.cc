@@ -1,9 +1,12 @@
 // Cold compile latency, side by side in one run: Tessera IR → PTX and → cubin (in process:
 // MLIR + LLVM NVPTX + nvJitLink) against NVRTC compiling the equivalent CUDA C++ to PTX and to
-// cubin. Each sample is a complete compile from text with no cache (a fresh MLIRContext or a
-// fresh NVRTC program). Prints a table of medians and ratios and writes JSON.
+// cubin, and against Triton from PyPI compiling the same kernels to cubin (in a virtual
+// environment the benchmark creates; the column says why when it cannot). Each sample is a
+// complete compile from text with no cache. Prints a table of medians and ratios, the
+// medians of Tessera's compile steps, and writes JSON.
 //
-//   bazel run //bench:compile_bench -- [--runs N] [--arch sm_90] [--json PATH]
+//   bazel run -c opt //bench:compile_bench -- [--runs N] [--arch sm_90] [--json PATH]
+//       [--triton-venv DIR | --no-triton]
 #include <nvrtc.h>
 
 #include <algorithm>
@@ -16,12 +19,19 @@
 #include <string>
 #include <vector>
 
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <memory>
+
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "jit/compile_options.h"
 #include "jit/compiler.h"
 #include "jit/nvjitlink.h"
+#include "jit/runtime/thread_pool.h"
+#include "llvm/Support/JSON.h"
 
 namespace {
 
@@ -117,6 +127,23 @@ extern "C" __global__ void __launch_bounds__(256) row_softmax(const float* x, fl
   for (long c = t; c < cols; c += 256) out[c] = __fdiv_rn(expf(__fsub_rn(in[c], row_max)), total);
 }
 )cuda";
+
+// Five kernels in one module (the MLP example's ops): compiled one at a time or in parallel.
+constexpr char kMlpIr[] = R"mlir(
+func.func @mlp(%x: memref<?x784xf32>, %w1: memref<784x256xf32>, %b1: memref<256xf32>,
+               %w2: memref<256x10xf32>, %b2: memref<10xf32>, %hidden: memref<?x256xf32>,
+               %logits: memref<?x10xf32>, %probs: memref<?x10xf32>, %top: memref<?xf32>,
+               %confidence: memref<f32>) {
+  tile.matmul %x, %w1 -> %hidden bias(%b1 : memref<256xf32>) activation(relu)
+      : memref<?x784xf32>, memref<784x256xf32> -> memref<?x256xf32>
+  tile.matmul %hidden, %w2 -> %logits bias(%b2 : memref<10xf32>)
+      : memref<?x256xf32>, memref<256x10xf32> -> memref<?x10xf32>
+  tile.softmax %logits -> %probs : memref<?x10xf32> -> memref<?x10xf32>
+  tile.reduce max %probs -> %top axis = 1 : memref<?x10xf32> -> memref<?xf32>
+  tile.reduce mean %top -> %confidence axis = 0 : memref<?xf32> -> memref<f32>
+  return
+}
+)mlir";
 
 using Clock = std::chrono::steady_clock;
 
@@ -221,6 +248,78 @@ void Tessera(const std::string& source, const std::string& arch, bool cubin,
   if (stages != nullptr) stages->Add((*compiled)->stage_ms);
 }
 
+/// Triton's medians per kernel (to cubin), from bench/triton_compile_bench.py run in `venv`.
+struct TritonColumn {
+  std::string version;             ///< empty: not available (`why` says why)
+  std::string why;
+  std::map<std::string, double> median_ms, first_ms;
+};
+
+bool Exists(const std::string& path) {
+  struct stat info;
+  return stat(path.c_str(), &info) == 0;
+}
+
+/// The script, next to the binary in Bazel's runfiles, else relative to the working directory.
+std::string TritonScript(const char* argv0) {
+  const std::string runfiles =
+      absl::StrCat(argv0, ".runfiles/_main/bench/triton_compile_bench.py");
+  return Exists(runfiles) ? runfiles : "bench/triton_compile_bench.py";
+}
+
+std::string RunCommand(const std::string& command, int& status) {
+  std::string output;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) {
+    status = -1;
+    return output;
+  }
+  char buffer[4096];
+  size_t read = 0;
+  while ((read = fread(buffer, 1, sizeof(buffer), pipe)) > 0) output.append(buffer, read);
+  status = pclose(pipe);
+  return output;
+}
+
+TritonColumn MeasureTriton(const std::string& venv, const std::string& script, int runs,
+                           const std::string& arch) {
+  TritonColumn column;
+  const std::string python = venv + "/bin/python";
+  int status = 0;
+  RunCommand(absl::StrCat("'", python, "' -c 'import triton' 2>/dev/null"), status);
+  if (status != 0) {
+    std::cerr << "creating " << venv << " with Triton from PyPI (once)...\n";
+    RunCommand(absl::StrCat("python3 -m venv '", venv, "' >&2 && '", venv,
+                            "/bin/pip' install -q triton >&2"),
+               status);
+    if (status != 0) {
+      column.why = "no Triton: creating the venv or pip install triton failed";
+      return column;
+    }
+  }
+  const std::string output = RunCommand(
+      absl::StrCat("'", python, "' '", script, "' --runs ", runs, " --arch ", arch,
+                   " 2>/dev/null"),
+      status);
+  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(output);
+  const llvm::json::Object* object = parsed ? parsed->getAsObject() : nullptr;
+  if (!parsed) llvm::consumeError(parsed.takeError());
+  const llvm::json::Object* kernels = object ? object->getObject("kernels") : nullptr;
+  if (status != 0 || kernels == nullptr) {
+    column.why = absl::StrCat("no Triton: ", script, " failed (exit ", status, ")");
+    return column;
+  }
+  if (auto version = object->getString("triton")) column.version = version->str();
+  for (const auto& [name, value] : *kernels) {
+    if (const llvm::json::Object* times = value.getAsObject()) {
+      column.median_ms[name.str()] = times->getNumber("median_ms").value_or(0);
+      column.first_ms[name.str()] = times->getNumber("first_ms").value_or(0);
+    }
+  }
+  if (column.version.empty()) column.why = "no Triton: the script printed no version";
+  return column;
+}
+
 struct Row {
   std::string kernel;
   std::string output;
@@ -238,6 +337,9 @@ int main(int argc, char** argv) {
   int runs = 15;
   std::string arch = "sm_90";
   std::string json_path = "compile_bench.json";
+  const char* home = std::getenv("HOME");
+  std::string triton_venv =
+      absl::StrCat(home != nullptr ? home : "/tmp", "/.cache/tessera-jit/triton-venv");
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--runs" && i + 1 < argc && absl::SimpleAtoi(argv[i + 1], &runs)) {
@@ -246,8 +348,13 @@ int main(int argc, char** argv) {
       arch = argv[++i];
     } else if (arg == "--json" && i + 1 < argc) {
       json_path = argv[++i];
+    } else if (arg == "--triton-venv" && i + 1 < argc) {
+      triton_venv = argv[++i];
+    } else if (arg == "--no-triton") {
+      triton_venv.clear();
     } else {
-      std::cerr << "usage: compile_bench [--runs N] [--arch sm_XX] [--json PATH]\n";
+      std::cerr << "usage: compile_bench [--runs N] [--arch sm_XX] [--json PATH] "
+                   "[--triton-venv DIR | --no-triton]\n";
       return 2;
     }
   }
@@ -277,36 +384,55 @@ int main(int argc, char** argv) {
     }
   }
 
+  TritonColumn triton;
+  triton.why = "not measured (--no-triton)";
+  if (!triton_venv.empty()) triton = MeasureTriton(triton_venv, TritonScript(argv[0]), runs, arch);
+  const bool have_triton = !triton.version.empty();
+
   std::cout << absl::StrFormat("Cold compile latency, %s, %d runs each (median; first call in "
                                "the process in parentheses)\n\n",
                                arch, runs);
-  std::cout << absl::StrFormat("| %-20s | %-5s | %-20s | %-20s | %-7s | %-7s | %-4s |\n",
-                               "kernel", "to", "Tessera IR (ms)", "NVRTC CUDA C++ (ms)", "ratio",
-                               "target", "met");
+  std::cout << absl::StrFormat(
+      "| %-20s | %-5s | %-20s | %-20s | %-7s | %-7s | %-4s | %-20s | %-14s |\n", "kernel", "to",
+      "Tessera IR (ms)", "NVRTC CUDA C++ (ms)", "ratio", "target", "met",
+      have_triton ? absl::StrCat("Triton ", triton.version, " (ms)") : "Triton (ms)",
+      "Tessera/Triton");
   std::cout << "|----------------------|-------|----------------------|----------------------|"
-               "---------|---------|------|\n";
-  std::string json = absl::StrCat("{\n  \"benchmark\": \"compile\",\n  \"arch\": \"", arch,
-                                  "\",\n  \"runs\": ", runs, ",\n  \"nvjitlink\": \"",
-                                  tessera::jit::NvJitLinkVersion(), "\",\n  \"rows\": [\n");
+               "---------|---------|------|----------------------|----------------|\n";
+  std::string json = absl::StrCat(
+      "{\n  \"benchmark\": \"compile\",\n  \"arch\": \"", arch, "\",\n  \"runs\": ", runs,
+      ",\n  \"nvjitlink\": \"", tessera::jit::NvJitLinkVersion(), "\",\n  \"triton\": \"",
+      have_triton ? triton.version : triton.why, "\",\n  \"rows\": [\n");
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row& row = rows[i];
     double ratio = row.tessera.Median() / row.nvrtc.Median();
     bool met = ratio <= row.target_ratio;
+    // Triton compiles to a cubin only: its column is on the cubin rows.
+    const bool triton_row = have_triton && row.output == "cubin" &&
+                            triton.median_ms.count(row.kernel) > 0;
+    const double triton_ms = triton_row ? triton.median_ms.at(row.kernel) : 0;
     std::cout << absl::StrFormat(
-        "| %-20s | %-5s | %8.2f (%8.2f)    | %8.2f (%8.2f)    | %7.3f | <=%5.3f | %-4s |\n",
+        "| %-20s | %-5s | %8.2f (%8.2f)    | %8.2f (%8.2f)    | %7.3f | <=%5.3f | %-4s | %-20s | "
+        "%-14s |\n",
         row.kernel, row.output, row.tessera.Median(), row.tessera_first, row.nvrtc.Median(),
-        row.nvrtc_first, ratio, row.target_ratio, met ? "yes" : "no");
+        row.nvrtc_first, ratio, row.target_ratio, met ? "yes" : "no",
+        triton_row ? absl::StrFormat("%8.2f (%8.2f)", triton_ms, triton.first_ms.at(row.kernel))
+                   : "-",
+        triton_row ? absl::StrFormat("%7.3f", row.tessera.Median() / triton_ms) : "-");
     absl::StrAppend(
         &json,
         absl::StrFormat("    {\"kernel\": \"%s\", \"output\": \"%s\", \"tessera_median_ms\": "
                         "%.4f, \"tessera_min_ms\": %.4f, \"tessera_first_ms\": %.4f, "
                         "\"nvrtc_median_ms\": %.4f, \"nvrtc_min_ms\": %.4f, \"nvrtc_first_ms\": "
-                        "%.4f, \"ratio\": %.4f, \"target_ratio\": %.4f, \"met\": %s}%s\n",
+                        "%.4f, \"ratio\": %.4f, \"target_ratio\": %.4f, \"met\": %s, "
+                        "\"triton_median_ms\": %s}%s\n",
                         row.kernel, row.output, row.tessera.Median(), row.tessera.Min(),
                         row.tessera_first, row.nvrtc.Median(), row.nvrtc.Min(), row.nvrtc_first,
                         ratio, row.target_ratio, met ? "true" : "false",
+                        triton_row ? absl::StrFormat("%.4f", triton_ms) : "null",
                         i + 1 < rows.size() ? "," : ""));
   }
+  if (!have_triton) std::cout << "\nTriton: " << triton.why << "\n";
   absl::StrAppend(&json, "  ],\n  \"stages\": [\n");
   std::cout << "\nWhere Tessera's time goes (median ms per compile step):\n\n";
   for (size_t i = 0; i < rows.size(); ++i) {
@@ -323,6 +449,32 @@ int main(int argc, char** argv) {
                                            "\"median_ms\": {%s}}%s\n",
                                            row.kernel, row.output, stages_json,
                                            i + 1 < rows.size() ? "," : ""));
+  }
+  absl::StrAppend(&json, "  ],\n  \"parallel_kernels\": [\n");
+  // The kernels of one module: each is an image, compiled and linked on the thread's pool.
+  const int cores = tessera::jit::runtime::DefaultThreadCount();
+  std::cout << absl::StrFormat(
+      "\nFive kernels in one module (MLP), median ms: 1 thread vs %d threads (this machine's "
+      "cores)\n\n",
+      cores);
+  for (bool cubin : {false, true}) {
+    double first = 0;
+    tessera::jit::runtime::ThreadPool one(1), all(cores);
+    auto on = [&](tessera::jit::runtime::ThreadPool& pool) {
+      return Measure("tessera", runs, first, [&] {
+        tessera::jit::runtime::ScopedThreadPool scope(&pool);
+        Tessera(kMlpIr, arch, cubin, nullptr);
+      });
+    };
+    const Series serial = on(one), parallel = on(all);
+    std::cout << absl::StrFormat("  to %-5s  1 thread %8.2f   %d threads %8.2f   speed-up %.2fx\n",
+                                 cubin ? "cubin" : "PTX", serial.Median(), cores,
+                                 parallel.Median(), serial.Median() / parallel.Median());
+    absl::StrAppend(&json, absl::StrFormat("    {\"output\": \"%s\", \"threads\": %d, "
+                                           "\"one_thread_median_ms\": %.4f, "
+                                           "\"all_threads_median_ms\": %.4f}%s\n",
+                                           cubin ? "cubin" : "PTX", cores, serial.Median(),
+                                           parallel.Median(), cubin ? "" : ","));
   }
   absl::StrAppend(&json, "  ]\n}\n");
   std::ofstream(json_path) << json;

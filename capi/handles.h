@@ -78,6 +78,10 @@ struct tessera_jit_module {
   tessera_jit_context* context = nullptr;
   std::shared_ptr<const tessera::jit::CompiledModule> compiled;  // shared with the cache
   std::string all_ptx;
+  /// nvptx: one cubin with every kernel (the images linked together), made on first request
+  /// when there is more than one image.
+  mutable absl::once_flag all_cubin_once;
+  mutable absl::StatusOr<std::string> all_cubin = std::string();
   std::string decisions_json;
   std::string plan_json;
 

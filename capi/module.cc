@@ -12,8 +12,10 @@
 #include "capi/arguments.h"
 #include "capi/handles.h"
 #include "jit/compiler.h"
+#include "jit/nvjitlink.h"
 #include "jit/runtime/gpu_runtime.h"
 #include "jit/runtime/invocation.h"
+#include "jit/runtime/thread_pool.h"
 
 using tessera::capi::CheckStructSize;
 using tessera::capi::InvalidArgument;
@@ -98,6 +100,8 @@ tessera_jit_error_t* tessera_jit_compile(tessera_jit_context_t* context, const c
       options->matmul_delegate != nullptr) {
     compile.matmul_delegate = options->matmul_delegate;
   }
+  // The kernels of an nvptx module compile (and link) in parallel on the context's threads.
+  tessera::jit::runtime::ScopedThreadPool threads(context->threads);
   absl::StatusOr<tessera::service::CompileResult> compiled =
       context->service->Compile(absl::string_view(source, source_size), compile);
   if (!compiled.ok()) return MakeError(compiled.status());
@@ -177,11 +181,23 @@ tessera_jit_error_t* tessera_jit_module_get_text(const tessera_jit_module_t* mod
     case TESSERA_JIT_TEXT_PTX:
       text = &module->all_ptx;
       break;
-    case TESSERA_JIT_TEXT_CUBIN:
-      if (!module->compiled->device_images.empty()) {
-        text = &module->compiled->device_images.front().cubin;
+    case TESSERA_JIT_TEXT_CUBIN: {
+      const auto& images = module->compiled->device_images;
+      if (images.size() == 1) {
+        text = &images.front().cubin;
+      } else if (images.size() > 1 && module->compiled->options.link_cubin) {
+        // Each kernel is an image of its own: one cubin with all of them, linked once.
+        absl::call_once(module->all_cubin_once, [module] {
+          std::vector<absl::string_view> ptx;
+          for (const auto& image : module->compiled->device_images) ptx.push_back(image.ptx);
+          module->all_cubin = tessera::jit::LinkPtxToCubin(ptx, module->compiled->options.arch,
+                                                           module->compiled->options.opt_level);
+        });
+        if (!module->all_cubin.ok()) return MakeError(module->all_cubin.status());
+        text = &*module->all_cubin;
       }
       break;
+    }
     case TESSERA_JIT_TEXT_DECISIONS:
     case TESSERA_JIT_TEXT_PLAN: {
       // The serving module's (background decisions swap in the measured one).

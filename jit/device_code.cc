@@ -13,6 +13,7 @@
 #include "jit/host_code.h"
 #include "jit/nvjitlink.h"
 #include "jit/runtime/device_image.h"
+#include "jit/runtime/thread_pool.h"
 #include "jit/stage_clock.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/Support/raw_ostream.h"
@@ -26,37 +27,55 @@ absl::Status EmitDeviceCode(mlir::ModuleOp module, CompiledModule& out) {
   std::vector<mlir::gpu::BinaryOp> binaries(module.getOps<mlir::gpu::BinaryOp>().begin(),
                                             module.getOps<mlir::gpu::BinaryOp>().end());
   mlir::Builder builder(module.getContext());
-  std::optional<StageClock> cubin_clock;
-  if (out.options.link_cubin) cubin_clock.emplace(out.stage_ms, "cubin");
+  // One image per gpu.binary object; each kernel of the Tile lowering has its own module.
+  std::vector<mlir::gpu::ObjectAttr> objects;
   for (mlir::gpu::BinaryOp binary : binaries) {
-    llvm::SmallVector<mlir::Attribute> packed_objects;
     for (mlir::Attribute attribute : binary.getObjects()) {
       auto object = llvm::cast<mlir::gpu::ObjectAttr>(attribute);
       DeviceImage image;
       image.module_name = binary.getName().str();
       image.ptx = object.getObject().getValue().str();
       image.kernels = delegates::PtxEntries(image.ptx);
-      if (out.options.link_cubin) {
-        absl::StatusOr<std::string> cubin =
-            LinkPtxToCubin(image.ptx, out.options.arch, out.options.opt_level);
+      out.device_images.push_back(std::move(image));
+      objects.push_back(object);
+    }
+  }
+  std::optional<StageClock> cubin_clock;
+  if (out.options.link_cubin) {
+    cubin_clock.emplace(out.stage_ms, "cubin");
+    // nvJitLink handles are independent: the images link in parallel on this thread's pool.
+    std::vector<absl::Status> linked(out.device_images.size());
+    runtime::RunTasks(static_cast<int64_t>(out.device_images.size()), [&](int64_t i) {
+      DeviceImage& image = out.device_images[static_cast<size_t>(i)];
+      absl::StatusOr<std::string> cubin =
+          LinkPtxToCubin(image.ptx, out.options.arch, out.options.opt_level);
+      if (cubin.ok()) {
+        image.cubin = *std::move(cubin);
+      } else if (image.ptx.find("// begin inline asm") != std::string::npos) {
         // The user's own PTX (inline_ptx; LLVM marks it "begin inline asm") is theirs to fix,
         // not a compiler bug.
-        if (!cubin.ok() && image.ptx.find("// begin inline asm") != std::string::npos) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "nvJitLink rejected gpu.module @", image.module_name,
-              ", which holds inline PTX from tessera_nvidia.inline_ptx: ",
-              cubin.status().message()));
-        }
-        if (!cubin.ok()) return cubin.status();
-        image.cubin = *std::move(cubin);
+        linked[static_cast<size_t>(i)] = absl::InvalidArgumentError(absl::StrCat(
+            "nvJitLink rejected gpu.module @", image.module_name,
+            ", which holds inline PTX from tessera_nvidia.inline_ptx: ",
+            cubin.status().message()));
+      } else {
+        linked[static_cast<size_t>(i)] = cubin.status();
       }
-      // The host code embeds both: the runtime loads the cubin, or JITs the PTX if the driver
-      // rejects it.
+    });
+    for (const absl::Status& status : linked) TESSERA_RETURN_IF_ERROR(status);
+  }
+  // The host code embeds both: the runtime loads the cubin, or JITs the PTX if the driver
+  // rejects it (or there is none: PTX only).
+  size_t next = 0;
+  for (mlir::gpu::BinaryOp binary : binaries) {
+    llvm::SmallVector<mlir::Attribute> packed_objects;
+    for (size_t i = 0; i < binary.getObjects().size(); ++i, ++next) {
+      const DeviceImage& image = out.device_images[next];
+      mlir::gpu::ObjectAttr object = objects[next];
       packed_objects.push_back(mlir::gpu::ObjectAttr::get(
           module.getContext(), object.getTarget(), mlir::gpu::CompilationTarget::Binary,
           builder.getStringAttr(runtime::PackDeviceImage(image.cubin, image.ptx)),
           object.getProperties(), object.getKernels()));
-      out.device_images.push_back(std::move(image));
     }
     binary.setObjectsAttr(builder.getArrayAttr(packed_objects));
   }

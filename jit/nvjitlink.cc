@@ -37,6 +37,11 @@ absl::Status Failure(absl::string_view call, nvJitLinkResult result, nvJitLinkHa
 
 absl::StatusOr<std::string> LinkPtxToCubin(absl::string_view ptx, absl::string_view arch,
                                            int opt_level) {
+  return LinkPtxToCubin(std::vector<absl::string_view>{ptx}, arch, opt_level);
+}
+
+absl::StatusOr<std::string> LinkPtxToCubin(const std::vector<absl::string_view>& ptx,
+                                           absl::string_view arch, int opt_level) {
   std::string arch_option = absl::StrCat("-arch=", arch);
   // nvJitLink accepts only -O0 and -O3.
   std::string opt_option = opt_level == 0 ? "-O0" : "-O3";
@@ -45,8 +50,12 @@ absl::StatusOr<std::string> LinkPtxToCubin(absl::string_view ptx, absl::string_v
   nvJitLinkResult result = nvJitLinkCreate(&raw, 2, options);
   if (result != NVJITLINK_SUCCESS) return Failure("nvJitLinkCreate", result, raw);
   Handle handle(raw);
-  result = nvJitLinkAddData(raw, NVJITLINK_INPUT_PTX, ptx.data(), ptx.size(), "tessera.ptx");
-  if (result != NVJITLINK_SUCCESS) return Failure("nvJitLinkAddData", result, raw);
+  for (size_t i = 0; i < ptx.size(); ++i) {
+    const std::string name = absl::StrCat("tessera", i, ".ptx");
+    result = nvJitLinkAddData(raw, NVJITLINK_INPUT_PTX, ptx[i].data(), ptx[i].size(),
+                              name.c_str());
+    if (result != NVJITLINK_SUCCESS) return Failure("nvJitLinkAddData", result, raw);
+  }
   result = nvJitLinkComplete(raw);
   if (result != NVJITLINK_SUCCESS) return Failure("nvJitLinkComplete", result, raw);
   size_t size = 0;

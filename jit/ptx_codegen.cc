@@ -5,6 +5,7 @@
 
 #include "jit/compile_options.h"
 #include "jit/llvm_optimize.h"
+#include "jit/runtime/thread_pool.h"
 
 #include <map>
 #include <mutex>
@@ -122,40 +123,55 @@ absl::Status LinkLibdevice(llvm::Module& module, const std::string& cuda_toolkit
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::string> EmitPtx(mlir::gpu::GPUModuleOp gpu_module,
-                                    mlir::NVVM::NVVMTargetAttr target,
-                                    const std::string& cuda_toolkit) {
+/// One gpu.module on its way to PTX: translated to LLVM IR (on the compiling thread, which owns
+/// the MLIR context), then optimised and emitted (on any thread: nothing here touches MLIR).
+struct PtxJob {
+  std::string name;
+  std::string chip;
+  int level = 2;
+  std::unique_ptr<llvm::LLVMContext> context = std::make_unique<llvm::LLVMContext>();
+  std::vector<std::string> llvm_errors;
+  std::unique_ptr<llvm::Module> module;
+  absl::StatusOr<std::string> ptx = absl::UnknownError("not compiled");
+};
+
+absl::Status Translate(mlir::gpu::GPUModuleOp gpu_module, mlir::NVVM::NVVMTargetAttr target,
+                       PtxJob& job) {
+  job.name = gpu_module.getName().str();
   // The chip decides the PTX ISA (compile_options.h): a chip LLVM knows but CUDA 13 does not,
   // or a `+ptx` feature too old for the chip, would abort inside the NVPTX backend.
-  const std::string chip = target.getChip().str();
-  if (absl::Status supported = ValidateArch(chip); !supported.ok()) return supported;
-  const std::string features = PtxFeatures(chip);
-  InitializeNvptx();
-  llvm::LLVMContext context;
-  std::vector<std::string> llvm_errors;
-  context.setDiagnosticHandlerCallBack(CollectLlvmErrors, &llvm_errors);
-  std::unique_ptr<llvm::Module> module = mlir::translateModuleToLLVMIR(
-      gpu_module.getOperation(), context, gpu_module.getName());
-  if (module == nullptr) {
+  job.chip = target.getChip().str();
+  if (absl::Status supported = ValidateArch(job.chip); !supported.ok()) return supported;
+  job.level = target.getO();
+  job.context->setDiagnosticHandlerCallBack(CollectLlvmErrors, &job.llvm_errors);
+  job.module = mlir::translateModuleToLLVMIR(gpu_module.getOperation(), *job.context,
+                                             gpu_module.getName());
+  if (job.module == nullptr) {
     return absl::InvalidArgumentError(
-        absl::StrCat("translating gpu.module @", gpu_module.getName().str(), " to LLVM IR failed"));
+        absl::StrCat("translating gpu.module @", job.name, " to LLVM IR failed"));
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> EmitPtx(PtxJob& job, const std::string& cuda_toolkit) {
+  InitializeNvptx();
   llvm::Triple triple(kNvptxTriple);
   std::string error;
   const llvm::Target* backend = llvm::TargetRegistry::lookupTarget(triple, error);
   if (backend == nullptr) return absl::InternalError(absl::StrCat("no NVPTX backend: ", error));
-  const int level = target.getO();
   std::unique_ptr<llvm::TargetMachine> machine(backend->createTargetMachine(
-      triple, chip, features, llvm::TargetOptions(), std::nullopt,
-      std::nullopt, level == 0 ? llvm::CodeGenOptLevel::None : llvm::CodeGenOptLevel::Aggressive));
+      triple, job.chip, PtxFeatures(job.chip), llvm::TargetOptions(), std::nullopt,
+      std::nullopt,
+      job.level == 0 ? llvm::CodeGenOptLevel::None : llvm::CodeGenOptLevel::Aggressive));
   if (machine == nullptr) {
-    return absl::UnimplementedError(
-        absl::StrCat("the NVPTX backend cannot target ", target.getChip().str()));
+    return absl::UnimplementedError(absl::StrCat("the NVPTX backend cannot target ", job.chip));
   }
-  module->setTargetTriple(triple);
-  module->setDataLayout(machine->createDataLayout());
-  if (absl::Status linked = LinkLibdevice(*module, cuda_toolkit); !linked.ok()) return linked;
-  if (absl::Status optimized = OptimizeKernelModule(*module, *machine, level); !optimized.ok()) {
+  llvm::Module& module = *job.module;
+  module.setTargetTriple(triple);
+  module.setDataLayout(machine->createDataLayout());
+  if (absl::Status linked = LinkLibdevice(module, cuda_toolkit); !linked.ok()) return linked;
+  if (absl::Status optimized = OptimizeKernelModule(module, *machine, job.level);
+      !optimized.ok()) {
     return optimized;
   }
 
@@ -165,11 +181,11 @@ absl::StatusOr<std::string> EmitPtx(mlir::gpu::GPUModuleOp gpu_module,
   if (machine->addPassesToEmitFile(codegen, stream, nullptr, llvm::CodeGenFileType::AssemblyFile)) {
     return absl::InternalError("the NVPTX backend cannot emit PTX");
   }
-  codegen.run(*module);
-  if (!llvm_errors.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the NVPTX backend rejected gpu.module @", gpu_module.getName().str(), ": ",
-        absl::StrJoin(llvm_errors, "; ")));
+  codegen.run(module);
+  if (!job.llvm_errors.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("the NVPTX backend rejected gpu.module @",
+                                                   job.name, ": ",
+                                                   absl::StrJoin(job.llvm_errors, "; ")));
   }
   return std::string(ptx.str());
 }
@@ -193,17 +209,34 @@ class GpuModuleToPtxPass
     std::vector<mlir::gpu::GPUModuleOp> gpu_modules(
         getOperation().getOps<mlir::gpu::GPUModuleOp>().begin(),
         getOperation().getOps<mlir::gpu::GPUModuleOp>().end());
-    for (mlir::gpu::GPUModuleOp gpu_module : gpu_modules) {
-      mlir::ArrayAttr targets = gpu_module.getTargetsAttr();
-      auto target = targets && targets.size() == 1
-                        ? llvm::dyn_cast<mlir::NVVM::NVVMTargetAttr>(targets[0])
+    std::vector<mlir::NVVM::NVVMTargetAttr> targets;
+    std::vector<PtxJob> jobs(gpu_modules.size());
+    for (size_t i = 0; i < gpu_modules.size(); ++i) {
+      mlir::gpu::GPUModuleOp gpu_module = gpu_modules[i];
+      mlir::ArrayAttr attrs = gpu_module.getTargetsAttr();
+      auto target = attrs && attrs.size() == 1
+                        ? llvm::dyn_cast<mlir::NVVM::NVVMTargetAttr>(attrs[0])
                         : mlir::NVVM::NVVMTargetAttr();
       if (!target) {
         gpu_module.emitError() << "expected exactly one #nvvm.target on gpu.module @"
                                << gpu_module.getName();
         return signalPassFailure();
       }
-      absl::StatusOr<std::string> ptx = EmitPtx(gpu_module, target, toolkit_);
+      targets.push_back(target);
+      if (absl::Status translated = Translate(gpu_module, target, jobs[i]); !translated.ok()) {
+        jobs[i].ptx = translated;
+      }
+    }
+    // Each module is its own LLVM context: optimised and emitted in parallel on this thread's
+    // pool (the compile's context's threads).
+    runtime::RunTasks(static_cast<int64_t>(jobs.size()), [&](int64_t i) {
+      PtxJob& job = jobs[static_cast<size_t>(i)];
+      if (job.module != nullptr) job.ptx = EmitPtx(job, toolkit_);
+      job.module.reset();  // (before its context)
+    });
+    for (size_t i = 0; i < gpu_modules.size(); ++i) {
+      mlir::gpu::GPUModuleOp gpu_module = gpu_modules[i];
+      const absl::StatusOr<std::string>& ptx = jobs[i].ptx;
       if (!ptx.ok()) {
         // (absl::string_view would stream into a diagnostic as a character range.)
         gpu_module.emitError() << "PTX generation failed: "
@@ -211,7 +244,7 @@ class GpuModuleToPtxPass
         return signalPassFailure();
       }
       mlir::OpBuilder builder(gpu_module);
-      auto object = mlir::gpu::ObjectAttr::get(&getContext(), target,
+      auto object = mlir::gpu::ObjectAttr::get(&getContext(), targets[i],
                                                mlir::gpu::CompilationTarget::Assembly,
                                                builder.getStringAttr(*ptx), nullptr, nullptr);
       builder.create<mlir::gpu::BinaryOp>(gpu_module.getLoc(), gpu_module.getName(),

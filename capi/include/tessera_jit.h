@@ -394,7 +394,10 @@ const char* tessera_jit_module_get_entry_name(const tessera_jit_module_t* module
 typedef enum tessera_jit_text_kind_t {
   TESSERA_JIT_TEXT_LLVM = 0,  /* the host code as LLVM IR */
   TESSERA_JIT_TEXT_PTX = 1,   /* the PTX of every device image (nvptx) */
-  TESSERA_JIT_TEXT_CUBIN = 2, /* the cubin of the first device image (nvptx; binary) */
+  TESSERA_JIT_TEXT_CUBIN = 2, /* a cubin with every kernel (nvptx; binary). Since API 0.12 each
+                                 kernel is a device image of its own, compiled in parallel; a
+                                 module of several is linked into one cubin on the first
+                                 request (nvJitLink's time, once) */
   TESSERA_JIT_TEXT_DECISIONS = 3, /* API 0.3: the arbiter's decision records, one per Tile op,
                                      as a JSON array (docs/arbiter.md) */
   TESSERA_JIT_TEXT_PLAN = 4, /* API 0.10: the module's decisions as a plan file (JSON) that

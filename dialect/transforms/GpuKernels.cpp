@@ -9,7 +9,9 @@
 namespace tessera::device {
 namespace {
 
-constexpr llvm::StringLiteral kKernelModule = "tessera_kernels";
+/// Each kernel gets a gpu.module of its own, `tessera_kernels_<kernel>`: each becomes its own
+/// device image, so the kernels of one module are compiled to PTX and linked in parallel.
+constexpr llvm::StringLiteral kKernelModulePrefix = "tessera_kernels_";
 
 }  // namespace
 
@@ -45,7 +47,7 @@ mlir::gpu::LaunchOp launch(mlir::OpBuilder& b, mlir::Location loc, std::array<ml
       /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
       /*asyncDependencies=*/mlir::ValueRange{}, workgroup,
       /*privateAttributions=*/mlir::TypeRange{}, nullptr, nullptr, nullptr,
-      mlir::FlatSymbolRefAttr::get(b.getContext(), kKernelModule),
+      mlir::FlatSymbolRefAttr::get(b.getContext(), (kKernelModulePrefix + name).str()),
       mlir::FlatSymbolRefAttr::get(b.getContext(), name));
   mlir::OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToEnd(&op.getBody().front());

@@ -150,6 +150,16 @@ ThreadPool& DefaultThreadPool() {
   return *pool;
 }
 
+void RunTasks(int64_t count, const std::function<void(int64_t)>& task) {
+  auto body = [](void* context, int64_t begin, int64_t end) {
+    const auto& run = *static_cast<const std::function<void(int64_t)>*>(context);
+    for (int64_t i = begin; i < end; ++i) run(i);
+  };
+  // Each task costs a whole chunk, so every task may get a thread of its own.
+  TesseraParallelFor(body, const_cast<std::function<void(int64_t)>*>(&task), 0, count,
+                     ThreadPool::kMinChunkWork);
+}
+
 ScopedThreadPool::ScopedThreadPool(ThreadPool* pool) : previous_(current_pool) {
   current_pool = pool;
 }

@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -92,6 +93,12 @@ class ScopedThreadPool {
  private:
   ThreadPool* previous_;
 };
+
+/// Runs task(0) … task(count − 1) on this thread's pool (the enclosing ScopedThreadPool's, else
+/// the default one), up to one task per thread at a time, and returns when all are done;
+/// inline, in order, inside a chunk of another parallel loop. For coarse independent work
+/// (each task is one chunk's worth): the compiler's kernels. `task` must not throw.
+void RunTasks(int64_t count, const std::function<void(int64_t)>& task);
 
 /// (name, address) of tessera_rt_parallel_for, for HostExecutable's runtime symbols.
 RuntimeSymbolList ParallelSymbols();

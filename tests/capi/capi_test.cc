@@ -505,7 +505,28 @@ TEST(CapiGpuAbsentTest, GpuCallsSayUnavailableWithoutADriver) {
   EXPECT_EQ(ran_ptx.code(), TESSERA_JIT_UNAVAILABLE);
   tessera_jit_module_destroy(module);
 
+  // Two kernels are two images, compiled in parallel; TEXT_CUBIN links them into one cubin.
+  constexpr char kTwoKernels[] = R"mlir(
+func.func @two(%x: memref<?x?xf32>, %y: memref<?x?xf32>, %z: memref<?xf32>) {
+  tile.softmax %x -> %y : memref<?x?xf32> -> memref<?x?xf32>
+  tile.reduce sum %y -> %z axis = 1 : memref<?x?xf32> -> memref<?xf32>
+  return
+}
+)mlir";
+  compile.flags = 0;
+  ASSERT_OK(tessera_jit_compile(context, kTwoKernels, sizeof(kTwoKernels) - 1, &compile, &module));
+  const std::string both = tessera::testing::Text(module, TESSERA_JIT_TEXT_CUBIN);
+  EXPECT_EQ(both.substr(0, 4), "\x7f" "ELF");
+  EXPECT_THAT(both, HasSubstr("two_softmax_0"));
+  EXPECT_THAT(both, HasSubstr("two_reduce_1"));
+  EXPECT_EQ(tessera::testing::Text(module, TESSERA_JIT_TEXT_CUBIN), both);  // linked once
+  const std::string two_ptx = tessera::testing::Text(module, TESSERA_JIT_TEXT_PTX);
+  EXPECT_THAT(two_ptx, HasSubstr("// gpu.module @tessera_kernels_two_softmax_0"));
+  EXPECT_THAT(two_ptx, HasSubstr("// gpu.module @tessera_kernels_two_reduce_1"));
+  tessera_jit_module_destroy(module);
+
   // On the host target the flag changes nothing.
+  compile.flags = TESSERA_JIT_PTX_ONLY;
   compile.target = "host";
   ASSERT_OK(tessera_jit_compile(context, kSource, sizeof(kSource) - 1, &compile, &module));
   tessera_jit_module_destroy(module);

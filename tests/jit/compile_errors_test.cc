@@ -206,7 +206,7 @@ TEST(CompileErrorsTest, PtxTheAssemblerRejectsIsTheUsersError) {
   source.replace(source.find("ex2.approx.ftz.f32 $0, $1;"), 26, "ex3.nonsense.f32 $0, $1;");
   absl::Status status = CompileStatus(source, Target::kNvptx, "sm_90");
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(status.message(), AllOf(HasSubstr("nvJitLink rejected gpu.module @tessera_kernels, "
+  EXPECT_THAT(status.message(), AllOf(HasSubstr("nvJitLink rejected gpu.module @tessera_kernels_exp2_map_0, "
                                                 "which holds inline PTX"),
                                       HasSubstr("ex3")));
 }

@@ -6,7 +6,7 @@
 // RUN: not tessera-jit compile %s 2>&1 | FileCheck %s --check-prefix=HOST
 // The op stays valid at every stage of the lowering (tessera-opt verifies after each pass).
 // RUN: tessera-opt %s --tessera-lower-to-nvvm='arch=sm_90' | FileCheck %s --check-prefix=OPT
-// OPT: gpu.binary @tessera_kernels
+// OPT: gpu.binary @tessera_kernels_exp2_map_0
 // OPT: gpu.binary @raw
 
 // CHECK: .version 8.0

@@ -20,7 +20,7 @@
 
 // GPU-LABEL: func.func @row_sums
 // GPU: scf.if
-// GPU: gpu.launch blocks({{.*}}) threads({{.*}}) in ({{.*}} = %c256{{.*}}) module(@tessera_kernels) function(@row_sums_reduce_0) workgroup(%{{.*}} : memref<256xf32, #gpu.address_space<workgroup>>)
+// GPU: gpu.launch blocks({{.*}}) threads({{.*}}) in ({{.*}} = %c256{{.*}}) module(@tessera_kernels_row_sums_reduce_0) function(@row_sums_reduce_0) workgroup(%{{.*}} : memref<256xf32, #gpu.address_space<workgroup>>)
 // GPU: gpu.barrier
 // GPU: gpu.terminator
 
@@ -31,8 +31,8 @@
 // HOST-NOT: scf.
 
 // NVVM: llvm.func @row_sums(
-// NVVM: gpu.launch_func @tessera_kernels::@row_sums_reduce_0
-// NVVM: gpu.binary @tessera_kernels {{\[}}#gpu.object<#nvvm.target<chip = "sm_80", features = "+ptx80">
+// NVVM: gpu.launch_func @tessera_kernels_row_sums_reduce_0::@row_sums_reduce_0
+// NVVM: gpu.binary @tessera_kernels_row_sums_reduce_0 {{\[}}#gpu.object<#nvvm.target<chip = "sm_80", features = "+ptx80">
 func.func @row_sums(%x: memref<?x?xf32>, %y: memref<?xf32>) attributes {llvm.emit_c_interface} {
   tile.reduce sum %x -> %y axis = 1 : memref<?x?xf32> -> memref<?xf32>
   return

@@ -13,6 +13,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "jit/compiler.h"
+#include "jit/runtime/thread_pool.h"
 
 namespace tessera::jit {
 namespace {
@@ -89,16 +90,18 @@ class NvptxArchTest : public ::testing::TestWithParam<std::string> {};
 TEST_P(NvptxArchTest, EveryTileOpCompilesToAssemblablePtxAndCubin) {
   auto module = CompileForGpu(kAllOps, GetParam());
   ASSERT_NE(module, nullptr);
-  ASSERT_EQ(module->device_images.size(), 1u);
-  const DeviceImage& image = module->device_images[0];
-  EXPECT_EQ(image.module_name, "tessera_kernels");
-  EXPECT_THAT(image.kernels, ElementsAre("ops_matmul_0", "ops_softmax_1", "ops_reduce_2",
-                                         "ops_map_3"));
-  ExpectValidImage(image, GetParam());
-  // The host side launches each kernel from the entry function.
-  for (const std::string& kernel : image.kernels) {
-    EXPECT_THAT(module->host_llvm_ir, HasSubstr(kernel));
+  // Each kernel is an image of its own (compiled and linked in parallel).
+  std::vector<std::string> names, kernels;
+  for (const DeviceImage& image : module->device_images) {
+    names.push_back(image.module_name);
+    ASSERT_EQ(image.kernels.size(), 1u) << image.module_name;
+    kernels.push_back(image.kernels[0]);
+    EXPECT_EQ(image.module_name, "tessera_kernels_" + image.kernels[0]);
+    ExpectValidImage(image, GetParam());
+    // The host side loads each image and launches its kernel from the entry function.
+    EXPECT_THAT(module->host_llvm_ir, HasSubstr(image.module_name + "_load"));
   }
+  EXPECT_THAT(kernels, ElementsAre("ops_matmul_0", "ops_softmax_1", "ops_reduce_2", "ops_map_3"));
   EXPECT_THAT(module->host_llvm_ir, HasSubstr("mgpuLaunchKernel"));
 }
 
@@ -115,8 +118,8 @@ func.func @mixed(%a: memref<?x?xf16>, %b: memref<?x?xf16>, %c: memref<?x?xf32>,
 )mlir",
                               GetParam());
   ASSERT_NE(module, nullptr);
-  ASSERT_EQ(module->device_images.size(), 1u);
-  ExpectValidImage(module->device_images[0], GetParam());
+  ASSERT_EQ(module->device_images.size(), 3u);  // one image per kernel
+  for (const DeviceImage& image : module->device_images) ExpectValidImage(image, GetParam());
 }
 
 TEST_P(NvptxArchTest, InlinePtxLandsInTheKernelAndAssembles) {
@@ -205,7 +208,7 @@ TEST(NvptxCompileTest, StagesAreDumpedOnRequest) {
                                  "nvvm", "host-llvm", "ptx"));
   EXPECT_THAT(Stage(*module, "tile-to-gpu"), HasSubstr("gpu.func @ops_matmul_0"));
   EXPECT_THAT(Stage(*module, "nvvm"), HasSubstr("nvvm."));
-  EXPECT_THAT(Stage(*module, "ptx"), HasSubstr("gpu.binary @tessera_kernels"));
+  EXPECT_THAT(Stage(*module, "ptx"), HasSubstr("gpu.binary @tessera_kernels_ops_matmul_0"));
 }
 
 TEST(NvptxCompileTest, EveryStepOfTheCompileIsTimed) {
@@ -242,11 +245,31 @@ TEST(NvptxCompileTest, KernelsCallNoFunctionsAndMatmulReadsSharedMemoryAsVectors
   // matmul's K step, GVN and the load/store vectorizer read the A row four floats at a time.
   auto module = CompileForGpu(kAllOps, "sm_90");
   ASSERT_NE(module, nullptr);
-  ASSERT_EQ(module->device_images.size(), 1u);
-  const std::string& ptx = module->device_images[0].ptx;
+  std::string ptx;
+  for (const DeviceImage& image : module->device_images) ptx += image.ptx;
   EXPECT_THAT(ptx, Not(HasSubstr("call.uni")));
   EXPECT_THAT(ptx, Not(HasSubstr(".func ")));
   EXPECT_THAT(ptx, HasSubstr("ld.shared.v4.b32"));
+}
+
+TEST(NvptxCompileTest, KernelsCompiledInParallelMatchThoseCompiledOneByOne) {
+  // Each kernel's PTX and cubin are made on the compiling thread's pool; the result must not
+  // depend on how many threads it has.
+  auto images = [](int threads) {
+    runtime::ThreadPool pool(threads);
+    runtime::ScopedThreadPool scope(&pool);
+    auto module = CompileForGpu(kAllOps, "sm_90");
+    return module != nullptr ? module->device_images : std::vector<DeviceImage>();
+  };
+  const std::vector<DeviceImage> serial = images(1);
+  const std::vector<DeviceImage> parallel = images(4);
+  ASSERT_EQ(serial.size(), 4u);
+  ASSERT_EQ(parallel.size(), serial.size());
+  for (size_t i = 0; i < serial.size(); ++i) {
+    EXPECT_EQ(parallel[i].module_name, serial[i].module_name);
+    EXPECT_EQ(parallel[i].ptx, serial[i].ptx) << serial[i].module_name;
+    EXPECT_EQ(parallel[i].cubin, serial[i].cubin) << serial[i].module_name;
+  }
 }
 
 TEST(NvptxCompileTest, EmptyProblemsLaunchNothing) {

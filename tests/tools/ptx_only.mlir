@@ -6,8 +6,8 @@
 // RUN: env TESSERA_JIT_CACHE_DIR=%t tessera-jit compile %s --target nvptx --emit ptx | FileCheck %s --check-prefix=PTX
 // RUN: not env TESSERA_JIT_CACHE_DIR=%t tessera-jit compile %s --target nvptx --ptx-only --emit cubin -o %t/out.cubin 2>&1 | FileCheck %s --check-prefix=CONFLICT
 
-// PTXONLY: gpu.module @tessera_kernels: 1 kernel(s), {{[0-9]+}} bytes of PTX, 0 bytes of cubin
-// LINKED: gpu.module @tessera_kernels: 1 kernel(s), {{[0-9]+}} bytes of PTX, {{[1-9][0-9]*}} bytes of cubin
+// PTXONLY: gpu.module @tessera_kernels_saxpy_map_0: 1 kernel(s), {{[0-9]+}} bytes of PTX, 0 bytes of cubin
+// LINKED: gpu.module @tessera_kernels_saxpy_map_0: 1 kernel(s), {{[0-9]+}} bytes of PTX, {{[1-9][0-9]*}} bytes of cubin
 // PTX: .visible .entry saxpy_map_0(
 // CONFLICT: --emit cubin and --ptx-only
 func.func @saxpy(%alpha: f32, %x: memref<?xf32>, %y: memref<?xf32>, %out: memref<?xf32>) {

@@ -35,6 +35,7 @@
 #include "jit/compile_options.h"
 #include "jit/compiler.h"
 #include "jit/delegates/registry.h"
+#include "jit/nvjitlink.h"
 #include "tools/tessera-jit/cache_command.h"
 #include "tools/tessera-jit/flags.h"
 #include "tools/tessera-jit/repl.h"
@@ -78,7 +79,7 @@ compile options:
   --emit KIND           mlir  the IR after every lowering stage
                         llvm  the host code as LLVM IR
                         ptx   the PTX of every device image (nvptx)
-                        cubin the cubin of the device image (nvptx; needs -o)
+                        cubin one cubin with every kernel (nvptx; needs -o)
                         (default: nothing; the compile is checked and a summary printed)
   -o OUT                write the output to OUT instead of standard output
   --library NAME=PATH   register a vendor library as delegate NAME (repeatable); CUDA
@@ -279,10 +280,16 @@ int Compile(int argc, char** argv) {
   if (!compiled.ok()) return ReportFailure(args, compiled.status());
   if (args.emit == "cubin") {
     const auto& images = (*compiled)->device_images;
-    if (images.size() != 1) {
-      return Fail(absl::StrCat("--emit cubin writes one image; this module has ", images.size()));
+    if (images.empty()) return Fail("--emit cubin: the module has no device code");
+    std::string cubin = images[0].cubin;
+    if (images.size() > 1) {  // one kernel per image: one cubin with all of them
+      std::vector<absl::string_view> ptx;
+      for (const auto& image : images) ptx.push_back(image.ptx);
+      auto linked = tessera::jit::LinkPtxToCubin(ptx, args.options.arch, args.options.opt_level);
+      if (!linked.ok()) return ReportFailure(args, linked.status());
+      cubin = *std::move(linked);
     }
-    return WriteOutput(args.output, images[0].cubin) ? 0 : Fail("cannot write " + args.output);
+    return WriteOutput(args.output, cubin) ? 0 : Fail("cannot write " + args.output);
   }
   return WriteOutput(args.output, Render(**compiled, args.emit)) ? 0
                                                                 : Fail("cannot write output");
