@@ -230,6 +230,31 @@ class Selection {
 
   bool Forced() const { return !point_.forced.empty(); }
 
+  /// Why this point's candidates cannot be probed here ("" when they can): no prober or device,
+  /// or a point the probes do not cover — they run f32 tile.matmul problems (f32 storage, the
+  /// f32 policy) against a double-precision reference.
+  std::string CannotProbe() const {
+    if (context_.prober == nullptr) return "no prober for this target";
+    if (std::string unavailable = context_.prober->Unavailable(); !unavailable.empty()) {
+      return unavailable;
+    }
+    if (point_.op != "tile.matmul") {
+      return absl::StrCat("the arbiter's probes are f32 tile.matmul problems; ", point_.op,
+                          " kernels are compared by bench/gpu_bench");
+    }
+    for (const std::string& element : point_.element_types) {
+      if (element != "f32") {
+        return absl::StrCat("the arbiter's probes are f32 tile.matmul problems; this one has ",
+                            element, " operands");
+      }
+    }
+    if (!point_.numeric_policy.empty() && point_.numeric_policy != "f32") {
+      return absl::StrCat("the arbiter's probes check the f32 policy; this op's is ",
+                          point_.numeric_policy);
+    }
+    return "";
+  }
+
   void Remove(CandidateOutcome& o, const char* gate, std::string reason) {
     o.gate = gate;
     o.reason = std::move(reason);
@@ -309,7 +334,7 @@ class Selection {
       }
       CandidateOutcome* compiled = Outcome(kCompiledCandidate);
       CandidateOutcome* chosen = compiled->gate.empty() ? compiled : Alive()[0];
-      if (!chosen->candidate.compiled() && point_.batch_invariant) {
+      if (!chosen->candidate.BatchInvariantByConstruction() && point_.batch_invariant) {
         return Error(point_, absl::StrCat("replay: ", where, " is not in the plan, and the "
                                           "forced candidate '", chosen->candidate.id,
                                           "' cannot prove batch invariance with probes off"));
@@ -339,7 +364,7 @@ class Selection {
     }
     std::string note;
     if (!entry->identity.empty() && entry->identity != pinned->candidate.identity) {
-      if (point_.batch_invariant && !pinned->candidate.compiled()) {
+      if (point_.batch_invariant && !pinned->candidate.BatchInvariantByConstruction()) {
         return Error(point_, absl::StrCat(
                                  "replay: the plan pins '", entry->winner, "' for ", where,
                                  " at the batch_invariant level, but it changed since its "
@@ -355,7 +380,7 @@ class Selection {
     }
     if (point_.batch_invariant) {
       pinned->batch_invariance =
-          pinned->candidate.compiled()
+          pinned->candidate.BatchInvariantByConstruction()
               ? kByConstruction
               : absl::StrCat("proven when the plan's decision was made (record ",
                              entry->record.substr(0, 16), ")");
@@ -371,10 +396,7 @@ class Selection {
   /// Whether this contest is left to the background (ArbitrationContext::defer): not a forced
   /// point, probes can run, and not deterministic unless allowed.
   bool Deferred() const {
-    if (!context_.defer || Forced() || context_.prober == nullptr ||
-        !context_.prober->Unavailable().empty()) {
-      return false;
-    }
+    if (!context_.defer || Forced() || !CannotProbe().empty()) return false;
     return !point_.deterministic || context_.defer_deterministic;
   }
 
@@ -385,11 +407,11 @@ class Selection {
     // proof was for another build (replay refuses it for the same reason).
     if (CandidateOutcome* stale = stale_winner.empty() ? nullptr : Outcome(stale_winner);
         stale != nullptr && stale->gate.empty() &&
-        (!point_.batch_invariant || stale->candidate.compiled())) {
+        (!point_.batch_invariant || stale->candidate.BatchInvariantByConstruction())) {
       incumbent = stale;
     }
     for (CandidateOutcome* o : Alive()) o->reason = "not probed yet: the decision is pending";
-    if (point_.batch_invariant && incumbent->candidate.compiled()) {
+    if (point_.batch_invariant && incumbent->candidate.BatchInvariantByConstruction()) {
       incumbent->batch_invariance = kByConstruction;
     }
     Win(*incumbent, absl::StrCat("incumbent while the decision is measured in the background (",
@@ -403,12 +425,11 @@ class Selection {
     std::vector<CandidateOutcome*> alive = Alive();
     const std::string forced_text =
         Forced() ? absl::StrCat("forced (", point_.forced_by, ")") : "";
-    const std::string cannot_probe =
-        context_.prober == nullptr ? "no prober for this target" : context_.prober->Unavailable();
+    const std::string cannot_probe = CannotProbe();
     if (!cannot_probe.empty()) {
       if (point_.batch_invariant) {
         for (CandidateOutcome* o : alive) {
-          if (o->candidate.compiled()) {
+          if (o->candidate.BatchInvariantByConstruction()) {
             o->batch_invariance = kByConstruction;
           } else {
             Remove(*o, "batch invariance",
@@ -495,7 +516,7 @@ class Selection {
       }
       if (estimate > 0) seconds_per_mac_[o->candidate.id] = estimate / Macs(probes[0]);
       if (point_.batch_invariant) {
-        if (o->candidate.compiled()) {
+        if (o->candidate.BatchInvariantByConstruction()) {
           o->batch_invariance = kByConstruction;
           continue;
         }

@@ -36,7 +36,13 @@ struct Candidate {
   /// Gate 2: why it cannot run here — library not resolved, no device ("" when it can).
   std::string unavailable;
 
+  /// Why its rows do not depend on the batch size when that holds by construction (the
+  /// compiled lowering and its kernel variants); "" when it must prove it (a delegate: the
+  /// replay probe at the batch_invariant level).
+  std::string batch_invariance;
+
   bool compiled() const { return id == kCompiledCandidate; }
+  bool BatchInvariantByConstruction() const { return !batch_invariance.empty(); }
   /// "generated" for the compiled lowering, "hand-tuned" for delegates (from provenance).
   std::string Tier() const;
 };

@@ -61,12 +61,15 @@ def LowerTileToGpu : Pass<"tessera-lower-tile-to-gpu", "::mlir::func::FuncOp"> {
     256-thread block per output row with a fixed shared-memory tree (deterministic);
     attention: one block per query row, an online softmax over blocks of 256 keys; matmul:
     16x16 output tiles staged through shared memory, K accumulated in order, batches on the
-    grid's z axis. Kernels are named `<function>_<op>_<n>` and placed in the gpu.module
-    `tessera_kernels`.
+    grid's z axis. An op carrying `tessera_jit.schedule` (the arbiter's choice of a kernel
+    variant: vectorized map, warp-per-row reduce/softmax, online softmax, mma.sync matmul) is
+    lowered by that variant. Kernels are named `<function>_<op>_<n>`, each in its own
+    gpu.module `tessera_kernels_<kernel>`.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
-                           "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
-                           "::mlir::scf::SCFDialect"];
+                           "::mlir::LLVM::LLVMDialect", "::mlir::math::MathDialect",
+                           "::mlir::memref::MemRefDialect", "::mlir::NVVM::NVVMDialect",
+                           "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect"];
 }
 
 def LowerInlinePtx : Pass<"tessera-lower-inline-ptx"> {

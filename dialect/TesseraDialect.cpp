@@ -121,10 +121,20 @@ mlir::LogicalResult TesseraDialect::verifyOperationAttribute(mlir::Operation* op
   if (attribute.getName() == kAccuracyAttrName) {
     return verifyAccuracyAttr(op, attribute.getValue());
   }
+  if (attribute.getName() == kCandidateAttrName) {
+    if (!llvm::isa<mlir::StringAttr>(attribute.getValue()) || op->getDialect() == nullptr ||
+        op->getDialect()->getNamespace() != "tile") {
+      return op->emitError() << "'" << kCandidateAttrName
+                             << "' is a string on a Tile op: the candidate id to restrict its "
+                                "arbitration to";
+    }
+    return mlir::success();
+  }
   return op->emitError() << "unknown attribute '" << attribute.getName().getValue()
                          << "'; the tessera dialect defines only '" << kDeterministicAttrName
-                         << "' and '" << kAccuracyAttrName << "' (on functions) and '"
-                         << kDeterminismAttrName << "' (on raw kernels)";
+                         << "' and '" << kAccuracyAttrName << "' (on functions), '"
+                         << kDeterminismAttrName << "' (on raw kernels) and '"
+                         << kCandidateAttrName << "' (on Tile ops)";
 }
 
 std::optional<llvm::StringRef> getDeclaredDeterminism(mlir::Operation* op) {

@@ -30,6 +30,11 @@ inline constexpr llvm::StringLiteral kDeterminismAttrName = "tessera.determinism
 /// is 0; at least one key).
 inline constexpr llvm::StringLiteral kAccuracyAttrName = "tessera.accuracy";
 
+/// On a Tile op: `tessera.candidate = "<id>"` restricts its arbitration to that candidate
+/// (`compiled`, a kernel variant `compiled.<schedule>`, or a matmul provider), as tile.matmul's
+/// `delegate` does.
+inline constexpr llvm::StringLiteral kCandidateAttrName = "tessera.candidate";
+
 /// The (atol, rtol) a function declares with `tessera.accuracy`; nullopt without it.
 std::optional<std::pair<double, double>> getDeclaredAccuracy(mlir::Operation* op);
 

@@ -26,6 +26,7 @@
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
 #include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
 #include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
+#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVM.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Target/LLVM/NVVM/Target.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
@@ -55,6 +56,8 @@ const mlir::DialectRegistry& Registry() {
     mlir::ub::registerConvertUBToLLVMInterface(*r);
     mlir::registerConvertNVVMToLLVMInterface(*r);
     mlir::gpu::registerConvertGpuToLLVMInterface(*r);
+    // gpu-to-nvvm lowers the vectorized kernels' 128-bit vector.load/store with it.
+    mlir::vector::registerConvertVectorToLLVMInterface(*r);
     mlir::NVVM::registerNVVMTargetInterfaceExternalModels(*r);
     mlir::registerBuiltinDialectTranslation(*r);
     mlir::registerLLVMDialectTranslation(*r);

@@ -79,9 +79,10 @@ mlir::Value blockReduce(mlir::OpBuilder& b, mlir::Location loc, tile::ReduceKind
 mlir::Value foldStrided(
     mlir::OpBuilder& b, mlir::Location loc, mlir::Value thread, mlir::Value count,
     mlir::Value init,
-    llvm::function_ref<mlir::Value(mlir::OpBuilder&, mlir::Value, mlir::Value)> step) {
+    llvm::function_ref<mlir::Value(mlir::OpBuilder&, mlir::Value, mlir::Value)> step,
+    int64_t stride) {
   auto loop = b.create<mlir::scf::ForOp>(
-      loc, thread, count, indexConstant(b, loc, kBlockSize), mlir::ValueRange{init},
+      loc, thread, count, indexConstant(b, loc, stride), mlir::ValueRange{init},
       [&](mlir::OpBuilder& nested, mlir::Location l, mlir::Value iv, mlir::ValueRange iters) {
         nested.create<mlir::scf::YieldOp>(l, step(nested, iters.front(), iv));
       });
@@ -123,6 +124,67 @@ void launchPerElement(mlir::OpBuilder& b, mlir::Location loc, mlir::Value total,
                                           body(in, linear);
                                           in.create<mlir::scf::YieldOp>(l2);
                                         });
+           });
+  });
+}
+
+llvm::SmallVector<mlir::Value> matrixIndex(llvm::ArrayRef<mlir::Value> prefix, mlir::Value x,
+                                           mlir::Value y) {
+  llvm::SmallVector<mlir::Value> index(prefix.begin(), prefix.end());
+  index.append({x, y});
+  return index;
+}
+
+void launchMatmulTiles(
+    mlir::OpBuilder& b, tile::MatmulOp op, int64_t tileRows, int64_t tileColumns,
+    std::array<int64_t, 2> block, mlir::TypeRange workgroup, llvm::StringRef name,
+    llvm::function_ref<void(mlir::OpBuilder&, mlir::gpu::LaunchOp, const MatmulTile&)> body) {
+  mlir::Location loc = op.getLoc();
+  auto outputSizes = lowering::memrefSizes(b, loc, op.getOutput());
+  const int64_t rankC = static_cast<int64_t>(outputSizes.size());
+  const int64_t rankA = llvm::cast<mlir::MemRefType>(op.getLhs().getType()).getRank();
+  const int64_t rankB = llvm::cast<mlir::MemRefType>(op.getRhs().getType()).getRank();
+  MatmulTile tile;
+  tile.m = outputSizes[rankC - 2];
+  tile.n = outputSizes[rankC - 1];
+  tile.k = lowering::memrefSizes(b, loc, op.getLhs())[rankA - (op.getTransposeA() ? 2 : 1)];
+  auto batchSizes = llvm::ArrayRef<mlir::Value>(outputSizes).drop_back(2);
+  mlir::Value batches = lowering::product(b, loc, batchSizes);
+  mlir::Value zero = indexConstant(b, loc, 0);
+  mlir::Value nonEmpty = b.create<mlir::arith::AndIOp>(
+      loc, lessThan(b, loc, zero, batches),
+      b.create<mlir::arith::AndIOp>(loc, lessThan(b, loc, zero, tile.m),
+                                    lessThan(b, loc, zero, tile.n)));
+  ifThen(b, loc, nonEmpty, [&](mlir::OpBuilder& guarded) {
+    mlir::Value rowTiles = lowering::ceilDiv(guarded, loc, tile.m, tileRows);
+    mlir::Value columnTiles = lowering::ceilDiv(guarded, loc, tile.n, tileColumns);
+    launch(guarded, loc,
+           {gridFor(guarded, loc, columnTiles, kMaxGridX),
+            gridFor(guarded, loc, rowTiles, kMaxGridYZ),
+            gridFor(guarded, loc, batches, kMaxGridYZ)},
+           block, workgroup, name, [&](mlir::OpBuilder& launchBuilder, mlir::gpu::LaunchOp l) {
+             // Batches from blockIdx.z in steps of gridDim.z, tiles of C from blockIdx.y/x in
+             // steps of the grid (uniform in a block).
+             auto batchLoop = launchBuilder.create<mlir::scf::ForOp>(
+                 loc, l.getBlockIds().z, batches, l.getGridSize().z);
+             mlir::OpBuilder inBatch = mlir::OpBuilder::atBlockTerminator(batchLoop.getBody());
+             auto rowLoop = inBatch.create<mlir::scf::ForOp>(loc, l.getBlockIds().y, rowTiles,
+                                                             l.getGridSize().y);
+             mlir::OpBuilder inRow = mlir::OpBuilder::atBlockTerminator(rowLoop.getBody());
+             auto columnLoop = inRow.create<mlir::scf::ForOp>(loc, l.getBlockIds().x, columnTiles,
+                                                              l.getGridSize().x);
+             mlir::OpBuilder kb = mlir::OpBuilder::atBlockTerminator(columnLoop.getBody());
+             MatmulTile here = tile;
+             here.cPrefix = lowering::delinearize(kb, loc, batchLoop.getInductionVar(), batchSizes);
+             here.aPrefix =
+                 lowering::broadcastIndex(kb, loc, op.getLhs(), here.cPrefix, rankA - 2);
+             here.bPrefix =
+                 lowering::broadcastIndex(kb, loc, op.getRhs(), here.cPrefix, rankB - 2);
+             here.row0 = kb.create<mlir::arith::MulIOp>(loc, rowLoop.getInductionVar(),
+                                                        indexConstant(kb, loc, tileRows));
+             here.column0 = kb.create<mlir::arith::MulIOp>(loc, columnLoop.getInductionVar(),
+                                                           indexConstant(kb, loc, tileColumns));
+             body(kb, l, here);
            });
   });
 }

@@ -56,12 +56,13 @@ mlir::gpu::LaunchOp launch(mlir::OpBuilder& b, mlir::Location loc, std::array<ml
 mlir::Value blockReduce(mlir::OpBuilder& b, mlir::Location loc, tile::ReduceKind kind,
                         mlir::Value scratch, mlir::Value thread, mlir::Value value);
 
-/// Folds `step` over i = thread, thread + kBlockSize, ... < count, from `init`: one thread's
-/// share of a block-wide reduction, in a fixed order.
+/// Folds `step` over i = thread, thread + stride, ... < count, from `init`: one thread's share
+/// of a block-wide (or, with stride 32, warp-wide) reduction, in a fixed order.
 mlir::Value foldStrided(
     mlir::OpBuilder& b, mlir::Location loc, mlir::Value thread, mlir::Value count,
     mlir::Value init,
-    llvm::function_ref<mlir::Value(mlir::OpBuilder&, mlir::Value, mlir::Value)> step);
+    llvm::function_ref<mlir::Value(mlir::OpBuilder&, mlir::Value, mlir::Value)> step,
+    int64_t stride = kBlockSize);
 
 /// min(count, limit): a grid axis for `count` units of work that the kernel loops over.
 mlir::Value gridFor(mlir::OpBuilder& b, mlir::Location loc, mlir::Value count, int64_t limit);
@@ -77,6 +78,35 @@ void forEachBlockUnit(mlir::OpBuilder& b, mlir::Location loc, mlir::gpu::LaunchO
 void launchPerElement(mlir::OpBuilder& b, mlir::Location loc, mlir::Value total,
                       llvm::StringRef name,
                       llvm::function_ref<void(mlir::OpBuilder&, mlir::Value linear)> body);
+
+/// One output tile of a tile.matmul launch (launchMatmulTiles).
+struct MatmulTile {
+  mlir::Value m, n, k;  ///< the problem's extents
+  llvm::SmallVector<mlir::Value> cPrefix, aPrefix, bPrefix;  ///< batch indices into C, A, B
+  mlir::Value row0, column0;  ///< the tile's first row and column of C
+};
+
+/// `prefix` followed by `x`, `y`: an index into a (batched) matrix.
+llvm::SmallVector<mlir::Value> matrixIndex(llvm::ArrayRef<mlir::Value> prefix, mlir::Value x,
+                                           mlir::Value y);
+
+/// A launch over tile.matmul's output in tiles of `tileRows` x `tileColumns` (columns on the
+/// grid's x axis, rows on y, batches on z, each clamped to CUDA's limits with the blocks looping
+/// over the rest); `body` runs once per tile, uniform within a block (barriers stay convergent).
+/// Launches nothing for an empty output.
+void launchMatmulTiles(
+    mlir::OpBuilder& b, tile::MatmulOp op, int64_t tileRows, int64_t tileColumns,
+    std::array<int64_t, 2> block, mlir::TypeRange workgroup, llvm::StringRef name,
+    llvm::function_ref<void(mlir::OpBuilder&, mlir::gpu::LaunchOp, const MatmulTile&)> body);
+
+/// The kernel variants (KernelSchedules.h): GpuVariants.cpp. `baseline` emits the baseline
+/// lowering at the builder's position (the vectorized map falls back to it at run time).
+void lowerMapVectorized(mlir::OpBuilder& b, tile::MapOp op, KernelNamer& namer,
+                        llvm::function_ref<void(mlir::OpBuilder&)> baseline);
+void lowerReduceWarpPerRow(mlir::OpBuilder& b, tile::ReduceOp op, KernelNamer& namer);
+void lowerSoftmaxWarpPerRow(mlir::OpBuilder& b, tile::SoftmaxOp op, KernelNamer& namer);
+void lowerSoftmaxOnline(mlir::OpBuilder& b, tile::SoftmaxOp op, KernelNamer& namer);
+void lowerMatmulMmaSync(mlir::OpBuilder& b, tile::MatmulOp op, KernelNamer& namer);
 
 /// tile.norm, tile.attention, tile.rope: GpuModelOps.cpp.
 void lowerNorm(mlir::OpBuilder& b, tile::NormOp op, KernelNamer& namer);

@@ -7,20 +7,26 @@
 //            batches on the grid's z axis
 // Grids are clamped to CUDA's limits; each block loops over the units past them.
 //   norm, attention, rope: GpuModelOps.cpp
+// An op carrying `tessera_jit.schedule` (an arbiter's choice) is lowered by that kernel
+// variant instead (KernelSchedules.h, GpuVariants.cpp).
 // An empty problem launches nothing (CUDA rejects a zero-sized grid).
 #include <string>
 
 #include "dialect/Passes.h"
 #include "dialect/TileOps.h"
 #include "dialect/transforms/GpuKernels.h"
+#include "dialect/transforms/KernelSchedules.h"
 #include "dialect/transforms/TileSemantics.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 namespace tessera {
 
@@ -39,12 +45,10 @@ using device::KernelNamer;
 using device::launch;
 using device::lessThan;
 using device::workgroupBuffer;
-using lowering::ceilDiv;
 using lowering::delinearize;
 using lowering::indexConstant;
 
 constexpr int64_t kTile = 16;  // matmul output tile edge (16x16 threads)
-using device::kMaxGridYZ;
 
 void lowerMap(mlir::OpBuilder& b, tile::MapOp op, KernelNamer& namer) {
   mlir::Location loc = op.getLoc();
@@ -247,114 +251,68 @@ mlir::Value guardedMatmulLoad(mlir::OpBuilder& b, mlir::Location loc, tile::Matm
 
 void lowerMatmul(mlir::OpBuilder& b, tile::MatmulOp op, KernelNamer& namer) {
   mlir::Location loc = op.getLoc();
-  auto outputSizes = memrefSizes(b, loc, op.getOutput());
-  const int64_t rankC = static_cast<int64_t>(outputSizes.size());
-  const int64_t rankA = llvm::cast<mlir::MemRefType>(op.getLhs().getType()).getRank();
-  const int64_t rankB = llvm::cast<mlir::MemRefType>(op.getRhs().getType()).getRank();
-  mlir::Value m = outputSizes[rankC - 2];
-  mlir::Value n = outputSizes[rankC - 1];
-  mlir::Value k = memrefSizes(b, loc, op.getLhs())[rankA - (op.getTransposeA() ? 2 : 1)];
-  auto batchSizes = llvm::ArrayRef<mlir::Value>(outputSizes).drop_back(2);
-  mlir::Value batches = lowering::product(b, loc, batchSizes);
   mlir::Type accumulatorType = lowering::matmulAccumulatorType(op);
-  mlir::Value zero = indexConstant(b, loc, 0);
-  mlir::Value nonEmpty = b.create<mlir::arith::AndIOp>(
-      loc, lessThan(b, loc, zero, batches),
-      b.create<mlir::arith::AndIOp>(loc, lessThan(b, loc, zero, m), lessThan(b, loc, zero, n)));
-  ifThen(b, loc, nonEmpty, [&](mlir::OpBuilder& guarded) {
-    mlir::Type tileType = workgroupBuffer(guarded, {kTile, kTile}, accumulatorType);
-    mlir::Value gridZ = device::gridFor(guarded, loc, batches, kMaxGridYZ);
-    mlir::Value rowTiles = ceilDiv(guarded, loc, m, kTile);
-    mlir::Value columnTiles = ceilDiv(guarded, loc, n, kTile);
-    launch(
-        guarded, loc,
-        {device::gridFor(guarded, loc, columnTiles, device::kMaxGridX),
-         device::gridFor(guarded, loc, rowTiles, kMaxGridYZ), gridZ},
-        {kTile, kTile}, {tileType, tileType}, namer.next("matmul"),
-        [&](mlir::OpBuilder& launchBuilder, mlir::gpu::LaunchOp l) {
-          // Batches from blockIdx.z in steps of gridDim.z, tiles of C from blockIdx.y/x in
-          // steps of the grid (uniform in a block: the barriers below stay convergent).
-          auto batchLoop = launchBuilder.create<mlir::scf::ForOp>(
-              loc, l.getBlockIds().z, batches, l.getGridSize().z);
-          mlir::OpBuilder inBatch = mlir::OpBuilder::atBlockTerminator(batchLoop.getBody());
-          auto rowLoop = inBatch.create<mlir::scf::ForOp>(loc, l.getBlockIds().y, rowTiles,
-                                                          l.getGridSize().y);
-          mlir::OpBuilder inRow = mlir::OpBuilder::atBlockTerminator(rowLoop.getBody());
-          auto columnLoop = inRow.create<mlir::scf::ForOp>(loc, l.getBlockIds().x, columnTiles,
-                                                           l.getGridSize().x);
-          mlir::OpBuilder kb = mlir::OpBuilder::atBlockTerminator(columnLoop.getBody());
-          auto cPrefix = delinearize(kb, loc, batchLoop.getInductionVar(), batchSizes);
-          auto aPrefix = lowering::broadcastIndex(kb, loc, op.getLhs(), cPrefix, rankA - 2);
-          auto bPrefix = lowering::broadcastIndex(kb, loc, op.getRhs(), cPrefix, rankB - 2);
-          auto prefixed = [](llvm::ArrayRef<mlir::Value> prefix, mlir::Value x, mlir::Value y) {
-            llvm::SmallVector<mlir::Value> index(prefix.begin(), prefix.end());
-            index.append({x, y});
-            return index;
-          };
-          mlir::Value tileA = l.getWorkgroupAttributions()[0];
-          mlir::Value tileB = l.getWorkgroupAttributions()[1];
-          mlir::Value tx = l.getThreadIds().x;
-          mlir::Value ty = l.getThreadIds().y;
-          mlir::Value tileEdge = indexConstant(kb, loc, kTile);
-          mlir::Value row = kb.create<mlir::arith::AddIOp>(
-              loc, kb.create<mlir::arith::MulIOp>(loc, rowLoop.getInductionVar(), tileEdge), ty);
-          mlir::Value col = kb.create<mlir::arith::AddIOp>(
-              loc, kb.create<mlir::arith::MulIOp>(loc, columnLoop.getInductionVar(), tileEdge),
-              tx);
-          mlir::Value rowInBounds = lessThan(kb, loc, row, m);
-          mlir::Value colInBounds = lessThan(kb, loc, col, n);
-          mlir::Value init =
-              kb.create<mlir::arith::ConstantOp>(loc, kb.getFloatAttr(accumulatorType, 0.0));
-          auto kLoop = kb.create<mlir::scf::ForOp>(
-              loc, indexConstant(kb, loc, 0), k, tileEdge, mlir::ValueRange{init},
-              [&](mlir::OpBuilder& in, mlir::Location l2, mlir::Value k0,
-                  mlir::ValueRange iters) {
-                // Stage A[row, k0 + tx] and B[k0 + ty, col] (zero outside the matrices).
-                mlir::Value ka = in.create<mlir::arith::AddIOp>(loc, k0, tx);
-                mlir::Value kbIndex = in.create<mlir::arith::AddIOp>(loc, k0, ty);
-                mlir::Value aOk =
-                    in.create<mlir::arith::AndIOp>(loc, rowInBounds, lessThan(in, loc, ka, k));
-                mlir::Value bOk = in.create<mlir::arith::AndIOp>(
-                    loc, colInBounds, lessThan(in, loc, kbIndex, k));
-                auto aIndex = op.getTransposeA() ? prefixed(aPrefix, ka, row)
-                                                 : prefixed(aPrefix, row, ka);
-                auto bIndex = op.getTransposeB() ? prefixed(bPrefix, col, kbIndex)
-                                                 : prefixed(bPrefix, kbIndex, col);
-                mlir::Value a = guardedMatmulLoad(in, loc, op, aOk, op.getLhs(), aIndex);
-                mlir::Value bValue = guardedMatmulLoad(in, loc, op, bOk, op.getRhs(), bIndex);
-                in.create<mlir::memref::StoreOp>(loc, a, tileA, mlir::ValueRange{ty, tx});
-                in.create<mlir::memref::StoreOp>(loc, bValue, tileB, mlir::ValueRange{ty, tx});
-                in.create<mlir::gpu::BarrierOp>(loc);
-                auto inner = in.create<mlir::scf::ForOp>(
-                    loc, indexConstant(in, loc, 0), tileEdge, indexConstant(in, loc, 1),
-                    mlir::ValueRange{iters.front()},
-                    [&](mlir::OpBuilder& dot, mlir::Location l3, mlir::Value kk,
-                        mlir::ValueRange acc) {
-                      mlir::Value x =
-                          dot.create<mlir::memref::LoadOp>(loc, tileA, mlir::ValueRange{ty, kk});
-                      mlir::Value y =
-                          dot.create<mlir::memref::LoadOp>(loc, tileB, mlir::ValueRange{kk, tx});
-                      mlir::Value p = dot.create<mlir::arith::MulFOp>(loc, x, y);
-                      dot.create<mlir::scf::YieldOp>(
-                          l3, mlir::ValueRange{
-                                  dot.create<mlir::arith::AddFOp>(loc, acc.front(), p)});
-                    });
-                in.create<mlir::gpu::BarrierOp>(loc);
-                in.create<mlir::scf::YieldOp>(l2, inner.getResults());
-              });
-          mlir::Value inBounds = kb.create<mlir::arith::AndIOp>(loc, rowInBounds, colInBounds);
-          ifThen(kb, loc, inBounds, [&](mlir::OpBuilder& in) {
-            mlir::Value bias;
-            if (op.getBias()) {
-              bias = in.create<mlir::memref::LoadOp>(loc, op.getBias(), mlir::ValueRange{col});
-            }
-            mlir::Value result =
-                lowering::applyMatmulEpilogue(in, loc, op, kLoop.getResult(0), bias);
-            in.create<mlir::memref::StoreOp>(loc, result, op.getOutput(),
-                                             prefixed(cPrefix, row, col));
-          });
+  mlir::Type tileType = workgroupBuffer(b, {kTile, kTile}, accumulatorType);
+  device::launchMatmulTiles(
+      b, op, kTile, kTile, {kTile, kTile}, {tileType, tileType}, namer.next("matmul"),
+      [&](mlir::OpBuilder& kb, mlir::gpu::LaunchOp l, const device::MatmulTile& t) {
+        mlir::Value tileA = l.getWorkgroupAttributions()[0];
+        mlir::Value tileB = l.getWorkgroupAttributions()[1];
+        mlir::Value tx = l.getThreadIds().x;
+        mlir::Value ty = l.getThreadIds().y;
+        mlir::Value tileEdge = indexConstant(kb, loc, kTile);
+        mlir::Value row = kb.create<mlir::arith::AddIOp>(loc, t.row0, ty);
+        mlir::Value col = kb.create<mlir::arith::AddIOp>(loc, t.column0, tx);
+        mlir::Value rowInBounds = lessThan(kb, loc, row, t.m);
+        mlir::Value colInBounds = lessThan(kb, loc, col, t.n);
+        mlir::Value init =
+            kb.create<mlir::arith::ConstantOp>(loc, kb.getFloatAttr(accumulatorType, 0.0));
+        auto kLoop = kb.create<mlir::scf::ForOp>(
+            loc, indexConstant(kb, loc, 0), t.k, tileEdge, mlir::ValueRange{init},
+            [&](mlir::OpBuilder& in, mlir::Location l2, mlir::Value k0, mlir::ValueRange iters) {
+              // Stage A[row, k0 + tx] and B[k0 + ty, col] (zero outside the matrices).
+              mlir::Value ka = in.create<mlir::arith::AddIOp>(loc, k0, tx);
+              mlir::Value kbIndex = in.create<mlir::arith::AddIOp>(loc, k0, ty);
+              mlir::Value aOk =
+                  in.create<mlir::arith::AndIOp>(loc, rowInBounds, lessThan(in, loc, ka, t.k));
+              mlir::Value bOk = in.create<mlir::arith::AndIOp>(
+                  loc, colInBounds, lessThan(in, loc, kbIndex, t.k));
+              auto aIndex = op.getTransposeA() ? device::matrixIndex(t.aPrefix, ka, row)
+                                               : device::matrixIndex(t.aPrefix, row, ka);
+              auto bIndex = op.getTransposeB() ? device::matrixIndex(t.bPrefix, col, kbIndex)
+                                               : device::matrixIndex(t.bPrefix, kbIndex, col);
+              mlir::Value a = guardedMatmulLoad(in, loc, op, aOk, op.getLhs(), aIndex);
+              mlir::Value bValue = guardedMatmulLoad(in, loc, op, bOk, op.getRhs(), bIndex);
+              in.create<mlir::memref::StoreOp>(loc, a, tileA, mlir::ValueRange{ty, tx});
+              in.create<mlir::memref::StoreOp>(loc, bValue, tileB, mlir::ValueRange{ty, tx});
+              in.create<mlir::gpu::BarrierOp>(loc);
+              auto inner = in.create<mlir::scf::ForOp>(
+                  loc, indexConstant(in, loc, 0), tileEdge, indexConstant(in, loc, 1),
+                  mlir::ValueRange{iters.front()},
+                  [&](mlir::OpBuilder& dot, mlir::Location l3, mlir::Value kk,
+                      mlir::ValueRange acc) {
+                    mlir::Value x =
+                        dot.create<mlir::memref::LoadOp>(loc, tileA, mlir::ValueRange{ty, kk});
+                    mlir::Value y =
+                        dot.create<mlir::memref::LoadOp>(loc, tileB, mlir::ValueRange{kk, tx});
+                    mlir::Value p = dot.create<mlir::arith::MulFOp>(loc, x, y);
+                    dot.create<mlir::scf::YieldOp>(
+                        l3, mlir::ValueRange{dot.create<mlir::arith::AddFOp>(loc, acc.front(), p)});
+                  });
+              in.create<mlir::gpu::BarrierOp>(loc);
+              in.create<mlir::scf::YieldOp>(l2, inner.getResults());
+            });
+        mlir::Value inBounds = kb.create<mlir::arith::AndIOp>(loc, rowInBounds, colInBounds);
+        ifThen(kb, loc, inBounds, [&](mlir::OpBuilder& in) {
+          mlir::Value bias;
+          if (op.getBias()) {
+            bias = in.create<mlir::memref::LoadOp>(loc, op.getBias(), mlir::ValueRange{col});
+          }
+          mlir::Value result = lowering::applyMatmulEpilogue(in, loc, op, kLoop.getResult(0), bias);
+          in.create<mlir::memref::StoreOp>(loc, result, op.getOutput(),
+                                           device::matrixIndex(t.cPrefix, row, col));
         });
-  });
+      });
 }
 
 class LowerTileToGpu : public impl::LowerTileToGpuBase<LowerTileToGpu> {
@@ -370,12 +328,46 @@ class LowerTileToGpu : public impl::LowerTileToGpuBase<LowerTileToGpu> {
     });
     KernelNamer namer(function.getName());
     for (mlir::Operation* op : tileOps) {
+      const llvm::StringRef schedule = device::scheduleOf(op);
+      if (!schedule.empty()) {
+        if (std::string declines = device::scheduleDeclines(op, schedule, ""); !declines.empty()) {
+          op->emitOpError() << "cannot be lowered with schedule '" << schedule << "': " << declines;
+          return signalPassFailure();
+        }
+      }
       mlir::OpBuilder b(op);
       llvm::TypeSwitch<mlir::Operation*>(op)
-          .Case([&](tile::MapOp map) { lowerMap(b, map, namer); })
-          .Case([&](tile::ReduceOp reduce) { lowerReduce(b, reduce, namer); })
-          .Case([&](tile::MatmulOp matmul) { lowerMatmul(b, matmul, namer); })
-          .Case([&](tile::SoftmaxOp softmax) { lowerSoftmax(b, softmax, namer); })
+          .Case([&](tile::MapOp map) {
+            if (schedule == device::kVectorized) {
+              device::lowerMapVectorized(b, map, namer,
+                                         [&](mlir::OpBuilder& in) { lowerMap(in, map, namer); });
+            } else {
+              lowerMap(b, map, namer);
+            }
+          })
+          .Case([&](tile::ReduceOp reduce) {
+            if (schedule == device::kWarpPerRow) {
+              device::lowerReduceWarpPerRow(b, reduce, namer);
+            } else {
+              lowerReduce(b, reduce, namer);
+            }
+          })
+          .Case([&](tile::MatmulOp matmul) {
+            if (schedule == device::kMmaSync) {
+              device::lowerMatmulMmaSync(b, matmul, namer);
+            } else {
+              lowerMatmul(b, matmul, namer);
+            }
+          })
+          .Case([&](tile::SoftmaxOp softmax) {
+            if (schedule == device::kWarpPerRow) {
+              device::lowerSoftmaxWarpPerRow(b, softmax, namer);
+            } else if (schedule == device::kOnline) {
+              device::lowerSoftmaxOnline(b, softmax, namer);
+            } else {
+              lowerSoftmax(b, softmax, namer);
+            }
+          })
           .Case([&](tile::NormOp norm) { device::lowerNorm(b, norm, namer); })
           .Case([&](tile::AttentionOp attention) { device::lowerAttention(b, attention, namer); })
           .Case([&](tile::RopeOp rope) { device::lowerRope(b, rope, namer); });

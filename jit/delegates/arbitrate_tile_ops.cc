@@ -1,16 +1,19 @@
 // Arbitration points → decisions written back into the IR: each Tile op gets its candidates
-// listed (compiled lowering + matmul providers, with applicability and availability), the
-// arbiter decides, and a winning delegate replaces the tile.matmul with a kernel_call.
+// listed (compiled lowering, its kernel variants for nvptx, matmul providers, with applicability
+// and availability), the arbiter decides; a winning variant is written on the op as
+// `tessera_jit.schedule`, a winning delegate replaces the tile.matmul with a kernel_call.
 #include <cstdint>
 #include <limits>
 #include <optional>
 #include <string>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "dialect/ArchEnvelope.h"
 #include "dialect/NVIDIAOps.h"
 #include "dialect/TesseraDialect.h"
 #include "dialect/TileOps.h"
+#include "dialect/transforms/KernelSchedules.h"
 #include "jit/delegates/c_signatures.h"
 #include "jit/delegates/matmul_provider.h"
 #include "jit/delegates/delegate_passes.h"
@@ -100,7 +103,7 @@ arbiter::Candidate ProviderCandidate(const MatmulProvider& provider,
 
 /// The arbitration point of any Tile op: the memref operands' element types and the first
 /// one's shape; tile.matmul in full.
-arbiter::ArbitrationPoint PointOf(mlir::Operation* op, const TileOpArbitration& selection) {
+arbiter::ArbitrationPoint PointOfOp(mlir::Operation* op, const TileOpArbitration& selection) {
   arbiter::ArbitrationPoint p;
   p.op = op->getName().getStringRef().str();
   p.location = FormatLocation(op->getLoc());
@@ -123,6 +126,10 @@ arbiter::ArbitrationPoint PointOf(mlir::Operation* op, const TileOpArbitration& 
       }
     }
   }
+  if (auto forced = op->getAttrOfType<mlir::StringAttr>(kCandidateAttrName)) {
+    p.forced = forced.getValue().str();
+    p.forced_by = "attribute `tessera.candidate`";
+  }
   if (!matmul) return p;
   auto dim = [](mlir::Value value, unsigned d) {
     int64_t size = llvm::cast<mlir::MemRefType>(value.getType()).getDimSize(d);
@@ -143,12 +150,50 @@ arbiter::ArbitrationPoint PointOf(mlir::Operation* op, const TileOpArbitration& 
   p.bias = matmul.getBias() != nullptr;
   p.activation = tile::stringifyActivation(matmul.getActivationOrNone()).str();
   p.numeric_policy = tile::stringifyNumericPolicy(matmul.getNumericPolicyOrDefault()).str();
-  if (matmul.getDelegate()) {
+  if (!p.forced.empty()) {
+    // tessera.candidate above
+  } else if (matmul.getDelegate()) {
     p.forced = matmul.getDelegate()->str();
     p.forced_by = "attribute `delegate`";
   } else if (!selection.forced.empty()) {
     p.forced = selection.forced;
     p.forced_by = "option `matmul_delegate`";
+  }
+  return p;
+}
+
+/// A kernel variant of the compiled lowering as a candidate: `compiled.<schedule>`.
+arbiter::Candidate VariantCandidate(const device::KernelSchedule& schedule, mlir::Operation* op,
+                                    const TileOpArbitration& selection) {
+  arbiter::Candidate c = arbiter::CompiledCandidate(std::string(TargetName(selection.target)),
+                                                    selection.toolchain);
+  c.id = absl::StrCat(arbiter::kCompiledCandidate, ".", schedule.name);
+  c.identity = absl::StrCat("tessera kernel variant ", schedule.name, " (", selection.toolchain,
+                            ")");
+  c.route = absl::StrCat("the Tile op lowered by Tessera for ", TargetName(selection.target),
+                         " with schedule ", schedule.name, ": ", schedule.summary);
+  c.batch_invariance = schedule.batch_invariance;
+  c.inapplicable = device::scheduleDeclines(op, schedule.name, selection.arch);
+  return c;
+}
+
+/// The schedule a winning candidate id names ("" for the baseline and delegates).
+std::string ScheduleOfWinner(const std::string& winner) {
+  const std::string prefix = absl::StrCat(arbiter::kCompiledCandidate, ".");
+  return absl::StartsWith(winner, prefix) ? winner.substr(prefix.size()) : "";
+}
+
+/// PointOfOp, with a forced kernel variant relaxed to the compiled lowering in a host compile:
+/// a variant is a GPU schedule, and the host runs the same source with its one lowering.
+arbiter::ArbitrationPoint PointOf(mlir::Operation* op, const TileOpArbitration& selection) {
+  arbiter::ArbitrationPoint p = PointOfOp(op, selection);
+  if (selection.target != Target::kHost) return p;
+  for (const device::KernelSchedule& schedule : device::schedulesFor(op)) {
+    if (p.forced == absl::StrCat(arbiter::kCompiledCandidate, ".", schedule.name)) {
+      p.forced_by = absl::StrCat(p.forced_by, " = ", p.forced,
+                                 ", a GPU schedule: the host target's lowering serves");
+      p.forced = arbiter::kCompiledCandidate;
+    }
   }
   return p;
 }
@@ -249,10 +294,17 @@ absl::Status ArbitrateTileOps(mlir::ModuleOp module, const TileOpArbitration& se
   });
   mlir::Builder builder(module.getContext());
   for (mlir::Operation* op : points) {
+    // The schedule is arbitration's to write; one in the input is not trusted.
+    op->removeAttr(device::kScheduleAttr);
     const arbiter::ArbitrationPoint point = PointOf(op, selection);
     auto matmul = llvm::dyn_cast<tile::MatmulOp>(op);
     std::vector<arbiter::Candidate> candidates = {
         arbiter::CompiledCandidate(point.target, selection.toolchain)};
+    if (selection.target == Target::kNvptx) {
+      for (const device::KernelSchedule& schedule : device::schedulesFor(op)) {
+        candidates.push_back(VariantCandidate(schedule, op, selection));
+      }
+    }
     if (matmul) {
       for (const MatmulProvider& provider : providers) {
         arbiter::Candidate candidate = ProviderCandidate(provider, selection.registry);
@@ -288,6 +340,11 @@ absl::Status ArbitrateTileOps(mlir::ModuleOp module, const TileOpArbitration& se
       winner = point.forced;
     }
     if (matmul) matmul.removeDelegateAttr();
+    op->removeAttr(kCandidateAttrName);
+    if (const std::string schedule = ScheduleOfWinner(winner); !schedule.empty()) {
+      op->setAttr(device::kScheduleAttr, builder.getStringAttr(schedule));
+      continue;
+    }
     if (!matmul || winner.empty() || winner == arbiter::kCompiledCandidate) continue;
     for (const MatmulProvider& provider : providers) {
       if (provider.name != winner) continue;

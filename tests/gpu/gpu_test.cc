@@ -252,6 +252,47 @@ INSTANTIATE_TEST_SUITE_P(
   return
 })",
                {{3, 17, 128}, {17, 64}, {17, 64}, {3, 17, 128}, {3, 17, 128}}, 1e-6f, 1e-6f},
+        // Kernel variants (KernelSchedules.h), forced; the host runs its own lowering.
+        OpCase{"map_vectorized",  // 38147 elements: full vectors and a 3-element tail
+               R"(func.func @f(%x: memref<?x?xf32>, %z: memref<?x?xf32>, %y: memref<?x?xf32>) {
+  tile.map ins(%x, %z : memref<?x?xf32>, memref<?x?xf32>) outs(%y : memref<?x?xf32>)
+      attributes {tessera.candidate = "compiled.vectorized"} {
+  ^bb0(%v: f32, %w: f32):
+    %t = math.tanh %v : f32
+    %e = arith.addf %t, %w : f32
+    tile.yield %e : f32
+  }
+  return
+})",
+               {{37, 1031}, {37, 1031}, {37, 1031}}, 1e-6f, 1e-6f},
+        OpCase{"reduce_warp_per_row",
+               R"(func.func @f(%x: memref<?x?xf32>, %y: memref<?xf32>, %z: memref<?xf32>, %w: memref<?xf32>) {
+  tile.reduce sum %x -> %y axis = 1 {tessera.candidate = "compiled.warp_per_row"} : memref<?x?xf32> -> memref<?xf32>
+  tile.reduce max %x -> %z axis = 0 {tessera.candidate = "compiled.warp_per_row"} : memref<?x?xf32> -> memref<?xf32>
+  tile.reduce mean %x -> %w axis = 1 {tessera.candidate = "compiled.warp_per_row"} : memref<?x?xf32> -> memref<?xf32>
+  return
+})",
+               {{129, 3001}, {129}, {3001}, {129}}, 1e-4f, 1e-5f},
+        OpCase{"softmax_warp_per_row",
+               R"(func.func @f(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
+  tile.softmax %x -> %y {tessera.candidate = "compiled.warp_per_row"} : memref<?x?xf32> -> memref<?x?xf32>
+  return
+})",
+               {{300, 37}, {300, 37}}, 1e-7f, 1e-5f},
+        OpCase{"softmax_online",
+               R"(func.func @f(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
+  tile.softmax %x -> %y {tessera.candidate = "compiled.online"} : memref<?x?xf32> -> memref<?x?xf32>
+  return
+})",
+               {{65, 5000}, {65, 5000}}, 1e-7f, 1e-5f},
+        OpCase{"matmul_mma_sync_tf32",  // ragged in M, N and K; both sides round to TF32
+               R"(func.func @f(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %bias: memref<?xf32>, %c: memref<?x?xf32>) {
+  tile.matmul %a, %b -> %c bias(%bias : memref<?xf32>) activation(relu) policy(tf32)
+      {transpose_b, tessera.candidate = "compiled.mma_sync"}
+      : memref<?x?xf32>, memref<?x?xf32> -> memref<?x?xf32>
+  return
+})",
+               {{100, 77}, {33, 77}, {33}, {100, 33}}, 1e-4f, 1e-4f},
         OpCase{"empty",
                R"(func.func @f(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
   tile.softmax %x -> %y : memref<?x?xf32> -> memref<?x?xf32>

@@ -1,10 +1,16 @@
 // The nvptx target without a GPU: every Tile op, a chain, f16/bf16 storage and a raw gpu.module
 // kernel compile to PTX that the toolkit's ptxas (an independent assembler) accepts for the
-// target arch, with the expected .entry names, and to a cubin linked in process by nvJitLink.
+// target arch, with the expected .entry names, and to a cubin linked in process by nvJitLink;
+// every kernel variant has its instructions and assembles without spills; without a GPU the
+// arbiter keeps the baseline and lists the variants unprobed.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
+#include <map>
+#include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -12,6 +18,7 @@
 #include "absl/strings/str_replace.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "dialect/ArchEnvelope.h"
 #include "jit/compiler.h"
 #include "jit/runtime/thread_pool.h"
 
@@ -35,13 +42,14 @@ std::unique_ptr<CompiledModule> CompileForGpu(const std::string& source, const s
 }
 
 /// Runs `ptxas -arch=<arch>` on `ptx`; returns its exit status and output.
-std::pair<int, std::string> Ptxas(const std::string& ptx, const std::string& arch) {
+std::pair<int, std::string> Ptxas(const std::string& ptx, const std::string& arch,
+                                  const std::string& flags = "") {
   const char* tmp = std::getenv("TEST_TMPDIR");
   std::string dir = tmp != nullptr ? tmp : "/tmp";
   std::string path = absl::StrCat(dir, "/kernel_", arch, ".ptx");
   std::string log = absl::StrCat(dir, "/ptxas_", arch, ".log");
   std::ofstream(path) << ptx;
-  std::string command = absl::StrCat("/usr/local/cuda/bin/ptxas -arch=", arch, " ", path,
+  std::string command = absl::StrCat("/usr/local/cuda/bin/ptxas -arch=", arch, " ", flags, " ", path,
                                      " -o /dev/null > ", log, " 2>&1");
   int status = std::system(command.c_str());
   std::ifstream in(log);
@@ -146,8 +154,299 @@ func.func @fast(%x: memref<?xf32>, %y: memref<?xf32>, %bits: memref<?xi32>) {
   ExpectValidImage(module->device_images[0], GetParam());
 }
 
+/// What `ptxas -v` reports for one kernel.
+struct KernelResources {
+  int registers = -1;
+  int spill_bytes = -1;  ///< spill stores + spill loads
+  int max_threads = -1;  ///< .maxntid x*y*z
+};
+
+/// Resources of every kernel in `image` for `arch`, by entry name.
+std::map<std::string, KernelResources> Resources(const DeviceImage& image,
+                                                 const std::string& arch) {
+  auto [status, output] = Ptxas(image.ptx, arch, "-v");
+  EXPECT_EQ(status, 0) << "ptxas rejected the PTX:\n" << output;
+  std::map<std::string, KernelResources> resources;
+  std::string current;
+  std::istringstream lines(output);
+  for (std::string line; std::getline(lines, line);) {
+    if (size_t at = line.find("Compiling entry function '"); at != std::string::npos) {
+      at += std::strlen("Compiling entry function '");
+      current = line.substr(at, line.find('\'', at) - at);
+    }
+    int stores = 0, loads = 0, frame = 0;
+    if (std::sscanf(line.c_str(), " %d bytes stack frame, %d bytes spill stores, %d bytes spill loads",
+                    &frame, &stores, &loads) == 3) {
+      resources[current].spill_bytes = stores + loads;
+    }
+    if (size_t at = line.find("Used "); at != std::string::npos && !current.empty()) {
+      resources[current].registers = std::atoi(line.c_str() + at + 5);
+    }
+  }
+  for (auto& [name, r] : resources) {
+    const size_t entry = image.ptx.find(".entry " + name + "(");
+    const size_t bound = image.ptx.find(".maxntid ", entry);
+    int x = 0, y = 0, z = 0;
+    if (entry != std::string::npos && bound != std::string::npos &&
+        std::sscanf(image.ptx.c_str() + bound, ".maxntid %d, %d, %d", &x, &y, &z) == 3) {
+      r.max_threads = x * y * z;
+    }
+  }
+  return resources;
+}
+
+// Every kernel variant (KernelSchedules.h), forced, for every arch it applies to: the
+// instructions that make it a variant are in the PTX, and ptxas assembles it with no local-
+// memory spills and registers within its launch bounds (a block's registers fit the SM's
+// 64 Ki).
+constexpr char kVariants[] = R"mlir(
+func.func @v(%x: memref<?x?xf32>, %y: memref<?x?xf32>, %s: memref<?xf32>, %m: memref<?xf32>,
+             %p: memref<?x?xf32>, %q: memref<?x?xf32>, %hx: memref<?x?xf16>, %hy: memref<?x?xf16>) {
+  tile.map ins(%x, %y : memref<?x?xf32>, memref<?x?xf32>) outs(%p : memref<?x?xf32>)
+      attributes {tessera.candidate = "compiled.vectorized"} {
+  ^bb0(%a: f32, %b: f32):
+    %e = math.exp %a : f32
+    %r = arith.addf %e, %b : f32
+    tile.yield %r : f32
+  }
+  tile.map ins(%hx : memref<?x?xf16>) outs(%hy : memref<?x?xf16>)
+      attributes {tessera.candidate = "compiled.vectorized"} {
+  ^bb0(%a: f16):
+    %r = arith.mulf %a, %a : f16
+    tile.yield %r : f16
+  }
+  tile.reduce sum %x -> %s axis = 1 {tessera.candidate = "compiled.warp_per_row"} : memref<?x?xf32> -> memref<?xf32>
+  tile.reduce max %x -> %m axis = 0 {tessera.candidate = "compiled.warp_per_row"} : memref<?x?xf32> -> memref<?xf32>
+  tile.softmax %x -> %p {tessera.candidate = "compiled.warp_per_row"} : memref<?x?xf32> -> memref<?x?xf32>
+  tile.softmax %x -> %q {tessera.candidate = "compiled.online"} : memref<?x?xf32> -> memref<?x?xf32>
+  return
+}
+)mlir";
+
+constexpr char kMmaVariants[] = R"mlir(
+func.func @mm(%a: memref<?x?xf16>, %b: memref<?x?xf16>, %c: memref<?x?xf32>, %bias: memref<?xf32>,
+              %ba: memref<?x?xbf16>, %bb: memref<?x?xbf16>, %bc: memref<?x?xbf16>,
+              %fa: memref<?x?xf32>, %fb: memref<?x?xf32>, %fc: memref<?x?xf32>) {
+  tile.matmul %a, %b -> %c bias(%bias : memref<?xf32>) activation(relu) {delegate = "compiled.mma_sync"}
+      : memref<?x?xf16>, memref<?x?xf16> -> memref<?x?xf32>
+  tile.matmul %ba, %bb -> %bc {tessera.candidate = "compiled.mma_sync", transpose_b}
+      : memref<?x?xbf16>, memref<?x?xbf16> -> memref<?x?xbf16>
+  tile.matmul %fa, %fb -> %fc policy(tf32) {tessera.candidate = "compiled.mma_sync", transpose_a}
+      : memref<?x?xf32>, memref<?x?xf32> -> memref<?x?xf32>
+  return
+}
+)mlir";
+
+void ExpectNoSpillsWithinBounds(const CompiledModule& module, const std::string& arch) {
+  for (const DeviceImage& image : module.device_images) {
+    for (const auto& [name, r] : Resources(image, arch)) {
+      EXPECT_EQ(r.spill_bytes, 0) << name << " on " << arch;
+      EXPECT_GT(r.registers, 0) << name << " on " << arch;
+      EXPECT_LE(r.registers, 255) << name << " on " << arch;
+      ASSERT_GT(r.max_threads, 0) << name << " has no .maxntid";
+      EXPECT_LE(r.registers * r.max_threads, 65536) << name << " on " << arch;
+    }
+  }
+}
+
+std::string AllPtx(const CompiledModule& module) {
+  std::string ptx;
+  for (const DeviceImage& image : module.device_images) ptx += image.ptx;
+  return ptx;
+}
+
+TEST_P(NvptxArchTest, KernelVariantsHaveTheirInstructionsAndAssembleWithoutSpills) {
+  auto module = CompileForGpu(kVariants, GetParam());
+  ASSERT_NE(module, nullptr);
+  std::vector<std::string> kernels;
+  for (const DeviceImage& image : module->device_images) {
+    for (const std::string& kernel : image.kernels) kernels.push_back(kernel);
+  }
+  // The vectorized maps keep the baseline for unaligned or mismatched operands.
+  EXPECT_THAT(kernels, ElementsAre("v_map_vectorized_0", "v_map_1", "v_map_vectorized_2",
+                                   "v_map_3", "v_reduce_warp_per_row_4",
+                                   "v_reduce_warp_per_row_5", "v_softmax_warp_per_row_6",
+                                   "v_softmax_online_7"));
+  for (const DeviceImage& image : module->device_images) {
+    const std::string& kernel = image.kernels[0];
+    if (kernel.find("map_vectorized") != std::string::npos) {
+      EXPECT_THAT(image.ptx, AllOf(HasSubstr("ld.global.v4."), HasSubstr("st.global.v4.")))
+          << kernel;
+    }
+    if (kernel.find("warp_per_row") != std::string::npos) {
+      EXPECT_THAT(image.ptx, AllOf(HasSubstr("shfl.sync.bfly.b32"), Not(HasSubstr(".shared"))))
+          << kernel;
+    }
+    if (kernel.find("online") != std::string::npos) {
+      EXPECT_THAT(image.ptx, AllOf(HasSubstr("bar.sync"), Not(HasSubstr("atom."))));
+    }
+    EXPECT_THAT(image.ptx, Not(HasSubstr("atom.")))  // deterministic: no atomics
+        << kernel;
+    ExpectValidImage(image, GetParam());
+  }
+  ExpectNoSpillsWithinBounds(*module, GetParam());
+}
+
+TEST_P(NvptxArchTest, TensorCoreMatmulsUseMmaSyncOnSm80AndNewer) {
+  std::optional<GpuArch> arch = ParseGpuArch(GetParam());
+  ASSERT_TRUE(arch.has_value());
+  CompileOptions options;
+  options.target = Target::kNvptx;
+  options.arch = GetParam();
+  auto compiled = Compile(kMmaVariants, options);
+  if (arch->version < 80) {
+    ASSERT_FALSE(compiled.ok());
+    EXPECT_THAT(compiled.status().message(),
+                AllOf(HasSubstr("tile.matmul: the forced candidate 'compiled.mma_sync' (attribute "
+                                "`delegate`) is rejected by the applicability gate: mma.sync "
+                                "with f32 accumulators needs sm_80 or newer"),
+                      HasSubstr(GetParam())));
+    return;
+  }
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  const std::string ptx = AllPtx(**compiled);
+  EXPECT_THAT(ptx, AllOf(HasSubstr("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"),
+                         HasSubstr("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"),
+                         HasSubstr("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"),
+                         Not(HasSubstr("atom."))));
+  for (const DeviceImage& image : (*compiled)->device_images) ExpectValidImage(image, GetParam());
+  ExpectNoSpillsWithinBounds(**compiled, GetParam());
+}
+
 // Every arch the compiler lists, Turing to Blackwell.
 INSTANTIATE_TEST_SUITE_P(Archs, NvptxArchTest, ::testing::ValuesIn(SupportedArchs()));
+
+/// The decision record of the point at `op` (by op name, in order) in `module`.
+const arbiter::DecisionRecord* Decision(const CompiledModule& module, const std::string& op,
+                                        int nth = 0) {
+  for (const arbiter::DecisionRecord& record : module.decisions) {
+    if (record.point.op == op && nth-- == 0) return &record;
+  }
+  return nullptr;
+}
+
+const arbiter::CandidateOutcome* Outcome(const arbiter::DecisionRecord& record,
+                                         const std::string& id) {
+  for (const arbiter::CandidateOutcome& o : record.candidates) {
+    if (o.candidate.id == id) return &o;
+  }
+  return nullptr;
+}
+
+TEST(KernelVariantArbitrationTest, WithoutAGpuTheBaselineStaysAndEveryVariantIsListedUnprobed) {
+  auto module = CompileForGpu(R"mlir(
+func.func @f(%x: memref<?x?xf32>, %y: memref<?x?xf32>, %s: memref<?xi64>) {
+  tile.softmax %x -> %y : memref<?x?xf32> -> memref<?x?xf32>
+  tile.reduce argmax %x -> %s axis = 1 : memref<?x?xf32> -> memref<?xi64>
+  return
+}
+)mlir",
+                              "sm_90");
+  ASSERT_NE(module, nullptr);
+  const arbiter::DecisionRecord* softmax = Decision(*module, "tile.softmax");
+  ASSERT_NE(softmax, nullptr);
+  EXPECT_EQ(softmax->winner, "compiled");
+  for (const char* id : {"compiled.warp_per_row", "compiled.online"}) {
+    const arbiter::CandidateOutcome* o = Outcome(*softmax, id);
+    ASSERT_NE(o, nullptr) << id;
+    EXPECT_EQ(o->gate, "") << id;
+    EXPECT_THAT(o->reason, HasSubstr("not probed")) << id;
+    EXPECT_EQ(o->candidate.Tier(), "generated");
+    EXPECT_EQ(o->candidate.determinism, "deterministic");
+    EXPECT_THAT(o->candidate.batch_invariance, HasSubstr("fixed order"));
+  }
+  const arbiter::DecisionRecord* argmax = Decision(*module, "tile.reduce");
+  ASSERT_NE(argmax, nullptr);
+  const arbiter::CandidateOutcome* warp = Outcome(*argmax, "compiled.warp_per_row");
+  ASSERT_NE(warp, nullptr);
+  EXPECT_EQ(warp->gate, "applicability");
+  EXPECT_THAT(warp->reason, HasSubstr("argmax and argmin"));
+  // The baseline kernels ran.
+  EXPECT_THAT(AllPtx(*module), AllOf(HasSubstr(".entry f_softmax_0("),
+                                     HasSubstr(".entry f_reduce_1(")));
+}
+
+TEST(KernelVariantArbitrationTest, ForcedVariantsAreCheckedAndAScheduleInTheInputIsNotTrusted) {
+  CompileOptions options;
+  options.target = Target::kNvptx;
+  options.arch = "sm_90";
+  // A broadcast operand of lower rank: the vectorized map does not apply. (One of the same
+  // rank that broadcasts at run time takes the baseline kernel then.)
+  auto broadcast = Compile(R"mlir(
+func.func @f(%x: memref<?x?xf32>, %b: memref<?xf32>, %y: memref<?x?xf32>) {
+  tile.map ins(%x, %b : memref<?x?xf32>, memref<?xf32>) outs(%y : memref<?x?xf32>)
+      attributes {tessera.candidate = "compiled.vectorized"} {
+  ^bb0(%u: f32, %v: f32):
+    %s = arith.mulf %u, %v : f32
+    tile.yield %s : f32
+  }
+  return
+}
+)mlir",
+                           options);
+  ASSERT_FALSE(broadcast.ok());
+  EXPECT_THAT(broadcast.status().message(),
+              AllOf(HasSubstr(":3:3: error: tile.map: the forced candidate 'compiled.vectorized'"),
+                    HasSubstr("applicability gate: it needs operands of the output's shape")));
+  // An unknown id lists the candidates.
+  auto unknown = Compile(R"mlir(
+func.func @f(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
+  tile.softmax %x -> %y {tessera.candidate = "compiled.fast"} : memref<?x?xf32> -> memref<?x?xf32>
+  return
+}
+)mlir",
+                         options);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_THAT(unknown.status().message(),
+              HasSubstr("the forced candidate 'compiled.fast' (attribute `tessera.candidate`) is "
+                        "unknown; candidates: compiled, compiled.warp_per_row, compiled.online"));
+  // tessera_jit.schedule is arbitration's to write: one in the input is dropped.
+  auto injected = Compile(R"mlir(
+func.func @f(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
+  tile.softmax %x -> %y {tessera_jit.schedule = "online"} : memref<?x?xf32> -> memref<?x?xf32>
+  return
+}
+)mlir",
+                          options);
+  if (injected.ok()) {
+    EXPECT_THAT(AllPtx(**injected), AllOf(HasSubstr(".entry f_softmax_0("),
+                                          Not(HasSubstr("online"))));
+  } else {
+    EXPECT_THAT(injected.status().message(), HasSubstr("tessera_jit.schedule"));
+  }
+  // A batch-invariant compile keeps a variant: its invariance holds by construction.
+  options.batch_invariant = true;
+  auto invariant = Compile(R"mlir(
+func.func @f(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
+  tile.softmax %x -> %y {tessera.candidate = "compiled.online"} : memref<?x?xf32> -> memref<?x?xf32>
+  return
+}
+)mlir",
+                           options);
+  ASSERT_TRUE(invariant.ok()) << invariant.status();
+  const arbiter::DecisionRecord* record = Decision(**invariant, "tile.softmax");
+  ASSERT_NE(record, nullptr);
+  EXPECT_EQ(record->winner, "compiled.online");
+  EXPECT_EQ(Outcome(*record, "compiled.online")->batch_invariance, "by construction");
+  EXPECT_THAT(AllPtx(**invariant), HasSubstr(".entry f_softmax_online_0("));
+}
+
+TEST(KernelVariantArbitrationTest, AHostCompileOfTheSameSourceRunsItsOwnLowering) {
+  CompileOptions options;
+  options.target = Target::kHost;
+  auto compiled = Compile(R"mlir(
+func.func @f(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
+  tile.softmax %x -> %y {tessera.candidate = "compiled.online"} : memref<?x?xf32> -> memref<?x?xf32>
+  return
+}
+)mlir",
+                          options);
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  const arbiter::DecisionRecord* record = Decision(**compiled, "tile.softmax");
+  ASSERT_NE(record, nullptr);
+  EXPECT_EQ(record->winner, "compiled");
+  EXPECT_THAT(record->point.forced_by, HasSubstr("a GPU schedule: the host target's lowering"));
+}
 
 TEST(NvptxCompileTest, F16AccumulationPolicyCompilesForSm75) {
   auto module = CompileForGpu(R"mlir(

@@ -1,0 +1,656 @@
+// The kernel variants of tessera-lower-tile-to-gpu (KernelSchedules.h): the schedules beyond
+// each Tile op's baseline. Every one is deterministic run to run: each output element is
+// accumulated in one fixed order (fixed shuffle butterflies, fixed shared-memory trees, K in
+// order), with no atomics.
+//   map      vectorized: 128-bit vector loads/stores (4 x 32-bit or 8 x 16-bit per thread per
+//            step), grid-stride over at most kMaxVectorBlocks blocks; the launch site checks
+//            at run time that every operand is 16-byte aligned and of the output's sizes, else
+//            the baseline kernel runs
+//   reduce   warp_per_row: 8 warps per block, one output element per warp, lanes strided by
+//            32, a 5-step xor butterfly of warp shuffles
+//   softmax  warp_per_row: as reduce (max, then the sum of exp), no shared memory;
+//            online: one block per row, each thread folds a running (max, sum) in one pass,
+//            a fixed tree combines the pairs, then the write pass
+//   matmul   mma_sync: 64x64 output tiles per 128-thread block (2x2 warps of 32x32), K in
+//            stages of 16 (tf32: 8; longer stages spill on sm_80 to sm_89) staged through
+//            shared memory, mma.sync.m16n8k16 (f16/bf16 -> f32)
+//            or m16n8k8 (tf32 -> f32) on the tensor cores, the fused epilogue on the
+//            accumulators
+#include <limits>
+
+#include "dialect/transforms/GpuKernels.h"
+#include "dialect/transforms/TileSemantics.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+namespace tessera::device {
+namespace {
+
+using lowering::indexConstant;
+
+constexpr int64_t kWarp = 32;
+constexpr int64_t kWarpsPerBlock = kBlockSize / kWarp;
+/// The vectorized map's grid: enough blocks to fill an H200 (132 SMs) twice over; past that,
+/// each thread takes several vectors.
+constexpr int64_t kMaxVectorBlocks = 2048;
+constexpr int64_t kVectorBytes = 16;
+
+mlir::Value i32Constant(mlir::OpBuilder& b, mlir::Location loc, int32_t value) {
+  return b.create<mlir::arith::ConstantOp>(loc, b.getI32IntegerAttr(value));
+}
+
+mlir::Value equal(mlir::OpBuilder& b, mlir::Location loc, mlir::Value lhs, mlir::Value rhs) {
+  return b.create<mlir::arith::CmpIOp>(loc, mlir::arith::CmpIPredicate::eq, lhs, rhs);
+}
+
+/// `memref` as one dimension (identity layout: contiguous).
+mlir::Value flatten(mlir::OpBuilder& b, mlir::Location loc, mlir::Value memref) {
+  auto type = llvm::cast<mlir::MemRefType>(memref.getType());
+  if (type.getRank() == 1) return memref;
+  mlir::ReassociationIndices all;
+  for (int64_t d = 0; d < type.getRank(); ++d) all.push_back(d);
+  return b.create<mlir::memref::CollapseShapeOp>(loc, memref,
+                                                 llvm::ArrayRef<mlir::ReassociationIndices>{all});
+}
+
+/// `value` combined across the 32 lanes of a warp by a fixed xor butterfly (offsets 16, 8, 4,
+/// 2, 1); every lane gets the same result (each step combines one pair, and combining is
+/// commutative).
+mlir::Value warpReduce(mlir::OpBuilder& b, mlir::Location loc, tile::ReduceKind kind,
+                       mlir::Value value) {
+  for (int32_t offset = kWarp / 2; offset > 0; offset /= 2) {
+    auto shuffle = b.create<mlir::gpu::ShuffleOp>(loc, value, i32Constant(b, loc, offset),
+                                                  i32Constant(b, loc, kWarp),
+                                                  mlir::gpu::ShuffleMode::XOR);
+    value = lowering::reductionCombine(b, loc, kind, value, shuffle.getShuffleResult());
+  }
+  return value;
+}
+
+/// A launch of blocks of kWarpsPerBlock warps in which each warp runs `body(lane, unit)` for
+/// unit = its global warp index, + the grid's warps, ... < units (uniform within a warp).
+void launchPerWarp(mlir::OpBuilder& b, mlir::Location loc, mlir::Value units, llvm::StringRef name,
+                   llvm::function_ref<void(mlir::OpBuilder&, mlir::Value lane, mlir::Value unit)>
+                       body) {
+  mlir::Value blocks =
+      gridFor(b, loc, lowering::ceilDiv(b, loc, units, kWarpsPerBlock), kMaxGridX);
+  launch(b, loc, {blocks, nullptr, nullptr}, {kBlockSize, 1}, {}, name,
+         [&](mlir::OpBuilder& k, mlir::gpu::LaunchOp l) {
+           mlir::Value warpSize = indexConstant(k, loc, kWarp);
+           mlir::Value thread = l.getThreadIds().x;
+           mlir::Value lane = k.create<mlir::arith::RemUIOp>(loc, thread, warpSize);
+           mlir::Value warps = indexConstant(k, loc, kWarpsPerBlock);
+           mlir::Value first = k.create<mlir::arith::AddIOp>(
+               loc, k.create<mlir::arith::MulIOp>(loc, l.getBlockIds().x, warps),
+               k.create<mlir::arith::DivUIOp>(loc, thread, warpSize));
+           mlir::Value stride = k.create<mlir::arith::MulIOp>(loc, l.getGridSize().x, warps);
+           k.create<mlir::scf::ForOp>(loc, first, units, stride, mlir::ValueRange{},
+                                      [&](mlir::OpBuilder& in, mlir::Location l2,
+                                          mlir::Value unit, mlir::ValueRange) {
+                                        body(in, lane, unit);
+                                        in.create<mlir::scf::YieldOp>(l2);
+                                      });
+         });
+}
+
+/// One online-softmax state (max, sum) folded with another: the larger max, each sum rescaled
+/// to it (a state of -inf max and 0 sum is the identity).
+std::pair<mlir::Value, mlir::Value> combineSoftmaxStates(mlir::OpBuilder& b, mlir::Location loc,
+                                                         mlir::Value max, mlir::Value sum,
+                                                         mlir::Value otherMax,
+                                                         mlir::Value otherSum) {
+  mlir::Value newMax = b.create<mlir::arith::MaximumFOp>(loc, max, otherMax);
+  mlir::Value scaled = b.create<mlir::arith::MulFOp>(
+      loc, sum, lowering::softmaxCorrection(b, loc, max, newMax));
+  mlir::Value otherScaled = b.create<mlir::arith::MulFOp>(
+      loc, otherSum, lowering::softmaxCorrection(b, loc, otherMax, newMax));
+  return {newMax, b.create<mlir::arith::AddFOp>(loc, scaled, otherScaled)};
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// map
+
+void lowerMapVectorized(mlir::OpBuilder& b, tile::MapOp op, KernelNamer& namer,
+                        llvm::function_ref<void(mlir::OpBuilder&)> baseline) {
+  mlir::Location loc = op.getLoc();
+  mlir::Value output = op.getOutputs().front();
+  auto outputType = llvm::cast<mlir::MemRefType>(output.getType());
+  const int64_t width =
+      kVectorBytes * 8 / static_cast<int64_t>(outputType.getElementType().getIntOrFloatBitWidth());
+  auto sizes = lowering::memrefSizes(b, loc, output);
+  mlir::Value total = lowering::product(b, loc, sizes);
+  llvm::SmallVector<mlir::Value> tensors(op.getOutputs().begin(), op.getOutputs().end());
+  for (mlir::Value input : op.getInputs()) {
+    if (llvm::isa<mlir::MemRefType>(input.getType())) tensors.push_back(input);
+  }
+  // Every operand of the output's sizes (no broadcasting at run time) and 16-byte aligned
+  // (identity layouts have offset 0: the aligned pointer is where the data starts).
+  mlir::Value fits = b.create<mlir::arith::ConstantOp>(loc, b.getBoolAttr(true));
+  mlir::Value alignmentMask = indexConstant(b, loc, kVectorBytes - 1);
+  mlir::Value zero = indexConstant(b, loc, 0);
+  for (mlir::Value tensor : tensors) {
+    auto tensorSizes = lowering::memrefSizes(b, loc, tensor);
+    for (auto [size, outputSize] : llvm::zip(tensorSizes, sizes)) {
+      fits = b.create<mlir::arith::AndIOp>(loc, fits, equal(b, loc, size, outputSize));
+    }
+    mlir::Value pointer = b.create<mlir::memref::ExtractAlignedPointerAsIndexOp>(loc, tensor);
+    fits = b.create<mlir::arith::AndIOp>(
+        loc, fits,
+        equal(b, loc, b.create<mlir::arith::AndIOp>(loc, pointer, alignmentMask), zero));
+  }
+  const std::string name = namer.next("map_vectorized");
+  b.create<mlir::scf::IfOp>(
+      loc, fits,
+      [&](mlir::OpBuilder& then, mlir::Location l) {
+        ifThen(then, loc, lessThan(then, loc, zero, total), [&](mlir::OpBuilder& guarded) {
+          llvm::DenseMap<mlir::Value, mlir::Value> flat;
+          for (mlir::Value tensor : tensors) flat[tensor] = flatten(guarded, loc, tensor);
+          mlir::Value widthValue = indexConstant(guarded, loc, width);
+          mlir::Value vectors = guarded.create<mlir::arith::DivUIOp>(loc, total, widthValue);
+          mlir::Value tailStart = guarded.create<mlir::arith::MulIOp>(loc, vectors, widthValue);
+          mlir::Value tail = guarded.create<mlir::arith::SubIOp>(loc, total, tailStart);
+          // At least one block: the tail needs one when there is no full vector.
+          mlir::Value blocks = guarded.create<mlir::arith::MaxUIOp>(
+              loc, indexConstant(guarded, loc, 1),
+              gridFor(guarded, loc, lowering::ceilDiv(guarded, loc, vectors, kBlockSize),
+                      kMaxVectorBlocks));
+          launch(guarded, loc, {blocks, nullptr, nullptr}, {kBlockSize, 1}, {}, name,
+                 [&](mlir::OpBuilder& k, mlir::gpu::LaunchOp launchOp) {
+            mlir::Value block = indexConstant(k, loc, kBlockSize);
+            mlir::Value first = k.create<mlir::arith::AddIOp>(
+                loc, k.create<mlir::arith::MulIOp>(loc, launchOp.getBlockIds().x, block),
+                launchOp.getThreadIds().x);
+            mlir::Value stride =
+                k.create<mlir::arith::MulIOp>(loc, launchOp.getGridSize().x, block);
+            k.create<mlir::scf::ForOp>(
+                loc, first, vectors, stride, mlir::ValueRange{},
+                [&](mlir::OpBuilder& in, mlir::Location l2, mlir::Value v, mlir::ValueRange) {
+                  mlir::Value base = in.create<mlir::arith::MulIOp>(loc, v, widthValue);
+                  llvm::SmallVector<mlir::Value> loaded;
+                  for (mlir::Value input : op.getInputs()) {
+                    if (!llvm::isa<mlir::MemRefType>(input.getType())) {
+                      loaded.push_back(nullptr);
+                      continue;
+                    }
+                    auto type = mlir::VectorType::get(
+                        {width}, llvm::cast<mlir::MemRefType>(input.getType()).getElementType());
+                    loaded.push_back(in.create<mlir::vector::LoadOp>(
+                        loc, type, flat[input], mlir::ValueRange{base}, /*nontemporal=*/false,
+                        llvm::MaybeAlign(kVectorBytes)));
+                  }
+                  llvm::SmallVector<llvm::SmallVector<mlir::Value>> lanes(op.getOutputs().size());
+                  for (int64_t j = 0; j < width; ++j) {
+                    llvm::SmallVector<mlir::Value> elements;
+                    for (auto [input, vector] : llvm::zip(op.getInputs(), loaded)) {
+                      elements.push_back(
+                          vector ? in.create<mlir::vector::ExtractOp>(loc, vector, j) : input);
+                    }
+                    auto results = lowering::inlineMapBody(in, op, elements);
+                    for (auto [o, result] : llvm::enumerate(results)) lanes[o].push_back(result);
+                  }
+                  for (auto [o, outputValue] : llvm::enumerate(op.getOutputs())) {
+                    auto type = mlir::VectorType::get(
+                        {width},
+                        llvm::cast<mlir::MemRefType>(outputValue.getType()).getElementType());
+                    mlir::Value vector =
+                        in.create<mlir::vector::FromElementsOp>(loc, type, lanes[o]);
+                    in.create<mlir::vector::StoreOp>(loc, vector, flat[outputValue],
+                                                     mlir::ValueRange{base},
+                                                     /*nontemporal=*/false,
+                                                     llvm::MaybeAlign(kVectorBytes));
+                  }
+                  in.create<mlir::scf::YieldOp>(l2);
+                });
+            // The last total % width elements, one per thread of the first threads.
+            ifThen(k, loc, lessThan(k, loc, first, tail), [&](mlir::OpBuilder& in) {
+              mlir::Value i = in.create<mlir::arith::AddIOp>(loc, tailStart, first);
+              llvm::SmallVector<mlir::Value> elements;
+              for (mlir::Value input : op.getInputs()) {
+                elements.push_back(llvm::isa<mlir::MemRefType>(input.getType())
+                                       ? in.create<mlir::memref::LoadOp>(loc, flat[input],
+                                                                         mlir::ValueRange{i})
+                                             .getResult()
+                                       : input);
+              }
+              auto results = lowering::inlineMapBody(in, op, elements);
+              for (auto [value, outputValue] : llvm::zip(results, op.getOutputs())) {
+                in.create<mlir::memref::StoreOp>(loc, value, flat[outputValue],
+                                                 mlir::ValueRange{i});
+              }
+            });
+          });
+        });
+        then.create<mlir::scf::YieldOp>(l);
+      },
+      [&](mlir::OpBuilder& otherwise, mlir::Location l) {
+        baseline(otherwise);
+        otherwise.create<mlir::scf::YieldOp>(l);
+      });
+}
+
+// ---------------------------------------------------------------------------------------------
+// reduce, softmax
+
+void lowerReduceWarpPerRow(mlir::OpBuilder& b, tile::ReduceOp op, KernelNamer& namer) {
+  mlir::Location loc = op.getLoc();
+  const int64_t axis = op.getAxis();
+  const tile::ReduceKind kind = op.getKind();
+  auto inputSizes = lowering::memrefSizes(b, loc, op.getInput());
+  mlir::Value count = inputSizes[axis];
+  auto outerSizes = lowering::eraseAt(inputSizes, axis);
+  mlir::Value outputs = lowering::product(b, loc, outerSizes);
+  mlir::Type outputElement =
+      llvm::cast<mlir::MemRefType>(op.getOutput().getType()).getElementType();
+  mlir::Value zero = indexConstant(b, loc, 0);
+  ifThen(b, loc, lessThan(b, loc, zero, outputs), [&](mlir::OpBuilder& guarded) {
+    launchPerWarp(guarded, loc, outputs, namer.next("reduce_warp_per_row"),
+                  [&](mlir::OpBuilder& k, mlir::Value lane, mlir::Value unit) {
+      auto outer = lowering::delinearize(k, loc, unit, outerSizes);
+      mlir::Value partial = foldStrided(
+          k, loc, lane, count, lowering::reductionIdentity(k, loc, kind),
+          [&](mlir::OpBuilder& in, mlir::Value accumulator, mlir::Value r) {
+            mlir::Value value =
+                lowering::loadAsF32(in, loc, op.getInput(), lowering::insertAt(outer, axis, r));
+            return lowering::reductionCombine(in, loc, kind, accumulator, value);
+          },
+          kWarp);
+      mlir::Value total = warpReduce(k, loc, kind, partial);
+      mlir::Value result = lowering::convertFloat(
+          k, loc, lowering::reductionFinalize(k, loc, kind, total, count), outputElement);
+      ifThen(k, loc, equal(k, loc, lane, indexConstant(k, loc, 0)), [&](mlir::OpBuilder& in) {
+        llvm::SmallVector<mlir::Value> outIndex(outer.begin(), outer.end());
+        if (op.getKeepdims()) outIndex = lowering::insertAt(outer, axis, indexConstant(in, loc, 0));
+        in.create<mlir::memref::StoreOp>(loc, result, op.getOutput(), outIndex);
+      });
+    });
+  });
+}
+
+namespace {
+
+/// The shared prologue of the softmax variants: rows, the row length and the output type; runs
+/// `body` when there is work.
+void forSoftmaxWork(mlir::OpBuilder& b, tile::SoftmaxOp op,
+                    llvm::function_ref<void(mlir::OpBuilder&, mlir::Value rows,
+                                            mlir::Value length,
+                                            llvm::ArrayRef<mlir::Value> rowSizes)>
+                        body) {
+  mlir::Location loc = op.getLoc();
+  auto sizes = lowering::memrefSizes(b, loc, op.getInput());
+  mlir::Value length = sizes.back();
+  auto rowSizes = llvm::ArrayRef<mlir::Value>(sizes).drop_back();
+  mlir::Value rows = lowering::product(b, loc, rowSizes);
+  mlir::Value work = b.create<mlir::arith::MulIOp>(loc, rows, length);
+  ifThen(b, loc, lessThan(b, loc, indexConstant(b, loc, 0), work),
+         [&](mlir::OpBuilder& guarded) { body(guarded, rows, length, rowSizes); });
+}
+
+/// Writes softmax row `row` from its max and sum: y[i] = exp(x[i] - max) / sum for i = first,
+/// first + stride, ... < length.
+void writeSoftmaxRow(mlir::OpBuilder& b, mlir::Location loc, tile::SoftmaxOp op,
+                     llvm::ArrayRef<mlir::Value> row, mlir::Value first, int64_t stride,
+                     mlir::Value length, mlir::Value max, mlir::Value sum) {
+  mlir::Type outputElement =
+      llvm::cast<mlir::MemRefType>(op.getOutput().getType()).getElementType();
+  b.create<mlir::scf::ForOp>(
+      loc, first, length, indexConstant(b, loc, stride), mlir::ValueRange{},
+      [&](mlir::OpBuilder& in, mlir::Location l, mlir::Value i, mlir::ValueRange) {
+        auto index = lowering::insertAt(row, row.size(), i);
+        mlir::Value x = lowering::loadAsF32(in, loc, op.getInput(), index);
+        mlir::Value y = in.create<mlir::arith::DivFOp>(
+            loc, lowering::softmaxWeight(in, loc, x, max), sum);
+        in.create<mlir::memref::StoreOp>(loc, lowering::convertFloat(in, loc, y, outputElement),
+                                         op.getOutput(), index);
+        in.create<mlir::scf::YieldOp>(l);
+      });
+}
+
+}  // namespace
+
+void lowerSoftmaxWarpPerRow(mlir::OpBuilder& b, tile::SoftmaxOp op, KernelNamer& namer) {
+  mlir::Location loc = op.getLoc();
+  forSoftmaxWork(b, op, [&](mlir::OpBuilder& guarded, mlir::Value rows, mlir::Value length,
+                            llvm::ArrayRef<mlir::Value> rowSizes) {
+    launchPerWarp(guarded, loc, rows, namer.next("softmax_warp_per_row"),
+                  [&](mlir::OpBuilder& k, mlir::Value lane, mlir::Value unit) {
+      auto row = lowering::delinearize(k, loc, unit, rowSizes);
+      auto load = [&](mlir::OpBuilder& in, mlir::Value i) {
+        return lowering::loadAsF32(in, loc, op.getInput(), lowering::insertAt(row, row.size(), i));
+      };
+      mlir::Value partialMax = foldStrided(
+          k, loc, lane, length, lowering::reductionIdentity(k, loc, tile::ReduceKind::max),
+          [&](mlir::OpBuilder& in, mlir::Value accumulator, mlir::Value i) {
+            return lowering::reductionCombine(in, loc, tile::ReduceKind::max, accumulator,
+                                              load(in, i));
+          },
+          kWarp);
+      mlir::Value max = warpReduce(k, loc, tile::ReduceKind::max, partialMax);
+      mlir::Value partialSum = foldStrided(
+          k, loc, lane, length, lowering::reductionIdentity(k, loc, tile::ReduceKind::sum),
+          [&](mlir::OpBuilder& in, mlir::Value accumulator, mlir::Value i) {
+            return in.create<mlir::arith::AddFOp>(
+                loc, accumulator, lowering::softmaxWeight(in, loc, load(in, i), max));
+          },
+          kWarp);
+      mlir::Value sum = warpReduce(k, loc, tile::ReduceKind::sum, partialSum);
+      writeSoftmaxRow(k, loc, op, row, lane, kWarp, length, max, sum);
+    });
+  });
+}
+
+void lowerSoftmaxOnline(mlir::OpBuilder& b, tile::SoftmaxOp op, KernelNamer& namer) {
+  mlir::Location loc = op.getLoc();
+  forSoftmaxWork(b, op, [&](mlir::OpBuilder& guarded, mlir::Value rows, mlir::Value length,
+                            llvm::ArrayRef<mlir::Value> rowSizes) {
+    mlir::Type scratchType = workgroupBuffer(guarded, {kBlockSize}, guarded.getF32Type());
+    launch(guarded, loc, {gridFor(guarded, loc, rows, kMaxGridX), nullptr, nullptr},
+           {kBlockSize, 1}, {scratchType, scratchType}, namer.next("softmax_online"),
+           [&](mlir::OpBuilder& launchBuilder, mlir::gpu::LaunchOp l) {
+      forEachBlockUnit(launchBuilder, loc, l, rows, [&](mlir::OpBuilder& k, mlir::Value unit) {
+        mlir::Value thread = l.getThreadIds().x;
+        mlir::Value maxes = l.getWorkgroupAttributions()[0];
+        mlir::Value sums = l.getWorkgroupAttributions()[1];
+        auto row = lowering::delinearize(k, loc, unit, rowSizes);
+        // One pass: each thread's running (max, sum of exp(x - max)) over its strided share.
+        mlir::Value minusInf = lowering::f32Constant(k, loc, -std::numeric_limits<float>::infinity());
+        auto fold = k.create<mlir::scf::ForOp>(
+            loc, thread, length, indexConstant(k, loc, kBlockSize),
+            mlir::ValueRange{minusInf, lowering::f32Constant(k, loc, 0.0f)},
+            [&](mlir::OpBuilder& in, mlir::Location l2, mlir::Value i, mlir::ValueRange state) {
+              mlir::Value x = lowering::loadAsF32(in, loc, op.getInput(),
+                                                  lowering::insertAt(row, row.size(), i));
+              mlir::Value newMax = in.create<mlir::arith::MaximumFOp>(loc, state[0], x);
+              mlir::Value sum = in.create<mlir::arith::AddFOp>(
+                  loc,
+                  in.create<mlir::arith::MulFOp>(
+                      loc, state[1], lowering::softmaxCorrection(in, loc, state[0], newMax)),
+                  lowering::softmaxWeight(in, loc, x, newMax));
+              in.create<mlir::scf::YieldOp>(l2, mlir::ValueRange{newMax, sum});
+            });
+        // A fixed tree over the block's pairs (the leading barrier keeps the previous row's
+        // readers ahead of these writers).
+        k.create<mlir::gpu::BarrierOp>(loc);
+        k.create<mlir::memref::StoreOp>(loc, fold.getResult(0), maxes, thread);
+        k.create<mlir::memref::StoreOp>(loc, fold.getResult(1), sums, thread);
+        for (int64_t stride = kBlockSize / 2; stride > 0; stride /= 2) {
+          k.create<mlir::gpu::BarrierOp>(loc);
+          mlir::Value strideValue = indexConstant(k, loc, stride);
+          ifThen(k, loc, lessThan(k, loc, thread, strideValue), [&](mlir::OpBuilder& in) {
+            mlir::Value partner = in.create<mlir::arith::AddIOp>(loc, thread, strideValue);
+            auto [max, sum] = combineSoftmaxStates(
+                in, loc, in.create<mlir::memref::LoadOp>(loc, maxes, thread),
+                in.create<mlir::memref::LoadOp>(loc, sums, thread),
+                in.create<mlir::memref::LoadOp>(loc, maxes, partner),
+                in.create<mlir::memref::LoadOp>(loc, sums, partner));
+            in.create<mlir::memref::StoreOp>(loc, max, maxes, thread);
+            in.create<mlir::memref::StoreOp>(loc, sum, sums, thread);
+          });
+        }
+        k.create<mlir::gpu::BarrierOp>(loc);
+        mlir::Value zero = indexConstant(k, loc, 0);
+        mlir::Value max = k.create<mlir::memref::LoadOp>(loc, maxes, zero);
+        mlir::Value sum = k.create<mlir::memref::LoadOp>(loc, sums, zero);
+        writeSoftmaxRow(k, loc, op, row, thread, kBlockSize, length, max, sum);
+      });
+    });
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// matmul
+
+namespace {
+
+constexpr int64_t kMmaBlockTile = 64;   // C tile edge per block
+constexpr int64_t kMmaWarpTile = 32;    // C tile edge per warp (2x2 warps)
+constexpr int64_t kMmaThreads = 128;    // 4 warps
+constexpr int64_t kMmaRowTiles = kMmaWarpTile / 16;  // m16 tiles per warp
+constexpr int64_t kMmaColTiles = kMmaWarpTile / 8;   // n8 tiles per warp
+
+/// How one mma.sync multiplies: the instruction's K, the type staged in shared memory and how a
+/// fragment register packs it.
+struct MmaForm {
+  int64_t k = 16;
+  int64_t stageK = 16;  ///< K per shared-memory stage (more spills on sm_80 to sm_89)
+  mlir::NVVM::MMATypes type = mlir::NVVM::MMATypes::f16;
+  mlir::Type staged;  ///< f16, bf16, or f32 holding a TF32 value
+};
+
+MmaForm mmaFormOf(mlir::OpBuilder& b, tile::MatmulOp op) {
+  mlir::Type element = llvm::cast<mlir::MemRefType>(op.getLhs().getType()).getElementType();
+  if (element.isF16()) return {16, 16, mlir::NVVM::MMATypes::f16, element};
+  if (element.isBF16()) return {16, 16, mlir::NVVM::MMATypes::bf16, element};
+  return {8, 8, mlir::NVVM::MMATypes::tf32, b.getF32Type()};
+}
+
+/// Two 16-bit values in one i32, `low` in the low half (a .f16x2/.bf16x2 register).
+mlir::Value packHalves(mlir::OpBuilder& b, mlir::Location loc, mlir::Value low, mlir::Value high) {
+  mlir::Type i16 = b.getI16Type();
+  mlir::Type i32 = b.getI32Type();
+  auto widen = [&](mlir::Value half) -> mlir::Value {
+    return b.create<mlir::arith::ExtUIOp>(loc, i32,
+                                          b.create<mlir::arith::BitcastOp>(loc, i16, half));
+  };
+  return b.create<mlir::arith::OrIOp>(
+      loc, widen(low), b.create<mlir::arith::ShLIOp>(loc, widen(high), i32Constant(b, loc, 16)));
+}
+
+}  // namespace
+
+void lowerMatmulMmaSync(mlir::OpBuilder& b, tile::MatmulOp op, KernelNamer& namer) {
+  mlir::Location loc = op.getLoc();
+  const MmaForm form = mmaFormOf(b, op);
+  mlir::Type f32 = b.getF32Type();
+  mlir::Type tileA = workgroupBuffer(b, {kMmaBlockTile, form.stageK}, form.staged);
+  mlir::Type tileB = workgroupBuffer(b, {form.stageK, kMmaBlockTile}, form.staged);
+  launchMatmulTiles(
+      b, op, kMmaBlockTile, kMmaBlockTile, {kMmaThreads, 1}, {tileA, tileB},
+      namer.next("matmul_mma_sync"),
+      [&](mlir::OpBuilder& kb, mlir::gpu::LaunchOp l, const MatmulTile& t) {
+        auto c = [&](mlir::OpBuilder& in, int64_t value) { return indexConstant(in, loc, value); };
+        auto add = [&](mlir::OpBuilder& in, mlir::Value x, mlir::Value y) -> mlir::Value {
+          return in.create<mlir::arith::AddIOp>(loc, x, y);
+        };
+        auto addConstant = [&](mlir::OpBuilder& in, mlir::Value x, int64_t y) {
+          return y == 0 ? x : add(in, x, c(in, y));
+        };
+        mlir::Value sharedA = l.getWorkgroupAttributions()[0];
+        mlir::Value sharedB = l.getWorkgroupAttributions()[1];
+        mlir::Value thread = l.getThreadIds().x;
+        mlir::Value lane = kb.create<mlir::arith::RemUIOp>(loc, thread, c(kb, kWarp));
+        mlir::Value warp = kb.create<mlir::arith::DivUIOp>(loc, thread, c(kb, kWarp));
+        mlir::Value group = kb.create<mlir::arith::DivUIOp>(loc, lane, c(kb, 4));
+        mlir::Value inGroup = kb.create<mlir::arith::RemUIOp>(loc, lane, c(kb, 4));
+        mlir::Value warpRow = kb.create<mlir::arith::MulIOp>(
+            loc, kb.create<mlir::arith::DivUIOp>(loc, warp, c(kb, 2)), c(kb, kMmaWarpTile));
+        mlir::Value warpColumn = kb.create<mlir::arith::MulIOp>(
+            loc, kb.create<mlir::arith::RemUIOp>(loc, warp, c(kb, 2)), c(kb, kMmaWarpTile));
+        mlir::Value zeroStaged =
+            kb.create<mlir::arith::ConstantOp>(loc, kb.getZeroAttr(form.staged));
+        // A[row, k] / B[k, column] as staged, zero outside the matrices.
+        auto stagedLoad = [&](mlir::OpBuilder& in, mlir::Value matrix, bool transpose,
+                              llvm::ArrayRef<mlir::Value> prefix, mlir::Value outer,
+                              mlir::Value outerLimit, mlir::Value kIndex, bool kFirst) {
+          mlir::Value ok = in.create<mlir::arith::AndIOp>(loc, lessThan(in, loc, outer, outerLimit),
+                                                          lessThan(in, loc, kIndex, t.k));
+          // Stored order: A is [row, k] (transposed: [k, row]); B is [k, column] (transposed:
+          // [column, k]).
+          const bool kLeads = kFirst != transpose;
+          auto index = kLeads ? matrixIndex(prefix, kIndex, outer) : matrixIndex(prefix, outer, kIndex);
+          auto ifOp = in.create<mlir::scf::IfOp>(
+              loc, ok,
+              [&](mlir::OpBuilder& then, mlir::Location l2) {
+                mlir::Value element = then.create<mlir::memref::LoadOp>(loc, matrix, index);
+                if (form.type == mlir::NVVM::MMATypes::tf32) {
+                  element = lowering::prepareMatmulInput(then, loc, op, element);
+                }
+                then.create<mlir::scf::YieldOp>(l2, element);
+              },
+              [&](mlir::OpBuilder& otherwise, mlir::Location l2) {
+                otherwise.create<mlir::scf::YieldOp>(l2, zeroStaged);
+              });
+          return ifOp.getResult(0);
+        };
+        const int64_t accumulators = kMmaRowTiles * kMmaColTiles * 4;
+        llvm::SmallVector<mlir::Value> init(accumulators, lowering::f32Constant(kb, loc, 0.0f));
+        auto kLoop = kb.create<mlir::scf::ForOp>(
+            loc, c(kb, 0), t.k, c(kb, form.stageK), init,
+            [&](mlir::OpBuilder& in, mlir::Location l2, mlir::Value k0, mlir::ValueRange acc) {
+              // Stage A[row0 .. +64, k0 .. +stageK] and B[k0 .. +stageK, column0 .. +64]: each
+              // thread stageK / 2 elements of each.
+              // Loops rather than unrolled here: their addresses stay inside the K loop
+              // (LICM runs before LLVM unrolls them), which keeps registers for accumulators.
+              auto stage = in.create<mlir::scf::ForOp>(
+                  loc, c(in, 0), c(in, kMmaBlockTile * form.stageK / kMmaThreads), c(in, 1));
+              {
+                mlir::OpBuilder outer = in;
+                mlir::OpBuilder in = mlir::OpBuilder::atBlockTerminator(stage.getBody());
+                mlir::Value linear = add(in, thread,
+                                         in.create<mlir::arith::MulIOp>(
+                                             loc, stage.getInductionVar(), c(in, kMmaThreads)));
+                mlir::Value aRow = in.create<mlir::arith::DivUIOp>(loc, linear, c(in, form.stageK));
+                mlir::Value aK = in.create<mlir::arith::RemUIOp>(loc, linear, c(in, form.stageK));
+                mlir::Value a = stagedLoad(in, op.getLhs(), op.getTransposeA(), t.aPrefix,
+                                           add(in, t.row0, aRow), t.m, add(in, k0, aK),
+                                           /*kFirst=*/false);
+                in.create<mlir::memref::StoreOp>(loc, a, sharedA, mlir::ValueRange{aRow, aK});
+                mlir::Value bK = in.create<mlir::arith::DivUIOp>(loc, linear, c(in, kMmaBlockTile));
+                mlir::Value bColumn =
+                    in.create<mlir::arith::RemUIOp>(loc, linear, c(in, kMmaBlockTile));
+                mlir::Value bValue = stagedLoad(in, op.getRhs(), op.getTransposeB(), t.bPrefix,
+                                                add(in, t.column0, bColumn), t.n,
+                                                add(in, k0, bK), /*kFirst=*/true);
+                in.create<mlir::memref::StoreOp>(loc, bValue, sharedB,
+                                                 mlir::ValueRange{bK, bColumn});
+                (void)outer;
+              }
+              in.create<mlir::gpu::BarrierOp>(loc);
+              auto steps = in.create<mlir::scf::ForOp>(loc, c(in, 0), c(in, form.stageK),
+                                                       c(in, form.k), acc);
+              {
+                mlir::OpBuilder in = mlir::OpBuilder::atBlockEnd(steps.getBody());
+                mlir::Value kk = steps.getInductionVar();
+                llvm::SmallVector<mlir::Value> next(steps.getRegionIterArgs().begin(),
+                                                    steps.getRegionIterArgs().end());
+                for (int64_t mt = 0; mt < kMmaRowTiles; ++mt) {
+                  // The A fragment of rows warpRow + mt*16 + {group, group + 8}.
+                  llvm::SmallVector<mlir::Value> fragmentA;
+                  for (int64_t r = 0; r < 4; ++r) {
+                    const int64_t rowOffset = mt * 16 + (r % 2) * 8;
+                    if (form.type == mlir::NVVM::MMATypes::tf32) {
+                      // a0..a3: rows group, group + 8; columns inGroup, inGroup + 4.
+                      mlir::Value kIndex = addConstant(in, add(in, inGroup, kk), (r / 2) * 4);
+                      mlir::Value value = in.create<mlir::memref::LoadOp>(
+                          loc, sharedA,
+                          mlir::ValueRange{add(in, addConstant(in, warpRow, rowOffset), group),
+                                           kIndex});
+                      fragmentA.push_back(
+                          in.create<mlir::arith::BitcastOp>(loc, in.getI32Type(), value));
+                    } else {
+                      // Register r: row group (+8 for odd r), columns 2*inGroup + {0, 1}
+                      // (+8 for r >= 2).
+                      mlir::Value row = add(in, addConstant(in, warpRow, rowOffset), group);
+                      mlir::Value k2 = addConstant(
+                          in, add(in, in.create<mlir::arith::MulIOp>(loc, inGroup, c(in, 2)), kk),
+                          (r / 2) * 8);
+                      mlir::Value low = in.create<mlir::memref::LoadOp>(
+                          loc, sharedA, mlir::ValueRange{row, k2});
+                      mlir::Value high = in.create<mlir::memref::LoadOp>(
+                          loc, sharedA, mlir::ValueRange{row, addConstant(in, k2, 1)});
+                      fragmentA.push_back(packHalves(in, loc, low, high));
+                    }
+                  }
+                  for (int64_t nt = 0; nt < kMmaColTiles; ++nt) {
+                    // The B fragment of column warpColumn + nt*8 + group.
+                    mlir::Value column = add(in, addConstant(in, warpColumn, nt * 8), group);
+                    llvm::SmallVector<mlir::Value> fragmentB;
+                    for (int64_t r = 0; r < 2; ++r) {
+                      if (form.type == mlir::NVVM::MMATypes::tf32) {
+                        // b0, b1: rows inGroup, inGroup + 4.
+                        mlir::Value value = in.create<mlir::memref::LoadOp>(
+                            loc, sharedB,
+                            mlir::ValueRange{addConstant(in, add(in, inGroup, kk), r * 4), column});
+                        fragmentB.push_back(
+                            in.create<mlir::arith::BitcastOp>(loc, in.getI32Type(), value));
+                      } else {
+                        // Register r: rows 2*inGroup + {0, 1} (+8 for r = 1).
+                        mlir::Value k2 = addConstant(
+                            in, add(in, in.create<mlir::arith::MulIOp>(loc, inGroup, c(in, 2)), kk),
+                            r * 8);
+                        mlir::Value low = in.create<mlir::memref::LoadOp>(
+                            loc, sharedB, mlir::ValueRange{k2, column});
+                        mlir::Value high = in.create<mlir::memref::LoadOp>(
+                            loc, sharedB, mlir::ValueRange{addConstant(in, k2, 1), column});
+                        fragmentB.push_back(packHalves(in, loc, low, high));
+                      }
+                    }
+                    if (form.type == mlir::NVVM::MMATypes::f16) {
+                      // f16 fragments are <2 x half> registers.
+                      auto halves = mlir::VectorType::get({2}, in.getF16Type());
+                      for (mlir::Value& reg : fragmentA) {
+                        if (reg.getType().isInteger(32)) {
+                          reg = in.create<mlir::LLVM::BitcastOp>(loc, halves, reg);
+                        }
+                      }
+                      for (mlir::Value& reg : fragmentB) {
+                        reg = in.create<mlir::LLVM::BitcastOp>(loc, halves, reg);
+                      }
+                    }
+                    const int64_t first = (mt * kMmaColTiles + nt) * 4;
+                    llvm::SmallVector<mlir::Value> fragmentC(next.begin() + first,
+                                                             next.begin() + first + 4);
+                    auto result = mlir::LLVM::LLVMStructType::getLiteral(
+                        in.getContext(), {f32, f32, f32, f32});
+                    auto mma = in.create<mlir::NVVM::MmaOp>(
+                        loc, result, fragmentA, fragmentB, fragmentC,
+                        llvm::ArrayRef<int64_t>{16, 8, form.k}, std::nullopt, std::nullopt,
+                        std::array<mlir::NVVM::MMATypes, 2>{form.type, form.type},
+                        std::array<mlir::NVVM::MMALayout, 2>{mlir::NVVM::MMALayout::row,
+                                                              mlir::NVVM::MMALayout::col});
+                    for (int64_t i = 0; i < 4; ++i) {
+                      next[first + i] = in.create<mlir::LLVM::ExtractValueOp>(loc, mma, i);
+                    }
+                  }
+                }
+                in.create<mlir::scf::YieldOp>(loc, next);
+              }
+              in.create<mlir::gpu::BarrierOp>(loc);
+              in.create<mlir::scf::YieldOp>(l2, steps.getResults());
+            });
+        // The epilogue on the accumulators: c0, c1 at row group, columns 2*inGroup + {0, 1};
+        // c2, c3 at row group + 8.
+        for (int64_t mt = 0; mt < kMmaRowTiles; ++mt) {
+          for (int64_t nt = 0; nt < kMmaColTiles; ++nt) {
+            for (int64_t i = 0; i < 4; ++i) {
+              mlir::Value row = add(kb, add(kb, t.row0, addConstant(kb, warpRow, mt * 16 + (i / 2) * 8)),
+                                    group);
+              mlir::Value column = addConstant(
+                  kb,
+                  add(kb, add(kb, t.column0, warpColumn),
+                      kb.create<mlir::arith::MulIOp>(loc, inGroup, c(kb, 2))),
+                  nt * 8 + i % 2);
+              mlir::Value inBounds = kb.create<mlir::arith::AndIOp>(
+                  loc, lessThan(kb, loc, row, t.m), lessThan(kb, loc, column, t.n));
+              mlir::Value value = kLoop.getResult((mt * kMmaColTiles + nt) * 4 + i);
+              ifThen(kb, loc, inBounds, [&](mlir::OpBuilder& in) {
+                mlir::Value bias;
+                if (op.getBias()) {
+                  bias = in.create<mlir::memref::LoadOp>(loc, op.getBias(), mlir::ValueRange{column});
+                }
+                in.create<mlir::memref::StoreOp>(loc, lowering::applyMatmulEpilogue(in, loc, op, value, bias),
+                                                 op.getOutput(), matrixIndex(t.cPrefix, row, column));
+              });
+            }
+          }
+        }
+      });
+}
+
+}  // namespace tessera::device
