@@ -1,12 +1,14 @@
 // GPU benchmark, one run, one table (+ JSON): C API invoke overhead against a raw
 // cuLaunchKernel of the same empty kernel; elementwise bandwidth against a device-to-device
-// copy; and the time of every Tile op. Device times are CUDA events on a non-default stream,
+// copy (baseline and vectorized map); and the time of every Tile op, with its kernel variants
+// side by side (forced with tessera.candidate). Device times are CUDA events on a non-default stream,
 // medians of repeated runs after warm-up, on non-zero data. Without a GPU it says why and
 // exits 2.
 //
 //   bazel run //bench:gpu_bench -- [--json PATH]
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -70,6 +72,22 @@ struct Bench {
     return function;
   }
 
+  /// `count` bf16 values (0.25 … 1.25, rounded toward zero) on the device.
+  void* BufferBf16(size_t count) {
+    void* pointer = nullptr;
+    Die("alloc", tessera_jit_buffer_alloc(context, count * sizeof(uint16_t), &pointer));
+    std::vector<uint16_t> host(count);
+    for (size_t i = 0; i < count; ++i) {
+      const float value = 0.25f + static_cast<float>(i % 1000) * 1e-3f;
+      uint32_t bits;
+      std::memcpy(&bits, &value, sizeof(bits));
+      host[i] = static_cast<uint16_t>(bits >> 16);
+    }
+    Die("copy", tessera_jit_buffer_copy(context, pointer, host.data(), count * sizeof(uint16_t),
+                                        TESSERA_JIT_COPY_HOST_TO_DEVICE));
+    return pointer;
+  }
+
   void* Buffer(size_t floats) {
     void* pointer = nullptr;
     Die("alloc", tessera_jit_buffer_alloc(context, floats * sizeof(float), &pointer));
@@ -84,11 +102,12 @@ struct Bench {
 struct Tensor {
   std::vector<int64_t> shape;
   DLTensor view{};
-  Tensor(void* data, std::vector<int64_t> dims) : shape(std::move(dims)) {
+  Tensor(void* data, std::vector<int64_t> dims, DLDataType dtype = {kDLFloat, 32, 1})
+      : shape(std::move(dims)) {
     view.data = data;
     view.device = {kDLCUDA, 0};
     view.ndim = static_cast<int32_t>(shape.size());
-    view.dtype = {kDLFloat, 32, 1};
+    view.dtype = dtype;
     view.shape = shape.data();
   }
   tessera_jit_arg_t Arg() {
@@ -212,20 +231,76 @@ int main(int argc, char** argv) {
     double map_ms = b.DeviceMs([&] {
       Die("invoke", tessera_jit_function_invoke(scale, args, 2, b.stream, nullptr));
     });
+    tessera_jit_module_t* vector_module = nullptr;
+    tessera_jit_function_t* vector_scale = b.Compile(R"(func.func @scale(%x: memref<?xf32>, %y: memref<?xf32>) {
+  tile.map ins(%x : memref<?xf32>) outs(%y : memref<?xf32>) attributes {tessera.candidate = "compiled.vectorized"} {
+  ^bb0(%v: f32):
+    %c = arith.constant 1.5 : f32
+    %r = arith.mulf %v, %c : f32
+    tile.yield %r : f32
+  }
+  return
+})",
+                                                     "scale", &vector_module);
+    double vector_ms = b.DeviceMs([&] {
+      Die("invoke", tessera_jit_function_invoke(vector_scale, args, 2, b.stream, nullptr));
+    });
     double bytes = 2.0 * n * sizeof(float);
     add("device-to-device copy bandwidth", bytes / copy_ms / 1e6, "GB/s", "1 GiB in, 1 GiB out");
     add("tile.map (y = 1.5 x) bandwidth", bytes / map_ms / 1e6, "GB/s",
         absl::StrFormat("%.1f %% of copy (target >= 85 %%)", 100.0 * copy_ms / map_ms));
+    add("tile.map, compiled.vectorized, bandwidth", bytes / vector_ms / 1e6, "GB/s",
+        absl::StrFormat("%.1f %% of copy (target >= 85 %%)", 100.0 * copy_ms / vector_ms));
     tessera_jit_module_destroy(module);
+    tessera_jit_module_destroy(vector_module);
     Die("free", tessera_jit_buffer_free(b.context, x));
     Die("free", tessera_jit_buffer_free(b.context, y));
   }
 
-  // 3. Every Tile op.
+  // 3. Every Tile op, baseline and kernel variants side by side (forced with tessera.candidate).
   struct Op {
     const char* name;
-    const char* source;
+    std::string source;
     std::vector<std::vector<int64_t>> shapes;
+    bool bf16 = false;  ///< A and B are bf16
+  };
+  auto forced = [](const char* candidate) {
+    return candidate == nullptr ? std::string()
+                                : absl::StrCat(" {tessera.candidate = \"", candidate, "\"}");
+  };
+  auto reduce = [&](const char* candidate) {
+    return absl::StrCat(R"(func.func @f(%x: memref<?x?xf32>, %y: memref<?xf32>) {
+  tile.reduce sum %x -> %y axis = 1)", forced(candidate), R"( : memref<?x?xf32> -> memref<?xf32>
+  return
+})");
+  };
+  auto softmax = [&](const char* candidate) {
+    return absl::StrCat(R"(func.func @f(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
+  tile.softmax %x -> %y)", forced(candidate), R"( : memref<?x?xf32> -> memref<?x?xf32>
+  return
+})");
+  };
+  auto bf16_matmul = [&](const char* candidate) {
+    return absl::StrCat(R"(func.func @f(%a: memref<?x?xbf16>, %b: memref<?x?xbf16>, %c: memref<?x?xf32>) {
+  tile.matmul %a, %b -> %c)", forced(candidate), R"( : memref<?x?xbf16>, memref<?x?xbf16> -> memref<?x?xf32>
+  return
+})");
+  };
+  const std::vector<Op> variants = {
+      {"tile.reduce sum, 65536 x 64, compiled", reduce(nullptr), {{65536, 64}, {65536}}},
+      {"tile.reduce sum, 65536 x 64, warp_per_row", reduce("compiled.warp_per_row"),
+       {{65536, 64}, {65536}}},
+      {"tile.reduce sum, 4096 x 4096, warp_per_row", reduce("compiled.warp_per_row"),
+       {{4096, 4096}, {4096}}},
+      {"tile.softmax, 65536 x 64, compiled", softmax(nullptr), {{65536, 64}, {65536, 64}}},
+      {"tile.softmax, 65536 x 64, warp_per_row", softmax("compiled.warp_per_row"),
+       {{65536, 64}, {65536, 64}}},
+      {"tile.softmax, 4096 x 4096, online", softmax("compiled.online"),
+       {{4096, 4096}, {4096, 4096}}},
+      {"tile.matmul bf16 -> f32, 4096^3, compiled", bf16_matmul(nullptr),
+       {{4096, 4096}, {4096, 4096}, {4096, 4096}}, true},
+      {"tile.matmul bf16 -> f32, 4096^3, mma_sync", bf16_matmul("compiled.mma_sync"),
+       {{4096, 4096}, {4096, 4096}, {4096, 4096}}, true},
   };
   const std::vector<Op> ops = {
       {"tile.reduce sum, 4096 x 4096 rows", R"(func.func @f(%x: memref<?x?xf32>, %y: memref<?xf32>) {
@@ -242,15 +317,19 @@ int main(int argc, char** argv) {
   return
 })", {{2048, 2048}, {2048, 2048}, {2048}, {2048, 2048}}},
   };
-  for (const Op& op : ops) {
+  std::vector<Op> all = ops;
+  all.insert(all.end(), variants.begin(), variants.end());
+  for (const Op& op : all) {
     std::vector<void*> buffers;
     std::vector<Tensor> tensors;
     tensors.reserve(op.shapes.size());
     for (const auto& shape : op.shapes) {
       size_t n = 1;
       for (int64_t s : shape) n *= static_cast<size_t>(s);
-      buffers.push_back(b.Buffer(n));
-      tensors.emplace_back(buffers.back(), shape);
+      const bool bf16 = op.bf16 && tensors.size() < 2;
+      buffers.push_back(bf16 ? b.BufferBf16(n) : b.Buffer(n));
+      tensors.emplace_back(buffers.back(), shape,
+                           bf16 ? DLDataType{kDLBfloat, 16, 1} : DLDataType{kDLFloat, 32, 1});
     }
     std::vector<tessera_jit_arg_t> args;
     for (Tensor& t : tensors) args.push_back(t.Arg());
@@ -259,7 +338,12 @@ int main(int argc, char** argv) {
     double ms = b.DeviceMs([&] {
       Die("invoke", tessera_jit_function_invoke(f, args.data(), args.size(), b.stream, nullptr));
     });
-    add(op.name, ms, "ms", "median of 20, CUDA events");
+    std::string note = "median of 20, CUDA events";
+    if (op.shapes.size() == 3 && op.bf16) {
+      const double flops = 2.0 * op.shapes[0][0] * op.shapes[1][1] * op.shapes[0][1];
+      note = absl::StrFormat("%.1f TFLOP/s", flops / ms / 1e9);
+    }
+    add(op.name, ms, "ms", note);
     tessera_jit_module_destroy(module);
     for (void* p : buffers) Die("free", tessera_jit_buffer_free(b.context, p));
   }

@@ -99,3 +99,18 @@ func.func @outer() {
   %c = arith.constant {tessera.accuracy = {atol = 1.0e-3}} 0 : index
   return
 }
+
+// -----
+
+func.func @candidate_not_a_string(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
+  // expected-error @+1 {{'tessera.candidate' is a string on a Tile op: the candidate id to restrict its arbitration to}}
+  tile.softmax %x -> %y {tessera.candidate = 3 : i32} : memref<?x?xf32> -> memref<?x?xf32>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'tessera.candidate' is a string on a Tile op}}
+func.func @candidate_on_a_function() attributes {tessera.candidate = "compiled"} {
+  return
+}
