@@ -211,17 +211,20 @@ int main(int argc, char** argv) {
     const size_t n = size_t{1} << 28;  // 1 GiB per buffer
     void* x = b.Buffer(n);
     void* y = b.Buffer(n);
-    tessera_jit_module_t* module = nullptr;
-    tessera_jit_function_t* scale = b.Compile(R"(func.func @scale(%x: memref<?xf32>, %y: memref<?xf32>) {
-  tile.map ins(%x : memref<?xf32>) outs(%y : memref<?xf32>) {
+    // y = 1.5 x, with the map's attributes (a forced candidate) spliced in.
+    auto scale_source = [](const std::string& attributes) {
+      return absl::StrCat(R"(func.func @scale(%x: memref<?xf32>, %y: memref<?xf32>) {
+  tile.map ins(%x : memref<?xf32>) outs(%y : memref<?xf32>) )", attributes, R"({
   ^bb0(%v: f32):
     %c = arith.constant 1.5 : f32
     %r = arith.mulf %v, %c : f32
     tile.yield %r : f32
   }
   return
-})",
-                                              "scale", &module);
+})");
+    };
+    tessera_jit_module_t* module = nullptr;
+    tessera_jit_function_t* scale = b.Compile(scale_source(""), "scale", &module);
     Tensor tx(x, {static_cast<int64_t>(n)}), ty(y, {static_cast<int64_t>(n)});
     tessera_jit_arg_t args[] = {tx.Arg(), ty.Arg()};
     double copy_ms = b.DeviceMs([&] {
@@ -232,16 +235,9 @@ int main(int argc, char** argv) {
       Die("invoke", tessera_jit_function_invoke(scale, args, 2, b.stream, nullptr));
     });
     tessera_jit_module_t* vector_module = nullptr;
-    tessera_jit_function_t* vector_scale = b.Compile(R"(func.func @scale(%x: memref<?xf32>, %y: memref<?xf32>) {
-  tile.map ins(%x : memref<?xf32>) outs(%y : memref<?xf32>) attributes {tessera.candidate = "compiled.vectorized"} {
-  ^bb0(%v: f32):
-    %c = arith.constant 1.5 : f32
-    %r = arith.mulf %v, %c : f32
-    tile.yield %r : f32
-  }
-  return
-})",
-                                                     "scale", &vector_module);
+    tessera_jit_function_t* vector_scale = b.Compile(
+        scale_source("attributes {tessera.candidate = \"compiled.vectorized\"} "), "scale",
+        &vector_module);
     double vector_ms = b.DeviceMs([&] {
       Die("invoke", tessera_jit_function_invoke(vector_scale, args, 2, b.stream, nullptr));
     });

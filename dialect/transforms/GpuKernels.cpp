@@ -76,6 +76,35 @@ mlir::Value blockReduce(mlir::OpBuilder& b, mlir::Location loc, tile::ReduceKind
   return b.create<mlir::memref::LoadOp>(loc, scratch, indexConstant(b, loc, 0));
 }
 
+std::pair<mlir::Value, mlir::Value> blockReducePair(
+    mlir::OpBuilder& b, mlir::Location loc, mlir::Value firstScratch, mlir::Value secondScratch,
+    mlir::Value thread, mlir::Value first, mlir::Value second,
+    llvm::function_ref<std::pair<mlir::Value, mlir::Value>(
+        mlir::OpBuilder&, mlir::Value, mlir::Value, mlir::Value, mlir::Value)>
+        combine) {
+  // The leading barrier keeps a previous unit's readers ahead of this one's writers.
+  b.create<mlir::gpu::BarrierOp>(loc);
+  b.create<mlir::memref::StoreOp>(loc, first, firstScratch, thread);
+  b.create<mlir::memref::StoreOp>(loc, second, secondScratch, thread);
+  for (int64_t stride = kBlockSize / 2; stride > 0; stride /= 2) {
+    b.create<mlir::gpu::BarrierOp>(loc);
+    mlir::Value strideValue = indexConstant(b, loc, stride);
+    ifThen(b, loc, lessThan(b, loc, thread, strideValue), [&](mlir::OpBuilder& in) {
+      mlir::Value partner = in.create<mlir::arith::AddIOp>(loc, thread, strideValue);
+      auto [x, y] = combine(in, in.create<mlir::memref::LoadOp>(loc, firstScratch, thread),
+                            in.create<mlir::memref::LoadOp>(loc, secondScratch, thread),
+                            in.create<mlir::memref::LoadOp>(loc, firstScratch, partner),
+                            in.create<mlir::memref::LoadOp>(loc, secondScratch, partner));
+      in.create<mlir::memref::StoreOp>(loc, x, firstScratch, thread);
+      in.create<mlir::memref::StoreOp>(loc, y, secondScratch, thread);
+    });
+  }
+  b.create<mlir::gpu::BarrierOp>(loc);
+  mlir::Value zero = indexConstant(b, loc, 0);
+  return {b.create<mlir::memref::LoadOp>(loc, firstScratch, zero),
+          b.create<mlir::memref::LoadOp>(loc, secondScratch, zero)};
+}
+
 mlir::Value foldStrided(
     mlir::OpBuilder& b, mlir::Location loc, mlir::Value thread, mlir::Value count,
     mlir::Value init,

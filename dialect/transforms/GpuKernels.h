@@ -56,6 +56,16 @@ mlir::gpu::LaunchOp launch(mlir::OpBuilder& b, mlir::Location loc, std::array<ml
 mlir::Value blockReduce(mlir::OpBuilder& b, mlir::Location loc, tile::ReduceKind kind,
                         mlir::Value scratch, mlir::Value thread, mlir::Value value);
 
+/// Reduces one (first, second) pair per thread across the block with a fixed tree in the
+/// workgroup buffers `firstScratch` and `secondScratch` (kBlockSize each); every thread gets the
+/// result. `combine(mine, theirs)` folds the partner's pair into this thread's.
+std::pair<mlir::Value, mlir::Value> blockReducePair(
+    mlir::OpBuilder& b, mlir::Location loc, mlir::Value firstScratch, mlir::Value secondScratch,
+    mlir::Value thread, mlir::Value first, mlir::Value second,
+    llvm::function_ref<std::pair<mlir::Value, mlir::Value>(
+        mlir::OpBuilder&, mlir::Value, mlir::Value, mlir::Value, mlir::Value)>
+        combine);
+
 /// Folds `step` over i = thread, thread + stride, ... < count, from `init`: one thread's share
 /// of a block-wide (or, with stride 32, warp-wide) reduction, in a fixed order.
 mlir::Value foldStrided(

@@ -374,29 +374,13 @@ void lowerSoftmaxOnline(mlir::OpBuilder& b, tile::SoftmaxOp op, KernelNamer& nam
                   lowering::softmaxWeight(in, loc, x, newMax));
               in.create<mlir::scf::YieldOp>(l2, mlir::ValueRange{newMax, sum});
             });
-        // A fixed tree over the block's pairs (the leading barrier keeps the previous row's
-        // readers ahead of these writers).
-        k.create<mlir::gpu::BarrierOp>(loc);
-        k.create<mlir::memref::StoreOp>(loc, fold.getResult(0), maxes, thread);
-        k.create<mlir::memref::StoreOp>(loc, fold.getResult(1), sums, thread);
-        for (int64_t stride = kBlockSize / 2; stride > 0; stride /= 2) {
-          k.create<mlir::gpu::BarrierOp>(loc);
-          mlir::Value strideValue = indexConstant(k, loc, stride);
-          ifThen(k, loc, lessThan(k, loc, thread, strideValue), [&](mlir::OpBuilder& in) {
-            mlir::Value partner = in.create<mlir::arith::AddIOp>(loc, thread, strideValue);
-            auto [max, sum] = combineSoftmaxStates(
-                in, loc, in.create<mlir::memref::LoadOp>(loc, maxes, thread),
-                in.create<mlir::memref::LoadOp>(loc, sums, thread),
-                in.create<mlir::memref::LoadOp>(loc, maxes, partner),
-                in.create<mlir::memref::LoadOp>(loc, sums, partner));
-            in.create<mlir::memref::StoreOp>(loc, max, maxes, thread);
-            in.create<mlir::memref::StoreOp>(loc, sum, sums, thread);
-          });
-        }
-        k.create<mlir::gpu::BarrierOp>(loc);
-        mlir::Value zero = indexConstant(k, loc, 0);
-        mlir::Value max = k.create<mlir::memref::LoadOp>(loc, maxes, zero);
-        mlir::Value sum = k.create<mlir::memref::LoadOp>(loc, sums, zero);
+        // A fixed tree over the block's pairs.
+        auto [max, sum] = blockReducePair(
+            k, loc, maxes, sums, thread, fold.getResult(0), fold.getResult(1),
+            [&](mlir::OpBuilder& in, mlir::Value m, mlir::Value s, mlir::Value otherMax,
+                mlir::Value otherSum) {
+              return combineSoftmaxStates(in, loc, m, s, otherMax, otherSum);
+            });
         writeSoftmaxRow(k, loc, op, row, thread, kBlockSize, length, max, sum);
       });
     });

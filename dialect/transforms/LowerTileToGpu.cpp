@@ -96,26 +96,13 @@ mlir::Value blockArgReduce(mlir::OpBuilder& k, mlir::Location loc, tile::ReduceO
             max);
         in.create<mlir::scf::YieldOp>(loc, mlir::ValueRange{best, index});
       });
-  // The leading barrier keeps a previous unit's readers ahead of this one's writers.
-  k.create<mlir::gpu::BarrierOp>(loc);
-  k.create<mlir::memref::StoreOp>(loc, fold.getResult(0), values, thread);
-  k.create<mlir::memref::StoreOp>(loc, fold.getResult(1), indices, thread);
-  for (int64_t stride = kBlockSize / 2; stride > 0; stride /= 2) {
-    k.create<mlir::gpu::BarrierOp>(loc);
-    mlir::Value strideValue = indexConstant(k, loc, stride);
-    ifThen(k, loc, lessThan(k, loc, thread, strideValue), [&](mlir::OpBuilder& in) {
-      mlir::Value partner = in.create<mlir::arith::AddIOp>(loc, thread, strideValue);
-      auto [best, index] = lowering::argCombine(
-          in, loc, in.create<mlir::memref::LoadOp>(loc, values, thread),
-          in.create<mlir::memref::LoadOp>(loc, indices, thread),
-          in.create<mlir::memref::LoadOp>(loc, values, partner),
-          in.create<mlir::memref::LoadOp>(loc, indices, partner), max);
-      in.create<mlir::memref::StoreOp>(loc, best, values, thread);
-      in.create<mlir::memref::StoreOp>(loc, index, indices, thread);
-    });
-  }
-  k.create<mlir::gpu::BarrierOp>(loc);
-  return k.create<mlir::memref::LoadOp>(loc, indices, indexConstant(k, loc, 0));
+  return device::blockReducePair(
+             k, loc, values, indices, thread, fold.getResult(0), fold.getResult(1),
+             [&](mlir::OpBuilder& in, mlir::Value best, mlir::Value index, mlir::Value other,
+                 mlir::Value otherIndex) {
+               return lowering::argCombine(in, loc, best, index, other, otherIndex, max);
+             })
+      .second;
 }
 
 void lowerReduce(mlir::OpBuilder& b, tile::ReduceOp op, KernelNamer& namer) {
