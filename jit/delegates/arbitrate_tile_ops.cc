@@ -177,10 +177,15 @@ arbiter::Candidate VariantCandidate(const device::KernelSchedule& schedule, mlir
   return c;
 }
 
-/// The schedule a winning candidate id names ("" for the baseline and delegates).
-std::string ScheduleOfWinner(const std::string& winner) {
-  const std::string prefix = absl::StrCat(arbiter::kCompiledCandidate, ".");
-  return absl::StartsWith(winner, prefix) ? winner.substr(prefix.size()) : "";
+/// The schedule a winning candidate id names: one of `op`'s kernel variants ("" for the
+/// baseline and delegates).
+std::string ScheduleOfWinner(mlir::Operation* op, const std::string& winner) {
+  for (const device::KernelSchedule& schedule : device::schedulesFor(op)) {
+    if (winner == absl::StrCat(arbiter::kCompiledCandidate, ".", schedule.name)) {
+      return schedule.name;
+    }
+  }
+  return "";
 }
 
 /// PointOfOp, with a forced kernel variant relaxed to the compiled lowering in a host compile:
@@ -341,7 +346,7 @@ absl::Status ArbitrateTileOps(mlir::ModuleOp module, const TileOpArbitration& se
     }
     if (matmul) matmul.removeDelegateAttr();
     op->removeAttr(kCandidateAttrName);
-    if (const std::string schedule = ScheduleOfWinner(winner); !schedule.empty()) {
+    if (const std::string schedule = ScheduleOfWinner(op, winner); !schedule.empty()) {
       op->setAttr(device::kScheduleAttr, builder.getStringAttr(schedule));
       continue;
     }

@@ -40,7 +40,10 @@ absl::Status ValidateMatmulProvider(const MatmulProvider& p) {
         absl::StrCat("matmul provider '", p.name, "': ", what));
   };
   if (p.name.empty()) return bad("needs a non-empty name");
-  if (p.name == "compiled") return bad("'compiled' names the compiled lowering");
+  if (p.name == "compiled" || p.name.rfind("compiled.", 0) == 0) {
+    return bad("'compiled' and 'compiled.<schedule>' name the compiled lowering and its kernel "
+               "variants");
+  }
   if (p.library.empty()) return bad("needs the registered library that defines its callee");
   if (p.callee.empty()) return bad("needs a non-empty callee");
   const std::string expected_abi = p.target == Target::kHost ? "cblas_sgemm" : "cublasSgemm_v2";
