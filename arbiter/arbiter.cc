@@ -230,29 +230,12 @@ class Selection {
 
   bool Forced() const { return !point_.forced.empty(); }
 
-  /// Why this point's candidates cannot be probed here ("" when they can): no prober or device,
-  /// or a point the probes do not cover — they run f32 tile.matmul problems (f32 storage, the
-  /// f32 policy) against a double-precision reference.
+  /// Why this point's candidates cannot be probed here ("" when they can): a point the probes
+  /// do not cover (ProbeCoverage), or no prober or device.
   std::string CannotProbe() const {
+    if (std::string uncovered = ProbeCoverage(point_); !uncovered.empty()) return uncovered;
     if (context_.prober == nullptr) return "no prober for this target";
-    if (std::string unavailable = context_.prober->Unavailable(); !unavailable.empty()) {
-      return unavailable;
-    }
-    if (point_.op != "tile.matmul") {
-      return absl::StrCat("the arbiter's probes are f32 tile.matmul problems; ", point_.op,
-                          " kernels are compared by bench/gpu_bench");
-    }
-    for (const std::string& element : point_.element_types) {
-      if (element != "f32") {
-        return absl::StrCat("the arbiter's probes are f32 tile.matmul problems; this one has ",
-                            element, " operands");
-      }
-    }
-    if (!point_.numeric_policy.empty() && point_.numeric_policy != "f32") {
-      return absl::StrCat("the arbiter's probes check the f32 policy; this op's is ",
-                          point_.numeric_policy);
-    }
-    return "";
+    return context_.prober->Unavailable();
   }
 
   void Remove(CandidateOutcome& o, const char* gate, std::string reason) {
@@ -541,7 +524,8 @@ class Selection {
   /// Folds one probe's result into `o`; removes it when over budget.
   void Judge(CandidateOutcome& o, const MatmulProblem& probe, const std::vector<float>& out,
              const std::vector<double>& reference) {
-    const AccuracyCheck check = CheckAccuracy(out, reference, o.candidate.budget);
+    const AccuracyBudget budget = ResultBudget(o.candidate.budget, probe);
+    const AccuracyCheck check = CheckAccuracy(out, reference, budget);
     if (check.ratio >= o.error_ratio) {
       o.error_ratio = check.ratio;
       o.max_abs_error = check.max_abs_error;
@@ -553,11 +537,13 @@ class Selection {
     const double ref = check.worst_index < 0 ? 0 : reference[check.worst_index];
     Remove(o, "accuracy",
            absl::StrFormat("on probe %s, |out - ref| = %.3g at [%d, %d] (ref %.6g) exceeds "
-                           "atol + rtol*|ref| = %.3g (%s: atol %g, rtol %g)",
+                           "atol + rtol*|ref| = %.3g (%s: atol %g, rtol %g%s)",
                            probe.ShapeText(), check.max_abs_error, row, column, ref,
-                           o.candidate.budget.atol + o.candidate.budget.rtol * std::fabs(ref),
-                           o.candidate.accuracy, o.candidate.budget.atol,
-                           o.candidate.budget.rtol));
+                           budget.atol + budget.rtol * std::fabs(ref), o.candidate.accuracy,
+                           budget.atol, budget.rtol,
+                           probe.result_element == "f32"
+                               ? ""
+                               : absl::StrCat(", with one ulp of ", probe.result_element)));
   }
 
   double Budget() const {

@@ -292,6 +292,12 @@ const CandidateOutcome* DecisionRecord::Find(const std::string& id) const {
   return nullptr;
 }
 
+bool DecisionRecord::Delegated() const {
+  if (winner.empty() || winner == kCompiledCandidate) return false;
+  const CandidateOutcome* outcome = Find(winner);
+  return outcome == nullptr || outcome->candidate.provenance != "compiled";
+}
+
 std::string ToJson(const DecisionRecord& record) { return Print(RecordJson(record)); }
 
 std::string ToJson(const std::vector<DecisionRecord>& records) {

@@ -74,6 +74,8 @@ struct DecisionRecord {
   std::string composed;
 
   const CandidateOutcome* Find(const std::string& id) const;
+  /// Whether a delegate won: neither the compiled lowering nor one of its kernel variants.
+  bool Delegated() const;
 };
 
 /// JSON: one record as an object; a list as an array.

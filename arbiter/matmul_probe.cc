@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "arbiter/element_storage.h"
 
 namespace tessera::arbiter {
 namespace {
@@ -18,13 +19,22 @@ double Activate(double x, const std::string& activation) {
   return x;
 }
 
-void Fill(std::vector<float>& values, size_t count, std::mt19937& generator) {
-  std::uniform_real_distribution<float> distribution(-1.0f, 1.0f);
+void Fill(std::vector<float>& values, size_t count, bool grid, std::mt19937& generator) {
   values.resize(count);
+  if (grid) {
+    std::uniform_int_distribution<int> distribution(-128, 127);
+    for (float& value : values) value = static_cast<float>(distribution(generator)) / 128.0f;
+    return;
+  }
+  std::uniform_real_distribution<float> distribution(-1.0f, 1.0f);
   for (float& value : values) value = distribution(generator);
 }
 
 }  // namespace
+
+bool MatmulProblem::Narrow() const {
+  return input_element != "f32" || result_element != "f32" || numeric_policy != "f32";
+}
 
 std::string MatmulProblem::ShapeText() const { return absl::StrCat(m, "x", n, "x", k); }
 
@@ -37,6 +47,12 @@ MatmulProblem ProblemFor(const ArbitrationPoint& point, int64_t m, int64_t n, in
   problem.transpose_b = point.transpose_b;
   problem.bias = point.bias;
   problem.activation = point.activation;
+  auto element = [&](size_t index) {
+    return point.element_types.size() > index ? point.element_types[index] : std::string("f32");
+  };
+  problem.input_element = element(0);
+  problem.result_element = element(2);
+  problem.numeric_policy = point.numeric_policy.empty() ? "f32" : point.numeric_policy;
   return problem;
 }
 
@@ -44,9 +60,10 @@ MatmulInputs MakeInputs(const MatmulProblem& problem, uint32_t seed) {
   MatmulInputs inputs;
   inputs.problem = problem;
   std::mt19937 generator(seed);
-  Fill(inputs.a, static_cast<size_t>(problem.m * problem.k), generator);
-  Fill(inputs.b, static_cast<size_t>(problem.k * problem.n), generator);
-  if (problem.bias) Fill(inputs.bias, static_cast<size_t>(problem.n), generator);
+  const bool grid = problem.Narrow();
+  Fill(inputs.a, static_cast<size_t>(problem.m * problem.k), grid, generator);
+  Fill(inputs.b, static_cast<size_t>(problem.k * problem.n), grid, generator);
+  if (problem.bias) Fill(inputs.bias, static_cast<size_t>(problem.n), grid, generator);
   return inputs;
 }
 
@@ -66,6 +83,35 @@ std::vector<double> ReferenceMatmul(const MatmulInputs& in) {
     }
   }
   return out;
+}
+
+AccuracyBudget ResultBudget(const AccuracyBudget& budget, const MatmulProblem& problem) {
+  AccuracyBudget widened = budget;
+  if (problem.result_element != "f32") widened.rtol += StorageUlp(problem.result_element);
+  return widened;
+}
+
+std::string ProbeCoverage(const ArbitrationPoint& point) {
+  constexpr char kCovered[] = "the arbiter's probes are dense 2-D tile.matmul problems";
+  if (point.op != "tile.matmul") {
+    return absl::StrCat(kCovered, "; ", point.op, " kernels are compared by bench/gpu_bench");
+  }
+  if (point.layout != "row-major") {
+    return absl::StrCat(kCovered, "; this one is ", point.layout);
+  }
+  for (const std::string& element : point.element_types) {
+    if (StorageBytes(element) == 0) {
+      return absl::StrCat(kCovered, " in f32, f16 or bf16; this one has ", element,
+                          " operands");
+    }
+  }
+  if (!point.numeric_policy.empty() && point.numeric_policy != "f32" &&
+      point.numeric_policy != "tf32") {
+    return absl::StrCat("the arbiter's probes check the f32 and tf32 policies; this op's is ",
+                        point.numeric_policy,
+                        " (an f16 accumulator is beyond budgets relative to a double reference)");
+  }
+  return "";
 }
 
 AccuracyCheck CheckAccuracy(const std::vector<float>& out, const std::vector<double>& ref,

@@ -20,7 +20,13 @@ struct MatmulProblem {
   bool transpose_b = false;
   bool bias = false;
   std::string activation = "none";
+  /// Storage of A and B (one type), and of C and the bias (one type): "f32", "f16", "bf16".
+  std::string input_element = "f32";
+  std::string result_element = "f32";
+  std::string numeric_policy = "f32";
 
+  /// Whether inputs lie on the coarse grid (MakeInputs): narrow storage or the tf32 policy.
+  bool Narrow() const;
   /// "MxNxK".
   std::string ShapeText() const;
 };
@@ -29,7 +35,9 @@ struct MatmulProblem {
 MatmulProblem ProblemFor(const ArbitrationPoint& point, int64_t m, int64_t n, int64_t k);
 
 /// Inputs as stored: A is K×M when transposed (else M×K), B is N×K when transposed (else K×N),
-/// row-major; bias has N elements (empty without bias). Uniform in [-1, 1) from `seed`.
+/// row-major; bias has N elements (empty without bias). Uniform in [-1, 1) from `seed` — for a
+/// Narrow() problem on the grid k/128 (k = -128 … 127), exact in f16, bf16 and TF32, so that
+/// what the probe checks is the accumulation and the result's rounding, not the inputs'.
 struct MatmulInputs {
   MatmulProblem problem;
   std::vector<float> a, b, bias;
@@ -38,6 +46,15 @@ MatmulInputs MakeInputs(const MatmulProblem& problem, uint32_t seed);
 
 /// C = act(op(A)·op(B) + bias), accumulated in double; M×N row-major.
 std::vector<double> ReferenceMatmul(const MatmulInputs& inputs);
+
+/// `budget` for a result stored in `problem.result_element`: a narrower C than f32 adds one
+/// of its ulps to rtol (storing the f32 result rounds it by up to half of one).
+AccuracyBudget ResultBudget(const AccuracyBudget& budget, const MatmulProblem& problem);
+
+/// Why `point` is outside what the matmul probes cover ("" when they cover it): tile.matmul,
+/// dense 2-D operands (not batched or strided), f32/f16/bf16 storage, the f32 or tf32 policy
+/// (the f16 policy accumulates in f16, beyond budgets relative to a double reference).
+std::string ProbeCoverage(const ArbitrationPoint& point);
 
 /// The worst element of `out` against `ref` under `budget`: ratio = |out − ref| / (atol +
 /// rtol·|ref|), so ≤ 1 passes; a NaN or infinite output, or a size mismatch, is +inf.

@@ -70,6 +70,11 @@ def LowerTileToGpu : Pass<"tessera-lower-tile-to-gpu", "::mlir::func::FuncOp"> {
                            "::mlir::LLVM::LLVMDialect", "::mlir::math::MathDialect",
                            "::mlir::memref::MemRefDialect", "::mlir::NVVM::NVVMDialect",
                            "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect"];
+  let options = [
+    Option<"arch", "arch", "std::string", /*default=*/"",
+           "the GPU the kernels are for (e.g. sm_90): a schedule the arch cannot run (mma.sync "
+           "before sm_80) fails the pass; empty: not checked">,
+  ];
 }
 
 def LowerInlinePtx : Pass<"tessera-lower-inline-ptx"> {

@@ -122,11 +122,20 @@ mlir::LogicalResult TesseraDialect::verifyOperationAttribute(mlir::Operation* op
     return verifyAccuracyAttr(op, attribute.getValue());
   }
   if (attribute.getName() == kCandidateAttrName) {
-    if (!llvm::isa<mlir::StringAttr>(attribute.getValue()) || op->getDialect() == nullptr ||
-        op->getDialect()->getNamespace() != "tile") {
+    auto id = llvm::dyn_cast<mlir::StringAttr>(attribute.getValue());
+    // Every Tile op but its region terminator (tile.yield) is an arbitration point.
+    if (!id || id.getValue().empty() || op->getDialect() == nullptr ||
+        op->getDialect()->getNamespace() != "tile" ||
+        op->hasTrait<mlir::OpTrait::IsTerminator>()) {
       return op->emitError() << "'" << kCandidateAttrName
-                             << "' is a string on a Tile op: the candidate id to restrict its "
-                                "arbitration to";
+                             << "' is a non-empty string on a Tile op (not tile.yield): the "
+                                "candidate id to restrict its arbitration to";
+    }
+    if (auto delegate = op->getAttrOfType<mlir::StringAttr>("delegate");
+        delegate && delegate != id) {
+      return op->emitError() << "'" << kCandidateAttrName << "' (\"" << id.getValue()
+                             << "\") and 'delegate' (\"" << delegate.getValue()
+                             << "\") force different candidates; set one of them";
     }
     return mlir::success();
   }

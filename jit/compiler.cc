@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "arbiter/arbiter.h"
+#include "arbiter/matmul_probe.h"
 #include "base/status_macros.h"
 #include "dialect/TesseraDialect.h"
 #include "jit/compile_session.h"
@@ -111,7 +112,8 @@ absl::Status ArbitrateModule(mlir::ModuleOp module, CompiledModule& out) {
         point.forced_by = revert->second;
       }
       arbiter::ArbitrationContext context;
-      if (candidates.size() > 1) {
+      // A prober (for nvptx: the CUDA driver and a context) only for a contest it can run.
+      if (candidates.size() > 1 && arbiter::ProbeCoverage(point).empty()) {
         if (prober == nullptr) prober = MakeProber(options);
         context.prober = prober.get();
       }

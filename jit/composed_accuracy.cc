@@ -149,11 +149,8 @@ std::pair<arbiter::AccuracyBudget, std::string> EntryBudget(
   arbiter::AccuracyBudget strictest{std::numeric_limits<double>::infinity(),
                                     std::numeric_limits<double>::infinity()};
   for (const arbiter::DecisionRecord& record : module.decisions) {
-    // The delegates' budgets: an op on the compiled lowering adds nothing to compare.
-    if (record.point.function != entry.name ||
-        record.winner == arbiter::kCompiledCandidate) {
-      continue;
-    }
+    // The delegates' budgets: an op on the compiled lowering (or a variant) adds nothing.
+    if (record.point.function != entry.name || !record.Delegated()) continue;
     if (const arbiter::CandidateOutcome* winner = record.Find(record.winner)) {
       strictest.atol = std::min(strictest.atol, winner->candidate.budget.atol);
       strictest.rtol = std::min(strictest.rtol, winner->candidate.budget.rtol);
@@ -188,9 +185,7 @@ double BudgetRatio(const std::vector<float>& out, const std::vector<float>& ref,
 
 absl::Status CheckComposedAccuracy(const Recompile& recompile,
                                    std::unique_ptr<CompiledModule>& module) {
-  const auto delegated = [](const arbiter::DecisionRecord& r) {
-    return r.winner != arbiter::kCompiledCandidate;
-  };
+  const auto delegated = [](const arbiter::DecisionRecord& r) { return r.Delegated(); };
   CompileOptions base = module->options;
   base.check_composed_accuracy = false;
   // Recompiles replay the decisions made (nothing is measured again) but for reverted ops.

@@ -108,9 +108,11 @@ std::vector<PipelineStage> HostStages() {
 std::vector<PipelineStage> NvptxStages(const PipelineOptions& options) {
   return {
       {"tile-to-gpu",
-       [](mlir::OpPassManager& pm) {
+       [options](mlir::OpPassManager& pm) {
          pm.addPass(CreateLowerRuntimeChecksPass());  // integer division that cannot trap
-         pm.addNestedPass<mlir::func::FuncOp>(createLowerTileToGpu());
+         LowerTileToGpuOptions gpu;
+         gpu.arch = options.arch;
+         pm.addNestedPass<mlir::func::FuncOp>(createLowerTileToGpu(gpu));
          pm.addPass(mlir::createGpuKernelOutliningPass());
          AddCleanup(pm);
        }},

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "arbiter/element_storage.h"
 #include "base/status_macros.h"
 #include "jit/compiler.h"
 #include "jit/probe_device.h"
@@ -51,6 +52,20 @@ struct PackedArguments {
   }
 };
 
+/// A problem's inputs encoded in its storage types (arbiter/element_storage.h).
+struct StoredInputs {
+  std::vector<uint8_t> a, b, bias;
+
+  static absl::StatusOr<StoredInputs> Of(const MatmulInputs& inputs) {
+    const MatmulProblem& p = inputs.problem;
+    StoredInputs stored;
+    TESSERA_ASSIGN_OR_RETURN(stored.a, arbiter::EncodeStorage(inputs.a, p.input_element));
+    TESSERA_ASSIGN_OR_RETURN(stored.b, arbiter::EncodeStorage(inputs.b, p.input_element));
+    TESSERA_ASSIGN_OR_RETURN(stored.bias, arbiter::EncodeStorage(inputs.bias, p.result_element));
+    return stored;
+  }
+};
+
 CompileOptions ProbeOptions(const CompileOptions& base, const Candidate& candidate) {
   CompileOptions options = base;
   options.arbitrate = false;
@@ -71,16 +86,17 @@ class HostKernel : public arbiter::ProbeKernel {
       : module_(std::move(module)), entry_(entry) {}
 
   absl::StatusOr<std::vector<float>> Run(const MatmulInputs& inputs) override {
-    inputs_ = inputs;
-    output_.assign(static_cast<size_t>(inputs.problem.m * inputs.problem.n), 0.0f);
-    packed_ = std::make_unique<PackedArguments>(inputs_.problem, inputs_.a.data(),
-                                                inputs_.b.data(), output_.data(),
-                                                inputs_.bias.data());
+    TESSERA_ASSIGN_OR_RETURN(inputs_, StoredInputs::Of(inputs));
+    const MatmulProblem& p = inputs.problem;
+    const size_t c_count = static_cast<size_t>(p.m * p.n);
+    output_.assign(c_count * arbiter::StorageBytes(p.result_element), 0);
+    packed_ = std::make_unique<PackedArguments>(p, inputs_.a.data(), inputs_.b.data(),
+                                                output_.data(), inputs_.bias.data());
     const auto start = std::chrono::steady_clock::now();
     entry_(packed_->args.data());
     last_run_seconds_ =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    return output_;
+    return arbiter::DecodeStorage(output_.data(), c_count, p.result_element);
   }
 
   double LastRunSeconds() const override { return last_run_seconds_; }
@@ -96,8 +112,8 @@ class HostKernel : public arbiter::ProbeKernel {
  private:
   std::unique_ptr<CompiledModule> module_;
   PackedEntry entry_;
-  MatmulInputs inputs_;
-  std::vector<float> output_;
+  StoredInputs inputs_;
+  std::vector<uint8_t> output_;
   std::unique_ptr<PackedArguments> packed_;
   double last_run_seconds_ = 0;
 };
@@ -171,22 +187,25 @@ class GpuKernel : public arbiter::ProbeKernel {
     const MatmulProblem& p = inputs.problem;
     for (CUdeviceptr buffer : buffers_) TESSERA_RETURN_IF_ERROR(runtime_->Free(ordinal_, buffer));
     buffers_.clear();
-    auto upload = [&](const std::vector<float>& data, size_t count) -> absl::StatusOr<CUdeviceptr> {
+    TESSERA_ASSIGN_OR_RETURN(const StoredInputs stored, StoredInputs::Of(inputs));
+    auto upload = [&](const std::vector<uint8_t>& data,
+                      size_t bytes) -> absl::StatusOr<CUdeviceptr> {
       TESSERA_ASSIGN_OR_RETURN(CUdeviceptr buffer,
-                               runtime_->Allocate(ordinal_, std::max<size_t>(count, 1) * 4));
+                               runtime_->Allocate(ordinal_, std::max<size_t>(bytes, 4)));
       buffers_.push_back(buffer);
       if (!data.empty()) {
         TESSERA_RETURN_IF_ERROR(runtime_->Copy(ordinal_, reinterpret_cast<void*>(buffer),
-                                               data.data(), count * 4,
+                                               data.data(), data.size(),
                                                runtime::CopyKind::kHostToDevice, stream_));
       }
       return buffer;
     };
     const size_t c_count = static_cast<size_t>(p.m * p.n);
-    TESSERA_ASSIGN_OR_RETURN(CUdeviceptr a, upload(inputs.a, inputs.a.size()));
-    TESSERA_ASSIGN_OR_RETURN(CUdeviceptr b, upload(inputs.b, inputs.b.size()));
-    TESSERA_ASSIGN_OR_RETURN(CUdeviceptr c, upload({}, c_count));
-    TESSERA_ASSIGN_OR_RETURN(CUdeviceptr bias, upload(inputs.bias, inputs.bias.size()));
+    const size_t c_bytes = c_count * arbiter::StorageBytes(p.result_element);
+    TESSERA_ASSIGN_OR_RETURN(CUdeviceptr a, upload(stored.a, stored.a.size()));
+    TESSERA_ASSIGN_OR_RETURN(CUdeviceptr b, upload(stored.b, stored.b.size()));
+    TESSERA_ASSIGN_OR_RETURN(CUdeviceptr c, upload({}, c_bytes));
+    TESSERA_ASSIGN_OR_RETURN(CUdeviceptr bias, upload(stored.bias, stored.bias.size()));
     packed_ = std::make_unique<PackedArguments>(
         p, reinterpret_cast<void*>(a), reinterpret_cast<void*>(b), reinterpret_cast<void*>(c),
         reinterpret_cast<void*>(bias));
@@ -197,11 +216,10 @@ class GpuKernel : public arbiter::ProbeKernel {
       TESSERA_RETURN_IF_ERROR(scope.status());
     }
     TESSERA_RETURN_IF_ERROR(runtime_->Synchronize(ordinal_, stream_));
-    std::vector<float> out(c_count);
+    std::vector<uint8_t> out(c_bytes);
     TESSERA_RETURN_IF_ERROR(runtime_->Copy(ordinal_, out.data(), reinterpret_cast<void*>(c),
-                                           c_count * 4, runtime::CopyKind::kDeviceToHost,
-                                           stream_));
-    return out;
+                                           c_bytes, runtime::CopyKind::kDeviceToHost, stream_));
+    return arbiter::DecodeStorage(out.data(), c_count, p.result_element);
   }
 
   absl::StatusOr<double> Time(int repetitions) override {

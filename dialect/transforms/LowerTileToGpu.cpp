@@ -304,6 +304,8 @@ void lowerMatmul(mlir::OpBuilder& b, tile::MatmulOp op, KernelNamer& namer) {
 
 class LowerTileToGpu : public impl::LowerTileToGpuBase<LowerTileToGpu> {
  public:
+  using LowerTileToGpuBase::LowerTileToGpuBase;
+
   void runOnOperation() override {
     mlir::func::FuncOp function = getOperation();
     llvm::SmallVector<mlir::Operation*> tileOps;
@@ -317,7 +319,7 @@ class LowerTileToGpu : public impl::LowerTileToGpuBase<LowerTileToGpu> {
     for (mlir::Operation* op : tileOps) {
       const llvm::StringRef schedule = device::scheduleOf(op);
       if (!schedule.empty()) {
-        if (std::string declines = device::scheduleDeclines(op, schedule, ""); !declines.empty()) {
+        if (std::string declines = device::scheduleDeclines(op, schedule, arch); !declines.empty()) {
           op->emitOpError() << "cannot be lowered with schedule '" << schedule << "': " << declines;
           return signalPassFailure();
         }

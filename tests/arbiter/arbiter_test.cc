@@ -18,6 +18,7 @@
 #include "arbiter/decision_cache.h"
 #include "arbiter/plan.h"
 #include "arbiter/decision_record.h"
+#include "arbiter/element_storage.h"
 #include "arbiter/matmul_probe.h"
 #include "arbiter/timing.h"
 #include "gmock/gmock.h"
@@ -26,6 +27,7 @@
 namespace tessera::arbiter {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 TEST(TimingTest, MedianAndRelativeInterquartileSpread) {
@@ -104,6 +106,113 @@ TEST(MatmulProbeTest, ProbesIncludeTheOpShapeARaggedOneAndALargeK) {
   EXPECT_EQ(AccuracyProbes(point)[0].ShapeText(), "64x30x256");
   EXPECT_EQ(TimedProblem(point).ShapeText(), "256x30x256");
   EXPECT_EQ(point.ShapeBucket(), "?x32x?");
+}
+
+TEST(ElementStorageTest, ExactValuesEncodeToTheirBitsAndDecodeBack) {
+  auto bits16 = [](const std::vector<uint8_t>& bytes, size_t i) {
+    return static_cast<uint16_t>(bytes[2 * i] | bytes[2 * i + 1] << 8);
+  };
+  const std::vector<float> values = {1.0f, -2.0f, 0.0f, -0.0f, 0.5f, 65504.0f,
+                                     std::ldexp(1.0f, -14), std::ldexp(1.0f, -24),
+                                     std::ldexp(3.0f, -24), -127.0f / 128};
+  absl::StatusOr<std::vector<uint8_t>> half = EncodeStorage(values, "f16");
+  ASSERT_TRUE(half.ok()) << half.status();
+  ASSERT_EQ(half->size(), 2 * values.size());
+  EXPECT_EQ(bits16(*half, 0), 0x3c00);
+  EXPECT_EQ(bits16(*half, 1), 0xc000);
+  EXPECT_EQ(bits16(*half, 3), 0x8000);
+  EXPECT_EQ(bits16(*half, 5), 0x7bff);  // the largest finite f16
+  EXPECT_EQ(bits16(*half, 6), 0x0400);  // the smallest normal
+  EXPECT_EQ(bits16(*half, 7), 0x0001);  // the smallest subnormal
+  EXPECT_EQ(bits16(*half, 8), 0x0003);
+  const std::vector<float> bf16_values = {1.0f, -2.0f, -127.0f / 128, std::ldexp(1.0f, -100)};
+  absl::StatusOr<std::vector<uint8_t>> brain = EncodeStorage(bf16_values, "bf16");
+  ASSERT_TRUE(brain.ok()) << brain.status();
+  EXPECT_EQ(bits16(*brain, 0), 0x3f80);
+  EXPECT_EQ(bits16(*brain, 1), 0xc000);
+  EXPECT_EQ(DecodeStorage(half->data(), values.size(), "f16"), values);
+  EXPECT_EQ(DecodeStorage(brain->data(), bf16_values.size(), "bf16"), bf16_values);
+  absl::StatusOr<std::vector<uint8_t>> single = EncodeStorage({0.1f, -3.5f}, "f32");
+  ASSERT_TRUE(single.ok());
+  EXPECT_EQ(DecodeStorage(single->data(), 2, "f32"), (std::vector<float>{0.1f, -3.5f}));
+  EXPECT_TRUE(DecodeStorage(single->data(), 2, "f64").empty());
+}
+
+TEST(ElementStorageTest, AValueTheTypeCannotHoldExactlyIsRefusedByIndex) {
+  for (const auto& [value, element] :
+       std::vector<std::pair<float, std::string>>{{0.1f, "bf16"},
+                                                  {0.1f, "f16"},
+                                                  {65520.0f, "f16"},
+                                                  {std::ldexp(1.0f, -25), "f16"},
+                                                  {1.0f + std::ldexp(1.0f, -11), "f16"},
+                                                  {INFINITY, "f16"},
+                                                  {std::nanf(""), "bf16"}}) {
+    absl::StatusOr<std::vector<uint8_t>> encoded = EncodeStorage({1.0f, value}, element);
+    ASSERT_FALSE(encoded.ok()) << value << " " << element;
+    EXPECT_THAT(encoded.status().message(),
+                AllOf(HasSubstr("at index 1"), HasSubstr("exactly representable in " + element)));
+  }
+  EXPECT_THAT(EncodeStorage({1.0f}, "f64").status().message(), HasSubstr("do not store 'f64'"));
+  EXPECT_EQ(StorageBytes("i32"), 0u);
+}
+
+ArbitrationPoint Matmul(int64_t m, int64_t n, int64_t k);
+
+TEST(MatmulProbeTest, NarrowProblemsHaveInputsEveryStorageTypeHoldsExactly) {
+  ArbitrationPoint point = Matmul(16, 16, 64);
+  point.bias = true;
+  point.element_types = {"bf16", "bf16", "f16", "f16"};
+  const MatmulProblem problem = ProblemFor(point, 16, 16, 64);
+  EXPECT_EQ(problem.input_element, "bf16");
+  EXPECT_EQ(problem.result_element, "f16");
+  ASSERT_TRUE(problem.Narrow());
+  const MatmulInputs inputs = MakeInputs(problem, 3);
+  for (const std::vector<float>* values : {&inputs.a, &inputs.b, &inputs.bias}) {
+    for (const char* element : {"f16", "bf16"}) {
+      EXPECT_TRUE(EncodeStorage(*values, element).ok()) << element;
+    }
+  }
+  point.element_types = {"f32", "f32", "f32"};
+  point.numeric_policy = "tf32";
+  EXPECT_TRUE(ProblemFor(point, 1, 1, 1).Narrow());
+  // f32 problems keep full-precision inputs: a delegate rounding them (to TF32) shows.
+  point.numeric_policy = "f32";
+  const MatmulProblem plain = ProblemFor(point, 16, 16, 64);
+  EXPECT_FALSE(plain.Narrow());
+  EXPECT_FALSE(EncodeStorage(MakeInputs(plain, 3).a, "bf16").ok());
+}
+
+TEST(MatmulProbeTest, ANarrowResultWidensTheRelativeBudgetByOneOfItsUlps) {
+  ArbitrationPoint point = Matmul(8, 8, 8);
+  point.element_types = {"bf16", "bf16", "f32"};
+  const AccuracyBudget budget{1e-3, 1e-5};
+  EXPECT_EQ(ResultBudget(budget, ProblemFor(point, 8, 8, 8)).rtol, 1e-5);
+  point.element_types = {"bf16", "bf16", "bf16"};
+  EXPECT_EQ(ResultBudget(budget, ProblemFor(point, 8, 8, 8)).rtol, 1e-5 + 1.0 / 128);
+  EXPECT_EQ(ResultBudget(budget, ProblemFor(point, 8, 8, 8)).atol, 1e-3);
+  point.element_types = {"f16", "f16", "f16"};
+  EXPECT_EQ(ResultBudget(budget, ProblemFor(point, 8, 8, 8)).rtol, 1e-5 + 1.0 / 1024);
+}
+
+TEST(MatmulProbeTest, CoverageNamesWhatTheProbesDoNotRun) {
+  ArbitrationPoint point = Matmul(64, 64, 64);
+  EXPECT_EQ(ProbeCoverage(point), "");
+  point.element_types = {"f16", "f16", "f32"};
+  EXPECT_EQ(ProbeCoverage(point), "");
+  point.element_types = {"f32", "f32", "f32"};
+  point.numeric_policy = "tf32";
+  EXPECT_EQ(ProbeCoverage(point), "");
+  point.numeric_policy = "f16";
+  EXPECT_THAT(ProbeCoverage(point), HasSubstr("this op's is f16"));
+  point.numeric_policy = "f32";
+  point.element_types = {"f64", "f64", "f64"};
+  EXPECT_THAT(ProbeCoverage(point), HasSubstr("this one has f64 operands"));
+  point.element_types = {"f32", "f32", "f32"};
+  point.layout = "batched";
+  EXPECT_THAT(ProbeCoverage(point), HasSubstr("this one is batched"));
+  point.layout = "row-major";
+  point.op = "tile.softmax";
+  EXPECT_THAT(ProbeCoverage(point), HasSubstr("tile.softmax kernels are compared by"));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -354,6 +463,33 @@ TEST_F(ArbitrateTest, WithoutProbesOnlyTheCompiledLoweringOrAForcedDelegateIsCho
   EXPECT_EQ(record->winner, "fastblas");
   EXPECT_THAT(record->reason, HasSubstr("taken as declared"));
   EXPECT_EQ(prober_.prepares, 0);
+}
+
+TEST_F(ArbitrateTest, NarrowStorageAndTheTf32PolicyAreProbedAndMeasured) {
+  for (const auto& [elements, policy] :
+       std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"bf16", "bf16", "bf16"}, "f32"},
+           {{"f16", "f16", "f32"}, "f32"},
+           {{"f32", "f32", "f32"}, "tf32"}}) {
+    ArbitrationPoint point = Matmul(64, 64, 64);
+    point.element_types = elements;
+    point.numeric_policy = policy;
+    absl::StatusOr<DecisionRecord> record = Arbitrate(point, Field(), context_);
+    ASSERT_TRUE(record.ok()) << record.status();
+    EXPECT_EQ(record->source, "measured") << point.DtypeText() << " " << policy;
+    EXPECT_EQ(record->winner, "fastblas");
+  }
+  // What the probes do not cover keeps the compiled lowering, unprobed, though a prober exists.
+  ArbitrationPoint batched = Matmul(64, 64, 64);
+  batched.layout = "batched";
+  const int prepares = prober_.prepares;
+  absl::StatusOr<DecisionRecord> record = Arbitrate(batched, Field(), context_);
+  ASSERT_TRUE(record.ok()) << record.status();
+  EXPECT_EQ(record->winner, "compiled");
+  EXPECT_EQ(record->source, "unprobed");
+  EXPECT_THAT(record->Find("fastblas")->reason, HasSubstr("not probed: the arbiter's probes are "
+                                                          "dense 2-D tile.matmul problems"));
+  EXPECT_EQ(prober_.prepares, prepares);
 }
 
 TEST_F(ArbitrateTest, DecisionsAreReusedAndAChangedIdentityMissesButKeepsTheRecord) {
@@ -682,6 +818,24 @@ TEST_F(ArbitrateTest, ReplayTakesThePinnedCandidateWithNothingProbed) {
   std::vector<Candidate> sole = Field();
   sole[1].unavailable = sole[2].unavailable = "not registered";
   EXPECT_EQ(Arbitrate(Matmul(512, 512, 512), sole, replay)->source, "sole candidate");
+}
+
+TEST(DecisionRecordTest, AKernelVariantWinningIsNotADelegation) {
+  DecisionRecord record;
+  CandidateOutcome compiled, variant, delegate;
+  compiled.candidate = CompiledCandidate("nvptx", "t");
+  variant.candidate = CompiledCandidate("nvptx", "t");
+  variant.candidate.id = "compiled.mma_sync";
+  delegate.candidate = Delegate("cublas");
+  record.candidates = {compiled, variant, delegate};
+  record.winner = "compiled";
+  EXPECT_FALSE(record.Delegated());
+  record.winner = "compiled.mma_sync";
+  EXPECT_FALSE(record.Delegated());
+  record.winner = "cublas";
+  EXPECT_TRUE(record.Delegated());
+  record.winner = "";
+  EXPECT_FALSE(record.Delegated());
 }
 
 TEST(DecisionRecordTest, JsonRoundTripsAndDamageIsDataLoss) {

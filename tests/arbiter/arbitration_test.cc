@@ -350,6 +350,49 @@ TEST(ArbitrationTest, TheCompiledLoweringIsBatchInvariantByConstruction) {
   }
 }
 
+TEST(ArbitrationTest, NarrowProbesRunTheCompiledLoweringInItsStorageTypesWithinBudget) {
+  // The probe plumbing for f16/bf16 storage and the tf32 policy (what the GPU's mma_sync
+  // variant is checked on): inputs encoded in the storage type, the result decoded, checked
+  // against the double reference with one ulp of a narrow C added to rtol.
+  CompileOptions options;
+  std::unique_ptr<arbiter::Prober> prober = MakeProber(options);
+  for (const auto& [elements, policy] :
+       std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"bf16", "bf16", "bf16", "bf16"}, "f32"},
+           {{"f16", "f16", "f16", "f16"}, "f32"},
+           {{"bf16", "bf16", "f32", "f32"}, "f32"},
+           {{"f32", "f32", "f32", "f32"}, "tf32"}}) {
+    arbiter::ArbitrationPoint point;
+    point.op = "tile.matmul";
+    point.target = "host";
+    point.arch = "host";
+    point.element_types = elements;
+    point.numeric_policy = policy;
+    point.shape = {-1, 24, -1};
+    point.transpose_b = true;
+    point.bias = true;
+    point.activation = "gelu";
+    SCOPED_TRACE(point.DtypeText() + " " + policy);
+    ASSERT_EQ(arbiter::ProbeCoverage(point), "");
+    const arbiter::Candidate compiled = arbiter::CompiledCandidate("host", "t");
+    auto kernel = prober->Prepare(point, compiled, nullptr);
+    ASSERT_TRUE(kernel.ok()) << kernel.status();
+    for (const arbiter::MatmulProblem& probe : arbiter::AccuracyProbes(point)) {
+      const arbiter::MatmulInputs inputs = arbiter::MakeInputs(probe, 11);
+      absl::StatusOr<std::vector<float>> out = (*kernel)->Run(inputs);
+      ASSERT_TRUE(out.ok()) << out.status();
+      const std::vector<double> reference = arbiter::ReferenceMatmul(inputs);
+      const arbiter::AccuracyCheck check = arbiter::CheckAccuracy(
+          *out, reference, arbiter::ResultBudget(compiled.budget, probe));
+      EXPECT_LE(check.ratio, 1) << probe.ShapeText() << ": max |out - ref| "
+                                << check.max_abs_error;
+      // Not a vacuous check: the result is the product, not zeros.
+      EXPECT_GT(std::fabs(reference[0]) + std::fabs(reference.back()), 0);
+      EXPECT_GT(check.ratio, 0) << "a narrow result rounds somewhere";
+    }
+  }
+}
+
 TEST(ArbitrationTest, AtTheBatchInvariantLevelOnlyProvenCandidatesServe) {
   auto exact = TestProvider("testsgemm", "tessera_test_sgemm");
   auto variant = TestProvider("variantgemm", "tessera_test_sgemm_batch_variant");

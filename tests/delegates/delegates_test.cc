@@ -25,6 +25,7 @@ using ::tessera::testing::FillUniform;
 using ::tessera::testing::HostTensor;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 std::string Runfile(const std::string& path) {
   const char* srcdir = std::getenv("TEST_SRCDIR");
@@ -332,6 +333,18 @@ TEST(PointerSpaceTest, DeviceLibraryCannotServeAHostCompile) {
   provider.arch = "sm_80+";
   EXPECT_THAT(registry->DeclareMatmulProvider(provider).message(),
               HasSubstr("arch 'sm_80+' does not fit the host target"));
+  // The compiled lowering's ids are not a provider's: they would collide with its variants.
+  provider.arch = "host";
+  for (const char* name : {"compiled", "compiled.mma_sync", "compiled.anything"}) {
+    provider.name = name;
+    EXPECT_THAT(registry->DeclareMatmulProvider(provider).message(),
+                HasSubstr(absl::StrCat("matmul provider '", name,
+                                       "': 'compiled' and 'compiled.<schedule>' name the "
+                                       "compiled lowering and its kernel variants")));
+  }
+  provider.name = "compiledish";  // only the exact id and the dotted prefix are reserved
+  EXPECT_THAT(registry->DeclareMatmulProvider(provider).message(),
+              Not(HasSubstr("name the compiled lowering")));
 }
 
 TEST(MatmulDelegateTest, GatesDeclineWithTheReason) {

@@ -103,14 +103,48 @@ func.func @outer() {
 // -----
 
 func.func @candidate_not_a_string(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
-  // expected-error @+1 {{'tessera.candidate' is a string on a Tile op: the candidate id to restrict its arbitration to}}
+  // expected-error @+1 {{'tessera.candidate' is a non-empty string on a Tile op (not tile.yield): the candidate id to restrict its arbitration to}}
   tile.softmax %x -> %y {tessera.candidate = 3 : i32} : memref<?x?xf32> -> memref<?x?xf32>
   return
 }
 
 // -----
 
-// expected-error @+1 {{'tessera.candidate' is a string on a Tile op}}
+// expected-error @+1 {{'tessera.candidate' is a non-empty string on a Tile op}}
 func.func @candidate_on_a_function() attributes {tessera.candidate = "compiled"} {
+  return
+}
+
+// -----
+
+func.func @candidate_empty(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
+  // expected-error @+1 {{'tessera.candidate' is a non-empty string on a Tile op (not tile.yield)}}
+  tile.softmax %x -> %y {tessera.candidate = ""} : memref<?x?xf32> -> memref<?x?xf32>
+  return
+}
+
+// -----
+
+func.func @candidate_on_yield(%x: memref<8xf32>, %y: memref<8xf32>) {
+  tile.map ins(%x : memref<8xf32>) outs(%y : memref<8xf32>) {
+  ^bb0(%v: f32):
+    // expected-error @+1 {{'tessera.candidate' is a non-empty string on a Tile op (not tile.yield)}}
+    tile.yield {tessera.candidate = "compiled"} %v : f32
+  }
+  return
+}
+
+// -----
+
+func.func @candidate_conflicts_with_delegate(%a: memref<8x8xf32>, %b: memref<8x8xf32>, %c: memref<8x8xf32>) {
+  // expected-error @+1 {{'tessera.candidate' ("compiled") and 'delegate' ("openblas") force different candidates; set one of them}}
+  tile.matmul %a, %b -> %c {delegate = "openblas", tessera.candidate = "compiled"} : memref<8x8xf32>, memref<8x8xf32> -> memref<8x8xf32>
+  return
+}
+
+// -----
+
+func.func @candidate_agrees_with_delegate(%a: memref<8x8xf32>, %b: memref<8x8xf32>, %c: memref<8x8xf32>) {
+  tile.matmul %a, %b -> %c {delegate = "openblas", tessera.candidate = "openblas"} : memref<8x8xf32>, memref<8x8xf32> -> memref<8x8xf32>
   return
 }

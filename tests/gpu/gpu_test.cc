@@ -50,6 +50,26 @@ class GpuTest : public ::testing::Test {
   }
   void TearDown() override { tessera_jit_context_destroy(context_); }
 
+  /// Compiles `source` (arbitrated, for the device) and returns its decisions as JSON, printed
+  /// too: the GPU check keeps the log. "" when the compile failed (the failure is recorded).
+  std::string CompileForDecisions(const char* source) {
+    tessera_jit_module_t* module = nullptr;
+    tessera_jit_error_t* error =
+        tessera_jit_compile(context_, source, std::strlen(source), nullptr, &module);
+    if (error != nullptr) {
+      ADD_FAILURE() << TakeMessage(error);
+      return "";
+    }
+    const char* json = nullptr;
+    size_t size = 0;
+    error = tessera_jit_module_get_text(module, TESSERA_JIT_TEXT_DECISIONS, &json, &size);
+    std::string decisions = error == nullptr ? std::string(json, size) : "";
+    if (error != nullptr) ADD_FAILURE() << TakeMessage(error);
+    tessera_jit_module_destroy(module);
+    std::printf("%s\n", decisions.c_str());
+    return decisions;
+  }
+
   tessera_jit_context_t* context_ = nullptr;
 };
 
@@ -80,42 +100,83 @@ TEST_F(GpuTest, BuffersRoundTrip) {
   ASSERT_OK(tessera_jit_buffer_free(context_, b));
 }
 
-/// A float32 tensor with host data and a device copy.
+/// Storage of a test tensor: f32, f16 or bf16 (values kept as float, stored as the type).
+enum class Dtype { kF32, kF16, kBF16 };
+
+/// A tensor with host data and a device copy, stored as `dtype`: `host` holds the values (for
+/// f16/bf16 rounded to the type), `narrow_host` the host copy in the type's bits.
 struct DeviceTensor {
-  DeviceTensor(tessera_jit_context_t* context, std::vector<int64_t> dims, uint32_t seed)
-      : context(context), shape(std::move(dims)) {
+  DeviceTensor(tessera_jit_context_t* context, std::vector<int64_t> dims, uint32_t seed,
+               Dtype dtype = Dtype::kF32)
+      : context(context), shape(std::move(dims)), dtype(dtype) {
     size_t n = 1;
     for (int64_t d : shape) n *= static_cast<size_t>(d);
     host.resize(n);
     std::mt19937 random(seed);
     std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
     for (float& v : host) v = uniform(random);
+    if (dtype != Dtype::kF32) {
+      narrow_host = Encode(host);
+      host = Decode(narrow_host);
+    }
     EXPECT_EQ(tessera_jit_buffer_alloc(context, Bytes(), &device), nullptr);
-    EXPECT_EQ(tessera_jit_buffer_copy(context, device, host.data(), Bytes(),
+    EXPECT_EQ(tessera_jit_buffer_copy(context, device, HostData(), Bytes(),
                                       TESSERA_JIT_COPY_HOST_TO_DEVICE),
               nullptr);
   }
   ~DeviceTensor() { tessera_jit_error_destroy(tessera_jit_buffer_free(context, device)); }
-  size_t Bytes() const { return std::max<size_t>(host.size(), 1) * sizeof(float); }
+  size_t ElementBytes() const { return dtype == Dtype::kF32 ? 4 : 2; }
+  size_t Bytes() const { return std::max<size_t>(host.size(), 1) * ElementBytes(); }
+  void* HostData() { return dtype == Dtype::kF32 ? static_cast<void*>(host.data())
+                                                 : static_cast<void*>(narrow_host.data()); }
+  std::vector<uint16_t> Encode(const std::vector<float>& values) const {
+    std::vector<uint16_t> bits(std::max<size_t>(values.size(), 1));
+    for (size_t i = 0; i < values.size(); ++i) {
+      bits[i] = dtype == Dtype::kF16 ? tessera::FloatToHalf(values[i])
+                                     : tessera::FloatToBfloat(values[i]);
+    }
+    return bits;
+  }
+  std::vector<float> Decode(const std::vector<uint16_t>& bits) const {
+    std::vector<float> values(host.size());
+    for (size_t i = 0; i < values.size(); ++i) {
+      values[i] = dtype == Dtype::kF16 ? tessera::HalfToFloat(bits[i])
+                                       : tessera::BfloatToFloat(bits[i]);
+    }
+    return values;
+  }
+  /// The host copy's values (the host target runs in place on it).
+  std::vector<float> Host() const { return dtype == Dtype::kF32 ? host : Decode(narrow_host); }
   std::vector<float> Download() const {
-    std::vector<float> out(host.size());
-    EXPECT_EQ(tessera_jit_buffer_copy(context, out.data(), device, host.size() * sizeof(float),
+    if (dtype == Dtype::kF32) {
+      std::vector<float> out(host.size());
+      EXPECT_EQ(tessera_jit_buffer_copy(context, out.data(), device, host.size() * 4,
+                                        TESSERA_JIT_COPY_DEVICE_TO_HOST),
+                nullptr);
+      return out;
+    }
+    std::vector<uint16_t> out(std::max<size_t>(host.size(), 1));
+    EXPECT_EQ(tessera_jit_buffer_copy(context, out.data(), device, host.size() * 2,
                                       TESSERA_JIT_COPY_DEVICE_TO_HOST),
               nullptr);
-    return out;
+    return Decode(out);
   }
   DLTensor View(bool on_device) {
     DLTensor t{};
-    t.data = on_device ? device : host.data();
+    t.data = on_device ? device : HostData();
     t.device = {on_device ? kDLCUDA : kDLCPU, 0};
     t.ndim = static_cast<int32_t>(shape.size());
-    t.dtype = {kDLFloat, 32, 1};
+    t.dtype = dtype == Dtype::kF32   ? DLDataType{kDLFloat, 32, 1}
+              : dtype == Dtype::kF16 ? DLDataType{kDLFloat, 16, 1}
+                                     : DLDataType{kDLBfloat, 16, 1};
     t.shape = shape.data();
     return t;
   }
   tessera_jit_context_t* context;
   std::vector<int64_t> shape;
+  Dtype dtype;
   std::vector<float> host;
+  std::vector<uint16_t> narrow_host;
   void* device = nullptr;
 };
 
@@ -125,6 +186,7 @@ struct OpCase {
   std::vector<std::vector<int64_t>> shapes;
   float atol;
   float rtol;
+  std::vector<Dtype> dtypes = {};  ///< per tensor; f32 for those not listed
 };
 
 class GpuOpTest : public GpuTest, public ::testing::WithParamInterface<OpCase> {};
@@ -136,7 +198,8 @@ TEST_P(GpuOpTest, DeviceMatchesHost) {
   const OpCase& c = GetParam();
   std::vector<std::unique_ptr<DeviceTensor>> tensors;
   for (size_t i = 0; i < c.shapes.size(); ++i) {
-    tensors.push_back(std::make_unique<DeviceTensor>(context_, c.shapes[i], 100 + i));
+    tensors.push_back(std::make_unique<DeviceTensor>(
+        context_, c.shapes[i], 100 + i, i < c.dtypes.size() ? c.dtypes[i] : Dtype::kF32));
   }
   auto invoke = [&](const char* target, bool on_device, uint32_t flags) {
     tessera_jit_compile_options_t options;
@@ -168,8 +231,9 @@ TEST_P(GpuOpTest, DeviceMatchesHost) {
   invoke("host", false, 0);  // in place on the host copies: the reference
   for (size_t i = 0; i < tensors.size(); ++i) {
     std::vector<float> device = tensors[i]->Download();
+    const std::vector<float> host = tensors[i]->Host();
     for (size_t k = 0; k < device.size(); ++k) {
-      float h = tensors[i]->host[k];
+      float h = host[k];
       EXPECT_LE(std::fabs(device[k] - h), c.atol + c.rtol * std::fabs(h))
           << c.name << " tensor #" << i << " element " << k;
       EXPECT_LE(std::fabs(from_ptx[i][k] - h), c.atol + c.rtol * std::fabs(h))
@@ -293,6 +357,55 @@ INSTANTIATE_TEST_SUITE_P(
   return
 })",
                {{100, 77}, {33, 77}, {33}, {100, 33}}, 1e-4f, 1e-4f},
+        OpCase{"map_vectorized_f16",  // 8 halves per 128-bit access; 38147: a 3-element tail
+               R"(func.func @f(%x: memref<?x?xf16>, %z: memref<?x?xf16>, %y: memref<?x?xf16>) {
+  tile.map ins(%x, %z : memref<?x?xf16>, memref<?x?xf16>) outs(%y : memref<?x?xf16>)
+      attributes {tessera.candidate = "compiled.vectorized"} {
+  ^bb0(%v: f16, %w: f16):
+    %p = arith.mulf %v, %w : f16
+    %e = arith.addf %p, %v : f16
+    tile.yield %e : f16
+  }
+  return
+})",
+               {{37, 1031}, {37, 1031}, {37, 1031}}, 0.0f, 0.0f,
+               {Dtype::kF16, Dtype::kF16, Dtype::kF16}},
+        OpCase{"map_vectorized_falls_back",  // %z is 1 x N at run time: the baseline runs
+               R"(func.func @f(%x: memref<?x?xf32>, %z: memref<?x?xf32>, %y: memref<?x?xf32>) {
+  tile.map ins(%x, %z : memref<?x?xf32>, memref<?x?xf32>) outs(%y : memref<?x?xf32>)
+      attributes {tessera.candidate = "compiled.vectorized"} {
+  ^bb0(%v: f32, %w: f32):
+    %e = arith.mulf %v, %w : f32
+    tile.yield %e : f32
+  }
+  return
+})",
+               {{37, 1031}, {1, 1031}, {37, 1031}}, 0.0f, 0.0f},
+        OpCase{"matmul_mma_sync_bf16",  // bf16 inputs, f32 accumulators and result
+               R"(func.func @f(%a: memref<?x?xbf16>, %b: memref<?x?xbf16>, %bias: memref<?xf32>, %c: memref<?x?xf32>) {
+  tile.matmul %a, %b -> %c bias(%bias : memref<?xf32>) activation(gelu)
+      {tessera.candidate = "compiled.mma_sync"}
+      : memref<?x?xbf16>, memref<?x?xbf16> -> memref<?x?xf32>
+  return
+})",
+               {{100, 77}, {77, 33}, {33}, {100, 33}}, 1e-4f, 1e-4f,
+               {Dtype::kBF16, Dtype::kBF16}},
+        OpCase{"matmul_mma_sync_f16_transpose_a",  // f16 result: one f16 ulp of rounding apart
+               R"(func.func @f(%a: memref<?x?xf16>, %b: memref<?x?xf16>, %bias: memref<?xf16>, %c: memref<?x?xf16>) {
+  tile.matmul %a, %b -> %c bias(%bias : memref<?xf16>) activation(relu)
+      {transpose_a, tessera.candidate = "compiled.mma_sync"}
+      : memref<?x?xf16>, memref<?x?xf16> -> memref<?x?xf16>
+  return
+})",
+               {{77, 100}, {77, 33}, {33}, {100, 33}}, 1e-3f, 2e-3f,
+               {Dtype::kF16, Dtype::kF16, Dtype::kF16, Dtype::kF16}},
+        OpCase{"batched_matmul_mma_sync_bf16",  // a rank-2 B shared by every batch
+               R"(func.func @f(%a: memref<?x?x?xbf16>, %b: memref<?x?xbf16>, %c: memref<?x?x?xf32>) {
+  tile.matmul %a, %b -> %c {tessera.candidate = "compiled.mma_sync"}
+      : memref<?x?x?xbf16>, memref<?x?xbf16> -> memref<?x?x?xf32>
+  return
+})",
+               {{3, 45, 70}, {70, 19}, {3, 45, 19}}, 1e-4f, 1e-4f, {Dtype::kBF16, Dtype::kBF16}},
         OpCase{"empty",
                R"(func.func @f(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
   tile.softmax %x -> %y : memref<?x?xf32> -> memref<?x?xf32>
@@ -469,18 +582,28 @@ TEST_F(GpuTest, TheArbiterMeasuresCublasAgainstTheCompiledMatmulWithCudaEvents) 
       : memref<1024x1024xf32>, memref<1024x1024xf32> -> memref<1024x1024xf32>
   return
 })";
-  tessera_jit_module_t* module = nullptr;
-  ASSERT_OK(tessera_jit_compile(context_, source, std::strlen(source), nullptr, &module));
-  const char* json = nullptr;
-  size_t size = 0;
-  ASSERT_OK(tessera_jit_module_get_text(module, TESSERA_JIT_TEXT_DECISIONS, &json, &size));
-  const std::string decisions(json, size);
-  std::printf("%s\n", decisions.c_str());  // the GPU check keeps the log
+  const std::string decisions = CompileForDecisions(source);
   EXPECT_THAT(decisions, HasSubstr("\"timing_source\": \"CUDA events on a non-default stream\""));
   EXPECT_THAT(decisions, HasSubstr("\"winner\": \"cublas\""));
   EXPECT_THAT(decisions, HasSubstr("it covers root_only and the op has a fused epilogue"));
   EXPECT_THAT(decisions, ::testing::Not(HasSubstr("\"gate\": \"accuracy\"")));
-  tessera_jit_module_destroy(module);
+}
+
+TEST_F(GpuTest, TheArbiterProbesAndTimesTheTensorCoreVariantOnNarrowMatmuls) {
+  // bf16 storage and the tf32 policy: compiled vs compiled.mma_sync, both accuracy-gated on
+  // the probes (inputs exact in the storage type) and timed; which one wins is the device's.
+  const char* source = R"(func.func @f(%a: memref<512x512xbf16>, %b: memref<512x512xbf16>,
+    %c: memref<512x512xbf16>, %x: memref<512x512xf32>, %y: memref<512x512xf32>,
+    %z: memref<512x512xf32>) {
+  tile.matmul %a, %b -> %c : memref<512x512xbf16>, memref<512x512xbf16> -> memref<512x512xbf16>
+  tile.matmul %x, %y -> %z policy(tf32) : memref<512x512xf32>, memref<512x512xf32> -> memref<512x512xf32>
+  return
+})";
+  const std::string decisions = CompileForDecisions(source);
+  EXPECT_THAT(decisions, HasSubstr("\"timing_source\": \"CUDA events on a non-default stream\""));
+  EXPECT_THAT(decisions, HasSubstr("\"id\": \"compiled.mma_sync\""));
+  EXPECT_THAT(decisions, ::testing::Not(HasSubstr("not probed")));
+  EXPECT_THAT(decisions, ::testing::Not(HasSubstr("\"gate\": \"accuracy\"")));
 }
 
 TEST_F(GpuTest, HostMemoryIsRejectedBeforeLaunch) {
