@@ -15,6 +15,7 @@
 #include "absl/time/time.h"
 #include "arbiter/batch_invariance.h"
 #include "arbiter/matmul_probe.h"
+#include "arbiter/op_probe.h"
 #include "arbiter/timing.h"
 #include "base/sha256.h"
 #include "base/status_macros.h"
@@ -405,50 +406,185 @@ class Selection {
   }
 
   absl::Status Choose() {
-    std::vector<CandidateOutcome*> alive = Alive();
-    const std::string forced_text =
-        Forced() ? absl::StrCat("forced (", point_.forced_by, ")") : "";
-    const std::string cannot_probe = CannotProbe();
-    if (!cannot_probe.empty()) {
-      if (point_.batch_invariant) {
-        for (CandidateOutcome* o : alive) {
-          if (o->candidate.BatchInvariantByConstruction()) {
-            o->batch_invariance = kByConstruction;
-          } else {
-            Remove(*o, "batch invariance",
-                   absl::StrCat("a delegate proves batch invariance by a replay probe, and "
-                                "probes cannot run here (",
-                                cannot_probe, ")"));
-          }
-        }
-        TESSERA_RETURN_IF_ERROR(CheckForced());
-        alive = Alive();
-      }
-      for (CandidateOutcome* o : alive) o->reason = absl::StrCat("not probed: ", cannot_probe);
-      record_.source = "unprobed";
-      if (Forced()) {
-        Win(*alive[0], absl::StrCat(forced_text, "; taken as declared: accuracy and timing "
-                                                 "cannot be probed here (",
-                                    cannot_probe, ")"));
-        return absl::OkStatus();
-      }
-      CandidateOutcome* compiled = Outcome(kCompiledCandidate);
-      Win(*compiled, absl::StrCat("probes cannot run here (", cannot_probe,
-                                  "); the compiled lowering is kept — a delegate runs unprobed "
-                                  "only when forced"));
-      return absl::OkStatus();
+    if (const std::string cannot_probe = CannotProbe(); !cannot_probe.empty()) {
+      return ChooseUnprobed(cannot_probe);
     }
     probed_ = true;
     record_.budget_ms = Budget() * 1e3;
-    TESSERA_RETURN_IF_ERROR(AccuracyGate(alive));
-    alive = Alive();
-    if (alive.size() == 1) {
-      alive[0]->reason = "not timed: no contest after the accuracy gate";
-      Win(*alive[0], Forced() ? absl::StrCat(forced_text, "; within its accuracy budget")
-                              : "the only candidate left after the accuracy gate");
+    if (!point_.probe_source.empty()) return ChooseByOpProbes();
+    TESSERA_RETURN_IF_ERROR(AccuracyGate(Alive()));
+    if (SoleSurvivor()) return absl::OkStatus();
+    return Measure(Alive());
+  }
+
+  std::string ForcedText() const {
+    return Forced() ? absl::StrCat("forced (", point_.forced_by, ")") : "";
+  }
+
+  /// When the accuracy gate left one candidate, it wins untimed (true).
+  bool SoleSurvivor() {
+    std::vector<CandidateOutcome*> alive = Alive();
+    if (alive.size() != 1) return false;
+    alive[0]->reason = "not timed: no contest after the accuracy gate";
+    Win(*alive[0], Forced() ? absl::StrCat(ForcedText(), "; within its accuracy budget")
+                            : "the only candidate left after the accuracy gate");
+    return true;
+  }
+
+  /// Probes cannot run (`cannot_probe` says why): the compiled lowering is kept, or a forced
+  /// candidate taken as declared; at the batch_invariant level only candidates invariant by
+  /// construction stay.
+  absl::Status ChooseUnprobed(const std::string& cannot_probe) {
+    probed_ = false;
+    std::vector<CandidateOutcome*> alive = Alive();
+    if (point_.batch_invariant) {
+      for (CandidateOutcome* o : alive) {
+        if (o->candidate.BatchInvariantByConstruction()) {
+          o->batch_invariance = kByConstruction;
+        } else {
+          Remove(*o, "batch invariance",
+                 absl::StrCat("a delegate proves batch invariance by a replay probe, and "
+                              "probes cannot run here (",
+                              cannot_probe, ")"));
+        }
+      }
+      TESSERA_RETURN_IF_ERROR(CheckForced());
+      alive = Alive();
+    }
+    for (CandidateOutcome* o : alive) o->reason = absl::StrCat("not probed: ", cannot_probe);
+    record_.source = "unprobed";
+    if (Forced()) {
+      Win(*alive[0], absl::StrCat(ForcedText(), "; taken as declared: accuracy and timing "
+                                                "cannot be probed here (",
+                                  cannot_probe, ")"));
       return absl::OkStatus();
     }
-    return Measure(alive);
+    CandidateOutcome* compiled = Outcome(kCompiledCandidate);
+    Win(*compiled, absl::StrCat("probes cannot run here (", cannot_probe,
+                                "); the compiled lowering is kept — a delegate runs unprobed "
+                                "only when forced"));
+    return absl::OkStatus();
+  }
+
+  /// Gates 5–7 for an op with a probe function (arbiter/op_probe.h): the compiled lowering's
+  /// output on each probe is the reference (it runs even when forcing removed it from the
+  /// field); every other survivor must match it within its budget; then the race at
+  /// kOpTimedSize, its timed output checked too.
+  absl::Status ChooseByOpProbes() {
+    CandidateOutcome* compiled = Outcome(kCompiledCandidate);
+    absl::StatusOr<std::unique_ptr<ProbeKernel>> reference =
+        context_.prober->Prepare(point_, compiled->candidate, nullptr);
+    if (!reference.ok()) {
+      return Error(point_, absl::StrCat("the compiled lowering's probe kernel (the reference of "
+                                        "the other candidates) failed to build: ",
+                                        reference.status().message()));
+    }
+    std::vector<int64_t> sizes(std::begin(kOpProbeSizes), std::end(kOpProbeSizes));
+    sizes.push_back(kOpTimedSize);
+    std::vector<std::vector<float>> references;
+    std::vector<std::string> shapes;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      absl::StatusOr<std::vector<float>> out =
+          (*reference)->RunOp(sizes[i], static_cast<uint32_t>(1000 + i));
+      if (absl::IsFailedPrecondition(out.status())) {
+        return ChooseUnprobed(std::string(out.status().message()));
+      }
+      if (!out.ok()) {
+        return Error(point_, absl::StrCat("the compiled lowering (the reference of the other "
+                                          "candidates) failed on its probe: ",
+                                          out.status().message()));
+      }
+      references.push_back(*std::move(out));
+      shapes.push_back((*reference)->BoundShape());
+    }
+    // Gate 5 on the accuracy probes, then the timed size's run (bound for Time), checked too.
+    std::vector<Racer> racers;
+    for (CandidateOutcome* o : Alive()) {
+      std::unique_ptr<ProbeKernel> kernel;
+      if (o->candidate.compiled()) {
+        o->error_ratio = 0;
+        o->worst_probe = shapes.back();
+        kernel = *std::move(reference);
+        // Bound again to the timed problem (its last run was that one already).
+      } else {
+        absl::StatusOr<std::unique_ptr<ProbeKernel>> built =
+            context_.prober->Prepare(point_, o->candidate, nullptr);
+        if (!built.ok()) {
+          Remove(*o, "availability",
+                 absl::StrCat("its probe kernel failed to build: ", built.status().message()));
+          continue;
+        }
+        kernel = *std::move(built);
+        const AccuracyBudget budget = OpResultBudget(o->candidate.budget, point_);
+        for (size_t i = 0; i < sizes.size() && o->gate.empty(); ++i) {
+          absl::StatusOr<std::vector<float>> out =
+              kernel->RunOp(sizes[i], static_cast<uint32_t>(1000 + i));
+          if (!out.ok()) {
+            Remove(*o, "availability", absl::StrCat("it failed on probe ", shapes[i], ": ",
+                                                    out.status().message()));
+            break;
+          }
+          JudgeOp(*o, shapes[i], CompareOutputs(*out, references[i], budget), references[i],
+                  budget);
+        }
+        if (!o->gate.empty()) continue;
+      }
+      if (point_.batch_invariant) {
+        if (o->candidate.BatchInvariantByConstruction()) {
+          o->batch_invariance = kByConstruction;
+        } else {
+          Remove(*o, "batch invariance",
+                 absl::StrCat("only tile.matmul has a batch-invariance replay probe; ", point_.op,
+                              " candidates must be invariant by construction"));
+          continue;
+        }
+      }
+      // The estimate for the race: the timed problem's run just made.
+      const double run = kernel->LastRunSeconds();
+      if (run > 0) {
+        seconds_per_mac_[o->candidate.id] = run;
+      } else {
+        absl::MutexLock lock(&MeasurementMutex());
+        absl::StatusOr<double> seconds = kernel->Time(1);
+        if (seconds.ok() && *seconds > 0) {
+          seconds_per_mac_[o->candidate.id] = *seconds;
+          spent_ += *seconds;
+        }
+      }
+      racers.push_back(Racer{o, std::move(kernel)});
+    }
+    TESSERA_RETURN_IF_ERROR(CheckForced());
+    if (Alive().empty()) return NoSurvivor();
+    if (SoleSurvivor()) return absl::OkStatus();
+    record_.measured_shape = shapes.back();
+    record_.timing_source = context_.prober->TimingSource();
+    {
+      absl::MutexLock lock(&MeasurementMutex());
+      TESSERA_RETURN_IF_ERROR(Race(racers, Budget(), 1.0));
+    }
+    return DecideRace(racers, Budget());
+  }
+
+  /// Folds one op probe's comparison with the reference into `o`; removes it when over budget.
+  void JudgeOp(CandidateOutcome& o, const std::string& shape, const AccuracyCheck& check,
+               const std::vector<float>& reference, const AccuracyBudget& budget) {
+    if (check.ratio >= o.error_ratio) {
+      o.error_ratio = check.ratio;
+      o.max_abs_error = check.max_abs_error;
+      o.worst_probe = shape;
+    }
+    if (check.ratio <= 1) return;
+    const double ref = check.worst_index >= 0 &&
+                               check.worst_index < static_cast<int64_t>(reference.size())
+                           ? reference[check.worst_index]
+                           : 0;
+    Remove(o, "accuracy",
+           absl::StrFormat("on probe %s, |out - ref| = %.3g at output element %d (the compiled "
+                           "lowering's %.6g) exceeds atol + rtol*|ref| = %.3g (%s: atol %g, "
+                           "rtol %g)",
+                           shape, check.max_abs_error, check.worst_index, ref,
+                           budget.atol + budget.rtol * std::fabs(ref), o.candidate.accuracy,
+                           budget.atol, budget.rtol));
   }
 
   /// Gate 5: every survivor against the host reference on the probes; at the batch_invariant
@@ -602,6 +738,11 @@ class Selection {
       absl::MutexLock lock(&MeasurementMutex());
       TESSERA_RETURN_IF_ERROR(Race(racers, budget, Macs(problem)));
     }
+    return DecideRace(racers, budget);
+  }
+
+  /// Step 7's end: the raced candidates' summaries, then the noise rule picks the winner.
+  absl::Status DecideRace(std::vector<Racer>& racers, double budget) {
     std::vector<Contestant> contestants;
     for (Racer& r : racers) {
       const TimingSummary summary = Summarize(r.samples);
@@ -766,7 +907,8 @@ DecisionKeys KeysFor(const ArbitrationPoint& p, const std::vector<Candidate>& ca
       kArbiterVersion, "\nop=", p.op, "\nbucket=", p.ShapeBucket(), "\ndtype=", p.DtypeText(),
       "\ntarget=", p.target, "\narch=", p.arch, "\ndevice=", device, "\nlayout=", p.layout,
       "\npolicy=", p.numeric_policy, "\nmovement=", p.Movement(),
-      "\ndeterminism=", p.DeterminismLevel(), "\nforced=", p.forced, "\n");
+      "\ndeterminism=", p.DeterminismLevel(), "\nforced=", p.forced, "\n",
+      p.probe_source.empty() ? "" : absl::StrCat("body=", Sha256Hex(p.probe_source), "\n"));
   keys.base = Sha256Hex(base);
   std::string full = absl::StrCat(base, "toolchain=", toolchain, "\n");
   for (const Candidate& c : candidates) absl::StrAppend(&full, "candidate=", ContractText(c), "\n");

@@ -31,6 +31,12 @@ struct ArbitrationPoint {
   /// … at the batch-invariant level (implies `deterministic`): each row of the result may
   /// not depend on how many rows (M) the call has.
   bool batch_invariant = false;
+  /// For a Tile op other than tile.matmul: the op alone as `func.func @probe`, one argument per
+  /// operand (and per value its region uses from outside), which the prober compiles per
+  /// candidate; its digest is part of the decision keys (two maps of one shape but different
+  /// bodies are different points). Empty for tile.matmul (its probes are built from the fields
+  /// above). Not part of the record's JSON.
+  std::string probe_source;
   /// A candidate the IR or the options force ("" when none), and which of the two did.
   std::string forced;
   std::string forced_by;  ///< "attribute `delegate`" or "option `matmul_delegate`"

@@ -92,18 +92,18 @@ AccuracyBudget ResultBudget(const AccuracyBudget& budget, const MatmulProblem& p
 }
 
 std::string ProbeCoverage(const ArbitrationPoint& point) {
-  constexpr char kCovered[] = "the arbiter's probes are dense 2-D tile.matmul problems";
-  if (point.op != "tile.matmul") {
-    return absl::StrCat(kCovered, "; ", point.op, " kernels are compared by bench/gpu_bench");
-  }
-  if (point.layout != "row-major") {
-    return absl::StrCat(kCovered, "; this one is ", point.layout);
-  }
+  constexpr char kCovered[] = "the arbiter's probes run dense row-major operands in f32, f16 or bf16";
+  if (point.layout != "row-major") return absl::StrCat(kCovered, "; this op's are ", point.layout);
   for (const std::string& element : point.element_types) {
     if (StorageBytes(element) == 0) {
-      return absl::StrCat(kCovered, " in f32, f16 or bf16; this one has ", element,
-                          " operands");
+      return absl::StrCat(kCovered, "; this op has ", element, " operands");
     }
+  }
+  if (point.op != "tile.matmul") {
+    if (point.probe_source.empty()) {
+      return absl::StrCat("no probe function was made for this ", point.op);
+    }
+    return "";
   }
   if (!point.numeric_policy.empty() && point.numeric_policy != "f32" &&
       point.numeric_policy != "tf32") {

@@ -51,9 +51,11 @@ std::vector<double> ReferenceMatmul(const MatmulInputs& inputs);
 /// of its ulps to rtol (storing the f32 result rounds it by up to half of one).
 AccuracyBudget ResultBudget(const AccuracyBudget& budget, const MatmulProblem& problem);
 
-/// Why `point` is outside what the matmul probes cover ("" when they cover it): tile.matmul,
-/// dense 2-D operands (not batched or strided), f32/f16/bf16 storage, the f32 or tf32 policy
-/// (the f16 policy accumulates in f16, beyond budgets relative to a double reference).
+/// Why `point` is outside what the probes cover ("" when they cover it): operands dense
+/// row-major (not batched or strided) in f32, f16 or bf16; a tile.matmul under the f32 or
+/// tf32 policy (the f16 policy accumulates in f16, beyond budgets relative to a double
+/// reference); any other op with its probe function (ArbitrationPoint::probe_source,
+/// arbiter/op_probe.h).
 std::string ProbeCoverage(const ArbitrationPoint& point);
 
 /// The worst element of `out` against `ref` under `budget`: ratio = |out − ref| / (atol +

@@ -37,7 +37,10 @@ std::string PlanKey(const ArbitrationPoint& p) {
                                 "\narch=", p.arch, "\nlayout=", p.layout,
                                 "\npolicy=", p.numeric_policy, "\nmovement=", p.Movement(),
                                 "\ndeterminism=", p.DeterminismLevel(), "\nforced=", p.forced,
-                                "\n"));
+                                "\n",
+                                p.probe_source.empty()
+                                    ? ""
+                                    : absl::StrCat("body=", Sha256Hex(p.probe_source), "\n")));
 }
 
 absl::Status Plan::Add(PlanEntry entry) {

@@ -26,6 +26,15 @@ class ProbeKernel {
   /// How long the last Run's own run took (a cold run: no copies, no warm-up), when the kernel
   /// knows without a timed run; 0 when it does not.
   virtual double LastRunSeconds() const { return 0; }
+
+  /// For a point with a probe_source (ops other than tile.matmul): runs the op once with every
+  /// dynamic size bound to `dynamic_size` — halved while its tensors would exceed 64 MiB — on
+  /// inputs from `seed` (the same for every candidate), and returns the tensors it writes,
+  /// concatenated. Binds them for Time. FailedPrecondition when the op cannot be probed so
+  /// (the message says why: an integer tensor, a shape contract the bound sizes break).
+  virtual absl::StatusOr<std::vector<float>> RunOp(int64_t dynamic_size, uint32_t seed);
+  /// The shape of the op's first tensor in the last RunOp, e.g. "64x1000".
+  virtual std::string BoundShape() const { return ""; }
 };
 
 class Prober {

@@ -75,6 +75,11 @@ struct CompileOptions {
   /// "cublas", a declared one) or "compiled". A `delegate = "…"` attribute on the op wins over
   /// it. Empty: the arbiter chooses.
   std::string matmul_delegate;
+  /// Forces every Tile op, of any kind, onto one candidate id ("compiled", a kernel variant
+  /// `compiled.<schedule>`, a provider) — what `tessera.candidate` on each op would; an
+  /// attribute on the op wins over it, and it over `matmul_delegate`. The arbiter's probe
+  /// compiles (one op per module) use it. Empty: none.
+  std::string forced_candidate;
   /// Each Tile op is decided by the arbiter (arbiter/arbiter.h): contract gates, accuracy
   /// probes against the host reference, measurement. Off: a forced candidate runs as declared
   /// and everything else compiled, unprobed and unrecorded (the arbiter's own probe compiles).

@@ -99,6 +99,7 @@ absl::Status ArbitrateModule(mlir::ModuleOp module, CompiledModule& out) {
   selection.deterministic = options.deterministic;
   selection.batch_invariant = options.batch_invariant;
   selection.forced = options.matmul_delegate;
+  selection.forced_every_op = options.forced_candidate;
   selection.registry = options.delegates.get();
   selection.toolchain = Toolchain::Current().ToString();
   std::unique_ptr<arbiter::Prober> prober;  // made on the first contest

@@ -1,11 +1,8 @@
 #include "jit/composed_accuracy.h"
 
-#include <array>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <map>
-#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,124 +12,19 @@
 #include "absl/strings/str_join.h"
 #include "arbiter/candidate.h"
 #include "arbiter/decision_record.h"
+#include "arbiter/op_probe.h"
 #include "arbiter/plan.h"
-#include "jit/entry_contract.h"
-#include "jit/memref_descriptor.h"
-#include "jit/runtime/checked_call.h"
+#include "jit/entry_probe.h"
 
 namespace tessera::jit {
 namespace {
 
-/// Every dynamic size of a probe; the probe of one entry stays under kMaxProbeBytes.
+/// Every dynamic size of a probe (which stays under kMaxEntryProbeBytes).
 constexpr int64_t kDynamicSize = 64;
-constexpr double kMaxProbeBytes = 64.0 * 1024 * 1024;
+/// The seed of the probe's inputs.
+constexpr uint32_t kProbeSeed = 2024;
 /// At most this many ops revert per entry before the check gives up on it.
 constexpr int kMaxReverts = 8;
-
-/// One entry's probe: seeded inputs (a buffer per memref argument, empty for scalars).
-struct EntryProbe {
-  std::vector<std::vector<int64_t>> shapes;
-  std::vector<std::vector<float>> buffers;
-};
-
-/// Fills `probe` for `entry`; returns why it cannot be probed, or "".
-std::string MakeProbe(const EntryFunction& entry, EntryProbe& probe) {
-  double bytes = 0;
-  std::vector<PassedArgument> passed(entry.arguments.size());
-  for (size_t i = 0; i < entry.arguments.size(); ++i) {
-    const EntryArgument& argument = entry.arguments[i];
-    const ElementType& element = argument.element;
-    const bool f32 = element.type_class == ElementType::Class::kFloat && element.bits == 32;
-    if (argument.kind == EntryArgument::Kind::kScalar) {
-      const bool integer = element.type_class == ElementType::Class::kInt ||
-                           element.type_class == ElementType::Class::kIndex;
-      const bool f64 = element.type_class == ElementType::Class::kFloat && element.bits == 64;
-      if (!integer && !f32 && !f64) {
-        return absl::StrCat("it takes a ", argument.type, " scalar (the probe passes f32, f64 and "
-                            "integer scalars only)");
-      }
-      probe.shapes.emplace_back();
-      probe.buffers.emplace_back();
-      passed[i].value = 1;
-      continue;
-    }
-    if (!f32) {
-      return absl::StrCat("it takes ", argument.type, " (the probe fills f32 tensors only)");
-    }
-    std::vector<int64_t> shape;
-    double count = 1;
-    for (int64_t size : argument.shape) {
-      shape.push_back(size < 0 ? kDynamicSize : size);
-      count *= static_cast<double>(shape.back());
-    }
-    bytes += 4 * count;
-    if (bytes > kMaxProbeBytes) return "its probe would take more than 64 MiB";
-    std::vector<float> buffer(static_cast<size_t>(count));
-    std::mt19937 random(static_cast<uint32_t>(2024 + i));
-    std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-    for (float& value : buffer) value = uniform(random);
-    probe.shapes.push_back(std::move(shape));
-    probe.buffers.push_back(std::move(buffer));
-    passed[i].sizes = probe.shapes.back().data();
-  }
-  if (absl::Status status = CheckShapeContract(entry, passed); !status.ok()) {
-    return absl::StrCat("its shape contract does not hold with every dynamic size ", kDynamicSize,
-                        " (", status.message(), ")");
-  }
-  return "";
-}
-
-/// Runs `entry` of `module` on a copy of the probe; the memrefs it may write, in order.
-absl::StatusOr<std::vector<float>> RunOnProbe(const CompiledModule& module,
-                                              const EntryFunction& entry,
-                                              const EntryProbe& probe) {
-  absl::StatusOr<PackedEntry> entry_point = module.host->Lookup(entry.name);
-  if (!entry_point.ok()) return entry_point.status();
-  const size_t n = entry.arguments.size();
-  std::vector<std::vector<float>> buffers = probe.buffers;
-  std::vector<MemRefDescriptor> descriptors(n);
-  std::vector<std::array<unsigned char, 8>> scalars(n + 1);
-  std::vector<void*> packed(n + 1, nullptr);
-  for (size_t i = 0; i < n; ++i) {
-    const EntryArgument& argument = entry.arguments[i];
-    if (argument.kind == EntryArgument::Kind::kMemRef) {
-      descriptors[i] = MakeMemRefDescriptor(buffers[i].data(), probe.shapes[i]);
-      packed[i] = descriptors[i].data();
-      continue;
-    }
-    scalars[i].fill(0);
-    if (argument.element.type_class == ElementType::Class::kFloat) {
-      if (argument.element.bits == 32) {
-        const float half = 0.5f;
-        std::memcpy(scalars[i].data(), &half, sizeof(half));
-      } else {
-        const double half = 0.5;
-        std::memcpy(scalars[i].data(), &half, sizeof(half));
-      }
-    } else {
-      scalars[i][0] = 1;  // little-endian 1 of any integer width
-    }
-    packed[i] = scalars[i].data();
-  }
-  packed[n] = scalars[n].data();
-  if (module.runtime_checks.empty()) {
-    (*entry_point)(packed.data());
-  } else if (const int64_t failed = runtime::CallChecked(*entry_point, packed.data());
-             failed >= 0) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "a run-time check failed on the probe at ",
-        failed < static_cast<int64_t>(module.runtime_checks.size())
-            ? module.runtime_checks[failed]
-            : "an unknown location"));
-  }
-  std::vector<float> written;
-  for (size_t i = 0; i < n; ++i) {
-    if (entry.arguments[i].kind == EntryArgument::Kind::kMemRef && entry.arguments[i].written) {
-      written.insert(written.end(), buffers[i].begin(), buffers[i].end());
-    }
-  }
-  return written;
-}
 
 std::string BudgetText(const arbiter::AccuracyBudget& budget) {
   return absl::StrFormat("atol %g, rtol %g", budget.atol, budget.rtol);
@@ -163,25 +55,6 @@ std::pair<arbiter::AccuracyBudget, std::string> EntryBudget(
 std::string Ratio(double ratio) { return absl::StrFormat("%.3g", ratio); }
 
 }  // namespace
-
-double BudgetRatio(const std::vector<float>& out, const std::vector<float>& ref,
-                   const arbiter::AccuracyBudget& budget) {
-  if (out.size() != ref.size()) return std::numeric_limits<double>::infinity();
-  double worst = 0;
-  for (size_t i = 0; i < out.size(); ++i) {
-    const double o = out[i], r = ref[i];
-    if (std::isnan(o) || std::isnan(r)) {
-      if (std::isnan(o) != std::isnan(r)) return std::numeric_limits<double>::infinity();
-      continue;
-    }
-    if (o == r) continue;  // equal infinities too
-    const double allowed = budget.atol + budget.rtol * std::fabs(r);
-    const double error = std::fabs(o - r);
-    if (!(allowed > 0) || std::isinf(error)) return std::numeric_limits<double>::infinity();
-    worst = std::max(worst, error / allowed);
-  }
-  return worst;
-}
 
 absl::Status CheckComposedAccuracy(const Recompile& recompile,
                                    std::unique_ptr<CompiledModule>& module) {
@@ -238,7 +111,7 @@ absl::Status CheckComposedAccuracy(const Recompile& recompile,
       }
     };
     EntryProbe probe;
-    if (std::string why = MakeProbe(entry, probe); !why.empty()) {
+    if (std::string why = MakeEntryProbe(entry, kDynamicSize, kProbeSeed, probe); !why.empty()) {
       note_all(absl::StrCat("not checked: @", entry.name, " cannot be probed: ", why));
       continue;
     }
@@ -247,7 +120,7 @@ absl::Status CheckComposedAccuracy(const Recompile& recompile,
       if (!compiled.ok()) return compiled.status();
       reference = *std::move(compiled);
     }
-    absl::StatusOr<std::vector<float>> expected = RunOnProbe(*reference, entry, probe);
+    absl::StatusOr<std::vector<float>> expected = RunEntryOnHost(*reference, entry, probe);
     if (expected.ok() && expected->empty()) {
       note_all(absl::StrCat("not checked: @", entry.name,
                             " writes no tensor (a scalar result is not compared)"));
@@ -260,8 +133,8 @@ absl::Status CheckComposedAccuracy(const Recompile& recompile,
     }
     const auto [budget, budget_text] = EntryBudget(*module, entry);
     const CompiledModule& serving = current != nullptr ? *current : *module;
-    absl::StatusOr<std::vector<float>> out = RunOnProbe(serving, entry, probe);
-    double ratio = out.ok() ? BudgetRatio(*out, *expected, budget)
+    absl::StatusOr<std::vector<float>> out = RunEntryOnHost(serving, entry, probe);
+    double ratio = out.ok() ? arbiter::CompareOutputs(*out, *expected, budget).ratio
                             : std::numeric_limits<double>::infinity();
     const std::string where = absl::StrCat("@", entry.name, " on a probe (every dynamic size ",
                                            kDynamicSize, ") against the reference plan");
@@ -278,8 +151,8 @@ absl::Status CheckComposedAccuracy(const Recompile& recompile,
         options.revert_to_compiled[r->point.location] = "the composed accuracy check";
         absl::StatusOr<std::unique_ptr<CompiledModule>> candidate = recompile(options);
         if (!candidate.ok()) return candidate.status();
-        absl::StatusOr<std::vector<float>> tried = RunOnProbe(**candidate, entry, probe);
-        const double tried_ratio = tried.ok() ? BudgetRatio(*tried, *expected, budget)
+        absl::StatusOr<std::vector<float>> tried = RunEntryOnHost(**candidate, entry, probe);
+        const double tried_ratio = tried.ok() ? arbiter::CompareOutputs(*tried, *expected, budget).ratio
                                               : std::numeric_limits<double>::infinity();
         if (worst == nullptr || tried_ratio < best) {
           worst = r;

@@ -29,11 +29,6 @@ using Recompile =
 absl::Status CheckComposedAccuracy(const Recompile& recompile,
                                    std::unique_ptr<CompiledModule>& module);
 
-/// The entry's outputs compared with the reference's: the largest |out − ref| / (atol +
-/// rtol·|ref|) over every element (0 for equal NaNs, infinity for one NaN).
-double BudgetRatio(const std::vector<float>& out, const std::vector<float>& ref,
-                   const arbiter::AccuracyBudget& budget);
-
 }  // namespace tessera::jit
 
 #endif  // TESSERA_JIT_COMPOSED_ACCURACY_H_

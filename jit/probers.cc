@@ -1,19 +1,21 @@
 #include "jit/probers.h"
 
-#include "jit/memref_descriptor.h"
-
 #include <algorithm>
 #include <chrono>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "arbiter/element_storage.h"
 #include "base/status_macros.h"
 #include "jit/compiler.h"
-#include "jit/probe_device.h"
-#include "jit/runtime/gpu_runtime.h"
 #include "jit/delegates/registry.h"
+#include "jit/entry_probe.h"
+#include "jit/memref_descriptor.h"
+#include "jit/probe_device.h"
+#include "jit/runtime/checked_call.h"
+#include "jit/runtime/gpu_runtime.h"
 #include "jit/runtime/invocation.h"
 
 namespace tessera::jit {
@@ -66,10 +68,36 @@ struct StoredInputs {
   }
 };
 
+/// An op probe (ArbitrationPoint::probe_source) bound for one run: every dynamic size
+/// `dynamic_size`, halved while its tensors exceed 64 MiB. FailedPrecondition when the op
+/// cannot be probed.
+absl::StatusOr<EntryProbe> BindOpProbe(const EntryFunction& entry, int64_t dynamic_size,
+                                       uint32_t seed) {
+  EntryProbe probe;
+  for (int64_t size = std::max<int64_t>(dynamic_size, 1);; size /= 2) {
+    const std::string why = MakeEntryProbe(entry, size, seed, probe);
+    if (why.empty()) return probe;
+    if (why != kEntryProbeTooLarge || size == 1) {
+      return absl::FailedPreconditionError(absl::StrCat("the op's probe cannot run: ", why));
+    }
+  }
+}
+
+/// The first tensor's shape in `probe`, e.g. "64x1000".
+std::string FirstTensorShape(const EntryFunction& entry, const EntryProbe& probe) {
+  for (size_t i = 0; i < entry.arguments.size(); ++i) {
+    if (entry.arguments[i].kind == EntryArgument::Kind::kMemRef) {
+      return absl::StrJoin(probe.shapes[i], "x");
+    }
+  }
+  return "";
+}
+
 CompileOptions ProbeOptions(const CompileOptions& base, const Candidate& candidate) {
   CompileOptions options = base;
   options.arbitrate = false;
-  options.matmul_delegate = candidate.id;
+  options.forced_candidate = candidate.id;
+  options.matmul_delegate.clear();
   options.deterministic = false;  // the determinism gate has already run
   options.dump_stages = false;
   options.source_name = "<arbiter probe>";
@@ -77,9 +105,15 @@ CompileOptions ProbeOptions(const CompileOptions& base, const Candidate& candida
   return options;
 }
 
+/// The probe module of `point`: its op's probe function, or the matmul probe module.
+std::string ProbeModule(const ArbitrationPoint& point, const MatmulProblem* problem) {
+  return point.probe_source.empty() ? MatmulProbeModule(point, problem) : point.probe_source;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Host
 
+/// A probe module's entry run on the host; Time repeats the last bound run.
 class HostKernel : public arbiter::ProbeKernel {
  public:
   HostKernel(std::unique_ptr<CompiledModule> module, PackedEntry entry)
@@ -92,29 +126,63 @@ class HostKernel : public arbiter::ProbeKernel {
     output_.assign(c_count * arbiter::StorageBytes(p.result_element), 0);
     packed_ = std::make_unique<PackedArguments>(p, inputs_.a.data(), inputs_.b.data(),
                                                 output_.data(), inputs_.bias.data());
-    const auto start = std::chrono::steady_clock::now();
-    entry_(packed_->args.data());
-    last_run_seconds_ =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    args_ = packed_->args.data();
+    TESSERA_RETURN_IF_ERROR(RunOnce());
     return arbiter::DecodeStorage(output_.data(), c_count, p.result_element);
+  }
+
+  absl::StatusOr<std::vector<float>> RunOp(int64_t dynamic_size, uint32_t seed) override {
+    if (module_->entries.empty()) return absl::InternalError("the probe module has no entry");
+    const EntryFunction& entry = module_->entries[0];
+    TESSERA_ASSIGN_OR_RETURN(probe_, BindOpProbe(entry, dynamic_size, seed));
+    buffers_ = probe_.buffers;
+    std::vector<void*> data;
+    for (std::vector<uint8_t>& buffer : buffers_) data.push_back(buffer.data());
+    op_arguments_ = std::make_unique<PackedEntryArguments>(entry, probe_, data);
+    args_ = op_arguments_->packed.data();
+    TESSERA_RETURN_IF_ERROR(RunOnce());
+    return WrittenValues(entry, buffers_);
+  }
+
+  std::string BoundShape() const override {
+    return module_->entries.empty() ? "" : FirstTensorShape(module_->entries[0], probe_);
   }
 
   double LastRunSeconds() const override { return last_run_seconds_; }
 
   absl::StatusOr<double> Time(int repetitions) override {
-    if (packed_ == nullptr) return absl::FailedPreconditionError("Time before Run");
+    if (args_ == nullptr) return absl::FailedPreconditionError("Time before Run");
     const auto start = std::chrono::steady_clock::now();
-    for (int i = 0; i < repetitions; ++i) entry_(packed_->args.data());
+    for (int i = 0; i < repetitions; ++i) entry_(args_);
     const auto stop = std::chrono::steady_clock::now();
     return std::chrono::duration<double>(stop - start).count() / repetitions;
   }
 
  private:
+  /// One run on the bound arguments, timed; a failed run-time check is FailedPrecondition.
+  absl::Status RunOnce() {
+    const auto start = std::chrono::steady_clock::now();
+    if (module_->runtime_checks.empty()) {
+      entry_(args_);
+    } else if (const int64_t failed = runtime::CallChecked(entry_, args_); failed >= 0) {
+      return absl::FailedPreconditionError("a run-time check failed on the probe");
+    }
+    last_run_seconds_ =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return absl::OkStatus();
+  }
+
   std::unique_ptr<CompiledModule> module_;
   PackedEntry entry_;
+  void** args_ = nullptr;
+  // Matmul problems.
   StoredInputs inputs_;
   std::vector<uint8_t> output_;
   std::unique_ptr<PackedArguments> packed_;
+  // Op problems.
+  EntryProbe probe_;
+  std::vector<std::vector<uint8_t>> buffers_;
+  std::unique_ptr<PackedEntryArguments> op_arguments_;
   double last_run_seconds_ = 0;
 };
 
@@ -132,7 +200,7 @@ class HostProber : public arbiter::Prober {
       const ArbitrationPoint& point, const Candidate& candidate,
       const MatmulProblem* problem) override {
     TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<CompiledModule> module,
-                             Compile(MatmulProbeModule(point, problem),
+                             Compile(ProbeModule(point, problem),
                                      ProbeOptions(options_, candidate)));
     TESSERA_ASSIGN_OR_RETURN(PackedEntry entry, module->host->Lookup("probe"));
     return std::unique_ptr<arbiter::ProbeKernel>(new HostKernel(std::move(module), entry));
@@ -145,6 +213,8 @@ class HostProber : public arbiter::Prober {
 // ---------------------------------------------------------------------------------------------
 // GPU
 
+/// A probe module's host code loaded for the device: its buffers live in device memory; Time
+/// repeats the last bound run between CUDA events, from cold caches.
 class GpuKernel : public arbiter::ProbeKernel {
  public:
   GpuKernel(runtime::GpuRuntime* runtime, int ordinal, std::unique_ptr<CompiledModule> module,
@@ -159,15 +229,10 @@ class GpuKernel : public arbiter::ProbeKernel {
   ~GpuKernel() override {
     runtime::InvocationScope scope(ordinal_, stream_, Delegates());
     (void)runtime_->Activate(ordinal_);
-    for (CUdeviceptr buffer : buffers_) (void)runtime_->Free(ordinal_, buffer);
+    (void)FreeBuffers();
     if (flush_ != 0) (void)runtime_->Free(ordinal_, flush_);
     host_.reset();  // its destructors unload the device image
     (void)runtime_->DestroyStream(ordinal_, stream_);
-  }
-
-  /// The delegate state of the registry the probe compiled against.
-  runtime::DelegateRuntime* Delegates() const {
-    return module_->options.delegates != nullptr ? module_->options.delegates->runtime() : nullptr;
   }
 
   /// Loads the device image, and allocates the buffer that flushes L2 between samples (twice
@@ -185,45 +250,55 @@ class GpuKernel : public arbiter::ProbeKernel {
 
   absl::StatusOr<std::vector<float>> Run(const MatmulInputs& inputs) override {
     const MatmulProblem& p = inputs.problem;
-    for (CUdeviceptr buffer : buffers_) TESSERA_RETURN_IF_ERROR(runtime_->Free(ordinal_, buffer));
-    buffers_.clear();
+    TESSERA_RETURN_IF_ERROR(FreeBuffers());
     TESSERA_ASSIGN_OR_RETURN(const StoredInputs stored, StoredInputs::Of(inputs));
-    auto upload = [&](const std::vector<uint8_t>& data,
-                      size_t bytes) -> absl::StatusOr<CUdeviceptr> {
-      TESSERA_ASSIGN_OR_RETURN(CUdeviceptr buffer,
-                               runtime_->Allocate(ordinal_, std::max<size_t>(bytes, 4)));
-      buffers_.push_back(buffer);
-      if (!data.empty()) {
-        TESSERA_RETURN_IF_ERROR(runtime_->Copy(ordinal_, reinterpret_cast<void*>(buffer),
-                                               data.data(), data.size(),
-                                               runtime::CopyKind::kHostToDevice, stream_));
-      }
-      return buffer;
-    };
     const size_t c_count = static_cast<size_t>(p.m * p.n);
     const size_t c_bytes = c_count * arbiter::StorageBytes(p.result_element);
-    TESSERA_ASSIGN_OR_RETURN(CUdeviceptr a, upload(stored.a, stored.a.size()));
-    TESSERA_ASSIGN_OR_RETURN(CUdeviceptr b, upload(stored.b, stored.b.size()));
-    TESSERA_ASSIGN_OR_RETURN(CUdeviceptr c, upload({}, c_bytes));
-    TESSERA_ASSIGN_OR_RETURN(CUdeviceptr bias, upload(stored.bias, stored.bias.size()));
+    TESSERA_ASSIGN_OR_RETURN(CUdeviceptr a, Upload(stored.a.data(), stored.a.size()));
+    TESSERA_ASSIGN_OR_RETURN(CUdeviceptr b, Upload(stored.b.data(), stored.b.size()));
+    TESSERA_ASSIGN_OR_RETURN(CUdeviceptr c, Upload(nullptr, c_bytes));
+    TESSERA_ASSIGN_OR_RETURN(CUdeviceptr bias, Upload(stored.bias.data(), stored.bias.size()));
     packed_ = std::make_unique<PackedArguments>(
         p, reinterpret_cast<void*>(a), reinterpret_cast<void*>(b), reinterpret_cast<void*>(c),
         reinterpret_cast<void*>(bias));
-    {
-      runtime::InvocationScope scope(ordinal_, stream_, Delegates());
-      TESSERA_RETURN_IF_ERROR(runtime_->Activate(ordinal_));
-      entry_(packed_->args.data());
-      TESSERA_RETURN_IF_ERROR(scope.status());
-    }
-    TESSERA_RETURN_IF_ERROR(runtime_->Synchronize(ordinal_, stream_));
+    args_ = packed_->args.data();
+    TESSERA_RETURN_IF_ERROR(Launch());
     std::vector<uint8_t> out(c_bytes);
-    TESSERA_RETURN_IF_ERROR(runtime_->Copy(ordinal_, out.data(), reinterpret_cast<void*>(c),
-                                           c_bytes, runtime::CopyKind::kDeviceToHost, stream_));
+    TESSERA_RETURN_IF_ERROR(Download(out.data(), c, c_bytes));
     return arbiter::DecodeStorage(out.data(), c_count, p.result_element);
   }
 
+  absl::StatusOr<std::vector<float>> RunOp(int64_t dynamic_size, uint32_t seed) override {
+    if (module_->entries.empty()) return absl::InternalError("the probe module has no entry");
+    const EntryFunction& entry = module_->entries[0];
+    TESSERA_ASSIGN_OR_RETURN(probe_, BindOpProbe(entry, dynamic_size, seed));
+    TESSERA_RETURN_IF_ERROR(FreeBuffers());
+    std::vector<void*> data(entry.arguments.size(), nullptr);
+    std::vector<CUdeviceptr> device(entry.arguments.size(), 0);
+    for (size_t i = 0; i < entry.arguments.size(); ++i) {
+      if (entry.arguments[i].kind != EntryArgument::Kind::kMemRef) continue;
+      TESSERA_ASSIGN_OR_RETURN(device[i],
+                               Upload(probe_.buffers[i].data(), probe_.buffers[i].size()));
+      data[i] = reinterpret_cast<void*>(device[i]);
+    }
+    op_arguments_ = std::make_unique<PackedEntryArguments>(entry, probe_, data);
+    args_ = op_arguments_->packed.data();
+    TESSERA_RETURN_IF_ERROR(Launch());
+    std::vector<std::vector<uint8_t>> results(entry.arguments.size());
+    for (size_t i = 0; i < entry.arguments.size(); ++i) {
+      if (!entry.arguments[i].written || device[i] == 0) continue;
+      results[i].resize(probe_.buffers[i].size());
+      TESSERA_RETURN_IF_ERROR(Download(results[i].data(), device[i], results[i].size()));
+    }
+    return WrittenValues(entry, results);
+  }
+
+  std::string BoundShape() const override {
+    return module_->entries.empty() ? "" : FirstTensorShape(module_->entries[0], probe_);
+  }
+
   absl::StatusOr<double> Time(int repetitions) override {
-    if (packed_ == nullptr) return absl::FailedPreconditionError("Time before Run");
+    if (args_ == nullptr) return absl::FailedPreconditionError("Time before Run");
     TESSERA_ASSIGN_OR_RETURN(CUevent start, runtime_->CreateEvent(ordinal_));
     TESSERA_ASSIGN_OR_RETURN(CUevent stop, runtime_->CreateEvent(ordinal_));
     absl::Status status;
@@ -232,7 +307,7 @@ class GpuKernel : public arbiter::ProbeKernel {
       status = runtime_->Activate(ordinal_);
       if (status.ok()) status = runtime_->Memset(ordinal_, flush_, 0, flush_bytes_, stream_);
       if (status.ok()) status = runtime_->RecordEvent(start, stream_);
-      for (int i = 0; status.ok() && i < repetitions; ++i) entry_(packed_->args.data());
+      for (int i = 0; status.ok() && i < repetitions; ++i) entry_(args_);
       if (status.ok()) status = scope.status();
       if (status.ok()) status = runtime_->RecordEvent(stop, stream_);
     }
@@ -245,6 +320,47 @@ class GpuKernel : public arbiter::ProbeKernel {
   }
 
  private:
+  /// The delegate state of the registry the probe compiled against.
+  runtime::DelegateRuntime* Delegates() const {
+    return module_->options.delegates != nullptr ? module_->options.delegates->runtime() : nullptr;
+  }
+
+  absl::Status FreeBuffers() {
+    absl::Status status;
+    for (CUdeviceptr buffer : buffers_) status.Update(runtime_->Free(ordinal_, buffer));
+    buffers_.clear();
+    args_ = nullptr;
+    return status;
+  }
+
+  /// A device buffer of `bytes` (at least 4), holding `data` unless it is null.
+  absl::StatusOr<CUdeviceptr> Upload(const void* data, size_t bytes) {
+    TESSERA_ASSIGN_OR_RETURN(CUdeviceptr buffer,
+                             runtime_->Allocate(ordinal_, std::max<size_t>(bytes, 4)));
+    buffers_.push_back(buffer);
+    if (data != nullptr && bytes > 0) {
+      TESSERA_RETURN_IF_ERROR(runtime_->Copy(ordinal_, reinterpret_cast<void*>(buffer), data,
+                                             bytes, runtime::CopyKind::kHostToDevice, stream_));
+    }
+    return buffer;
+  }
+
+  absl::Status Download(void* destination, CUdeviceptr source, size_t bytes) {
+    return runtime_->Copy(ordinal_, destination, reinterpret_cast<void*>(source), bytes,
+                          runtime::CopyKind::kDeviceToHost, stream_);
+  }
+
+  /// One run on the bound arguments, to completion.
+  absl::Status Launch() {
+    {
+      runtime::InvocationScope scope(ordinal_, stream_, Delegates());
+      TESSERA_RETURN_IF_ERROR(runtime_->Activate(ordinal_));
+      entry_(args_);
+      TESSERA_RETURN_IF_ERROR(scope.status());
+    }
+    return runtime_->Synchronize(ordinal_, stream_);
+  }
+
   runtime::GpuRuntime* runtime_;
   int ordinal_;
   std::unique_ptr<CompiledModule> module_;
@@ -252,7 +368,10 @@ class GpuKernel : public arbiter::ProbeKernel {
   PackedEntry entry_;
   CUstream stream_;
   std::vector<CUdeviceptr> buffers_;
+  void** args_ = nullptr;
   std::unique_ptr<PackedArguments> packed_;
+  EntryProbe probe_;
+  std::unique_ptr<PackedEntryArguments> op_arguments_;
   CUdeviceptr flush_ = 0;
   size_t flush_bytes_ = 0;
 };
@@ -282,7 +401,7 @@ class GpuProber : public arbiter::Prober {
       const MatmulProblem* problem) override {
     if (runtime_ == nullptr) return absl::UnavailableError(unavailable_);
     TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<CompiledModule> module,
-                             Compile(MatmulProbeModule(point, problem),
+                             Compile(ProbeModule(point, problem),
                                      ProbeOptions(options_, candidate)));
     TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<HostExecutable> host, LoadHostCode(*module));
     TESSERA_ASSIGN_OR_RETURN(PackedEntry entry, host->Lookup("probe"));

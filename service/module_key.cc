@@ -27,6 +27,8 @@ void ForEachComponent(absl::string_view ir, const jit::CompileOptions& options,
   add("link_cubin", options.link_cubin ? "yes" : "no");
   add("matmul_delegate",
       options.matmul_delegate.empty() ? absl::string_view("-") : options.matmul_delegate);
+  // Only when set, so that keys of compiles without it stay as they were.
+  if (!options.forced_candidate.empty()) add("forced_candidate", options.forced_candidate);
   add("arbitrate", options.arbitrate ? "yes" : "no");
   add("batch_invariant", options.batch_invariant ? "yes" : "no");
   add("plan", options.plan == nullptr

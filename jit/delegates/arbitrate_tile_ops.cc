@@ -25,6 +25,10 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/Support/raw_ostream.h"
 
 namespace tessera::jit::delegates {
 namespace {
@@ -101,6 +105,52 @@ arbiter::Candidate ProviderCandidate(const MatmulProvider& provider,
   return c;
 }
 
+/// `op` alone as `func.func @probe`: one argument per operand, then one per value its regions
+/// use from outside (a constant is cloned in instead), the op cloned without the arbiter's
+/// attributes; printed generically enough to parse on its own.
+std::string ProbeSource(mlir::Operation* op) {
+  mlir::MLIRContext* context = op->getContext();
+  mlir::OpBuilder b(context);
+  const mlir::Location loc = b.getUnknownLoc();
+  llvm::SetVector<mlir::Value> captured;
+  mlir::getUsedValuesDefinedAbove(op->getRegions(), captured);
+  llvm::SmallVector<mlir::Type> types(op->getOperandTypes());
+  llvm::SmallVector<mlir::Value> passed;  // captured values that become arguments
+  for (mlir::Value value : captured) {
+    mlir::Operation* def = value.getDefiningOp();
+    if (def != nullptr && def->hasTrait<mlir::OpTrait::ConstantLike>()) continue;
+    types.push_back(value.getType());
+    passed.push_back(value);
+  }
+  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(loc);
+  b.setInsertionPointToEnd(module->getBody());
+  auto probe = b.create<mlir::func::FuncOp>(loc, "probe", b.getFunctionType(types, {}));
+  mlir::Block* entry = probe.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  mlir::IRMapping mapping;
+  for (unsigned i = 0; i < op->getNumOperands(); ++i) {
+    mapping.map(op->getOperand(i), entry->getArgument(i));
+  }
+  for (size_t i = 0; i < passed.size(); ++i) {
+    mapping.map(passed[i], entry->getArgument(op->getNumOperands() + i));
+  }
+  for (mlir::Value value : captured) {
+    mlir::Operation* def = value.getDefiningOp();
+    if (def != nullptr && def->hasTrait<mlir::OpTrait::ConstantLike>()) b.clone(*def, mapping);
+  }
+  mlir::Operation* clone = b.clone(*op, mapping);
+  for (llvm::StringRef name : {llvm::StringRef(kCandidateAttrName),
+                               llvm::StringRef(device::kScheduleAttr),
+                               llvm::StringRef(kDecisionAttr)}) {
+    clone->removeAttr(name);
+  }
+  b.create<mlir::func::ReturnOp>(loc);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  probe->print(os);
+  return text;
+}
+
 /// The arbitration point of any Tile op: the memref operands' element types and the first
 /// one's shape; tile.matmul in full.
 arbiter::ArbitrationPoint PointOfOp(mlir::Operation* op, const TileOpArbitration& selection) {
@@ -130,7 +180,16 @@ arbiter::ArbitrationPoint PointOfOp(mlir::Operation* op, const TileOpArbitration
     p.forced = forced.getValue().str();
     p.forced_by = "attribute `tessera.candidate`";
   }
-  if (!matmul) return p;
+  auto forced_by_option = [&] {
+    if (!p.forced.empty() || selection.forced_every_op.empty()) return false;
+    p.forced = selection.forced_every_op;
+    p.forced_by = "option `forced_candidate`";
+    return true;
+  };
+  if (!matmul) {
+    forced_by_option();
+    return p;
+  }
   auto dim = [](mlir::Value value, unsigned d) {
     int64_t size = llvm::cast<mlir::MemRefType>(value.getType()).getDimSize(d);
     return mlir::ShapedType::isDynamic(size) ? int64_t{-1} : size;
@@ -155,6 +214,7 @@ arbiter::ArbitrationPoint PointOfOp(mlir::Operation* op, const TileOpArbitration
   } else if (matmul.getDelegate()) {
     p.forced = matmul.getDelegate()->str();
     p.forced_by = "attribute `delegate`";
+  } else if (forced_by_option()) {
   } else if (!selection.forced.empty()) {
     p.forced = selection.forced;
     p.forced_by = "option `matmul_delegate`";
@@ -301,7 +361,7 @@ absl::Status ArbitrateTileOps(mlir::ModuleOp module, const TileOpArbitration& se
   for (mlir::Operation* op : points) {
     // The schedule is arbitration's to write; one in the input is not trusted.
     op->removeAttr(device::kScheduleAttr);
-    const arbiter::ArbitrationPoint point = PointOf(op, selection);
+    arbiter::ArbitrationPoint point = PointOf(op, selection);
     auto matmul = llvm::dyn_cast<tile::MatmulOp>(op);
     std::vector<arbiter::Candidate> candidates = {
         arbiter::CompiledCandidate(point.target, selection.toolchain)};
@@ -318,6 +378,9 @@ absl::Status ArbitrateTileOps(mlir::ModuleOp module, const TileOpArbitration& se
         candidates.push_back(std::move(candidate));
       }
     }
+    // A contest of another op than matmul is probed by running the op alone (made only then:
+    // a sole candidate is never probed).
+    if (!matmul && candidates.size() > 1 && selection.arbitrate) point.probe_source = ProbeSource(op);
     std::string winner;
     if (selection.arbitrate) {
       absl::StatusOr<arbiter::DecisionRecord> record = selection.arbitrate(point, candidates);

@@ -20,6 +20,7 @@
 #include "arbiter/decision_record.h"
 #include "arbiter/element_storage.h"
 #include "arbiter/matmul_probe.h"
+#include "arbiter/op_probe.h"
 #include "arbiter/timing.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -156,6 +157,36 @@ TEST(ElementStorageTest, AValueTheTypeCannotHoldExactlyIsRefusedByIndex) {
   EXPECT_EQ(StorageBytes("i32"), 0u);
 }
 
+TEST(OpProbeTest, CompareOutputsIsElementwiseWithNaNsAndInfinities) {
+  const AccuracyBudget budget{1e-3, 1e-2};
+  auto ratio = [&](std::vector<float> out, std::vector<float> ref, AccuracyBudget b) {
+    return CompareOutputs(out, ref, b).ratio;
+  };
+  EXPECT_DOUBLE_EQ(ratio({1.0f, 100.0f}, {1.0f, 100.0f}, budget), 0);
+  EXPECT_NEAR(ratio({1.0f, 101.0f}, {1.0f, 100.0f}, budget), 1.0 / (1e-3 + 1.0), 1e-6);
+  const AccuracyCheck check = CompareOutputs({1.0f, 101.0f, 5.0f}, {1.0f, 100.0f, 5.0f}, budget);
+  EXPECT_EQ(check.worst_index, 1);
+  EXPECT_DOUBLE_EQ(check.max_abs_error, 1.0);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  EXPECT_DOUBLE_EQ(ratio({nan}, {nan}, budget), 0);
+  EXPECT_TRUE(std::isinf(ratio({nan}, {1.0f}, budget)));
+  EXPECT_TRUE(std::isinf(ratio({1.0f}, {nan}, budget)));
+  EXPECT_DOUBLE_EQ(ratio({inf}, {inf}, budget), 0);
+  EXPECT_TRUE(std::isinf(ratio({inf}, {1.0f}, budget)));
+  EXPECT_TRUE(std::isinf(ratio({1.0f}, {1.0f, 2.0f}, budget)));
+  EXPECT_TRUE(std::isinf(ratio({1.0f}, {0.0f}, {0, 0})));
+}
+
+TEST(OpProbeTest, ANarrowOperandWidensTheRelativeBudget) {
+  ArbitrationPoint point;
+  point.op = "tile.map";
+  point.element_types = {"f32", "f32"};
+  EXPECT_EQ(OpResultBudget({1e-3, 1e-5}, point).rtol, 1e-5);
+  point.element_types = {"f16", "bf16", "f32"};
+  EXPECT_EQ(OpResultBudget({1e-3, 1e-5}, point).rtol, 1e-5 + 1.0 / 128);
+}
+
 ArbitrationPoint Matmul(int64_t m, int64_t n, int64_t k);
 
 TEST(MatmulProbeTest, NarrowProblemsHaveInputsEveryStorageTypeHoldsExactly) {
@@ -206,13 +237,17 @@ TEST(MatmulProbeTest, CoverageNamesWhatTheProbesDoNotRun) {
   EXPECT_THAT(ProbeCoverage(point), HasSubstr("this op's is f16"));
   point.numeric_policy = "f32";
   point.element_types = {"f64", "f64", "f64"};
-  EXPECT_THAT(ProbeCoverage(point), HasSubstr("this one has f64 operands"));
+  EXPECT_THAT(ProbeCoverage(point), HasSubstr("this op has f64 operands"));
   point.element_types = {"f32", "f32", "f32"};
   point.layout = "batched";
-  EXPECT_THAT(ProbeCoverage(point), HasSubstr("this one is batched"));
+  EXPECT_THAT(ProbeCoverage(point), HasSubstr("this op's are batched"));
   point.layout = "row-major";
   point.op = "tile.softmax";
-  EXPECT_THAT(ProbeCoverage(point), HasSubstr("tile.softmax kernels are compared by"));
+  EXPECT_THAT(ProbeCoverage(point), HasSubstr("no probe function was made for this tile.softmax"));
+  point.probe_source = "func.func @probe(...)";
+  EXPECT_EQ(ProbeCoverage(point), "");
+  point.element_types = {"f32", "i64"};  // argmax
+  EXPECT_THAT(ProbeCoverage(point), HasSubstr("this op has i64 operands"));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -227,6 +262,7 @@ struct Script {
   /// Rows of a problem with M at least this are computed in another order (one ulp off).
   int64_t batch_variant_from_m = 0;
   bool fail_prepare = false;
+  std::string cannot_probe;  ///< RunOp fails with FailedPrecondition saying this
 };
 
 /// What every scripted kernel of one prober ran: seconds reported by Time, times repetitions.
@@ -250,6 +286,20 @@ class ScriptedKernel : public ProbeKernel {
     }
     return out;
   }
+  /// An op probe: D values of a fixed function of the seed (the same for every candidate),
+  /// plus the script's error.
+  absl::StatusOr<std::vector<float>> RunOp(int64_t dynamic_size, uint32_t seed) override {
+    if (!script_.cannot_probe.empty()) return absl::FailedPreconditionError(script_.cannot_probe);
+    problem_ = MatmulProblem();
+    bound_ = dynamic_size;
+    std::vector<float> out(static_cast<size_t>(dynamic_size));
+    for (size_t i = 0; i < out.size(); ++i) {
+      out[i] = std::sin(static_cast<float>(seed) + 0.1f * static_cast<float>(i));
+      if (dynamic_size >= script_.error_from_k) out[i] += static_cast<float>(script_.error);
+    }
+    return out;
+  }
+  std::string BoundShape() const override { return absl::StrCat(bound_, "x", bound_); }
   double LastRunSeconds() const override {
     return script_.seconds + script_.seconds_per_mac * static_cast<double>(problem_.m) *
                                  static_cast<double>(problem_.n) *
@@ -271,6 +321,7 @@ class ScriptedKernel : public ProbeKernel {
   Script script_;
   Ledger* ledger_;
   MatmulProblem problem_;
+  int64_t bound_ = 0;
   int jitter_ = 0;
 };
 
@@ -487,9 +538,85 @@ TEST_F(ArbitrateTest, NarrowStorageAndTheTf32PolicyAreProbedAndMeasured) {
   ASSERT_TRUE(record.ok()) << record.status();
   EXPECT_EQ(record->winner, "compiled");
   EXPECT_EQ(record->source, "unprobed");
-  EXPECT_THAT(record->Find("fastblas")->reason, HasSubstr("not probed: the arbiter's probes are "
-                                                          "dense 2-D tile.matmul problems"));
+  EXPECT_THAT(record->Find("fastblas")->reason, HasSubstr("not probed: the arbiter's probes run "
+                                                          "dense row-major operands"));
   EXPECT_EQ(prober_.prepares, prepares);
+}
+
+ArbitrationPoint Softmax() {
+  ArbitrationPoint p;
+  p.op = "tile.softmax";
+  p.location = "t.mlir:4:3";
+  p.function = "f";
+  p.target = "nvptx";
+  p.arch = "sm_90";
+  p.element_types = {"f32", "f32"};
+  p.shape = {-1, -1};
+  p.probe_source = "func.func @probe(%arg0: memref<?x?xf32>, %arg1: memref<?x?xf32>) { ... }";
+  return p;
+}
+
+std::vector<Candidate> Variants() {
+  std::vector<Candidate> field = {CompiledCandidate("nvptx", "toolchain 1")};
+  for (const char* id : {"compiled.fast", "compiled.wrong", "compiled.slow"}) {
+    field.push_back(CompiledCandidate("nvptx", "toolchain 1"));
+    field.back().id = id;
+    field.back().batch_invariance = "rows only split the grid";
+  }
+  return field;
+}
+
+TEST_F(ArbitrateTest, OpVariantsAreCheckedAgainstTheCompiledLoweringAndRaced) {
+  prober_.scripts["compiled.fast"] = {1e-3};
+  prober_.scripts["compiled.wrong"] = {1e-4};
+  prober_.scripts["compiled.wrong"].error = 0.5;
+  prober_.scripts["compiled.slow"] = {4e-3};
+  absl::StatusOr<DecisionRecord> record = Arbitrate(Softmax(), Variants(), context_);
+  ASSERT_TRUE(record.ok()) << record.status();
+  EXPECT_EQ(record->winner, "compiled.fast");
+  EXPECT_EQ(record->source, "measured");
+  EXPECT_EQ(record->measured_shape, absl::StrCat(kOpTimedSize, "x", kOpTimedSize));
+  EXPECT_EQ(record->Find("compiled")->gate, "");
+  EXPECT_EQ(record->Find("compiled")->error_ratio, 0);
+  EXPECT_GE(record->Find("compiled")->samples, 3);
+  const CandidateOutcome* wrong = record->Find("compiled.wrong");
+  EXPECT_EQ(wrong->gate, "accuracy");
+  EXPECT_THAT(wrong->reason, AllOf(HasSubstr("on probe 64x64, |out - ref| = 0.5 at output element"),
+                                   HasSubstr("(the compiled lowering's")));
+  EXPECT_EQ(prober_.prepares, 4);  // one kernel per candidate, reused from probes to race
+  // Another op body is another decision.
+  ArbitrationPoint other = Softmax();
+  other.probe_source += " ";
+  EXPECT_NE(KeysFor(Softmax(), Variants(), "d", "t").base, KeysFor(other, Variants(), "d", "t").base);
+}
+
+TEST_F(ArbitrateTest, AForcedOpVariantIsStillCheckedAgainstTheCompiledLowering) {
+  prober_.scripts["compiled.wrong"].error = 0.5;
+  ArbitrationPoint point = Softmax();
+  point.forced = "compiled.fast";
+  point.forced_by = "attribute `tessera.candidate`";
+  absl::StatusOr<DecisionRecord> record = Arbitrate(point, Variants(), context_);
+  ASSERT_TRUE(record.ok()) << record.status();
+  EXPECT_EQ(record->winner, "compiled.fast");
+  EXPECT_THAT(record->reason, HasSubstr("within its accuracy budget"));
+  EXPECT_EQ(record->Find("compiled")->gate, "forcing");
+  EXPECT_EQ(prober_.prepares, 2);  // the reference ran though forcing removed it
+  point.forced = "compiled.wrong";
+  absl::Status status = Arbitrate(point, Variants(), context_).status();
+  EXPECT_THAT(status.message(),
+              AllOf(HasSubstr("the forced candidate 'compiled.wrong'"),
+                    HasSubstr("is rejected by the accuracy gate: on probe 64x64")));
+}
+
+TEST_F(ArbitrateTest, AnOpTheProberCannotBindIsDecidedUnprobed) {
+  prober_.scripts["compiled"].cannot_probe = "the op's probe cannot run: it takes memref<?xi64>";
+  absl::StatusOr<DecisionRecord> record = Arbitrate(Softmax(), Variants(), context_);
+  ASSERT_TRUE(record.ok()) << record.status();
+  EXPECT_EQ(record->winner, "compiled");
+  EXPECT_EQ(record->source, "unprobed");
+  EXPECT_THAT(record->Find("compiled.fast")->reason,
+              HasSubstr("not probed: the op's probe cannot run: it takes memref<?xi64>"));
+  EXPECT_EQ(prober_.prepares, 1);
 }
 
 TEST_F(ArbitrateTest, DecisionsAreReusedAndAChangedIdentityMissesButKeepsTheRecord) {

@@ -3,7 +3,9 @@
 // that computes in TF32, determinism, root_only, forcing, decisions written back into the IR,
 // and the decision cache across compiles, processes (a reopened directory) and a changed
 // library identity. Every arbitrated module is also run and checked against a C++ reference.
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -18,11 +20,13 @@
 #include "arbiter/decision_record.h"
 #include "arbiter/batch_invariance.h"
 #include "arbiter/matmul_probe.h"
+#include "arbiter/op_probe.h"
 #include "arbiter/plan.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "jit/compiler.h"
 #include "jit/composed_accuracy.h"
+#include "jit/entry_probe.h"
 #include "jit/delegates/registry.h"
 #include "jit/probers.h"
 #include "tests/jit/host_tensor.h"
@@ -393,6 +397,119 @@ TEST(ArbitrationTest, NarrowProbesRunTheCompiledLoweringInItsStorageTypesWithinB
   }
 }
 
+/// The decision record of the first `op` in an nvptx compile of `source` (where its kernel
+/// variants contest it; without a GPU they stay unprobed).
+arbiter::DecisionRecord RecordOf(const std::string& source, const std::string& op) {
+  CompileOptions options;
+  options.target = Target::kNvptx;
+  options.arch = "sm_90";
+  options.link_cubin = false;
+  absl::StatusOr<std::unique_ptr<CompiledModule>> module = Compile(source, options);
+  EXPECT_TRUE(module.ok()) << module.status();
+  if (!module.ok()) return {};
+  for (const arbiter::DecisionRecord& record : (*module)->decisions) {
+    if (record.point.op == op) return record;
+  }
+  ADD_FAILURE() << "no record for " << op;
+  return {};
+}
+
+TEST(ArbitrationTest, AnOpsProbeFunctionRunsItAloneOnBoundSizes) {
+  // What a GPU's contest between a softmax's kernel variants runs, here on the host's
+  // lowering: the op alone as @probe, every dynamic size bound, inputs from the seed.
+  const arbiter::DecisionRecord record = RecordOf(R"mlir(
+func.func @f(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
+  tile.softmax %x -> %y : memref<?x?xf32> -> memref<?x?xf32>
+  return
+}
+)mlir", "tile.softmax");
+  const arbiter::ArbitrationPoint& point = record.point;
+  ASSERT_THAT(point.probe_source, HasSubstr("func.func @probe("));
+  EXPECT_EQ(arbiter::ProbeCoverage(point), "");
+  // The probe function compiles on its own; its arguments are the op's operands.
+  absl::StatusOr<std::unique_ptr<CompiledModule>> probe = Compile(point.probe_source, {});
+  ASSERT_TRUE(probe.ok()) << probe.status() << "\n" << point.probe_source;
+  ASSERT_EQ((*probe)->entries.size(), 1u);
+  const EntryFunction& entry = (*probe)->entries[0];
+  ASSERT_EQ(entry.arguments.size(), 2u);
+
+  std::unique_ptr<arbiter::Prober> prober = MakeProber(CompileOptions());
+  auto kernel = prober->Prepare(point, arbiter::CompiledCandidate("host", "t"), nullptr);
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  for (int64_t size : {int64_t{1}, int64_t{64}, int64_t{1000}}) {
+    SCOPED_TRACE(size);
+    absl::StatusOr<std::vector<float>> out = (*kernel)->RunOp(size, 5);
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_EQ((*kernel)->BoundShape(), absl::StrCat(size, "x", size));
+    // The independent reference: softmax in double over the same seeded inputs.
+    EntryProbe inputs;
+    ASSERT_EQ(MakeEntryProbe(entry, size, 5, inputs), "");
+    std::vector<float> x(static_cast<size_t>(size * size));
+    std::memcpy(x.data(), inputs.buffers[0].data(), x.size() * 4);
+    std::vector<float> expected(x.size());
+    for (int64_t r = 0; r < size; ++r) {
+      double max = -INFINITY, sum = 0;
+      for (int64_t c = 0; c < size; ++c) max = std::max<double>(max, x[r * size + c]);
+      for (int64_t c = 0; c < size; ++c) sum += std::exp(double(x[r * size + c]) - max);
+      for (int64_t c = 0; c < size; ++c) {
+        expected[r * size + c] = static_cast<float>(std::exp(double(x[r * size + c]) - max) / sum);
+      }
+    }
+    const arbiter::AccuracyCheck check = arbiter::CompareOutputs(*out, expected, {1e-7, 1e-5});
+    EXPECT_LE(check.ratio, 1) << "max |out - ref| " << check.max_abs_error;
+    absl::StatusOr<double> seconds = (*kernel)->Time(2);
+    ASSERT_TRUE(seconds.ok());
+    EXPECT_GT(*seconds, 0);
+  }
+  // A size whose tensors would pass 64 MiB is halved until they fit (2 × 4 bytes × D²).
+  absl::StatusOr<std::vector<float>> big = (*kernel)->RunOp(int64_t{1} << 14, 5);
+  ASSERT_TRUE(big.ok()) << big.status();
+  EXPECT_EQ((*kernel)->BoundShape(), "2048x2048");
+  EXPECT_EQ(big->size(), 2048u * 2048u);
+}
+
+TEST(ArbitrationTest, AProbeFunctionTakesWhatTheOpsRegionUsesFromOutside) {
+  // A constant the map's body uses is cloned in; a scalar argument becomes one of @probe's.
+  const arbiter::DecisionRecord record = RecordOf(R"mlir(
+func.func @f(%x: memref<?xf32>, %s: f32, %y: memref<?xf32>) {
+  %two = arith.constant 2.0 : f32
+  tile.map ins(%x : memref<?xf32>) outs(%y : memref<?xf32>) {
+  ^bb0(%v: f32):
+    %a = arith.mulf %v, %two : f32
+    %b = arith.addf %a, %s : f32
+    tile.yield %b : f32
+  }
+  return
+}
+)mlir", "tile.map");
+  const arbiter::ArbitrationPoint& point = record.point;
+  EXPECT_THAT(point.probe_source, AllOf(HasSubstr("arith.constant 2.0"),
+                                        HasSubstr("%arg2: f32")));
+  std::unique_ptr<arbiter::Prober> prober = MakeProber(CompileOptions());
+  auto kernel = prober->Prepare(point, arbiter::CompiledCandidate("host", "t"), nullptr);
+  ASSERT_TRUE(kernel.ok()) << kernel.status() << "\n" << point.probe_source;
+  absl::StatusOr<std::vector<float>> out = (*kernel)->RunOp(100, 9);
+  ASSERT_TRUE(out.ok()) << out.status();
+  absl::StatusOr<std::unique_ptr<CompiledModule>> probe = Compile(point.probe_source, {});
+  ASSERT_TRUE(probe.ok());
+  EntryProbe inputs;
+  ASSERT_EQ(MakeEntryProbe((*probe)->entries[0], 100, 9, inputs), "");
+  ASSERT_EQ(out->size(), 100u);
+  for (size_t i = 0; i < out->size(); ++i) {
+    float x;
+    std::memcpy(&x, inputs.buffers[0].data() + 4 * i, 4);
+    EXPECT_EQ((*out)[i], x * 2.0f + 0.5f) << i;  // the probe passes 0.5 for a float scalar
+  }
+  // An argmax writes integers: outside what the probes compare.
+  const arbiter::DecisionRecord argmax = RecordOf(R"mlir(
+func.func @g(%x: memref<?x?xf32>, %i: memref<?xi64>) {
+  tile.reduce argmax %x -> %i axis = 1 : memref<?x?xf32> -> memref<?xi64>
+  return
+}
+)mlir", "tile.reduce");
+  EXPECT_THAT(arbiter::ProbeCoverage(argmax.point), HasSubstr("this op has i64 operands"));
+}
+
 TEST(ArbitrationTest, AtTheBatchInvariantLevelOnlyProvenCandidatesServe) {
   auto exact = TestProvider("testsgemm", "tessera_test_sgemm");
   auto variant = TestProvider("variantgemm", "tessera_test_sgemm_batch_variant");
@@ -570,19 +687,6 @@ TEST(ArbitrationTest, OpsWithinTheirBudgetsThatComposeBeyondItRevertTheWorstOne)
                               "a.mlir:3:3 ('scaledgemm', option `matmul_delegate`)")));
 }
 
-TEST(ArbitrationTest, BudgetRatioComparesElementwiseWithNaNsAndInfinities) {
-  const arbiter::AccuracyBudget budget{1e-3, 1e-2};
-  EXPECT_DOUBLE_EQ(BudgetRatio({1.0f, 100.0f}, {1.0f, 100.0f}, budget), 0);
-  EXPECT_NEAR(BudgetRatio({1.0f, 101.0f}, {1.0f, 100.0f}, budget), 1.0 / (1e-3 + 1.0), 1e-6);
-  const float nan = std::numeric_limits<float>::quiet_NaN();
-  const float inf = std::numeric_limits<float>::infinity();
-  EXPECT_DOUBLE_EQ(BudgetRatio({nan}, {nan}, budget), 0);
-  EXPECT_TRUE(std::isinf(BudgetRatio({nan}, {1.0f}, budget)));
-  EXPECT_DOUBLE_EQ(BudgetRatio({inf}, {inf}, budget), 0);
-  EXPECT_TRUE(std::isinf(BudgetRatio({inf}, {1.0f}, budget)));
-  EXPECT_TRUE(std::isinf(BudgetRatio({1.0f}, {1.0f, 2.0f}, budget)));
-  EXPECT_TRUE(std::isinf(BudgetRatio({1.0f}, {0.0f}, {0, 0})));
-}
 
 TEST(ArbitrationTest, DecisionsAreReusedAndInvalidatedByAChangedLibraryIdentity) {
   const std::string dir = ::testing::TempDir() + "/arbitration_decisions";

@@ -366,6 +366,35 @@ func.func @f(%x: memref<?x?xf32>, %y: memref<?x?xf32>, %s: memref<?xi64>) {
                                      HasSubstr(".entry f_reduce_1(")));
 }
 
+TEST(KernelVariantArbitrationTest, TheForcedCandidateOptionForcesEveryTileOp) {
+  // How the arbiter's probe compiles select a candidate for any op kind.
+  CompileOptions options;
+  options.target = Target::kNvptx;
+  options.arch = "sm_90";
+  options.link_cubin = false;
+  options.forced_candidate = "compiled.warp_per_row";
+  auto module = Compile(R"mlir(
+func.func @f(%x: memref<?x?xf32>, %y: memref<?x?xf32>, %s: memref<?xf32>) {
+  tile.softmax %x -> %y : memref<?x?xf32> -> memref<?x?xf32>
+  tile.reduce sum %x -> %s axis = 1 {tessera.candidate = "compiled"} : memref<?x?xf32> -> memref<?xf32>
+  return
+}
+)mlir",
+                        options);
+  ASSERT_TRUE(module.ok()) << module.status();
+  const arbiter::DecisionRecord* softmax = Decision(**module, "tile.softmax");
+  ASSERT_NE(softmax, nullptr);
+  EXPECT_EQ(softmax->winner, "compiled.warp_per_row");
+  EXPECT_EQ(softmax->point.forced_by, "option `forced_candidate`");
+  // The op's own attribute wins over the option.
+  const arbiter::DecisionRecord* reduce = Decision(**module, "tile.reduce");
+  ASSERT_NE(reduce, nullptr);
+  EXPECT_EQ(reduce->winner, "compiled");
+  EXPECT_EQ(reduce->point.forced_by, "attribute `tessera.candidate`");
+  EXPECT_THAT(AllPtx(**module), AllOf(HasSubstr(".entry f_softmax_warp_per_row_0("),
+                                      HasSubstr("shfl.sync.bfly"), HasSubstr(".entry f_reduce_1(")));
+}
+
 TEST(KernelVariantArbitrationTest, ForcedVariantsAreCheckedAndAScheduleInTheInputIsNotTrusted) {
   CompileOptions options;
   options.target = Target::kNvptx;

@@ -102,6 +102,7 @@ TEST(ModuleKeyTest, EveryInputThatShapesTheOutputChangesTheKey) {
       {"deterministic", host, [](Request& r) { r.options.deterministic = true; }},
       {"link_cubin", Nvptx, [](Request& r) { r.options.link_cubin = false; }},
       {"matmul_delegate", host, [](Request& r) { r.options.matmul_delegate = "compiled"; }},
+      {"forced_candidate", host, [](Request& r) { r.options.forced_candidate = "compiled"; }},
       {"arbitrate", host, [](Request& r) { r.options.arbitrate = false; }},
       {"batch_invariant", host, [](Request& r) { r.options.batch_invariant = true; }},
       {"a plan", host, [](Request& r) { r.options.plan = PlanPinning("openblas"); }},
@@ -236,6 +237,7 @@ struct KnownCompileOptions {
   std::string cuda_toolkit;
   std::shared_ptr<const jit::delegates::DelegateRegistry> delegates;
   std::string matmul_delegate;
+  std::string forced_candidate;
   bool arbitrate;
   std::shared_ptr<arbiter::DecisionCache> decisions;
   double arbitration_budget_ms;
