@@ -606,6 +606,30 @@ TEST_F(GpuTest, TheArbiterProbesAndTimesTheTensorCoreVariantOnNarrowMatmuls) {
   EXPECT_THAT(decisions, ::testing::Not(HasSubstr("\"gate\": \"accuracy\"")));
 }
 
+TEST_F(GpuTest, TheArbiterProbesAndTimesTheVariantsOfMapReduceAndSoftmax) {
+  // Each op alone as a probe function, every variant checked against the baseline kernel's
+  // output on the device, then raced; which one wins is the device's.
+  const char* source = R"(func.func @f(%x: memref<?x?xf32>, %y: memref<?x?xf32>,
+    %z: memref<?x?xf32>, %s: memref<?xf32>) {
+  tile.map ins(%x : memref<?x?xf32>) outs(%z : memref<?x?xf32>) {
+  ^bb0(%v: f32):
+    %e = math.exp %v : f32
+    tile.yield %e : f32
+  }
+  tile.softmax %x -> %y : memref<?x?xf32> -> memref<?x?xf32>
+  tile.reduce sum %x -> %s axis = 1 : memref<?x?xf32> -> memref<?xf32>
+  return
+})";
+  const std::string decisions = CompileForDecisions(source);
+  EXPECT_THAT(decisions, HasSubstr("\"timing_source\": \"CUDA events on a non-default stream\""));
+  for (const char* id : {"compiled.vectorized", "compiled.warp_per_row", "compiled.online"}) {
+    EXPECT_THAT(decisions, HasSubstr(std::string("\"id\": \"") + id + "\"")) << id;
+  }
+  EXPECT_THAT(decisions, ::testing::Not(HasSubstr("not probed")));
+  EXPECT_THAT(decisions, ::testing::Not(HasSubstr("\"gate\": \"accuracy\"")));
+  EXPECT_THAT(decisions, ::testing::Not(HasSubstr("\"gate\": \"availability\"")));
+}
+
 TEST_F(GpuTest, HostMemoryIsRejectedBeforeLaunch) {
   const char* source = R"(func.func @f(%x: memref<?xf32>) {
   tile.map outs(%x : memref<?xf32>) {
