@@ -170,6 +170,7 @@ class Selection {
       DecisionRecord reused = *found.fresh;
       reused.point.location = point_.location;
       reused.point.function = point_.function;
+      reused.point.probe_source = point_.probe_source;  // not in the JSON; part of plan keys
       reused.source = "cache";
       return reused;
     }
@@ -474,10 +475,10 @@ class Selection {
     CandidateOutcome* compiled = Outcome(kCompiledCandidate);
     absl::StatusOr<std::unique_ptr<ProbeKernel>> reference =
         context_.prober->Prepare(point_, compiled->candidate, nullptr);
+    // Without its reference the contest cannot run: decided unprobed (not cached).
     if (!reference.ok()) {
-      return Error(point_, absl::StrCat("the compiled lowering's probe kernel (the reference of "
-                                        "the other candidates) failed to build: ",
-                                        reference.status().message()));
+      return ChooseUnprobed(absl::StrCat("the compiled lowering's probe kernel (the reference) "
+                                         "failed to build: ", reference.status().message()));
     }
     std::vector<int64_t> sizes(std::begin(kOpProbeSizes), std::end(kOpProbeSizes));
     sizes.push_back(kOpTimedSize);
@@ -486,14 +487,7 @@ class Selection {
     for (size_t i = 0; i < sizes.size(); ++i) {
       absl::StatusOr<std::vector<float>> out =
           (*reference)->RunOp(sizes[i], static_cast<uint32_t>(1000 + i));
-      if (absl::IsFailedPrecondition(out.status())) {
-        return ChooseUnprobed(std::string(out.status().message()));
-      }
-      if (!out.ok()) {
-        return Error(point_, absl::StrCat("the compiled lowering (the reference of the other "
-                                          "candidates) failed on its probe: ",
-                                          out.status().message()));
-      }
+      if (!out.ok()) return ChooseUnprobed(std::string(out.status().message()));
       references.push_back(*std::move(out));
       shapes.push_back((*reference)->BoundShape());
     }

@@ -286,7 +286,7 @@ class GpuKernel : public arbiter::ProbeKernel {
     TESSERA_RETURN_IF_ERROR(Launch());
     std::vector<std::vector<uint8_t>> results(entry.arguments.size());
     for (size_t i = 0; i < entry.arguments.size(); ++i) {
-      if (!entry.arguments[i].written || device[i] == 0) continue;
+      if (!entry.arguments[i].written || device[i] == 0 || probe_.buffers[i].empty()) continue;
       results[i].resize(probe_.buffers[i].size());
       TESSERA_RETURN_IF_ERROR(Download(results[i].data(), device[i], results[i].size()));
     }
