@@ -498,8 +498,7 @@ class Selection {
       if (o->candidate.compiled()) {
         o->error_ratio = 0;
         o->worst_probe = shapes.back();
-        kernel = *std::move(reference);
-        // Bound again to the timed problem (its last run was that one already).
+        kernel = *std::move(reference);  // already bound to the timed size, its last run
       } else {
         absl::StatusOr<std::unique_ptr<ProbeKernel>> built =
             context_.prober->Prepare(point_, o->candidate, nullptr);
