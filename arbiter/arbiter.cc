@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -202,7 +203,9 @@ class Selection {
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
             .count();
     record_.created = Now();
-    if (probed_ && !untimed_ && context_.cache != nullptr) context_.cache->Store(record_);
+    if (((probed_ && !untimed_) || settled_unprobed_) && context_.cache != nullptr) {
+      context_.cache->Store(record_);
+    }
     return record_;
   }
 
@@ -477,18 +480,22 @@ class Selection {
         context_.prober->Prepare(point_, compiled->candidate, nullptr);
     // Without its reference the contest cannot run: decided unprobed (not cached).
     if (!reference.ok()) {
-      return ChooseUnprobed(absl::StrCat("the compiled lowering's probe kernel (the reference) "
-                                         "failed to build: ", reference.status().message()));
+      return ChooseUnprobedFor(reference.status(),
+                               absl::StrCat("the compiled lowering's probe kernel (the "
+                                            "reference) failed to build: ",
+                                            reference.status().message()));
     }
     std::vector<int64_t> sizes(std::begin(kOpProbeSizes), std::end(kOpProbeSizes));
     sizes.push_back(kOpTimedSize);
     std::vector<std::vector<float>> references;
+    std::vector<std::vector<OutputSegment>> segments;
     std::vector<std::string> shapes;
     for (size_t i = 0; i < sizes.size(); ++i) {
       absl::StatusOr<std::vector<float>> out =
           (*reference)->RunOp(sizes[i], static_cast<uint32_t>(1000 + i));
-      if (!out.ok()) return ChooseUnprobed(std::string(out.status().message()));
+      if (!out.ok()) return ChooseUnprobedFor(out.status(), std::string(out.status().message()));
       references.push_back(*std::move(out));
+      segments.push_back((*reference)->OutputSegments());
       shapes.push_back((*reference)->BoundShape());
     }
     // Gate 5 on the accuracy probes, then the timed size's run (bound for Time), checked too.
@@ -508,7 +515,7 @@ class Selection {
           continue;
         }
         kernel = *std::move(built);
-        const AccuracyBudget budget = OpResultBudget(o->candidate.budget, point_);
+        const AccuracyBudget& budget = o->candidate.budget;
         for (size_t i = 0; i < sizes.size() && o->gate.empty(); ++i) {
           absl::StatusOr<std::vector<float>> out =
               kernel->RunOp(sizes[i], static_cast<uint32_t>(1000 + i));
@@ -517,8 +524,10 @@ class Selection {
                                                     out.status().message()));
             break;
           }
-          JudgeOp(*o, shapes[i], CompareOutputs(*out, references[i], budget), references[i],
-                  budget);
+          JudgeOp(*o, shapes[i],
+                  CompareOutputs(*out, references[i], budget, segments[i],
+                                 AtolScale::kOutputMagnitude),
+                  references[i], budget);
         }
         if (!o->gate.empty()) continue;
       }
@@ -558,6 +567,17 @@ class Selection {
     return DecideRace(racers, Budget());
   }
 
+  /// The op's reference failed with `status`: decided unprobed, and the decision kept when
+  /// the failure would repeat (a probe that cannot bind or a run-time check fails on the fixed
+  /// inputs: FailedPrecondition; a probe module that does not compile: InvalidArgument or
+  /// Unimplemented) — not when forced, nor for a device error that may pass.
+  absl::Status ChooseUnprobedFor(const absl::Status& status, const std::string& cannot_probe) {
+    settled_unprobed_ = !Forced() && (absl::IsFailedPrecondition(status) ||
+                                      absl::IsInvalidArgument(status) ||
+                                      absl::IsUnimplemented(status));
+    return ChooseUnprobed(cannot_probe);
+  }
+
   /// Folds one op probe's comparison with the reference into `o`; removes it when over budget.
   void JudgeOp(CandidateOutcome& o, const std::string& shape, const AccuracyCheck& check,
                const std::vector<float>& reference, const AccuracyBudget& budget) {
@@ -573,11 +593,11 @@ class Selection {
                            : 0;
     Remove(o, "accuracy",
            absl::StrFormat("on probe %s, |out - ref| = %.3g at output element %d (the compiled "
-                           "lowering's %.6g) exceeds atol + rtol*|ref| = %.3g (%s: atol %g, "
-                           "rtol %g)",
-                           shape, check.max_abs_error, check.worst_index, ref,
-                           budget.atol + budget.rtol * std::fabs(ref), o.candidate.accuracy,
-                           budget.atol, budget.rtol));
+                           "lowering's %.6g) exceeds its budget there, %.3g (%s: atol %g scaled "
+                           "by the output's magnitude up to 1, rtol %g plus one ulp of an f16 "
+                           "or bf16 output)",
+                           shape, check.max_abs_error, check.worst_index, ref, check.allowed,
+                           o.candidate.accuracy, budget.atol, budget.rtol));
   }
 
   /// Gate 5: every survivor against the host reference on the probes; at the batch_invariant
@@ -885,6 +905,10 @@ class Selection {
   DecisionRecord record_;
   bool probed_ = false;
   bool untimed_ = false;  ///< the budget ran out before any sample: the record is not kept
+  /// Decided unprobed for a reason the same op, toolchain and device give again (its probe
+  /// cannot bind, its reference does not compile): kept, so that it is not deferred and
+  /// tried again by every process.
+  bool settled_unprobed_ = false;
   std::string incumbent_;  ///< the winner of a stale record, kept when within noise
   /// The accuracy gate's estimate of each survivor's cost (seconds per multiply-add).
   std::map<std::string, double> seconds_per_mac_;

@@ -135,6 +135,7 @@ AccuracyCheck CheckAccuracy(const std::vector<float>& out, const std::vector<dou
       check.ratio = ratio;
       check.max_abs_error = std::isfinite(error) ? error : std::numeric_limits<double>::infinity();
       check.worst_index = static_cast<int64_t>(i);
+      check.allowed = bound;
     }
   }
   return check;

@@ -64,6 +64,7 @@ struct AccuracyCheck {
   double ratio = 0;
   double max_abs_error = 0;
   int64_t worst_index = -1;
+  double allowed = 0;  ///< atol + rtol·|ref| at the worst element, as applied
 };
 AccuracyCheck CheckAccuracy(const std::vector<float>& out, const std::vector<double>& ref,
                             const AccuracyBudget& budget);

@@ -12,6 +12,7 @@
 #include "arbiter/arbitration_point.h"
 #include "arbiter/candidate.h"
 #include "arbiter/matmul_probe.h"
+#include "arbiter/op_probe.h"
 
 namespace tessera::arbiter {
 
@@ -35,6 +36,8 @@ class ProbeKernel {
   virtual absl::StatusOr<std::vector<float>> RunOp(int64_t dynamic_size, uint32_t seed);
   /// The shape of the op's first tensor in the last RunOp, e.g. "64x1000".
   virtual std::string BoundShape() const { return ""; }
+  /// The tensors the last RunOp wrote, in the order of its values (empty: one f32 output).
+  virtual std::vector<OutputSegment> OutputSegments() const { return {}; }
 };
 
 class Prober {

@@ -30,13 +30,20 @@ std::string BudgetText(const arbiter::AccuracyBudget& budget) {
   return absl::StrFormat("atol %g, rtol %g", budget.atol, budget.rtol);
 }
 
-/// The entry's budget and where it comes from.
-std::pair<arbiter::AccuracyBudget, std::string> EntryBudget(
-    const CompiledModule& module, const EntryFunction& entry) {
+/// An entry's budget, where it comes from, and how its atol applies: as declared, or (the
+/// delegates' budgets) scaled by each output's magnitude as the op probes do.
+struct EntryBudget {
+  arbiter::AccuracyBudget budget;
+  std::string text;
+  arbiter::AtolScale scale = arbiter::AtolScale::kAbsolute;
+};
+
+EntryBudget BudgetOf(const CompiledModule& module, const EntryFunction& entry) {
   if (auto declared = module.declared_accuracy.find(entry.name);
       declared != module.declared_accuracy.end()) {
     return {declared->second,
-            absl::StrCat(BudgetText(declared->second), ", declared by tessera.accuracy")};
+            absl::StrCat(BudgetText(declared->second), ", declared by tessera.accuracy"),
+            arbiter::AtolScale::kAbsolute};
   }
   arbiter::AccuracyBudget strictest{std::numeric_limits<double>::infinity(),
                                     std::numeric_limits<double>::infinity()};
@@ -49,7 +56,9 @@ std::pair<arbiter::AccuracyBudget, std::string> EntryBudget(
     }
   }
   return {strictest,
-          absl::StrCat(BudgetText(strictest), ", the strictest of its delegates' budgets")};
+          absl::StrCat(BudgetText(strictest), ", the strictest of its delegates' budgets, atol "
+                                              "scaled by each output's magnitude up to 1"),
+          arbiter::AtolScale::kOutputMagnitude};
 }
 
 std::string Ratio(double ratio) { return absl::StrFormat("%.3g", ratio); }
@@ -131,11 +140,14 @@ absl::Status CheckComposedAccuracy(const Recompile& recompile,
                             "'s probe: ", expected.status().message()));
       continue;
     }
-    const auto [budget, budget_text] = EntryBudget(*module, entry);
+    const EntryBudget budget = BudgetOf(*module, entry);
+    const std::vector<arbiter::OutputSegment> outputs = WrittenSegments(entry, probe);
+    const auto compare = [&](const std::vector<float>& out) {
+      return arbiter::CompareOutputs(out, *expected, budget.budget, outputs, budget.scale).ratio;
+    };
     const CompiledModule& serving = current != nullptr ? *current : *module;
     absl::StatusOr<std::vector<float>> out = RunEntryOnHost(serving, entry, probe);
-    double ratio = out.ok() ? arbiter::CompareOutputs(*out, *expected, budget).ratio
-                            : std::numeric_limits<double>::infinity();
+    double ratio = out.ok() ? compare(*out) : std::numeric_limits<double>::infinity();
     const std::string where = absl::StrCat("@", entry.name, " on a probe (every dynamic size ",
                                            kDynamicSize, ") against the reference plan");
     for (int round = 0; ratio > 1 && round < kMaxReverts; ++round) {
@@ -152,8 +164,8 @@ absl::Status CheckComposedAccuracy(const Recompile& recompile,
         absl::StatusOr<std::unique_ptr<CompiledModule>> candidate = recompile(options);
         if (!candidate.ok()) return candidate.status();
         absl::StatusOr<std::vector<float>> tried = RunEntryOnHost(**candidate, entry, probe);
-        const double tried_ratio = tried.ok() ? arbiter::CompareOutputs(*tried, *expected, budget).ratio
-                                              : std::numeric_limits<double>::infinity();
+        const double tried_ratio =
+            tried.ok() ? compare(*tried) : std::numeric_limits<double>::infinity();
         if (worst == nullptr || tried_ratio < best) {
           worst = r;
           best = tried_ratio;
@@ -170,14 +182,14 @@ absl::Status CheckComposedAccuracy(const Recompile& recompile,
         }
         return absl::InvalidArgumentError(absl::StrCat(
             ops.front()->point.location, ": error: @", entry.name,
-            " exceeds its accuracy budget (", budget_text, "): the composed accuracy check ran ",
+            " exceeds its accuracy budget (", budget.text, "): the composed accuracy check ran ",
             where, " and found error ", Ratio(ratio), " of the budget with forced candidates ",
             "that cannot revert: ", absl::StrJoin(forced, ", "),
             "; force fewer delegates or declare a looser tessera.accuracy"));
       }
       reverted[worst->point.location] = absl::StrCat(
           "reverted to the compiled lowering by the composed accuracy check: ", where,
-          ", the entry's error was ", Ratio(ratio), " of its budget (", budget_text, ") with '",
+          ", the entry's error was ", Ratio(ratio), " of its budget (", budget.text, ") with '",
           worst->winner, "' here (within its own op budget), ", Ratio(best),
           " with this op reverted — the largest reduction");
       current = std::move(best_module);
@@ -185,9 +197,9 @@ absl::Status CheckComposedAccuracy(const Recompile& recompile,
     }
     note_all(ratio <= 1
                  ? absl::StrCat("checked ", where, ": error ", Ratio(ratio), " of its budget (",
-                                budget_text, ")")
+                                budget.text, ")")
                  : absl::StrCat("checked ", where, ": error ", Ratio(ratio), " of its budget (",
-                                budget_text, ") after ", kMaxReverts, " reversions; gave up"));
+                                budget.text, ") after ", kMaxReverts, " reversions; gave up"));
   }
   std::vector<arbiter::DecisionRecord> records = std::move(module->decisions);
   if (current != nullptr) {

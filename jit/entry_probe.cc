@@ -2,10 +2,14 @@
 
 #include <cstring>
 #include <random>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "arbiter/element_storage.h"
 #include "base/float16.h"
+#include "base/status_macros.h"
 #include "jit/entry_contract.h"
 #include "jit/runtime/checked_call.h"
 
@@ -19,6 +23,18 @@ std::string StorageName(const ElementType& element) {
   if (element.bits == 32) return "f32";
   if (element.bits == 16) return "f16";
   return "";
+}
+
+/// The written tensor arguments of `entry` in argument order: index and storage type.
+std::vector<std::pair<size_t, std::string>> WrittenTensors(const EntryFunction& entry) {
+  std::vector<std::pair<size_t, std::string>> written;
+  for (size_t i = 0; i < entry.arguments.size(); ++i) {
+    const EntryArgument& argument = entry.arguments[i];
+    if (argument.kind != EntryArgument::Kind::kMemRef || !argument.written) continue;
+    std::string storage = StorageName(argument.element);
+    if (arbiter::StorageBytes(storage) != 0) written.emplace_back(i, std::move(storage));
+  }
+  return written;
 }
 
 }  // namespace
@@ -114,17 +130,35 @@ PackedEntryArguments::PackedEntryArguments(const EntryFunction& entry, const Ent
 std::vector<float> WrittenValues(const EntryFunction& entry,
                                  const std::vector<std::vector<uint8_t>>& buffers) {
   std::vector<float> written;
-  for (size_t i = 0; i < entry.arguments.size(); ++i) {
-    const EntryArgument& argument = entry.arguments[i];
-    if (argument.kind != EntryArgument::Kind::kMemRef || !argument.written) continue;
-    const std::string storage = StorageName(argument.element);
-    const size_t bytes = arbiter::StorageBytes(storage);
-    if (bytes == 0) continue;
-    const std::vector<float> values =
-        arbiter::DecodeStorage(buffers[i].data(), buffers[i].size() / bytes, storage);
+  for (const auto& [i, storage] : WrittenTensors(entry)) {
+    const std::vector<float> values = arbiter::DecodeStorage(
+        buffers[i].data(), buffers[i].size() / arbiter::StorageBytes(storage), storage);
     written.insert(written.end(), values.begin(), values.end());
   }
   return written;
+}
+
+std::vector<arbiter::OutputSegment> WrittenSegments(const EntryFunction& entry,
+                                                    const EntryProbe& probe) {
+  std::vector<arbiter::OutputSegment> segments;
+  for (const auto& [i, storage] : WrittenTensors(entry)) {
+    segments.push_back(
+        {static_cast<int64_t>(probe.buffers[i].size() / arbiter::StorageBytes(storage)), storage});
+  }
+  return segments;
+}
+
+absl::Status CallProbeEntry(const CompiledModule& module, PackedEntry entry, void** args) {
+  if (module.runtime_checks.empty()) {
+    entry(args);
+    return absl::OkStatus();
+  }
+  const int64_t failed = runtime::CallChecked(entry, args);
+  if (failed < 0) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "a run-time check failed on the probe at ",
+      failed < static_cast<int64_t>(module.runtime_checks.size()) ? module.runtime_checks[failed]
+                                                                  : "an unknown location"));
 }
 
 absl::StatusOr<std::vector<float>> RunEntryOnHost(const CompiledModule& module,
@@ -136,16 +170,7 @@ absl::StatusOr<std::vector<float>> RunEntryOnHost(const CompiledModule& module,
   std::vector<void*> data;
   for (std::vector<uint8_t>& buffer : buffers) data.push_back(buffer.data());
   PackedEntryArguments arguments(entry, probe, data);
-  if (module.runtime_checks.empty()) {
-    (*entry_point)(arguments.packed.data());
-  } else if (const int64_t failed = runtime::CallChecked(*entry_point, arguments.packed.data());
-             failed >= 0) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "a run-time check failed on the probe at ",
-        failed < static_cast<int64_t>(module.runtime_checks.size())
-            ? module.runtime_checks[failed]
-            : "an unknown location"));
-  }
+  TESSERA_RETURN_IF_ERROR(CallProbeEntry(module, *entry_point, arguments.packed.data()));
   return WrittenValues(entry, buffers);
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "arbiter/op_probe.h"
 #include "jit/compiled_module.h"
 #include "jit/memref_descriptor.h"
 
@@ -49,6 +50,15 @@ struct PackedEntryArguments {
 /// concatenated in argument order.
 std::vector<float> WrittenValues(const EntryFunction& entry,
                                  const std::vector<std::vector<uint8_t>>& buffers);
+
+/// The written tensors of `probe` as WrittenValues concatenates them: each one's element
+/// count and storage type.
+std::vector<arbiter::OutputSegment> WrittenSegments(const EntryFunction& entry,
+                                                    const EntryProbe& probe);
+
+/// One call of a probe module's entry point `entry` (host code; on a GPU it launches the
+/// kernels). A failed run-time check is FailedPrecondition naming it, never an abort.
+absl::Status CallProbeEntry(const CompiledModule& module, PackedEntry entry, void** args);
 
 /// Runs `entry` of the host module `module` on a copy of `probe`; its written tensors.
 /// FailedPrecondition when a run-time check fails.

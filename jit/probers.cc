@@ -14,7 +14,6 @@
 #include "jit/entry_probe.h"
 #include "jit/memref_descriptor.h"
 #include "jit/probe_device.h"
-#include "jit/runtime/checked_call.h"
 #include "jit/runtime/gpu_runtime.h"
 #include "jit/runtime/invocation.h"
 
@@ -148,12 +147,19 @@ class HostKernel : public arbiter::ProbeKernel {
     return module_->entries.empty() ? "" : FirstTensorShape(module_->entries[0], probe_);
   }
 
+  std::vector<arbiter::OutputSegment> OutputSegments() const override {
+    return module_->entries.empty() ? std::vector<arbiter::OutputSegment>{}
+                                    : WrittenSegments(module_->entries[0], probe_);
+  }
+
   double LastRunSeconds() const override { return last_run_seconds_; }
 
   absl::StatusOr<double> Time(int repetitions) override {
     if (args_ == nullptr) return absl::FailedPreconditionError("Time before Run");
     const auto start = std::chrono::steady_clock::now();
-    for (int i = 0; i < repetitions; ++i) entry_(args_);
+    for (int i = 0; i < repetitions; ++i) {
+      TESSERA_RETURN_IF_ERROR(CallProbeEntry(*module_, entry_, args_));
+    }
     const auto stop = std::chrono::steady_clock::now();
     return std::chrono::duration<double>(stop - start).count() / repetitions;
   }
@@ -162,11 +168,7 @@ class HostKernel : public arbiter::ProbeKernel {
   /// One run on the bound arguments, timed; a failed run-time check is FailedPrecondition.
   absl::Status RunOnce() {
     const auto start = std::chrono::steady_clock::now();
-    if (module_->runtime_checks.empty()) {
-      entry_(args_);
-    } else if (const int64_t failed = runtime::CallChecked(entry_, args_); failed >= 0) {
-      return absl::FailedPreconditionError("a run-time check failed on the probe");
-    }
+    TESSERA_RETURN_IF_ERROR(CallProbeEntry(*module_, entry_, args_));
     last_run_seconds_ =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return absl::OkStatus();
@@ -297,6 +299,11 @@ class GpuKernel : public arbiter::ProbeKernel {
     return module_->entries.empty() ? "" : FirstTensorShape(module_->entries[0], probe_);
   }
 
+  std::vector<arbiter::OutputSegment> OutputSegments() const override {
+    return module_->entries.empty() ? std::vector<arbiter::OutputSegment>{}
+                                    : WrittenSegments(module_->entries[0], probe_);
+  }
+
   absl::StatusOr<double> Time(int repetitions) override {
     if (args_ == nullptr) return absl::FailedPreconditionError("Time before Run");
     TESSERA_ASSIGN_OR_RETURN(CUevent start, runtime_->CreateEvent(ordinal_));
@@ -307,7 +314,9 @@ class GpuKernel : public arbiter::ProbeKernel {
       status = runtime_->Activate(ordinal_);
       if (status.ok()) status = runtime_->Memset(ordinal_, flush_, 0, flush_bytes_, stream_);
       if (status.ok()) status = runtime_->RecordEvent(start, stream_);
-      for (int i = 0; status.ok() && i < repetitions; ++i) entry_(args_);
+      for (int i = 0; status.ok() && i < repetitions; ++i) {
+        status = CallProbeEntry(*module_, entry_, args_);
+      }
       if (status.ok()) status = scope.status();
       if (status.ok()) status = runtime_->RecordEvent(stop, stream_);
     }
@@ -355,8 +364,9 @@ class GpuKernel : public arbiter::ProbeKernel {
     {
       runtime::InvocationScope scope(ordinal_, stream_, Delegates());
       TESSERA_RETURN_IF_ERROR(runtime_->Activate(ordinal_));
-      entry_(args_);
+      const absl::Status called = CallProbeEntry(*module_, entry_, args_);
       TESSERA_RETURN_IF_ERROR(scope.status());
+      TESSERA_RETURN_IF_ERROR(called);
     }
     return runtime_->Synchronize(ordinal_, stream_);
   }

@@ -178,13 +178,60 @@ TEST(OpProbeTest, CompareOutputsIsElementwiseWithNaNsAndInfinities) {
   EXPECT_TRUE(std::isinf(ratio({1.0f}, {0.0f}, {0, 0})));
 }
 
-TEST(OpProbeTest, ANarrowOperandWidensTheRelativeBudget) {
-  ArbitrationPoint point;
-  point.op = "tile.map";
-  point.element_types = {"f32", "f32"};
-  EXPECT_EQ(OpResultBudget({1e-3, 1e-5}, point).rtol, 1e-5);
-  point.element_types = {"f16", "bf16", "f32"};
-  EXPECT_EQ(OpResultBudget({1e-3, 1e-5}, point).rtol, 1e-5 + 1.0 / 128);
+TEST(OpProbeTest, ANarrowOutputWidensItsOwnRelativeBudget) {
+  const AccuracyBudget budget{0, 1e-5};
+  // 1 + 2^-8 against 1: within one bf16 ulp (2^-7) of an output stored in bf16, not in f32.
+  const std::vector<float> ref = {1.0f, 1.0f};
+  const std::vector<float> out = {1.0f, 1.0f + 1.0f / 256};
+  EXPECT_GT(CompareOutputs(out, ref, budget).ratio, 1);
+  EXPECT_GT(CompareOutputs(out, ref, budget, {{2, "f32"}}).ratio, 1);
+  EXPECT_LE(CompareOutputs(out, ref, budget, {{2, "bf16"}}).ratio, 1);
+  // Only the output stored narrow gets the ulp: the second, f32 one fails.
+  const AccuracyCheck check = CompareOutputs({1.0f, 1.0f + 1.0f / 256}, {1.0f, 1.0f}, budget,
+                                             {{1, "bf16"}, {1, "f32"}});
+  EXPECT_GT(check.ratio, 1);
+  EXPECT_EQ(check.worst_index, 1);
+  EXPECT_DOUBLE_EQ(check.allowed, 1e-5);
+  EXPECT_LE(CompareOutputs({1.0f + 1.0f / 256, 1.0f}, {1.0f, 1.0f}, budget,
+                           {{1, "bf16"}, {1, "f32"}}).ratio,
+            1);
+  // Segments that do not add up to the values are a mismatch.
+  EXPECT_TRUE(std::isinf(CompareOutputs(ref, ref, budget, {{1, "f32"}}).ratio));
+  EXPECT_TRUE(std::isinf(CompareOutputs(ref, ref, budget, {{3, "f32"}}).ratio));
+  EXPECT_TRUE(std::isinf(CompareOutputs(ref, ref, budget, {{-1, "f32"}, {3, "f32"}}).ratio));
+}
+
+TEST(OpProbeTest, AtolScaledByTheOutputsMagnitudeSeesErrorsInSmallOutputs) {
+  const AccuracyBudget budget{1e-3, 1e-5};
+  // A softmax row of 1000: every value near 1e-3; one tail value off by 2e-5 (2 %).
+  std::vector<float> ref(1000, 1e-3f), out(1000, 1e-3f);
+  out[997] += 2e-5f;
+  EXPECT_LE(CompareOutputs(out, ref, budget).ratio, 1) << "absolute atol is blind to it";
+  const AccuracyCheck scaled =
+      CompareOutputs(out, ref, budget, {{1000, "f32"}}, AtolScale::kOutputMagnitude);
+  EXPECT_GT(scaled.ratio, 1);
+  EXPECT_EQ(scaled.worst_index, 997);
+  EXPECT_NEAR(scaled.allowed, 1e-3 * 1e-3 + 1e-5 * 1e-3, 1e-12);
+  // Rounding-level differences (a few f32 ulps) still pass.
+  out[997] = std::nextafter(std::nextafter(1e-3f, 1.0f), 1.0f);
+  EXPECT_LE(CompareOutputs(out, ref, budget, {}, AtolScale::kOutputMagnitude).ratio, 1);
+  // Each output has its own scale, capped at 1 (never looser than declared).
+  const std::vector<float> two_ref = {100.0f, 0.0f, 1e-3f, 1e-3f};
+  const std::vector<float> two_out = {100.0f, 5e-4f, 1e-3f, 1e-3f + 5e-4f};
+  const AccuracyCheck two = CompareOutputs(two_out, two_ref, budget, {{2, "f32"}, {2, "f32"}},
+                                           AtolScale::kOutputMagnitude);
+  EXPECT_EQ(two.worst_index, 3);
+  EXPECT_GT(two.ratio, 1);
+  EXPECT_NEAR(CompareOutputs({100.0f, 5e-4f}, {100.0f, 0.0f}, budget, {},
+                             AtolScale::kOutputMagnitude).ratio,
+              0.5, 1e-6);
+  // An output of zeros: a flushed subnormal passes, anything larger does not.
+  EXPECT_LE(CompareOutputs({1e-40f, 0.0f}, {0.0f, 0.0f}, budget, {},
+                           AtolScale::kOutputMagnitude).ratio,
+            1);
+  EXPECT_GT(CompareOutputs({1e-30f, 0.0f}, {0.0f, 0.0f}, budget, {},
+                           AtolScale::kOutputMagnitude).ratio,
+            1);
 }
 
 ArbitrationPoint Matmul(int64_t m, int64_t n, int64_t k);
@@ -263,6 +310,8 @@ struct Script {
   int64_t batch_variant_from_m = 0;
   bool fail_prepare = false;
   std::string cannot_probe;  ///< RunOp fails with FailedPrecondition saying this
+  std::string device_error;  ///< RunOp fails with Unavailable saying this (may pass later)
+  double output_scale = 1;   ///< op probes: every output value times this
 };
 
 /// What every scripted kernel of one prober ran: seconds reported by Time, times repetitions.
@@ -290,11 +339,13 @@ class ScriptedKernel : public ProbeKernel {
   /// plus the script's error.
   absl::StatusOr<std::vector<float>> RunOp(int64_t dynamic_size, uint32_t seed) override {
     if (!script_.cannot_probe.empty()) return absl::FailedPreconditionError(script_.cannot_probe);
+    if (!script_.device_error.empty()) return absl::UnavailableError(script_.device_error);
     problem_ = MatmulProblem();
     bound_ = dynamic_size;
     std::vector<float> out(static_cast<size_t>(dynamic_size));
     for (size_t i = 0; i < out.size(); ++i) {
-      out[i] = std::sin(static_cast<float>(seed) + 0.1f * static_cast<float>(i));
+      out[i] = static_cast<float>(script_.output_scale) *
+               std::sin(static_cast<float>(seed) + 0.1f * static_cast<float>(i));
       if (dynamic_size >= script_.error_from_k) out[i] += static_cast<float>(script_.error);
     }
     return out;
@@ -617,6 +668,60 @@ TEST_F(ArbitrateTest, AnOpTheProberCannotBindIsDecidedUnprobed) {
   EXPECT_THAT(record->Find("compiled.fast")->reason,
               HasSubstr("not probed: the op's probe cannot run: it takes memref<?xi64>"));
   EXPECT_EQ(prober_.prepares, 1);
+}
+
+TEST_F(ArbitrateTest, AnOpVariantsErrorInSmallOutputsIsSeenAgainstTheirMagnitude) {
+  // Softmax-like outputs near 1e-3: an error of 2e-5 (2 %) is far inside atol 1e-3 absolute,
+  // but over atol scaled by the outputs' magnitude.
+  for (const char* id : {"compiled", "compiled.fast", "compiled.wrong", "compiled.slow"}) {
+    prober_.scripts[id].output_scale = 1e-3;
+  }
+  prober_.scripts["compiled.wrong"].error = 2e-5;
+  absl::StatusOr<DecisionRecord> record = Arbitrate(Softmax(), Variants(), context_);
+  ASSERT_TRUE(record.ok()) << record.status();
+  const CandidateOutcome* wrong = record->Find("compiled.wrong");
+  EXPECT_EQ(wrong->gate, "accuracy");
+  EXPECT_THAT(wrong->reason, HasSubstr("scaled by the output's magnitude"));
+  EXPECT_EQ(record->Find("compiled.fast")->gate, "");
+  EXPECT_LE(record->Find("compiled.fast")->error_ratio, 1);
+}
+
+TEST_F(ArbitrateTest, AnOpThatCannotBindIsKeptSoItIsNotDeferredAgain) {
+  DecisionCache cache;
+  context_.cache = &cache;
+  prober_.scripts["compiled"].cannot_probe = "the op's probe cannot run: it takes memref<?xi64>";
+  absl::StatusOr<DecisionRecord> first = Arbitrate(Softmax(), Variants(), context_);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(first->source, "unprobed");
+  EXPECT_EQ(cache.stats().stores, 1u);
+  // The next compile, deferring contests to the background, takes the kept decision.
+  context_.defer = true;
+  const int prepares = prober_.prepares;
+  absl::StatusOr<DecisionRecord> again = Arbitrate(Softmax(), Variants(), context_);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->source, "cache");
+  EXPECT_EQ(again->winner, "compiled");
+  EXPECT_EQ(prober_.prepares, prepares);
+}
+
+TEST_F(ArbitrateTest, AnOpWhoseReferenceHitsADeviceErrorIsNotKept) {
+  DecisionCache cache;
+  context_.cache = &cache;
+  prober_.scripts["compiled"].device_error = "CUDA_ERROR_LAUNCH_TIMEOUT";
+  absl::StatusOr<DecisionRecord> record = Arbitrate(Softmax(), Variants(), context_);
+  ASSERT_TRUE(record.ok()) << record.status();
+  EXPECT_EQ(record->source, "unprobed");
+  EXPECT_EQ(record->winner, "compiled");
+  EXPECT_THAT(record->Find("compiled.fast")->reason, HasSubstr("CUDA_ERROR_LAUNCH_TIMEOUT"));
+  EXPECT_EQ(cache.stats().stores, 0u);
+  // Forced, even a repeating failure is not kept (the key does not carry the forcing).
+  prober_.scripts["compiled"].device_error.clear();
+  prober_.scripts["compiled"].cannot_probe = "the op's probe cannot run: it takes memref<?xi64>";
+  ArbitrationPoint forced = Softmax();
+  forced.forced = "compiled.fast";
+  forced.forced_by = "attribute `tessera.candidate`";
+  ASSERT_TRUE(Arbitrate(forced, Variants(), context_).ok());
+  EXPECT_EQ(cache.stats().stores, 0u);
 }
 
 TEST_F(ArbitrateTest, DecisionsAreReusedAndAChangedIdentityMissesButKeepsTheRecord) {

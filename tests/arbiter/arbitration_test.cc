@@ -441,6 +441,10 @@ func.func @f(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
     absl::StatusOr<std::vector<float>> out = (*kernel)->RunOp(size, 5);
     ASSERT_TRUE(out.ok()) << out.status();
     EXPECT_EQ((*kernel)->BoundShape(), absl::StrCat(size, "x", size));
+    const std::vector<arbiter::OutputSegment> outputs = (*kernel)->OutputSegments();
+    ASSERT_EQ(outputs.size(), 1u);
+    EXPECT_EQ(outputs[0].count, size * size);
+    EXPECT_EQ(outputs[0].element, "f32");
     // The independent reference: softmax in double over the same seeded inputs.
     EntryProbe inputs;
     ASSERT_EQ(MakeEntryProbe(entry, size, 5, inputs), "");
@@ -466,6 +470,51 @@ func.func @f(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
   ASSERT_TRUE(big.ok()) << big.status();
   EXPECT_EQ((*kernel)->BoundShape(), "2048x2048");
   EXPECT_EQ(big->size(), 2048u * 2048u);
+}
+
+TEST(ArbitrationTest, AProbeWhoseRunTimeCheckFailsIsAnErrorOfThatRunNotAnAbort) {
+  // Integer scalars are 1 in a probe: at every dynamic size 1, x[1] is out of bounds.
+  arbiter::ArbitrationPoint point;
+  point.op = "tile.map";
+  point.target = "host";
+  point.probe_source = R"mlir(func.func @probe(%x: memref<?xf32>, %i: index, %y: memref<?xbf16>) {
+  %v = memref.load %x[%i] : memref<?xf32>
+  %w = arith.truncf %v : f32 to bf16
+  memref.store %w, %y[%i] : memref<?xbf16>
+  return
+}
+)mlir";
+  absl::StatusOr<std::unique_ptr<CompiledModule>> module = Compile(point.probe_source, {});
+  ASSERT_TRUE(module.ok()) << module.status();
+  ASSERT_FALSE((*module)->runtime_checks.empty());
+  const EntryFunction& entry = (*module)->entries[0];
+  EntryProbe probe;
+  ASSERT_EQ(MakeEntryProbe(entry, 1, 3, probe), "");
+  absl::StatusOr<std::vector<float>> failed = RunEntryOnHost(**module, entry, probe);
+  EXPECT_EQ(failed.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(failed.status().message(), HasSubstr("a run-time check failed on the probe at"));
+
+  std::unique_ptr<arbiter::Prober> prober = MakeProber(CompileOptions());
+  auto kernel = prober->Prepare(point, arbiter::CompiledCandidate("host", "t"), nullptr);
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  absl::StatusOr<std::vector<float>> out = (*kernel)->RunOp(1, 3);
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(out.status().message(), HasSubstr("a run-time check failed on the probe at"));
+  // In bounds, it runs, is timed, and its bf16 output is one segment of its own type.
+  out = (*kernel)->RunOp(64, 3);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(out->size(), 64u);
+  ASSERT_TRUE((*kernel)->Time(3).ok());
+  const std::vector<arbiter::OutputSegment> outputs = (*kernel)->OutputSegments();
+  ASSERT_EQ(outputs.size(), 1u);
+  EXPECT_EQ(outputs[0].count, 64);
+  EXPECT_EQ(outputs[0].element, "bf16");
+  EntryProbe inputs;
+  ASSERT_EQ(MakeEntryProbe(entry, 64, 3, inputs), "");
+  EXPECT_EQ(WrittenSegments(entry, inputs)[0].count, 64);
+  float x1;
+  std::memcpy(&x1, inputs.buffers[0].data() + 4, 4);
+  EXPECT_NEAR((*out)[1], x1, std::fabs(x1) / 128) << "y[1] = bf16(x[1])";
 }
 
 TEST(ArbitrationTest, AProbeFunctionTakesWhatTheOpsRegionUsesFromOutside) {
@@ -647,7 +696,8 @@ TEST(ArbitrationTest, OpsWithinTheirBudgetsThatComposeBeyondItRevertTheWorstOne)
                   AllOf(HasSubstr("reverted to the compiled lowering by the composed accuracy "
                                   "check: @chain on a probe"),
                         HasSubstr("of its budget (atol 0.001, rtol 8e-05, the strictest of its "
-                                  "delegates' budgets) with 'scaledgemm' here")));
+                                  "delegates' budgets, atol scaled by each output's magnitude "
+                                  "up to 1) with 'scaledgemm' here")));
     } else {
       EXPECT_EQ(r.winner, "scaledgemm");
       EXPECT_EQ(r.source, "pinned");
@@ -682,7 +732,8 @@ TEST(ArbitrationTest, OpsWithinTheirBudgetsThatComposeBeyondItRevertTheWorstOne)
   ASSERT_FALSE(forced.ok());
   EXPECT_THAT(forced.status().message(),
               AllOf(HasSubstr("a.mlir:3:3: error: @chain exceeds its accuracy budget (atol "
-                              "0.001, rtol 8e-05, the strictest of its delegates' budgets)"),
+                              "0.001, rtol 8e-05, the strictest of its delegates' budgets, atol "
+                              "scaled by each output's magnitude up to 1)"),
                     HasSubstr("with forced candidates that cannot revert: tile.matmul at "
                               "a.mlir:3:3 ('scaledgemm', option `matmul_delegate`)")));
 }
