@@ -1,11 +1,13 @@
 // GPU benchmark, one run, one table (+ JSON): C API invoke overhead against a raw
 // cuLaunchKernel of the same empty kernel; elementwise bandwidth against a device-to-device
-// copy (baseline and vectorized map); and the time of every Tile op, with its kernel variants
-// side by side (forced with tessera.candidate). Device times are CUDA events on a non-default stream,
+// copy (baseline and vectorized map); the time of every Tile op, with its kernel variants
+// side by side (forced with tessera.candidate); and cuBLAS's bf16 GEMM beside the bf16 matmuls. Device times are CUDA events on a non-default stream,
 // medians of repeated runs after warm-up, on non-zero data. Without a GPU it says why and
 // exits 2.
 //
 //   bazel run //bench:gpu_bench -- [--json PATH]
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -13,6 +15,8 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -116,6 +120,65 @@ struct Tensor {
     a.value.tensor = &view;
     return a;
   }
+};
+
+/// cuBLAS's bf16 GEMM (f32 accumulation and result, cublasGemmEx), dlopen'd from the machine's
+/// CUDA toolkit: what the bf16 matmul target is measured against.
+class CublasBf16 {
+ public:
+  /// Null (and `why`) when libcublas.so.13 or its entry points are missing.
+  static std::unique_ptr<CublasBf16> Load(CUstream stream, std::string* why) {
+    void* library = dlopen("libcublas.so.13", RTLD_NOW | RTLD_LOCAL);
+    if (library == nullptr) {
+      *why = dlerror();
+      return nullptr;
+    }
+    auto cublas = std::unique_ptr<CublasBf16>(new CublasBf16(library));
+    cublas->create_ = reinterpret_cast<Create>(dlsym(library, "cublasCreate_v2"));
+    cublas->destroy_ = reinterpret_cast<Destroy>(dlsym(library, "cublasDestroy_v2"));
+    cublas->set_stream_ = reinterpret_cast<SetStream>(dlsym(library, "cublasSetStream_v2"));
+    cublas->gemm_ = reinterpret_cast<GemmEx>(dlsym(library, "cublasGemmEx"));
+    if (!cublas->create_ || !cublas->destroy_ || !cublas->set_stream_ || !cublas->gemm_) {
+      *why = "libcublas.so.13 lacks cublasCreate_v2, cublasSetStream_v2 or cublasGemmEx";
+      return nullptr;
+    }
+    if (int status = cublas->create_(&cublas->handle_); status != 0) {
+      *why = absl::StrCat("cublasCreate_v2 returned ", status);
+      return nullptr;
+    }
+    if (int status = cublas->set_stream_(cublas->handle_, stream); status != 0) {
+      *why = absl::StrCat("cublasSetStream_v2 returned ", status);
+      return nullptr;
+    }
+    return cublas;
+  }
+
+  ~CublasBf16() {
+    if (handle_ != nullptr) destroy_(handle_);
+    dlclose(library_);
+  }
+
+  /// Row-major C[m, n] = A[m, k] B[k, n] (A, B bf16; C f32), as column-major Cᵀ = Bᵀ Aᵀ.
+  int Gemm(const void* a, const void* b, void* c, int m, int n, int k) {
+    constexpr int kOpN = 0, kBf16 = 14, kF32 = 0, kCompute32F = 68, kDefaultAlgo = -1;
+    const float alpha = 1.0f, beta = 0.0f;
+    return gemm_(handle_, kOpN, kOpN, n, m, k, &alpha, b, kBf16, n, a, kBf16, k, &beta, c, kF32,
+                 n, kCompute32F, kDefaultAlgo);
+  }
+
+ private:
+  using Create = int (*)(void**);
+  using Destroy = int (*)(void*);
+  using SetStream = int (*)(void*, CUstream);
+  using GemmEx = int (*)(void*, int, int, int, int, int, const void*, const void*, int, int,
+                         const void*, int, int, const void*, void*, int, int, int, int);
+  explicit CublasBf16(void* library) : library_(library) {}
+  void* library_;
+  void* handle_ = nullptr;
+  Create create_ = nullptr;
+  Destroy destroy_ = nullptr;
+  SetStream set_stream_ = nullptr;
+  GemmEx gemm_ = nullptr;
 };
 
 constexpr char kEmpty[] = R"(module attributes {gpu.container_module} {
@@ -297,6 +360,8 @@ int main(int argc, char** argv) {
        {{4096, 4096}, {4096, 4096}, {4096, 4096}}, true},
       {"tile.matmul bf16 -> f32, 4096^3, mma_sync", bf16_matmul("compiled.mma_sync"),
        {{4096, 4096}, {4096, 4096}, {4096, 4096}}, true},
+      {"tile.matmul bf16 -> f32, 4096^3, mma_async", bf16_matmul("compiled.mma_async"),
+       {{4096, 4096}, {4096, 4096}, {4096, 4096}}, true},
   };
   const std::vector<Op> ops = {
       {"tile.reduce sum, 4096 x 4096 rows", R"(func.func @f(%x: memref<?x?xf32>, %y: memref<?xf32>) {
@@ -313,6 +378,7 @@ int main(int argc, char** argv) {
   return
 })", {{2048, 2048}, {2048, 2048}, {2048}, {2048, 2048}}},
   };
+  std::map<std::string, double> op_ms;  // by name
   std::vector<Op> all = ops;
   all.insert(all.end(), variants.begin(), variants.end());
   for (const Op& op : all) {
@@ -340,8 +406,39 @@ int main(int argc, char** argv) {
       note = absl::StrFormat("%.1f TFLOP/s", flops / ms / 1e9);
     }
     add(op.name, ms, "ms", note);
+    op_ms[op.name] = ms;
     tessera_jit_module_destroy(module);
     for (void* p : buffers) Die("free", tessera_jit_buffer_free(b.context, p));
+  }
+
+  // 4. cuBLAS's bf16 GEMM on the same problem, and the project's own kernels against it.
+  {
+    constexpr int kSize = 4096;
+    const double flops = 2.0 * kSize * kSize * kSize;
+    std::string why;
+    std::unique_ptr<CublasBf16> cublas = CublasBf16::Load(b.stream, &why);
+    if (cublas == nullptr) {
+      std::cout << "gpu_bench: no cuBLAS bf16 row: " << why << "\n";
+    } else {
+      const size_t n = size_t{kSize} * kSize;
+      void* a = b.BufferBf16(n);
+      void* bb = b.BufferBf16(n);
+      void* c = b.Buffer(n);
+      int status = 0;
+      double ms = b.DeviceMs([&] { status |= cublas->Gemm(a, bb, c, kSize, kSize, kSize); });
+      if (status != 0) {
+        std::cout << "gpu_bench: cublasGemmEx failed (" << status << ")\n";
+      } else {
+        add("cublasGemmEx bf16 -> f32, 4096^3", ms, "ms",
+            absl::StrFormat("%.1f TFLOP/s", flops / ms / 1e9));
+        for (const char* variant : {"compiled", "mma_sync", "mma_async"}) {
+          const std::string name = absl::StrCat("tile.matmul bf16 -> f32, 4096^3, ", variant);
+          add(absl::StrCat(variant, " / cuBLAS bf16 throughput"), 100.0 * ms / op_ms[name], "%",
+              "target >= 70 % (the project's own codegen)");
+        }
+      }
+      for (void* p : {a, bb, c}) Die("free", tessera_jit_buffer_free(b.context, p));
+    }
   }
 
   std::cout << "GPU benchmark on " << info.name << " (" << info.arch << ")\n\n";

@@ -114,6 +114,7 @@ std::vector<PipelineStage> NvptxStages(const PipelineOptions& options) {
          gpu.arch = options.arch;
          pm.addNestedPass<mlir::func::FuncOp>(createLowerTileToGpu(gpu));
          pm.addPass(mlir::createGpuKernelOutliningPass());
+         pm.addPass(createAlignWorkgroupBuffers());  // 16 bytes: cp.async targets
          AddCleanup(pm);
        }},
       {"nvvm",

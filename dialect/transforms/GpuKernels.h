@@ -116,7 +116,11 @@ void lowerMapVectorized(mlir::OpBuilder& b, tile::MapOp op, KernelNamer& namer,
 void lowerReduceWarpPerRow(mlir::OpBuilder& b, tile::ReduceOp op, KernelNamer& namer);
 void lowerSoftmaxWarpPerRow(mlir::OpBuilder& b, tile::SoftmaxOp op, KernelNamer& namer);
 void lowerSoftmaxOnline(mlir::OpBuilder& b, tile::SoftmaxOp op, KernelNamer& namer);
+
+/// The tensor-core matmuls: GpuMmaMatmul.cpp. mma_async falls back to the mma_sync kernel at
+/// run time for operands its copies cannot take.
 void lowerMatmulMmaSync(mlir::OpBuilder& b, tile::MatmulOp op, KernelNamer& namer);
+void lowerMatmulMmaAsync(mlir::OpBuilder& b, tile::MatmulOp op, KernelNamer& namer);
 
 /// tile.norm, tile.attention, tile.rope: GpuModelOps.cpp.
 void lowerNorm(mlir::OpBuilder& b, tile::NormOp op, KernelNamer& namer);

@@ -83,11 +83,17 @@ std::vector<KernelSchedule> schedulesFor(mlir::Operation* op) {
              kPerRow}};
   }
   if (llvm::isa<tile::MatmulOp>(op)) {
+    constexpr char kAlongK[] =
+        "each output element accumulates over K in one fixed order; rows only split the grid";
     return {{kMmaSync,
              "tensor cores: mma.sync m16n8k16 (f16/bf16 -> f32) or m16n8k8 (tf32), 64x64 block "
              "tiles of 4 warps, K in order",
-             "each output element accumulates over K in one fixed order; rows only split the "
-             "grid"}};
+             kAlongK},
+            {kMmaAsync,
+             "mma_sync's tensor-core tiles fed by a 3-stage pipeline of 16-byte cp.async copies "
+             "(the mma_sync kernel runs when A or B is not 16-byte aligned or its rows are not "
+             "a multiple of 16 bytes)",
+             kAlongK}};
   }
   return {};
 }
@@ -103,7 +109,14 @@ std::string scheduleDeclines(mlir::Operation* op, llvm::StringRef schedule, llvm
     if (reduce.isArgReduction()) return "argmax and argmin keep the baseline's index tree";
     return "";
   }
-  if (auto matmul = llvm::dyn_cast<tile::MatmulOp>(op)) return matmulDeclines(matmul, arch);
+  if (auto matmul = llvm::dyn_cast<tile::MatmulOp>(op)) {
+    std::string declines = matmulDeclines(matmul, arch);
+    if (declines.empty() && schedule == kMmaAsync &&
+        (matmul.getTransposeA() || matmul.getTransposeB())) {
+      declines = "its copies stage A and B as stored: it needs neither transposed";
+    }
+    return declines;
+  }
   return "";
 }
 

@@ -25,6 +25,8 @@ inline constexpr char kWarpPerRow[] = "warp_per_row";
 inline constexpr char kOnline[] = "online";
 /// matmul: tensor cores (`mma.sync`; f16/bf16 -> f32, tf32) on sm_80+, 64x64 block tiles.
 inline constexpr char kMmaSync[] = "mma_sync";
+/// matmul: as mma_sync, with a 3-stage pipeline of 16-byte cp.async copies into shared memory.
+inline constexpr char kMmaAsync[] = "mma_async";
 
 struct KernelSchedule {
   std::string name;

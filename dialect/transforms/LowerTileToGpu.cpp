@@ -344,6 +344,8 @@ class LowerTileToGpu : public impl::LowerTileToGpuBase<LowerTileToGpu> {
           .Case([&](tile::MatmulOp matmul) {
             if (schedule == device::kMmaSync) {
               device::lowerMatmulMmaSync(b, matmul, namer);
+            } else if (schedule == device::kMmaAsync) {
+              device::lowerMatmulMmaAsync(b, matmul, namer);
             } else {
               lowerMatmul(b, matmul, namer);
             }

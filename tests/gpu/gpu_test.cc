@@ -406,6 +406,38 @@ INSTANTIATE_TEST_SUITE_P(
   return
 })",
                {{3, 45, 70}, {70, 19}, {3, 45, 19}}, 1e-4f, 1e-4f, {Dtype::kBF16, Dtype::kBF16}},
+        OpCase{"matmul_mma_async_f16",  // K 72 and N 40: rows of whole 16-byte copies;
+                                         // the last K stage half outside (zero-filled)
+               R"(func.func @f(%a: memref<?x?xf16>, %b: memref<?x?xf16>, %bias: memref<?xf32>, %c: memref<?x?xf32>) {
+  tile.matmul %a, %b -> %c bias(%bias : memref<?xf32>) activation(relu)
+      {tessera.candidate = "compiled.mma_async"}
+      : memref<?x?xf16>, memref<?x?xf16> -> memref<?x?xf32>
+  return
+})",
+               {{100, 72}, {72, 40}, {40}, {100, 40}}, 1e-4f, 1e-4f,
+               {Dtype::kF16, Dtype::kF16}},
+        OpCase{"matmul_mma_async_tf32",  // 4 floats per copy: K 100, N 36
+               R"(func.func @f(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>) {
+  tile.matmul %a, %b -> %c policy(tf32) {tessera.candidate = "compiled.mma_async"}
+      : memref<?x?xf32>, memref<?x?xf32> -> memref<?x?xf32>
+  return
+})",
+               {{77, 100}, {100, 36}, {77, 36}}, 1e-4f, 1e-4f},
+        OpCase{"batched_matmul_mma_async_bf16",  // a rank-2 B shared by every batch
+               R"(func.func @f(%a: memref<?x?x?xbf16>, %b: memref<?x?xbf16>, %c: memref<?x?x?xbf16>) {
+  tile.matmul %a, %b -> %c {tessera.candidate = "compiled.mma_async"}
+      : memref<?x?x?xbf16>, memref<?x?xbf16> -> memref<?x?x?xbf16>
+  return
+})",
+               {{3, 45, 200}, {200, 24}, {3, 45, 24}}, 1e-2f, 1e-2f,
+               {Dtype::kBF16, Dtype::kBF16, Dtype::kBF16}},
+        OpCase{"matmul_mma_async_falls_back",  // K 77: rows not whole copies, mma_sync runs
+               R"(func.func @f(%a: memref<?x?xf16>, %b: memref<?x?xf16>, %c: memref<?x?xf32>) {
+  tile.matmul %a, %b -> %c {tessera.candidate = "compiled.mma_async"}
+      : memref<?x?xf16>, memref<?x?xf16> -> memref<?x?xf32>
+  return
+})",
+               {{100, 77}, {77, 33}, {100, 33}}, 1e-4f, 1e-4f, {Dtype::kF16, Dtype::kF16}},
         OpCase{"empty",
                R"(func.func @f(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
   tile.softmax %x -> %y : memref<?x?xf32> -> memref<?x?xf32>
@@ -602,6 +634,7 @@ TEST_F(GpuTest, TheArbiterProbesAndTimesTheTensorCoreVariantOnNarrowMatmuls) {
   const std::string decisions = CompileForDecisions(source);
   EXPECT_THAT(decisions, HasSubstr("\"timing_source\": \"CUDA events on a non-default stream\""));
   EXPECT_THAT(decisions, HasSubstr("\"id\": \"compiled.mma_sync\""));
+  EXPECT_THAT(decisions, HasSubstr("\"id\": \"compiled.mma_async\""));
   EXPECT_THAT(decisions, ::testing::Not(HasSubstr("not probed")));
   EXPECT_THAT(decisions, ::testing::Not(HasSubstr("\"gate\": \"accuracy\"")));
 }

@@ -226,12 +226,19 @@ func.func @v(%x: memref<?x?xf32>, %y: memref<?x?xf32>, %s: memref<?xf32>, %m: me
 constexpr char kMmaVariants[] = R"mlir(
 func.func @mm(%a: memref<?x?xf16>, %b: memref<?x?xf16>, %c: memref<?x?xf32>, %bias: memref<?xf32>,
               %ba: memref<?x?xbf16>, %bb: memref<?x?xbf16>, %bc: memref<?x?xbf16>,
-              %fa: memref<?x?xf32>, %fb: memref<?x?xf32>, %fc: memref<?x?xf32>) {
+              %fa: memref<?x?xf32>, %fb: memref<?x?xf32>, %fc: memref<?x?xf32>,
+              %qa: memref<?x?x?xbf16>, %qb: memref<?x?xbf16>, %qc: memref<?x?x?xbf16>) {
   tile.matmul %a, %b -> %c bias(%bias : memref<?xf32>) activation(relu) {delegate = "compiled.mma_sync"}
       : memref<?x?xf16>, memref<?x?xf16> -> memref<?x?xf32>
   tile.matmul %ba, %bb -> %bc {tessera.candidate = "compiled.mma_sync", transpose_b}
       : memref<?x?xbf16>, memref<?x?xbf16> -> memref<?x?xbf16>
   tile.matmul %fa, %fb -> %fc policy(tf32) {tessera.candidate = "compiled.mma_sync", transpose_a}
+      : memref<?x?xf32>, memref<?x?xf32> -> memref<?x?xf32>
+  tile.matmul %a, %b -> %c bias(%bias : memref<?xf32>) activation(gelu) {tessera.candidate = "compiled.mma_async"}
+      : memref<?x?xf16>, memref<?x?xf16> -> memref<?x?xf32>
+  tile.matmul %qa, %qb -> %qc {tessera.candidate = "compiled.mma_async"}
+      : memref<?x?x?xbf16>, memref<?x?xbf16> -> memref<?x?x?xbf16>
+  tile.matmul %fa, %fb -> %fc policy(tf32) {tessera.candidate = "compiled.mma_async"}
       : memref<?x?xf32>, memref<?x?xf32> -> memref<?x?xf32>
   return
 }
@@ -309,8 +316,34 @@ TEST_P(NvptxArchTest, TensorCoreMatmulsUseMmaSyncOnSm80AndNewer) {
                          HasSubstr("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"),
                          HasSubstr("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"),
                          Not(HasSubstr("atom."))));
-  for (const DeviceImage& image : (*compiled)->device_images) ExpectValidImage(image, GetParam());
+  // mma_async: its kernels copy with cp.async into 16-byte aligned stages and wait for all but
+  // the newest group; each falls back to an mma_sync kernel.
+  int async_kernels = 0;
+  for (const DeviceImage& image : (*compiled)->device_images) {
+    ExpectValidImage(image, GetParam());
+    if (image.kernels[0].find("mma_async") == std::string::npos) continue;
+    ++async_kernels;
+    EXPECT_THAT(image.ptx, AllOf(HasSubstr("cp.async.cg.shared.global"),
+                                 HasSubstr("cp.async.commit_group"),
+                                 HasSubstr("cp.async.wait_group \t1"),
+                                 HasSubstr(".shared .align 16"), HasSubstr("mma.sync.aligned")))
+        << image.kernels[0];
+  }
+  EXPECT_EQ(async_kernels, 3);
   ExpectNoSpillsWithinBounds(**compiled, GetParam());
+  // Transposed operands are not staged by copies: forcing mma_async there is refused.
+  auto transposed = Compile(R"mlir(
+func.func @t(%a: memref<?x?xf16>, %b: memref<?x?xf16>, %c: memref<?x?xf32>) {
+  tile.matmul %a, %b -> %c {tessera.candidate = "compiled.mma_async", transpose_b}
+      : memref<?x?xf16>, memref<?x?xf16> -> memref<?x?xf32>
+  return
+}
+)mlir", options);
+  ASSERT_FALSE(transposed.ok());
+  EXPECT_THAT(transposed.status().message(),
+              HasSubstr("the forced candidate 'compiled.mma_async' (attribute "
+                        "`tessera.candidate`) is rejected by the applicability gate: its copies "
+                        "stage A and B as stored: it needs neither transposed"));
 }
 
 // Every arch the compiler lists, Turing to Blackwell.

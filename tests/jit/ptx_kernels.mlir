@@ -35,8 +35,8 @@ func.func @saxpy(%alpha: f32, %x: memref<?xf32>, %y: memref<?xf32>, %out: memref
 // K step, the A row read from shared memory four floats at a time, no fma.
 // CHECK-LABEL: .entry mm_matmul_0(
 // CHECK: .maxntid 16, 16, 1
-// CHECK: .shared .align 4 .b8 __wg_mm_matmul_0_0[1024];
-// CHECK: .shared .align 4 .b8 __wg_mm_matmul_0_1[1024];
+// CHECK: .shared .align 16 .b8 __wg_mm_matmul_0_0[1024];
+// CHECK: .shared .align 16 .b8 __wg_mm_matmul_0_1[1024];
 // CHECK: st.shared.b32
 // CHECK: st.shared.b32
 // CHECK: bar.sync 0;
@@ -55,7 +55,7 @@ func.func @mm(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>) {
 // reduce: 256 threads per output, a 256-float shared buffer and a fixed tree of barriers.
 // CHECK-LABEL: .entry rows_reduce_0(
 // CHECK: .maxntid 256, 1, 1
-// CHECK: .shared .align 4 .b8 __wg_rows_reduce_0_0[1024];
+// CHECK: .shared .align 16 .b8 __wg_rows_reduce_0_0[1024];
 // CHECK: st.shared.b32
 // CHECK-COUNT-8: bar.sync 0;
 // CHECK: st.global.b32
@@ -67,7 +67,7 @@ func.func @rows(%x: memref<?x?xf32>, %y: memref<?xf32>) {
 
 // softmax: exp from libdevice (range reduction around ex2.approx), inlined — no call remains.
 // CHECK-LABEL: .entry probs_softmax_0(
-// CHECK: .shared .align 4 .b8 __wg_probs_softmax_0_0[1024];
+// CHECK: .shared .align 16 .b8 __wg_probs_softmax_0_0[1024];
 // CHECK: bar.sync 0;
 // CHECK: ex2.approx.ftz.f32
 // CHECK: div.rn.f32
