@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "dialect/TileOps.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
@@ -116,11 +117,22 @@ void lowerMapVectorized(mlir::OpBuilder& b, tile::MapOp op, KernelNamer& namer,
 void lowerReduceWarpPerRow(mlir::OpBuilder& b, tile::ReduceOp op, KernelNamer& namer);
 void lowerSoftmaxWarpPerRow(mlir::OpBuilder& b, tile::SoftmaxOp op, KernelNamer& namer);
 void lowerSoftmaxOnline(mlir::OpBuilder& b, tile::SoftmaxOp op, KernelNamer& namer);
+void lowerNormWarpPerRow(mlir::OpBuilder& b, tile::NormOp op, KernelNamer& namer);
 
 /// The tensor-core matmuls: GpuMmaMatmul.cpp. mma_async falls back to the mma_sync kernel at
 /// run time for operands its copies cannot take.
 void lowerMatmulMmaSync(mlir::OpBuilder& b, tile::MatmulOp op, KernelNamer& namer);
 void lowerMatmulMmaAsync(mlir::OpBuilder& b, tile::MatmulOp op, KernelNamer& namer);
+
+/// A per-element term of a row reduction: its f32 value at position `i` of the row.
+using RowTerm = llvm::function_ref<mlir::Value(mlir::OpBuilder&, mlir::Value i)>;
+
+/// tile.norm's statistics of one row from `input` (s at position i) and `rowSum(term)` (the
+/// row's Σ term, as every thread reducing it gets it): the mean (layer norm; null for rms)
+/// and 1 / sqrt(statistic + eps). One definition for the block- and warp-per-row kernels.
+std::pair<mlir::Value, mlir::Value> normRowStatistics(
+    mlir::OpBuilder& b, mlir::Location loc, tile::NormOp op, mlir::Value length, RowTerm input,
+    llvm::function_ref<mlir::Value(RowTerm)> rowSum);
 
 /// tile.norm, tile.attention, tile.rope: GpuModelOps.cpp.
 void lowerNorm(mlir::OpBuilder& b, tile::NormOp op, KernelNamer& namer);

@@ -11,7 +11,8 @@
 //              aligned with rows of a multiple of 16 bytes, else the mma_sync kernel runs.
 // Each output element accumulates over K in one order, the same in both (the same mma.sync
 // sequence on the same values: mma_async rounds its raw TF32 copies in shared memory as
-// mma_sync does when it stages), so the two agree bit for bit; no atomics.
+// mma_sync does when it stages, and pads with +0 as it does), so the two agree bit for bit;
+// no atomics.
 #include <array>
 #include <cassert>
 #include <string>
@@ -228,10 +229,12 @@ llvm::SmallVector<mlir::Value> zeroAccumulators(mlir::OpBuilder& b, mlir::Locati
                                         lowering::f32Constant(b, loc, 0.0f));
 }
 
-/// The byte address of element `indices` of `memref` (identity layout), as i64.
+/// The byte address of element `indices` of `memref` (identity layout: the schedule declines
+/// others), as i64.
 mlir::Value elementAddress(mlir::OpBuilder& b, mlir::Location loc, mlir::Value memref,
                            mlir::ValueRange indices) {
   auto type = llvm::cast<mlir::MemRefType>(memref.getType());
+  assert(type.getLayout().isIdentity() && "mma_async addresses dense row-major memrefs");
   mlir::Value linear = indices[0];
   for (int64_t d = 1; d < type.getRank(); ++d) {
     mlir::Value size = type.isDynamicDim(d)
@@ -259,11 +262,12 @@ void copyAsync(mlir::OpBuilder& b, mlir::Location loc, mlir::Value staged,
       loc, inside, elementAddress(b, loc, source, sourceIndex), first);
   mlir::Value bytes = b.create<mlir::arith::SelectOp>(loc, inside, i32Constant(b, loc, kCopyBytes),
                                                       i32Constant(b, loc, 0));
-  // A generic address of global memory is its global address (CUDA's identity window).
+  // The kernel's memrefs hold generic pointers: back to one, then cast to the global space.
   mlir::Value sharedPointer = b.create<mlir::LLVM::IntToPtrOp>(
       loc, mlir::LLVM::LLVMPointerType::get(context, 3), destination);
-  mlir::Value globalPointer = b.create<mlir::LLVM::IntToPtrOp>(
-      loc, mlir::LLVM::LLVMPointerType::get(context, 1), from);
+  mlir::Value globalPointer = b.create<mlir::LLVM::AddrSpaceCastOp>(
+      loc, mlir::LLVM::LLVMPointerType::get(context, 1),
+      b.create<mlir::LLVM::IntToPtrOp>(loc, mlir::LLVM::LLVMPointerType::get(context), from));
   mlir::NVVM::CpAsyncOp::create(b, loc, sharedPointer, globalPointer, kCopyBytes,
                                 mlir::NVVM::LoadCacheModifierKind::CG, bytes);
 }
@@ -450,6 +454,9 @@ void lowerMatmulMmaAsync(mlir::OpBuilder& b, tile::MatmulOp op, KernelNamer& nam
                           in.create<mlir::arith::AndIOp>(loc, lessThan(in, loc, kbIndex, t.k),
                                                          lessThan(in, loc, column, t.n)));
               };
+              // A block whose grid was clamped loops on to another tile: no copy of this one
+              // may land while a slower warp still multiplies the last stage of the previous.
+              kb.create<mlir::gpu::BarrierOp>(loc);
               // The prologue: stages 0 .. kMmaStages - 2 in flight, one commit group each
               // (empty past the last stage, so that every thread counts groups alike).
               for (int64_t s = 0; s + 1 < kMmaStages; ++s) {

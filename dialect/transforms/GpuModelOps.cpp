@@ -1,11 +1,13 @@
 // The device lowering of the model ops:
 //   norm       one 256-thread block per row: block sums (fixed tree) of s, then of the centred
-//              squares (layer) or of the squares (rms), then a strided write
+//              squares (layer) or of the squares (rms), then a strided write (its
+//              warp-per-row variant is in GpuVariants.cpp)
 //   attention  one 256-thread block per query row: keys in blocks of 256 (one score per
 //              thread), an online softmax across blocks (block max, rescale, block sum), each
 //              thread accumulating output columns d = thread, thread + 256, ...
 //   rope       one thread per rotated pair
 #include <limits>
+#include <tuple>
 
 #include "dialect/transforms/GpuKernels.h"
 #include "dialect/transforms/TileSemantics.h"
@@ -42,12 +44,36 @@ void launchPerRow(mlir::OpBuilder& b, mlir::Location loc, llvm::ArrayRef<mlir::V
 
 }  // namespace
 
+std::pair<mlir::Value, mlir::Value> normRowStatistics(
+    mlir::OpBuilder& b, mlir::Location loc, tile::NormOp op, mlir::Value length, RowTerm input,
+    llvm::function_ref<mlir::Value(RowTerm)> rowSum) {
+  mlir::Value count = lowering::countAsF32(b, loc, length);
+  mlir::Value mean;
+  mlir::Value statistic;
+  if (op.getKind() == tile::NormKind::layer) {
+    mean = b.create<mlir::arith::DivFOp>(loc, rowSum(input), count);
+    statistic = b.create<mlir::arith::DivFOp>(
+        loc, rowSum([&](mlir::OpBuilder& in, mlir::Value i) -> mlir::Value {
+          mlir::Value centered = in.create<mlir::arith::SubFOp>(loc, input(in, i), mean);
+          return in.create<mlir::arith::MulFOp>(loc, centered, centered);
+        }),
+        count);
+  } else {
+    statistic = b.create<mlir::arith::DivFOp>(
+        loc, rowSum([&](mlir::OpBuilder& in, mlir::Value i) -> mlir::Value {
+          mlir::Value s = input(in, i);
+          return in.create<mlir::arith::MulFOp>(loc, s, s);
+        }),
+        count);
+  }
+  return {mean, lowering::normScale(b, loc, op, statistic)};
+}
+
 void lowerNorm(mlir::OpBuilder& b, tile::NormOp op, KernelNamer& namer) {
   mlir::Location loc = op.getLoc();
   auto sizes = memrefSizes(b, loc, op.getInput());
   mlir::Value length = sizes.back();
   auto rowSizes = llvm::ArrayRef<mlir::Value>(sizes).drop_back();
-  const bool layer = op.getKind() == tile::NormKind::layer;
   mlir::Value work = b.create<mlir::arith::MulIOp>(loc, lowering::product(b, loc, rowSizes), length);
   ifThen(b, loc, lessThan(b, loc, indexConstant(b, loc, 0), work), [&](mlir::OpBuilder& guarded) {
     launchPerRow(guarded, loc, rowSizes, {workgroupBuffer(guarded, {kBlockSize}, guarded.getF32Type())},
@@ -55,11 +81,7 @@ void lowerNorm(mlir::OpBuilder& b, tile::NormOp op, KernelNamer& namer) {
                  [&](mlir::OpBuilder& k, mlir::gpu::LaunchOp l, llvm::ArrayRef<mlir::Value> row) {
       mlir::Value thread = l.getThreadIds().x;
       mlir::Value scratch = l.getWorkgroupAttributions()[0];
-      mlir::Value count = lowering::countAsF32(k, loc, length);
-      auto sumAt = [&](mlir::OpBuilder& in, mlir::Value i) {
-        return lowering::normInput(in, loc, op, append(row, i));
-      };
-      auto blockSum = [&](llvm::function_ref<mlir::Value(mlir::OpBuilder&, mlir::Value)> term) {
+      auto blockSum = [&](RowTerm term) {
         mlir::Value partial = foldStrided(
             k, loc, thread, length, f32Constant(k, loc, 0.0f),
             [&](mlir::OpBuilder& in, mlir::Value accumulator, mlir::Value i) -> mlir::Value {
@@ -67,26 +89,11 @@ void lowerNorm(mlir::OpBuilder& b, tile::NormOp op, KernelNamer& namer) {
             });
         return blockReduce(k, loc, tile::ReduceKind::sum, scratch, thread, partial);
       };
-      mlir::Value mean;
-      mlir::Value statistic;
-      if (layer) {
-        mean = k.create<mlir::arith::DivFOp>(
-            loc, blockSum([&](mlir::OpBuilder& in, mlir::Value i) { return sumAt(in, i); }), count);
-        statistic = k.create<mlir::arith::DivFOp>(
-            loc, blockSum([&](mlir::OpBuilder& in, mlir::Value i) -> mlir::Value {
-              mlir::Value centered = in.create<mlir::arith::SubFOp>(loc, sumAt(in, i), mean);
-              return in.create<mlir::arith::MulFOp>(loc, centered, centered);
-            }),
-            count);
-      } else {
-        statistic = k.create<mlir::arith::DivFOp>(
-            loc, blockSum([&](mlir::OpBuilder& in, mlir::Value i) -> mlir::Value {
-              mlir::Value s = sumAt(in, i);
-              return in.create<mlir::arith::MulFOp>(loc, s, s);
-            }),
-            count);
-      }
-      mlir::Value scale = lowering::normScale(k, loc, op, statistic);
+      auto sumAt = [&](mlir::OpBuilder& in, mlir::Value i) {
+        return lowering::normInput(in, loc, op, append(row, i));
+      };
+      mlir::Value mean, scale;
+      std::tie(mean, scale) = normRowStatistics(k, loc, op, length, sumAt, blockSum);
       k.create<mlir::scf::ForOp>(
           loc, thread, length, indexConstant(k, loc, kBlockSize), mlir::ValueRange{},
           [&](mlir::OpBuilder& in, mlir::Location, mlir::Value i, mlir::ValueRange) {

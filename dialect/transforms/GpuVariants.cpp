@@ -9,10 +9,13 @@
 //   reduce   warp_per_row: 8 warps per block, one output element per warp, lanes strided by
 //            32, a 5-step xor butterfly of warp shuffles
 //   softmax  warp_per_row: as reduce (max, then the sum of exp), no shared memory;
+//   norm     warp_per_row: as reduce (layer: the mean, then the centred squares; rms: the
+//            squares), then the lanes write the row;
 //            online: one block per row, each thread folds a running (max, sum) in one pass,
 //            a fixed tree combines the pairs, then the write pass
 // The tensor-core matmuls (mma_sync, mma_async) are in GpuMmaMatmul.cpp.
 #include <limits>
+#include <tuple>
 
 #include "dialect/transforms/GpuKernels.h"
 #include "dialect/transforms/TileSemantics.h"
@@ -335,6 +338,42 @@ void lowerSoftmaxWarpPerRow(mlir::OpBuilder& b, tile::SoftmaxOp op, KernelNamer&
           kWarp);
       mlir::Value sum = warpReduce(k, loc, tile::ReduceKind::sum, partialSum);
       writeSoftmaxRow(k, loc, op, row, lane, kWarp, length, max, sum);
+    });
+  });
+}
+
+void lowerNormWarpPerRow(mlir::OpBuilder& b, tile::NormOp op, KernelNamer& namer) {
+  mlir::Location loc = op.getLoc();
+  auto sizes = lowering::memrefSizes(b, loc, op.getInput());
+  mlir::Value length = sizes.back();
+  auto rowSizes = llvm::ArrayRef<mlir::Value>(sizes).drop_back();
+  mlir::Value rows = lowering::product(b, loc, rowSizes);
+  mlir::Value work = b.create<mlir::arith::MulIOp>(loc, rows, length);
+  ifThen(b, loc, lessThan(b, loc, indexConstant(b, loc, 0), work), [&](mlir::OpBuilder& guarded) {
+    launchPerWarp(guarded, loc, rows, namer.next("norm_warp_per_row"),
+                  [&](mlir::OpBuilder& k, mlir::Value lane, mlir::Value unit) {
+      auto row = lowering::delinearize(k, loc, unit, rowSizes);
+      auto input = [&](mlir::OpBuilder& in, mlir::Value i) {
+        return lowering::normInput(in, loc, op, lowering::append(row, i));
+      };
+      auto warpSum = [&](RowTerm term) {
+        mlir::Value partial = foldStrided(
+            k, loc, lane, length, lowering::f32Constant(k, loc, 0.0f),
+            [&](mlir::OpBuilder& in, mlir::Value accumulator, mlir::Value i) -> mlir::Value {
+              return in.create<mlir::arith::AddFOp>(loc, accumulator, term(in, i));
+            },
+            kWarp);
+        return warpReduce(k, loc, tile::ReduceKind::sum, partial);
+      };
+      mlir::Value mean, scale;
+      std::tie(mean, scale) = normRowStatistics(k, loc, op, length, input, warpSum);
+      k.create<mlir::scf::ForOp>(
+          loc, lane, length, indexConstant(k, loc, kWarp), mlir::ValueRange{},
+          [&](mlir::OpBuilder& in, mlir::Location l, mlir::Value i, mlir::ValueRange) {
+            lowering::normStore(in, loc, op, lowering::append(row, i), i, input(in, i), mean,
+                                scale);
+            in.create<mlir::scf::YieldOp>(l);
+          });
     });
   });
 }

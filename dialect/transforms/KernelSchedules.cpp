@@ -82,6 +82,11 @@ std::vector<KernelSchedule> schedulesFor(mlir::Operation* op) {
             {kOnline, "one block per row, running max and sum in one pass, then the write",
              kPerRow}};
   }
+  if (llvm::isa<tile::NormOp>(op)) {
+    return {{kWarpPerRow,
+             "one warp per row: its sums by a fixed butterfly of warp shuffles, then the write",
+             kPerRow}};
+  }
   if (llvm::isa<tile::MatmulOp>(op)) {
     constexpr char kAlongK[] =
         "each output element accumulates over K in one fixed order; rows only split the grid";
@@ -111,9 +116,15 @@ std::string scheduleDeclines(mlir::Operation* op, llvm::StringRef schedule, llvm
   }
   if (auto matmul = llvm::dyn_cast<tile::MatmulOp>(op)) {
     std::string declines = matmulDeclines(matmul, arch);
-    if (declines.empty() && schedule == kMmaAsync &&
-        (matmul.getTransposeA() || matmul.getTransposeB())) {
-      declines = "its copies stage A and B as stored: it needs neither transposed";
+    if (declines.empty() && schedule == kMmaAsync) {
+      auto dense = [](mlir::Value value) {
+        return llvm::cast<mlir::MemRefType>(value.getType()).getLayout().isIdentity();
+      };
+      if (matmul.getTransposeA() || matmul.getTransposeB()) {
+        declines = "its copies stage A and B as stored: it needs neither transposed";
+      } else if (!dense(matmul.getLhs()) || !dense(matmul.getRhs())) {
+        declines = "its copies address A and B as dense row-major memrefs";
+      }
     }
     return declines;
   }

@@ -359,7 +359,13 @@ class LowerTileToGpu : public impl::LowerTileToGpuBase<LowerTileToGpu> {
               lowerSoftmax(b, softmax, namer);
             }
           })
-          .Case([&](tile::NormOp norm) { device::lowerNorm(b, norm, namer); })
+          .Case([&](tile::NormOp norm) {
+            if (schedule == device::kWarpPerRow) {
+              device::lowerNormWarpPerRow(b, norm, namer);
+            } else {
+              device::lowerNorm(b, norm, namer);
+            }
+          })
           .Case([&](tile::AttentionOp attention) { device::lowerAttention(b, attention, namer); })
           .Case([&](tile::RopeOp rope) { device::lowerRope(b, rope, namer); });
       op->erase();

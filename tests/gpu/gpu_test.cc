@@ -349,6 +349,14 @@ INSTANTIATE_TEST_SUITE_P(
   return
 })",
                {{65, 5000}, {65, 5000}}, 1e-7f, 1e-5f},
+        OpCase{"norm_warp_per_row",  // rows of 37 and of 3001: one warp each, lanes strided
+               R"(func.func @f(%x: memref<?x?xf32>, %r: memref<?x?xf32>, %w: memref<?xf32>, %b: memref<?xf32>, %y: memref<?x?xf32>, %h: memref<?x?xf32>, %z: memref<?x?xf32>) {
+  tile.norm rms %x residual(%r : memref<?x?xf32>) -> %y residual_out(%h : memref<?x?xf32>) weight(%w : memref<?xf32>) {tessera.candidate = "compiled.warp_per_row"} : memref<?x?xf32> -> memref<?x?xf32>
+  tile.norm layer %x -> %z weight(%w : memref<?xf32>) bias(%b : memref<?xf32>) {tessera.candidate = "compiled.warp_per_row"} : memref<?x?xf32> -> memref<?x?xf32>
+  return
+})",
+               {{129, 3001}, {129, 3001}, {3001}, {3001}, {129, 3001}, {129, 3001}, {129, 3001}},
+               1e-5f, 1e-4f},
         OpCase{"matmul_mma_sync_tf32",  // ragged in M, N and K; both sides round to TF32
                R"(func.func @f(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %bias: memref<?xf32>, %c: memref<?x?xf32>) {
   tile.matmul %a, %b -> %c bias(%bias : memref<?xf32>) activation(relu) policy(tf32)
@@ -431,6 +439,16 @@ INSTANTIATE_TEST_SUITE_P(
 })",
                {{3, 45, 200}, {200, 24}, {3, 45, 24}}, 1e-2f, 1e-2f,
                {Dtype::kBF16, Dtype::kBF16, Dtype::kBF16}},
+        OpCase{"batched_matmul_mma_async_looping_blocks",  // 65537 batches: past the grid's
+                                                         // z limit, blocks loop over tiles;
+                                                         // K 16: one stage per tile
+               R"(func.func @f(%a: memref<?x?x?xbf16>, %b: memref<?x?xbf16>, %c: memref<?x?x?xf32>) {
+  tile.matmul %a, %b -> %c {tessera.candidate = "compiled.mma_async"}
+      : memref<?x?x?xbf16>, memref<?x?xbf16> -> memref<?x?x?xf32>
+  return
+})",
+               {{65537, 16, 16}, {16, 16}, {65537, 16, 16}}, 1e-4f, 1e-4f,
+               {Dtype::kBF16, Dtype::kBF16}},
         OpCase{"matmul_mma_async_falls_back",  // K 77: rows not whole copies, mma_sync runs
                R"(func.func @f(%a: memref<?x?xf16>, %b: memref<?x?xf16>, %c: memref<?x?xf32>) {
   tile.matmul %a, %b -> %c {tessera.candidate = "compiled.mma_async"}
@@ -651,6 +669,7 @@ TEST_F(GpuTest, TheArbiterProbesAndTimesTheVariantsOfMapReduceAndSoftmax) {
   }
   tile.softmax %x -> %y : memref<?x?xf32> -> memref<?x?xf32>
   tile.reduce sum %x -> %s axis = 1 : memref<?x?xf32> -> memref<?xf32>
+  tile.norm rms %x -> %z weight(%s : memref<?xf32>) : memref<?x?xf32> -> memref<?x?xf32>
   return
 })";
   const std::string decisions = CompileForDecisions(source);

@@ -219,6 +219,8 @@ func.func @v(%x: memref<?x?xf32>, %y: memref<?x?xf32>, %s: memref<?xf32>, %m: me
   tile.reduce max %x -> %m axis = 0 {tessera.candidate = "compiled.warp_per_row"} : memref<?x?xf32> -> memref<?xf32>
   tile.softmax %x -> %p {tessera.candidate = "compiled.warp_per_row"} : memref<?x?xf32> -> memref<?x?xf32>
   tile.softmax %x -> %q {tessera.candidate = "compiled.online"} : memref<?x?xf32> -> memref<?x?xf32>
+  tile.norm rms %x residual(%y : memref<?x?xf32>) -> %p residual_out(%q : memref<?x?xf32>) weight(%s : memref<?xf32>) {tessera.candidate = "compiled.warp_per_row"} : memref<?x?xf32> -> memref<?x?xf32>
+  tile.norm layer %x -> %p weight(%s : memref<?xf32>) bias(%m : memref<?xf32>) {tessera.candidate = "compiled.warp_per_row"} : memref<?x?xf32> -> memref<?x?xf32>
   return
 }
 )mlir";
@@ -273,7 +275,8 @@ TEST_P(NvptxArchTest, KernelVariantsHaveTheirInstructionsAndAssembleWithoutSpill
   EXPECT_THAT(kernels, ElementsAre("v_map_vectorized_0", "v_map_1", "v_map_vectorized_2",
                                    "v_map_3", "v_reduce_warp_per_row_4",
                                    "v_reduce_warp_per_row_5", "v_softmax_warp_per_row_6",
-                                   "v_softmax_online_7"));
+                                   "v_softmax_online_7", "v_norm_warp_per_row_8",
+                                   "v_norm_warp_per_row_9"));
   for (const DeviceImage& image : module->device_images) {
     const std::string& kernel = image.kernels[0];
     if (kernel.find("map_vectorized") != std::string::npos) {
