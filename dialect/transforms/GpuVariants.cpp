@@ -6,9 +6,12 @@
 //            step), grid-stride over at most kMaxVectorBlocks blocks; the launch site checks
 //            at run time that every operand is 16-byte aligned and of the output's sizes, else
 //            the baseline kernel runs
-//   reduce   warp_per_row: 8 warps per block, one output element per warp, lanes strided by
-//            32, a 5-step xor butterfly of warp shuffles
-//   softmax  warp_per_row: as reduce (max, then the sum of exp), no shared memory;
+//   reduce   warp_per_row: 8 warps per block, one output element per warp, a 5-step xor
+//            butterfly of warp shuffles; along the last axis each lane folds chunks of one
+//            128-bit load (4 x 32-bit, 8 x 16-bit) strided by 32 chunks — with vector loads
+//            when the launch site finds the input 16-byte aligned and rows of whole chunks,
+//            else element by element in the same order; along another axis lanes stride by 32
+//   softmax  warp_per_row: as reduce along rows (max, then the sum of exp), no shared memory;
 //   norm     warp_per_row: as reduce (layer: the mean, then the centred squares; rms: the
 //            squares), then the lanes write the row;
 //            online: one block per row, each thread folds a running (max, sum) in one pass,
@@ -107,6 +110,95 @@ std::pair<mlir::Value, mlir::Value> combineSoftmaxStates(mlir::OpBuilder& b, mli
   mlir::Value otherScaled = b.create<mlir::arith::MulFOp>(
       loc, otherSum, lowering::softmaxCorrection(b, loc, otherMax, newMax));
   return {newMax, b.create<mlir::arith::AddFOp>(loc, scaled, otherScaled)};
+}
+
+/// Elements of `memref` per 128-bit load along its rows: 4 (32-bit) or 8 (16-bit); 1 for other
+/// element types or a layout that is not dense row-major (element by element).
+int64_t rowChunkOf(mlir::Value memref) {
+  auto type = llvm::cast<mlir::MemRefType>(memref.getType());
+  if (!type.getLayout().isIdentity() || !llvm::isa<mlir::FloatType>(type.getElementType())) {
+    return 1;
+  }
+  const unsigned bits = type.getElementType().getIntOrFloatBitWidth();
+  return bits == 16 || bits == 32 ? kVectorBytes * 8 / static_cast<int64_t>(bits) : 1;
+}
+
+/// Runs `body(builder, vectorized)` for the rows of `input` (each `length` long): with true
+/// under an scf.if that `input` is 16-byte aligned and `length` a multiple of `chunk` (so every
+/// chunk of every row is one aligned 128-bit load), with false otherwise; once with false when
+/// `chunk` is 1.
+void forRowLoads(mlir::OpBuilder& b, mlir::Location loc, mlir::Value input, mlir::Value length,
+                 int64_t chunk, llvm::function_ref<void(mlir::OpBuilder&, bool)> body) {
+  if (chunk == 1) {
+    body(b, false);
+    return;
+  }
+  mlir::Value zero = indexConstant(b, loc, 0);
+  mlir::Value pointer = b.create<mlir::memref::ExtractAlignedPointerAsIndexOp>(loc, input);
+  mlir::Value aligned = equal(
+      b, loc, b.create<mlir::arith::AndIOp>(loc, pointer, indexConstant(b, loc, kVectorBytes - 1)),
+      zero);
+  mlir::Value whole = equal(
+      b, loc, b.create<mlir::arith::RemUIOp>(loc, length, indexConstant(b, loc, chunk)), zero);
+  b.create<mlir::scf::IfOp>(
+      loc, b.create<mlir::arith::AndIOp>(loc, aligned, whole),
+      [&](mlir::OpBuilder& then, mlir::Location l) {
+        body(then, true);
+        then.create<mlir::scf::YieldOp>(l);
+      },
+      [&](mlir::OpBuilder& otherwise, mlir::Location l) {
+        body(otherwise, false);
+        otherwise.create<mlir::scf::YieldOp>(l);
+      });
+}
+
+/// One lane's fold of `step` over row `row` of `input` (all indices but the last; the row is
+/// `length` long): the chunks of `chunk` consecutive elements starting at chunk·c for c = lane,
+/// lane + 32, ..., each in index order, as f32. `vectorized` reads a chunk with one 128-bit
+/// load (forRowLoads checked it may); otherwise each element alone, bounds-checked — in the
+/// same order, so the two agree bit for bit.
+mlir::Value foldRowChunks(
+    mlir::OpBuilder& b, mlir::Location loc, mlir::Value input, llvm::ArrayRef<mlir::Value> row,
+    mlir::Value lane, mlir::Value length, int64_t chunk, bool vectorized, mlir::Value init,
+    llvm::function_ref<mlir::Value(mlir::OpBuilder&, mlir::Value, mlir::Value)> step) {
+  mlir::Type element = llvm::cast<mlir::MemRefType>(input.getType()).getElementType();
+  mlir::Type f32 = b.getF32Type();
+  mlir::Value chunks = lowering::ceilDiv(b, loc, length, chunk);
+  auto loop = b.create<mlir::scf::ForOp>(
+      loc, lane, chunks, indexConstant(b, loc, kWarp), mlir::ValueRange{init},
+      [&](mlir::OpBuilder& in, mlir::Location l, mlir::Value c, mlir::ValueRange iters) {
+        mlir::Value first = in.create<mlir::arith::MulIOp>(loc, c, indexConstant(in, loc, chunk));
+        mlir::Value accumulator = iters.front();
+        if (vectorized) {
+          mlir::Value vector = in.create<mlir::vector::LoadOp>(
+              loc, mlir::VectorType::get({chunk}, element), input,
+              lowering::insertAt(row, row.size(), first), /*nontemporal=*/false,
+              llvm::MaybeAlign(kVectorBytes));
+          for (int64_t j = 0; j < chunk; ++j) {
+            mlir::Value x = lowering::convertFloat(
+                in, loc, in.create<mlir::vector::ExtractOp>(loc, vector, j), f32);
+            accumulator = step(in, accumulator, x);
+          }
+        } else {
+          for (int64_t j = 0; j < chunk; ++j) {
+            mlir::Value i = first;
+            if (j > 0) i = in.create<mlir::arith::AddIOp>(loc, first, indexConstant(in, loc, j));
+            auto inside = in.create<mlir::scf::IfOp>(
+                loc, lessThan(in, loc, i, length),
+                [&](mlir::OpBuilder& then, mlir::Location l2) {
+                  mlir::Value x =
+                      lowering::loadAsF32(then, loc, input, lowering::insertAt(row, row.size(), i));
+                  then.create<mlir::scf::YieldOp>(l2, step(then, accumulator, x));
+                },
+                [&](mlir::OpBuilder& otherwise, mlir::Location l2) {
+                  otherwise.create<mlir::scf::YieldOp>(l2, accumulator);
+                });
+            accumulator = inside.getResult(0);
+          }
+        }
+        in.create<mlir::scf::YieldOp>(l, accumulator);
+      });
+  return loop.getResult(0);
 }
 
 }  // namespace
@@ -246,18 +338,30 @@ void lowerReduceWarpPerRow(mlir::OpBuilder& b, tile::ReduceOp op, KernelNamer& n
   mlir::Type outputElement =
       llvm::cast<mlir::MemRefType>(op.getOutput().getType()).getElementType();
   mlir::Value zero = indexConstant(b, loc, 0);
+  // Along the last axis the rows are contiguous: lanes take chunks of one 128-bit load each.
+  const bool rows = axis + 1 == static_cast<int64_t>(inputSizes.size());
+  const int64_t chunk = rows ? rowChunkOf(op.getInput()) : 1;
   ifThen(b, loc, lessThan(b, loc, zero, outputs), [&](mlir::OpBuilder& guarded) {
-    launchPerWarp(guarded, loc, outputs, namer.next("reduce_warp_per_row"),
+   forRowLoads(guarded, loc, op.getInput(), count, chunk, [&](mlir::OpBuilder& site, bool vectorized) {
+    launchPerWarp(site, loc, outputs,
+                  namer.next(vectorized ? "reduce_warp_per_row_vector" : "reduce_warp_per_row"),
                   [&](mlir::OpBuilder& k, mlir::Value lane, mlir::Value unit) {
       auto outer = lowering::delinearize(k, loc, unit, outerSizes);
-      mlir::Value partial = foldStrided(
-          k, loc, lane, count, lowering::reductionIdentity(k, loc, kind),
-          [&](mlir::OpBuilder& in, mlir::Value accumulator, mlir::Value r) {
-            mlir::Value value =
-                lowering::loadAsF32(in, loc, op.getInput(), lowering::insertAt(outer, axis, r));
-            return lowering::reductionCombine(in, loc, kind, accumulator, value);
-          },
-          kWarp);
+      auto combine = [&](mlir::OpBuilder& in, mlir::Value accumulator, mlir::Value value) {
+        return lowering::reductionCombine(in, loc, kind, accumulator, value);
+      };
+      mlir::Value identity = lowering::reductionIdentity(k, loc, kind);
+      mlir::Value partial =
+          rows ? foldRowChunks(k, loc, op.getInput(), outer, lane, count, chunk, vectorized,
+                               identity, combine)
+               : foldStrided(
+                     k, loc, lane, count, identity,
+                     [&](mlir::OpBuilder& in, mlir::Value accumulator, mlir::Value r) {
+                       return combine(in, accumulator,
+                                      lowering::loadAsF32(in, loc, op.getInput(),
+                                                          lowering::insertAt(outer, axis, r)));
+                     },
+                     kWarp);
       mlir::Value total = warpReduce(k, loc, kind, partial);
       mlir::Value result = lowering::convertFloat(
           k, loc, lowering::reductionFinalize(k, loc, kind, total, count), outputElement);
@@ -267,6 +371,7 @@ void lowerReduceWarpPerRow(mlir::OpBuilder& b, tile::ReduceOp op, KernelNamer& n
         in.create<mlir::memref::StoreOp>(loc, result, op.getOutput(), outIndex);
       });
     });
+   });
   });
 }
 
@@ -315,29 +420,31 @@ void lowerSoftmaxWarpPerRow(mlir::OpBuilder& b, tile::SoftmaxOp op, KernelNamer&
   mlir::Location loc = op.getLoc();
   forSoftmaxWork(b, op, [&](mlir::OpBuilder& guarded, mlir::Value rows, mlir::Value length,
                             llvm::ArrayRef<mlir::Value> rowSizes) {
-    launchPerWarp(guarded, loc, rows, namer.next("softmax_warp_per_row"),
-                  [&](mlir::OpBuilder& k, mlir::Value lane, mlir::Value unit) {
-      auto row = lowering::delinearize(k, loc, unit, rowSizes);
-      auto load = [&](mlir::OpBuilder& in, mlir::Value i) {
-        return lowering::loadAsF32(in, loc, op.getInput(), lowering::insertAt(row, row.size(), i));
-      };
-      mlir::Value partialMax = foldStrided(
-          k, loc, lane, length, lowering::reductionIdentity(k, loc, tile::ReduceKind::max),
-          [&](mlir::OpBuilder& in, mlir::Value accumulator, mlir::Value i) {
-            return lowering::reductionCombine(in, loc, tile::ReduceKind::max, accumulator,
-                                              load(in, i));
-          },
-          kWarp);
-      mlir::Value max = warpReduce(k, loc, tile::ReduceKind::max, partialMax);
-      mlir::Value partialSum = foldStrided(
-          k, loc, lane, length, lowering::reductionIdentity(k, loc, tile::ReduceKind::sum),
-          [&](mlir::OpBuilder& in, mlir::Value accumulator, mlir::Value i) {
-            return in.create<mlir::arith::AddFOp>(
-                loc, accumulator, lowering::softmaxWeight(in, loc, load(in, i), max));
-          },
-          kWarp);
-      mlir::Value sum = warpReduce(k, loc, tile::ReduceKind::sum, partialSum);
-      writeSoftmaxRow(k, loc, op, row, lane, kWarp, length, max, sum);
+    const int64_t chunk = rowChunkOf(op.getInput());
+    forRowLoads(guarded, loc, op.getInput(), length, chunk,
+                [&](mlir::OpBuilder& site, bool vectorized) {
+      launchPerWarp(
+          site, loc, rows,
+          namer.next(vectorized ? "softmax_warp_per_row_vector" : "softmax_warp_per_row"),
+          [&](mlir::OpBuilder& k, mlir::Value lane, mlir::Value unit) {
+        auto row = lowering::delinearize(k, loc, unit, rowSizes);
+        mlir::Value partialMax = foldRowChunks(
+            k, loc, op.getInput(), row, lane, length, chunk, vectorized,
+            lowering::reductionIdentity(k, loc, tile::ReduceKind::max),
+            [&](mlir::OpBuilder& in, mlir::Value accumulator, mlir::Value x) {
+              return lowering::reductionCombine(in, loc, tile::ReduceKind::max, accumulator, x);
+            });
+        mlir::Value max = warpReduce(k, loc, tile::ReduceKind::max, partialMax);
+        mlir::Value partialSum = foldRowChunks(
+            k, loc, op.getInput(), row, lane, length, chunk, vectorized,
+            lowering::reductionIdentity(k, loc, tile::ReduceKind::sum),
+            [&](mlir::OpBuilder& in, mlir::Value accumulator, mlir::Value x) -> mlir::Value {
+              return in.create<mlir::arith::AddFOp>(loc, accumulator,
+                                                    lowering::softmaxWeight(in, loc, x, max));
+            });
+        mlir::Value sum = warpReduce(k, loc, tile::ReduceKind::sum, partialSum);
+        writeSoftmaxRow(k, loc, op, row, lane, kWarp, length, max, sum);
+      });
     });
   });
 }

@@ -337,12 +337,28 @@ INSTANTIATE_TEST_SUITE_P(
   return
 })",
                {{129, 3001}, {129}, {3001}, {129}}, 1e-4f, 1e-5f},
-        OpCase{"softmax_warp_per_row",
+        OpCase{"softmax_warp_per_row",  // rows of 37: not whole 128-bit chunks, element-wise
                R"(func.func @f(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
   tile.softmax %x -> %y {tessera.candidate = "compiled.warp_per_row"} : memref<?x?xf32> -> memref<?x?xf32>
   return
 })",
                {{300, 37}, {300, 37}}, 1e-7f, 1e-5f},
+        OpCase{"reduce_warp_per_row_vector_loads",  // rows of 3000 f32, 1000 f16: 128-bit loads
+               R"(func.func @f(%x: memref<?x?xf32>, %s: memref<?xf32>, %h: memref<?x?xf16>, %m: memref<?xf32>) {
+  tile.reduce sum %x -> %s axis = 1 {tessera.candidate = "compiled.warp_per_row"} : memref<?x?xf32> -> memref<?xf32>
+  tile.reduce mean %h -> %m axis = 1 {tessera.candidate = "compiled.warp_per_row"} : memref<?x?xf16> -> memref<?xf32>
+  return
+})",
+               {{129, 3000}, {129}, {77, 1000}, {77}}, 1e-4f, 1e-5f,
+               {Dtype::kF32, Dtype::kF32, Dtype::kF16, Dtype::kF32}},
+        OpCase{"softmax_warp_per_row_vector_loads",  // f16 results: one f16 ulp apart at most
+               R"(func.func @f(%x: memref<?x?xf32>, %p: memref<?x?xf32>, %h: memref<?x?xf16>, %q: memref<?x?xf16>) {
+  tile.softmax %x -> %p {tessera.candidate = "compiled.warp_per_row"} : memref<?x?xf32> -> memref<?x?xf32>
+  tile.softmax %h -> %q {tessera.candidate = "compiled.warp_per_row"} : memref<?x?xf16> -> memref<?x?xf16>
+  return
+})",
+               {{129, 3000}, {129, 3000}, {77, 1000}, {77, 1000}}, 1e-7f, 2e-3f,
+               {Dtype::kF32, Dtype::kF32, Dtype::kF16, Dtype::kF16}},
         OpCase{"softmax_online",
                R"(func.func @f(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
   tile.softmax %x -> %y {tessera.candidate = "compiled.online"} : memref<?x?xf32> -> memref<?x?xf32>

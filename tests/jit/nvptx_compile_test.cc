@@ -272,11 +272,13 @@ TEST_P(NvptxArchTest, KernelVariantsHaveTheirInstructionsAndAssembleWithoutSpill
     for (const std::string& kernel : image.kernels) kernels.push_back(kernel);
   }
   // The vectorized maps keep the baseline for unaligned or mismatched operands.
+  // So do the row reductions read with 128-bit loads: each has its element-wise kernel beside.
   EXPECT_THAT(kernels, ElementsAre("v_map_vectorized_0", "v_map_1", "v_map_vectorized_2",
-                                   "v_map_3", "v_reduce_warp_per_row_4",
-                                   "v_reduce_warp_per_row_5", "v_softmax_warp_per_row_6",
-                                   "v_softmax_online_7", "v_norm_warp_per_row_8",
-                                   "v_norm_warp_per_row_9"));
+                                   "v_map_3", "v_reduce_warp_per_row_vector_4",
+                                   "v_reduce_warp_per_row_5", "v_reduce_warp_per_row_6",
+                                   "v_softmax_warp_per_row_vector_7", "v_softmax_warp_per_row_8",
+                                   "v_softmax_online_9", "v_norm_warp_per_row_10",
+                                   "v_norm_warp_per_row_11"));
   for (const DeviceImage& image : module->device_images) {
     const std::string& kernel = image.kernels[0];
     if (kernel.find("map_vectorized") != std::string::npos) {
@@ -286,6 +288,9 @@ TEST_P(NvptxArchTest, KernelVariantsHaveTheirInstructionsAndAssembleWithoutSpill
     if (kernel.find("warp_per_row") != std::string::npos) {
       EXPECT_THAT(image.ptx, AllOf(HasSubstr("shfl.sync.bfly.b32"), Not(HasSubstr(".shared"))))
           << kernel;
+    }
+    if (kernel.find("_vector_") != std::string::npos) {
+      EXPECT_THAT(image.ptx, HasSubstr("ld.global.v4.")) << kernel;
     }
     if (kernel.find("online") != std::string::npos) {
       EXPECT_THAT(image.ptx, AllOf(HasSubstr("bar.sync"), Not(HasSubstr("atom."))));
@@ -427,8 +432,11 @@ func.func @f(%x: memref<?x?xf32>, %y: memref<?x?xf32>, %s: memref<?xf32>) {
   ASSERT_NE(reduce, nullptr);
   EXPECT_EQ(reduce->winner, "compiled");
   EXPECT_EQ(reduce->point.forced_by, "attribute `tessera.candidate`");
-  EXPECT_THAT(AllPtx(**module), AllOf(HasSubstr(".entry f_softmax_warp_per_row_0("),
-                                      HasSubstr("shfl.sync.bfly"), HasSubstr(".entry f_reduce_1(")));
+  // The forced variant: its 128-bit-load kernel and, beside it, the element-wise one.
+  EXPECT_THAT(AllPtx(**module),
+              AllOf(HasSubstr(".entry f_softmax_warp_per_row_vector_0("),
+                    HasSubstr(".entry f_softmax_warp_per_row_1("), HasSubstr("shfl.sync.bfly"),
+                    HasSubstr(".entry f_reduce_2(")));
 }
 
 TEST(KernelVariantArbitrationTest, ForcedVariantsAreCheckedAndAScheduleInTheInputIsNotTrusted) {
