@@ -12,12 +12,14 @@
 //            when the launch site finds the input 16-byte aligned and rows of whole chunks,
 //            else element by element in the same order; along another axis lanes stride by 32
 //   softmax  warp_per_row: as reduce along rows (max, then the sum of exp), no shared memory;
-//   norm     warp_per_row: as reduce (layer: the mean, then the centred squares; rms: the
-//            squares), then the lanes write the row;
 //            online: one block per row, each thread folds a running (max, sum) in one pass,
 //            a fixed tree combines the pairs, then the write pass
+//   norm     warp_per_row: one row per warp, lanes strided by 32 elements (no chunks: the
+//            input may add a residual), butterfly sums (layer: the mean, then the centred
+//            squares; rms: the squares), then the lanes write the row
 // The tensor-core matmuls (mma_sync, mma_async) are in GpuMmaMatmul.cpp.
 #include <limits>
+#include <optional>
 #include <tuple>
 
 #include "dialect/transforms/GpuKernels.h"
@@ -26,6 +28,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 namespace tessera::device {
@@ -126,10 +129,11 @@ int64_t rowChunkOf(mlir::Value memref) {
 /// Runs `body(builder, vectorized)` for the rows of `input` (each `length` long): with true
 /// under an scf.if that `input` is 16-byte aligned and `length` a multiple of `chunk` (so every
 /// chunk of every row is one aligned 128-bit load), with false otherwise; once with false when
-/// `chunk` is 1.
+/// `chunk` is 1 or `length` a constant that is not a multiple of it.
 void forRowLoads(mlir::OpBuilder& b, mlir::Location loc, mlir::Value input, mlir::Value length,
                  int64_t chunk, llvm::function_ref<void(mlir::OpBuilder&, bool)> body) {
-  if (chunk == 1) {
+  std::optional<int64_t> known = mlir::getConstantIntValue(length);
+  if (chunk == 1 || (known && *known % chunk != 0)) {  // no row is whole chunks
     body(b, false);
     return;
   }

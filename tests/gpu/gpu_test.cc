@@ -351,6 +351,12 @@ INSTANTIATE_TEST_SUITE_P(
 })",
                {{129, 3000}, {129}, {77, 1000}, {77}}, 1e-4f, 1e-5f,
                {Dtype::kF32, Dtype::kF32, Dtype::kF16, Dtype::kF32}},
+        OpCase{"reduce_warp_per_row_rank3_keepdims",  // rows of 1000 bf16, vector loads
+               R"(func.func @f(%x: memref<?x?x?xbf16>, %y: memref<?x?x1xf32>) {
+  tile.reduce max %x -> %y axis = 2 keepdims {tessera.candidate = "compiled.warp_per_row"} : memref<?x?x?xbf16> -> memref<?x?x1xf32>
+  return
+})",
+               {{5, 7, 1000}, {5, 7, 1}}, 0.0f, 0.0f, {Dtype::kBF16, Dtype::kF32}},
         OpCase{"softmax_warp_per_row_vector_loads",  // f16 results: one f16 ulp apart at most
                R"(func.func @f(%x: memref<?x?xf32>, %p: memref<?x?xf32>, %h: memref<?x?xf16>, %q: memref<?x?xf16>) {
   tile.softmax %x -> %p {tessera.candidate = "compiled.warp_per_row"} : memref<?x?xf32> -> memref<?x?xf32>
@@ -479,6 +485,99 @@ INSTANTIATE_TEST_SUITE_P(
 })",
                {{0, 16}, {0, 16}}, 0.0f, 0.0f}),
     [](const ::testing::TestParamInfo<OpCase>& info) { return info.param.name; });
+
+TEST_F(GpuTest, RowReductionsAgreeBitForBitWhateverTheInputsAlignment) {
+  // warp_per_row reads rows in 128-bit chunks: with vector loads when the input is 16-byte
+  // aligned, element by element (in the same order) when it is not. The same rows from an
+  // aligned and from a shifted pointer must give the same bits.
+  struct Form {
+    const char* source;
+    DLDataType dtype;
+    size_t element_bytes;
+  };
+  const Form forms[] = {
+      {R"(func.func @f(%x: memref<?x?xf32>, %s: memref<?xf32>, %p: memref<?x?xf32>) {
+  tile.reduce sum %x -> %s axis = 1 {tessera.candidate = "compiled.warp_per_row"} : memref<?x?xf32> -> memref<?xf32>
+  tile.softmax %x -> %p {tessera.candidate = "compiled.warp_per_row"} : memref<?x?xf32> -> memref<?x?xf32>
+  return
+})",
+       {kDLFloat, 32, 1}, 4},
+      {R"(func.func @f(%x: memref<?x?xf16>, %s: memref<?xf32>, %p: memref<?x?xf16>) {
+  tile.reduce sum %x -> %s axis = 1 {tessera.candidate = "compiled.warp_per_row"} : memref<?x?xf16> -> memref<?xf32>
+  tile.softmax %x -> %p {tessera.candidate = "compiled.warp_per_row"} : memref<?x?xf16> -> memref<?x?xf16>
+  return
+})",
+       {kDLFloat, 16, 1}, 2},
+  };
+  constexpr int64_t kRows = 67, kLength = 3000;  // rows of whole chunks for f32 and f16
+  const size_t count = kRows * kLength;
+  for (const Form& form : forms) {
+    SCOPED_TRACE(form.source);
+    tessera_jit_module_t* module = nullptr;
+    ASSERT_OK(tessera_jit_compile(context_, form.source, std::strlen(form.source), nullptr,
+                                  &module));
+    tessera_jit_function_t* function = nullptr;
+    ASSERT_OK(tessera_jit_module_get_function(module, "f", 1, &function));
+    // The same bytes at element 0 and at element 1 of a buffer one element longer.
+    std::vector<uint8_t> values(count * form.element_bytes);
+    std::mt19937 random(7);
+    for (size_t i = 0; i < count; ++i) {
+      const float v = std::uniform_real_distribution<float>(-4.0f, 4.0f)(random);
+      if (form.element_bytes == 4) {
+        std::memcpy(values.data() + 4 * i, &v, 4);
+      } else {
+        const uint16_t half = tessera::FloatToHalf(v);
+        std::memcpy(values.data() + 2 * i, &half, 2);
+      }
+    }
+    std::vector<std::vector<uint8_t>> sums, probabilities;
+    for (size_t shift : {size_t{0}, size_t{1}}) {
+      const size_t input_bytes = (count + 1) * form.element_bytes;
+      std::vector<uint8_t> staged(input_bytes, 0);
+      std::memcpy(staged.data() + shift * form.element_bytes, values.data(), values.size());
+      void* x = nullptr;
+      void* s = nullptr;
+      void* p = nullptr;
+      ASSERT_OK(tessera_jit_buffer_alloc(context_, input_bytes, &x));
+      ASSERT_OK(tessera_jit_buffer_alloc(context_, kRows * 4, &s));
+      ASSERT_OK(tessera_jit_buffer_alloc(context_, values.size(), &p));
+      ASSERT_OK(tessera_jit_buffer_copy(context_, x, staged.data(), input_bytes,
+                                        TESSERA_JIT_COPY_HOST_TO_DEVICE));
+      int64_t matrix[] = {kRows, kLength};
+      int64_t vector[] = {kRows};
+      DLTensor tx{}, ts{}, tp{};
+      tx.data = x;
+      tx.byte_offset = shift * form.element_bytes;
+      tx.device = ts.device = tp.device = {kDLCUDA, 0};
+      tx.ndim = tp.ndim = 2;
+      ts.ndim = 1;
+      tx.dtype = tp.dtype = form.dtype;
+      ts.dtype = {kDLFloat, 32, 1};
+      tx.shape = tp.shape = matrix;
+      ts.shape = vector;
+      ts.data = s;
+      tp.data = p;
+      tessera_jit_arg_t args[3];
+      DLTensor* views[] = {&tx, &ts, &tp};
+      for (int i = 0; i < 3; ++i) {
+        args[i].kind = TESSERA_JIT_ARG_TENSOR;
+        args[i].value.tensor = views[i];
+      }
+      ASSERT_OK(tessera_jit_function_invoke(function, args, 3, nullptr, nullptr));
+      ASSERT_OK(tessera_jit_stream_synchronize(context_, nullptr));
+      sums.emplace_back(kRows * 4);
+      probabilities.emplace_back(values.size());
+      ASSERT_OK(tessera_jit_buffer_copy(context_, sums.back().data(), s, kRows * 4,
+                                        TESSERA_JIT_COPY_DEVICE_TO_HOST));
+      ASSERT_OK(tessera_jit_buffer_copy(context_, probabilities.back().data(), p, values.size(),
+                                        TESSERA_JIT_COPY_DEVICE_TO_HOST));
+      for (void* buffer : {x, s, p}) ASSERT_OK(tessera_jit_buffer_free(context_, buffer));
+    }
+    EXPECT_EQ(sums[0], sums[1]) << "row sums differ between aligned and shifted input";
+    EXPECT_EQ(probabilities[0], probabilities[1]) << "softmax differs";
+    tessera_jit_module_destroy(module);
+  }
+}
 
 TEST_F(GpuTest, CublasServesMatmulAndMatchesTheHost) {
   ASSERT_OK(tessera_jit_context_register_default_libraries(context_, "nvptx"));
