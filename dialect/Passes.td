@@ -100,6 +100,18 @@ def AlignWorkgroupBuffers : Pass<"tessera-align-workgroup-buffers"> {
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def ReserveMmaRegisters : Pass<"tessera-reserve-mma-registers"> {
+  let summary = "let tensor-core kernels keep their accumulators in registers";
+  let description = [{
+    Sets `nvvm.minctasm = 1` (PTX `.minnctapersm 1`) on every gpu.func that issues
+    `nvvm.mma.sync`: one resident block per SM is enough, so ptxas does not cap the registers
+    of a kernel holding 32 f32 accumulators per thread for occupancy (it chose 96 and spilled
+    on sm_80 without it). Other kernels keep ptxas's own choice. Run after
+    gpu-kernel-outlining.
+  }];
+  let dependentDialects = ["::mlir::NVVM::NVVMDialect"];
+}
+
 def ExpandArith : Pass<"tessera-expand-arith"> {
   let summary = "expand the arith ops LLVM has no lowering for, keeping IEEE min/max exact";
   let description = [{

@@ -115,6 +115,7 @@ std::vector<PipelineStage> NvptxStages(const PipelineOptions& options) {
          pm.addNestedPass<mlir::func::FuncOp>(createLowerTileToGpu(gpu));
          pm.addPass(mlir::createGpuKernelOutliningPass());
          pm.addPass(createAlignWorkgroupBuffers());  // 16 bytes: cp.async targets
+         pm.addPass(createReserveMmaRegisters());    // .minnctapersm 1 on mma.sync kernels
          AddCleanup(pm);
        }},
       {"nvvm",

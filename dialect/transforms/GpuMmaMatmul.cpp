@@ -1,8 +1,9 @@
 // The tensor-core matmul variants of tessera-lower-tile-to-gpu (KernelSchedules.h). Both use
 // 64x64 output tiles per 128-thread block (2x2 warps of 32x32), K in stages of 16 (tf32: 8;
-// longer stages spill on sm_80 to sm_89) in shared memory, mma.sync.m16n8k16 (f16/bf16 -> f32)
-// or m16n8k8 (tf32 -> f32), and the fused epilogue on the accumulators. They differ in how a
-// stage reaches shared memory:
+// longer stages spill on sm_80 to sm_89) in shared memory (rows padded by 16 bytes: aligned,
+// and an ldmatrix phase's 8 rows in distinct banks), 16-bit fragments read with ldmatrix
+// (.trans for B), mma.sync.m16n8k16 (f16/bf16 -> f32) or m16n8k8 (tf32 -> f32), and the fused
+// epilogue on the accumulators. They differ in how a stage reaches shared memory:
 //   mma_sync   each thread loads its elements and stores them (zero outside the matrices);
 //              a barrier; the stage's mma.syncs; a barrier
 //   mma_async  a kMmaStages-deep pipeline of 16-byte cp.async copies (zero-filled outside
@@ -47,6 +48,15 @@ struct MmaForm {
   int64_t stageK = 16;  ///< K per shared-memory stage (more spills on sm_80 to sm_89)
   mlir::NVVM::MMATypes type = mlir::NVVM::MMATypes::f16;
   mlir::Type staged;  ///< f16, bf16, or f32 holding a TF32 value
+
+  bool halves() const { return type != mlir::NVVM::MMATypes::tf32; }
+  /// Elements a staged row is padded by: 16 bytes, so that its rows stay 16-byte aligned (for
+  /// cp.async and ldmatrix) while the 8 rows one ldmatrix phase reads fall in distinct banks.
+  int64_t pad() const { return halves() ? 8 : 4; }
+  /// The staged tiles' shapes, after the stage index for mma_async: A [64][stageK + pad] and
+  /// B [stageK][64 + pad].
+  llvm::SmallVector<int64_t> tileA() const { return {kMmaBlockTile, stageK + pad()}; }
+  llvm::SmallVector<int64_t> tileB() const { return {stageK, kMmaBlockTile + pad()}; }
 };
 
 MmaForm mmaFormOf(mlir::OpBuilder& b, tile::MatmulOp op) {
@@ -72,18 +82,6 @@ mlir::Value mulConstant(mlir::OpBuilder& b, mlir::Location loc, mlir::Value x, i
   return b.create<mlir::arith::MulIOp>(loc, x, indexConstant(b, loc, y));
 }
 
-/// Two 16-bit values in one i32, `low` in the low half (a .f16x2/.bf16x2 register).
-mlir::Value packHalves(mlir::OpBuilder& b, mlir::Location loc, mlir::Value low, mlir::Value high) {
-  mlir::Type i16 = b.getI16Type();
-  mlir::Type i32 = b.getI32Type();
-  auto widen = [&](mlir::Value half) -> mlir::Value {
-    return b.create<mlir::arith::ExtUIOp>(loc, i32,
-                                          b.create<mlir::arith::BitcastOp>(loc, i16, half));
-  };
-  return b.create<mlir::arith::OrIOp>(
-      loc, widen(low), b.create<mlir::arith::ShLIOp>(loc, widen(high), i32Constant(b, loc, 16)));
-}
-
 /// Where a thread of a 128-thread block sits among the 2x2 warps of the block tile.
 struct MmaThread {
   mlir::Value thread;     ///< 0 .. 127
@@ -91,6 +89,10 @@ struct MmaThread {
   mlir::Value inGroup;    ///< lane % 4
   mlir::Value warpRow;    ///< the warp's first row in the block tile
   mlir::Value warpColumn; ///< its first column
+  /// The row this lane addresses for an ldmatrix .x4 (lanes 8q .. 8q + 7 give matrix q's
+  /// 8 rows): 8·(q % 2) + lane % 8, and 8·(q / 2) for the other axis.
+  mlir::Value matrixRow;
+  mlir::Value matrixHalf;
 };
 
 MmaThread mmaThreadOf(mlir::OpBuilder& b, mlir::Location loc, mlir::Value thread) {
@@ -104,7 +106,57 @@ MmaThread mmaThreadOf(mlir::OpBuilder& b, mlir::Location loc, mlir::Value thread
   w.warpRow = mulConstant(b, loc, b.create<mlir::arith::DivUIOp>(loc, warp, c(2)), kMmaWarpTile);
   w.warpColumn =
       mulConstant(b, loc, b.create<mlir::arith::RemUIOp>(loc, warp, c(2)), kMmaWarpTile);
+  mlir::Value matrix = b.create<mlir::arith::DivUIOp>(loc, lane, c(8));
+  w.matrixRow = addIndex(
+      b, loc, mulConstant(b, loc, b.create<mlir::arith::RemUIOp>(loc, matrix, c(2)), 8),
+      b.create<mlir::arith::RemUIOp>(loc, lane, c(8)));
+  w.matrixHalf = mulConstant(b, loc, b.create<mlir::arith::DivUIOp>(loc, matrix, c(2)), 8);
   return w;
+}
+
+/// The byte address of element `indices` of `memref` (identity layout: the schedule declines
+/// others), as i64.
+mlir::Value elementAddress(mlir::OpBuilder& b, mlir::Location loc, mlir::Value memref,
+                           mlir::ValueRange indices) {
+  auto type = llvm::cast<mlir::MemRefType>(memref.getType());
+  assert(type.getLayout().isIdentity() && "mma_async addresses dense row-major memrefs");
+  mlir::Value linear = indices[0];
+  for (int64_t d = 1; d < type.getRank(); ++d) {
+    mlir::Value size = type.isDynamicDim(d)
+                           ? b.create<mlir::memref::DimOp>(loc, memref, d).getResult()
+                           : indexConstant(b, loc, type.getDimSize(d));
+    linear = addIndex(b, loc, b.create<mlir::arith::MulIOp>(loc, linear, size), indices[d]);
+  }
+  const int64_t bytes = type.getElementTypeBitWidth() / 8;
+  mlir::Value base = b.create<mlir::memref::ExtractAlignedPointerAsIndexOp>(loc, memref);
+  return b.create<mlir::arith::IndexCastOp>(loc, b.getI64Type(),
+                                            addIndex(b, loc, base, mulConstant(b, loc, linear, bytes)));
+}
+
+/// Four 8x8 matrices of 16-bit elements by one ldmatrix .x4 (`transpose`: .trans) from the
+/// staged tile `shared` at [stage..., x, y], this lane's row address; the four registers.
+llvm::SmallVector<mlir::Value> loadMatrices(mlir::OpBuilder& b, mlir::Location loc,
+                                            mlir::Value shared, mlir::ValueRange stage,
+                                            mlir::Value x, mlir::Value y, bool transpose) {
+  mlir::MLIRContext* context = b.getContext();
+  llvm::SmallVector<mlir::Value> index(stage.begin(), stage.end());
+  index.push_back(x);
+  index.push_back(y);
+  mlir::Value address = b.create<mlir::LLVM::IntToPtrOp>(
+      loc, mlir::LLVM::LLVMPointerType::get(context, 3), elementAddress(b, loc, shared, index));
+  mlir::Type i32 = b.getI32Type();
+  auto result = mlir::LLVM::LLVMStructType::getLiteral(context, {i32, i32, i32, i32});
+  auto load = mlir::NVVM::LdMatrixOp::create(
+      b, loc, result, address, b.getI32IntegerAttr(4),
+      mlir::NVVM::MMALayoutAttr::get(context, transpose ? mlir::NVVM::MMALayout::col
+                                                        : mlir::NVVM::MMALayout::row),
+      mlir::NVVM::LdStMatrixShapeAttr::get(context, 8, 8),
+      mlir::NVVM::LdStMatrixEltTypeAttr::get(context, mlir::NVVM::LdStMatrixEltType::B16));
+  llvm::SmallVector<mlir::Value> registers;
+  for (int64_t i = 0; i < 4; ++i) {
+    registers.push_back(b.create<mlir::LLVM::ExtractValueOp>(loc, load, i));
+  }
+  return registers;
 }
 
 /// Element [stage..., x, y] of a staged tile in shared memory.
@@ -118,56 +170,67 @@ mlir::Value loadStaged(mlir::OpBuilder& b, mlir::Location loc, mlir::Value share
 
 /// One mma.sync K step (form.k wide, at kk in the stage) of the warp's 32x32 tile over the
 /// staged A [stage..., row, k] and B [stage..., k, column] (TF32 values already rounded);
-/// returns the accumulators.
+/// returns the accumulators. 16-bit fragments come from ldmatrix: A's 16x16 per row tile by
+/// one .x4 (matrices rows 0-7 / 8-15 × k 0-7 / 8-15: registers a0..a3), B's 16x8 column tiles
+/// two by one .x4 .trans (k 0-7 / 8-15 × two n tiles: b0, b1 of each); TF32 fragments are read
+/// element by element.
 llvm::SmallVector<mlir::Value> mmaStep(mlir::OpBuilder& b, mlir::Location loc,
                                        const MmaForm& form, const MmaThread& w,
                                        mlir::Value sharedA, mlir::Value sharedB,
                                        mlir::ValueRange stage, mlir::Value kk,
                                        mlir::ValueRange accumulators) {
   mlir::Type f32 = b.getF32Type();
-  const bool tf32 = form.type == mlir::NVVM::MMATypes::tf32;
   auto tf32Register = [&](mlir::Value value) -> mlir::Value {
     return b.create<mlir::arith::BitcastOp>(loc, b.getI32Type(), value);
   };
-  mlir::Value pairK = addIndex(b, loc, mulConstant(b, loc, w.inGroup, 2), kk);  // 16-bit forms
-  mlir::Value quadK = addIndex(b, loc, w.inGroup, kk);                           // tf32
+  mlir::Value quadK = addIndex(b, loc, w.inGroup, kk);  // tf32
+  // The B fragments (b0, b1) of n tiles nt and nt + 1, read again per row tile: fewer live
+  // registers than holding all four (which spills on sm_80).
+  auto fragmentsB = [&](int64_t nt) {
+    llvm::SmallVector<llvm::SmallVector<mlir::Value>> pair(2);
+    if (form.halves()) {
+      mlir::Value column =
+          addIndex(b, loc, addOffset(b, loc, w.warpColumn, nt * 8), w.matrixHalf);
+      llvm::SmallVector<mlir::Value> registers = loadMatrices(
+          b, loc, sharedB, stage, addIndex(b, loc, kk, w.matrixRow), column, /*transpose=*/true);
+      pair[0] = {registers[0], registers[1]};
+      pair[1] = {registers[2], registers[3]};
+      return pair;
+    }
+    for (int64_t t = 0; t < 2; ++t) {
+      // b0, b1: rows inGroup, inGroup + 4 of column warpColumn + (nt + t)*8 + group.
+      mlir::Value column =
+          addIndex(b, loc, addOffset(b, loc, w.warpColumn, (nt + t) * 8), w.group);
+      for (int64_t r = 0; r < 2; ++r) {
+        pair[t].push_back(tf32Register(
+            loadStaged(b, loc, sharedB, stage, addOffset(b, loc, quadK, r * 4), column)));
+      }
+    }
+    return pair;
+  };
   llvm::SmallVector<mlir::Value> next(accumulators.begin(), accumulators.end());
   for (int64_t mt = 0; mt < kMmaRowTiles; ++mt) {
     // The A fragment of rows warpRow + mt*16 + {group, group + 8}.
     llvm::SmallVector<mlir::Value> fragmentA;
-    for (int64_t r = 0; r < 4; ++r) {
-      mlir::Value row = addIndex(b, loc, addOffset(b, loc, w.warpRow, mt * 16 + (r % 2) * 8),
-                                 w.group);
-      if (tf32) {
+    if (form.halves()) {
+      fragmentA = loadMatrices(
+          b, loc, sharedA, stage,
+          addIndex(b, loc, addOffset(b, loc, w.warpRow, mt * 16), w.matrixRow),
+          addIndex(b, loc, kk, w.matrixHalf), /*transpose=*/false);
+    } else {
+      for (int64_t r = 0; r < 4; ++r) {
         // a0..a3: rows group, group + 8; columns inGroup, inGroup + 4.
+        mlir::Value row = addIndex(b, loc, addOffset(b, loc, w.warpRow, mt * 16 + (r % 2) * 8),
+                                   w.group);
         fragmentA.push_back(tf32Register(
             loadStaged(b, loc, sharedA, stage, row, addOffset(b, loc, quadK, (r / 2) * 4))));
-      } else {
-        // Register r: row group (+8 for odd r), columns 2*inGroup + {0, 1} (+8 for r >= 2).
-        mlir::Value k2 = addOffset(b, loc, pairK, (r / 2) * 8);
-        fragmentA.push_back(packHalves(b, loc, loadStaged(b, loc, sharedA, stage, row, k2),
-                                       loadStaged(b, loc, sharedA, stage, row,
-                                                  addOffset(b, loc, k2, 1))));
       }
     }
+    llvm::SmallVector<llvm::SmallVector<mlir::Value>> pair;
     for (int64_t nt = 0; nt < kMmaColTiles; ++nt) {
-      // The B fragment of column warpColumn + nt*8 + group.
-      mlir::Value column = addIndex(b, loc, addOffset(b, loc, w.warpColumn, nt * 8), w.group);
-      llvm::SmallVector<mlir::Value> fragmentB;
-      for (int64_t r = 0; r < 2; ++r) {
-        if (tf32) {
-          // b0, b1: rows inGroup, inGroup + 4.
-          fragmentB.push_back(tf32Register(
-              loadStaged(b, loc, sharedB, stage, addOffset(b, loc, quadK, r * 4), column)));
-        } else {
-          // Register r: rows 2*inGroup + {0, 1} (+8 for r = 1).
-          mlir::Value k2 = addOffset(b, loc, pairK, r * 8);
-          fragmentB.push_back(packHalves(b, loc, loadStaged(b, loc, sharedB, stage, k2, column),
-                                         loadStaged(b, loc, sharedB, stage,
-                                                    addOffset(b, loc, k2, 1), column)));
-        }
-      }
+      if (nt % 2 == 0) pair = fragmentsB(nt);
       llvm::SmallVector<mlir::Value> a = fragmentA;
+      llvm::SmallVector<mlir::Value> fragmentB = pair[nt % 2];
       if (form.type == mlir::NVVM::MMATypes::f16) {
         // f16 fragments are <2 x half> registers.
         auto halves = mlir::VectorType::get({2}, b.getF16Type());
@@ -229,25 +292,6 @@ llvm::SmallVector<mlir::Value> zeroAccumulators(mlir::OpBuilder& b, mlir::Locati
                                         lowering::f32Constant(b, loc, 0.0f));
 }
 
-/// The byte address of element `indices` of `memref` (identity layout: the schedule declines
-/// others), as i64.
-mlir::Value elementAddress(mlir::OpBuilder& b, mlir::Location loc, mlir::Value memref,
-                           mlir::ValueRange indices) {
-  auto type = llvm::cast<mlir::MemRefType>(memref.getType());
-  assert(type.getLayout().isIdentity() && "mma_async addresses dense row-major memrefs");
-  mlir::Value linear = indices[0];
-  for (int64_t d = 1; d < type.getRank(); ++d) {
-    mlir::Value size = type.isDynamicDim(d)
-                           ? b.create<mlir::memref::DimOp>(loc, memref, d).getResult()
-                           : indexConstant(b, loc, type.getDimSize(d));
-    linear = addIndex(b, loc, b.create<mlir::arith::MulIOp>(loc, linear, size), indices[d]);
-  }
-  const int64_t bytes = type.getElementTypeBitWidth() / 8;
-  mlir::Value base = b.create<mlir::memref::ExtractAlignedPointerAsIndexOp>(loc, memref);
-  return b.create<mlir::arith::IndexCastOp>(loc, b.getI64Type(),
-                                            addIndex(b, loc, base, mulConstant(b, loc, linear, bytes)));
-}
-
 /// One 16-byte cp.async of global `source[sourceIndex]` into shared `staged[stagedIndex]`;
 /// outside the matrix (`inside` false) it reads nothing and zero-fills.
 void copyAsync(mlir::OpBuilder& b, mlir::Location loc, mlir::Value staged,
@@ -302,8 +346,8 @@ mlir::Value isMultiple(mlir::OpBuilder& b, mlir::Location loc, mlir::Value value
 void lowerMatmulMmaSync(mlir::OpBuilder& b, tile::MatmulOp op, KernelNamer& namer) {
   mlir::Location loc = op.getLoc();
   const MmaForm form = mmaFormOf(b, op);
-  mlir::Type tileA = workgroupBuffer(b, {kMmaBlockTile, form.stageK}, form.staged);
-  mlir::Type tileB = workgroupBuffer(b, {form.stageK, kMmaBlockTile}, form.staged);
+  mlir::Type tileA = workgroupBuffer(b, form.tileA(), form.staged);
+  mlir::Type tileB = workgroupBuffer(b, form.tileB(), form.staged);
   launchMatmulTiles(
       b, op, kMmaBlockTile, kMmaBlockTile, {kMmaThreads, 1}, {tileA, tileB},
       namer.next("matmul_mma_sync"),
@@ -413,10 +457,12 @@ void lowerMatmulMmaAsync(mlir::OpBuilder& b, tile::MatmulOp op, KernelNamer& nam
   b.create<mlir::scf::IfOp>(
       loc, fits,
       [&](mlir::OpBuilder& then, mlir::Location l) {
-        mlir::Type tileA =
-            workgroupBuffer(then, {kMmaStages, kMmaBlockTile, form.stageK}, form.staged);
-        mlir::Type tileB =
-            workgroupBuffer(then, {kMmaStages, form.stageK, kMmaBlockTile}, form.staged);
+        auto staged = [&](llvm::SmallVector<int64_t> tile) {
+          tile.insert(tile.begin(), kMmaStages);
+          return workgroupBuffer(then, tile, form.staged);
+        };
+        mlir::Type tileA = staged(form.tileA());
+        mlir::Type tileB = staged(form.tileB());
         launchMatmulTiles(
             then, op, kMmaBlockTile, kMmaBlockTile, {kMmaThreads, 1}, {tileA, tileB}, name,
             [&](mlir::OpBuilder& kb, mlir::gpu::LaunchOp launchOp, const MatmulTile& t) {

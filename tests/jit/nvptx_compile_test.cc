@@ -295,7 +295,8 @@ TEST_P(NvptxArchTest, KernelVariantsHaveTheirInstructionsAndAssembleWithoutSpill
     if (kernel.find("online") != std::string::npos) {
       EXPECT_THAT(image.ptx, AllOf(HasSubstr("bar.sync"), Not(HasSubstr("atom."))));
     }
-    EXPECT_THAT(image.ptx, Not(HasSubstr("atom.")))  // deterministic: no atomics
+    EXPECT_THAT(image.ptx, AllOf(Not(HasSubstr("atom.")),  // deterministic: no atomics
+                                 Not(HasSubstr(".minnctapersm"))))  // ptxas sizes registers
         << kernel;
     ExpectValidImage(image, GetParam());
   }
@@ -326,9 +327,14 @@ TEST_P(NvptxArchTest, TensorCoreMatmulsUseMmaSyncOnSm80AndNewer) {
                          Not(HasSubstr("atom."))));
   // mma_async: its kernels copy with cp.async into 16-byte aligned stages and wait for all but
   // the newest group; each falls back to an mma_sync kernel.
+  // Every tensor-core kernel: one block per SM is enough (its accumulators stay in
+  // registers); 16-bit fragments come from ldmatrix (.trans for B).
+  EXPECT_THAT(ptx, AllOf(HasSubstr("ldmatrix.sync.aligned.m8n8.x4.shared.b16"),
+                         HasSubstr("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16")));
   int async_kernels = 0;
   for (const DeviceImage& image : (*compiled)->device_images) {
     ExpectValidImage(image, GetParam());
+    EXPECT_THAT(image.ptx, HasSubstr(".minnctapersm 1")) << image.kernels[0];
     if (image.kernels[0].find("mma_async") == std::string::npos) continue;
     ++async_kernels;
     EXPECT_THAT(image.ptx, AllOf(HasSubstr("cp.async.cg.shared.global"),
