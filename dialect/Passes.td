@@ -93,7 +93,8 @@ def AlignWorkgroupBuffers : Pass<"tessera-align-workgroup-buffers"> {
   let summary = "align every kernel's workgroup (shared-memory) buffers to 16 bytes";
   let description = [{
     Sets `llvm.align` on each workgroup attribution of every gpu.func in the module to at
-    least 16, the alignment a 16-byte `cp.async` or 128-bit shared access needs (without it
+    least 16, the alignment a 16-byte `cp.async`, an `ldmatrix` row or a 128-bit shared
+    access needs (without it
     convert-gpu-to-nvvm aligns a buffer to its element, 2 bytes for f16). Run after
     gpu-kernel-outlining, before convert-gpu-to-nvvm.
   }];

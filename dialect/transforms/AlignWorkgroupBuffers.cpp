@@ -1,5 +1,5 @@
 // tessera-align-workgroup-buffers: every kernel's shared-memory buffers 16-byte aligned, so
-// that the asynchronous copies of the mma_async matmul (16 bytes each) may target them.
+// that the tensor-core matmuls' 16-byte cp.async copies and ldmatrix rows may address them.
 #include "dialect/Passes.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"

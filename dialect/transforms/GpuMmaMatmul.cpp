@@ -1,7 +1,7 @@
 // The tensor-core matmul variants of tessera-lower-tile-to-gpu (KernelSchedules.h). Both use
 // 64x64 output tiles per 128-thread block (2x2 warps of 32x32), K in stages of 16 (tf32: 8;
-// longer stages spill on sm_80 to sm_89) in shared memory (rows padded by 16 bytes: aligned,
-// and an ldmatrix phase's 8 rows in distinct banks), 16-bit fragments read with ldmatrix
+// longer stages spill on sm_80 to sm_89) in shared memory (rows padded: 16-byte aligned, and
+// an ldmatrix phase's 8 rows in distinct banks), 16-bit fragments read with ldmatrix
 // (.trans for B), mma.sync.m16n8k16 (f16/bf16 -> f32) or m16n8k8 (tf32 -> f32), and the fused
 // epilogue on the accumulators. They differ in how a stage reaches shared memory:
 //   mma_sync   each thread loads its elements and stores them (zero outside the matrices);
@@ -50,13 +50,14 @@ struct MmaForm {
   mlir::Type staged;  ///< f16, bf16, or f32 holding a TF32 value
 
   bool halves() const { return type != mlir::NVVM::MMATypes::tf32; }
-  /// Elements a staged row is padded by: 16 bytes, so that its rows stay 16-byte aligned (for
-  /// cp.async and ldmatrix) while the 8 rows one ldmatrix phase reads fall in distinct banks.
-  int64_t pad() const { return halves() ? 8 : 4; }
-  /// The staged tiles' shapes, after the stage index for mma_async: A [64][stageK + pad] and
-  /// B [stageK][64 + pad].
-  llvm::SmallVector<int64_t> tileA() const { return {kMmaBlockTile, stageK + pad()}; }
-  llvm::SmallVector<int64_t> tileB() const { return {stageK, kMmaBlockTile + pad()}; }
+  /// The staged tiles' shapes (after the stage index for mma_async), rows padded so that they
+  /// stay 16-byte aligned (cp.async, ldmatrix) and the rows one access reads fall in distinct
+  /// banks: A [64][stageK + 16 bytes] (48-byte rows), B [stageK][64 + 8 elements] (144-byte
+  /// rows for ldmatrix; 288-byte rows for TF32's element loads at rows inGroup, columns group).
+  llvm::SmallVector<int64_t> tileA() const {
+    return {kMmaBlockTile, stageK + (halves() ? 8 : 4)};
+  }
+  llvm::SmallVector<int64_t> tileB() const { return {stageK, kMmaBlockTile + 8}; }
 };
 
 MmaForm mmaFormOf(mlir::OpBuilder& b, tile::MatmulOp op) {
@@ -184,8 +185,8 @@ llvm::SmallVector<mlir::Value> mmaStep(mlir::OpBuilder& b, mlir::Location loc,
     return b.create<mlir::arith::BitcastOp>(loc, b.getI32Type(), value);
   };
   mlir::Value quadK = addIndex(b, loc, w.inGroup, kk);  // tf32
-  // The B fragments (b0, b1) of n tiles nt and nt + 1, read again per row tile: fewer live
-  // registers than holding all four (which spills on sm_80).
+  // The B fragments (b0, b1) of n tiles nt and nt + 1. Written per row tile; LLVM keeps one
+  // load of each (nothing writes shared memory in between).
   auto fragmentsB = [&](int64_t nt) {
     llvm::SmallVector<llvm::SmallVector<mlir::Value>> pair(2);
     if (form.halves()) {

@@ -325,23 +325,30 @@ TEST_P(NvptxArchTest, TensorCoreMatmulsUseMmaSyncOnSm80AndNewer) {
                          HasSubstr("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"),
                          HasSubstr("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"),
                          Not(HasSubstr("atom."))));
-  // mma_async: its kernels copy with cp.async into 16-byte aligned stages and wait for all but
-  // the newest group; each falls back to an mma_sync kernel.
   // Every tensor-core kernel: one block per SM is enough (its accumulators stay in
-  // registers); 16-bit fragments come from ldmatrix (.trans for B).
-  EXPECT_THAT(ptx, AllOf(HasSubstr("ldmatrix.sync.aligned.m8n8.x4.shared.b16"),
-                         HasSubstr("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16")));
+  // registers), 16-byte aligned shared tiles, and 16-bit fragments from ldmatrix (.trans for
+  // B); each kernel image holds one kernel, in source order: f16, bf16, tf32 mma_sync, then
+  // each mma_async (f16, bf16, tf32) followed by its mma_sync fallback.
   int async_kernels = 0;
   for (const DeviceImage& image : (*compiled)->device_images) {
     ExpectValidImage(image, GetParam());
-    EXPECT_THAT(image.ptx, HasSubstr(".minnctapersm 1")) << image.kernels[0];
-    if (image.kernels[0].find("mma_async") == std::string::npos) continue;
+    const std::string& kernel = image.kernels[0];
+    EXPECT_THAT(image.ptx, AllOf(HasSubstr(".minnctapersm 1"), HasSubstr(".shared .align 16")))
+        << kernel;
+    if (image.ptx.find("tf32.tf32") == std::string::npos) {
+      EXPECT_THAT(image.ptx, AllOf(HasSubstr("ldmatrix.sync.aligned.m8n8.x4.shared.b16"),
+                                   HasSubstr("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16")))
+          << kernel;
+    }
+    // mma_async: its kernels copy with cp.async into the stages and wait for all but the
+    // newest group.
+    if (kernel.find("mma_async") == std::string::npos) continue;
     ++async_kernels;
     EXPECT_THAT(image.ptx, AllOf(HasSubstr("cp.async.cg.shared.global"),
                                  HasSubstr("cp.async.commit_group"),
                                  HasSubstr("cp.async.wait_group \t1"),
-                                 HasSubstr(".shared .align 16"), HasSubstr("mma.sync.aligned")))
-        << image.kernels[0];
+                                 HasSubstr("mma.sync.aligned")))
+        << kernel;
   }
   EXPECT_EQ(async_kernels, 3);
   ExpectNoSpillsWithinBounds(**compiled, GetParam());
