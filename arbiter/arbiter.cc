@@ -478,7 +478,8 @@ class Selection {
     CandidateOutcome* compiled = Outcome(kCompiledCandidate);
     absl::StatusOr<std::unique_ptr<ProbeKernel>> reference =
         context_.prober->Prepare(point_, compiled->candidate, nullptr);
-    // Without its reference the contest cannot run: decided unprobed (not cached).
+    // Without its reference the contest cannot run: decided unprobed (kept only when the
+    // failure would repeat: ChooseUnprobedFor).
     if (!reference.ok()) {
       return ChooseUnprobedFor(reference.status(),
                                absl::StrCat("the compiled lowering's probe kernel (the "

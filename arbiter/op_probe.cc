@@ -30,7 +30,7 @@ AccuracyBudget SegmentBudget(const AccuracyBudget& budget, const OutputSegment& 
     }
     // Never below the smallest normal float: a device that flushes subnormals to zero
     // differs by less (an output of zeros keeps that much).
-    if (applied.atol > 0) {
+    if (applied.atol > 0 && std::isfinite(applied.atol)) {  // an unbounded atol stays so
       applied.atol = std::max(applied.atol * std::min(magnitude, 1.0),
                               double{std::numeric_limits<float>::min()});
     }

@@ -225,6 +225,10 @@ TEST(OpProbeTest, AtolScaledByTheOutputsMagnitudeSeesErrorsInSmallOutputs) {
   EXPECT_NEAR(CompareOutputs({100.0f, 5e-4f}, {100.0f, 0.0f}, budget, {},
                              AtolScale::kOutputMagnitude).ratio,
               0.5, 1e-6);
+  // An unbounded atol stays unbounded (not inf·0) on an output of zeros.
+  EXPECT_EQ(CompareOutputs({1.0f}, {0.0f}, {std::numeric_limits<double>::infinity(), 0}, {},
+                           AtolScale::kOutputMagnitude).ratio,
+            0);
   // An output of zeros: a flushed subnormal passes, anything larger does not.
   EXPECT_LE(CompareOutputs({1e-40f, 0.0f}, {0.0f, 0.0f}, budget, {},
                            AtolScale::kOutputMagnitude).ratio,
