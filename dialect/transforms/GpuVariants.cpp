@@ -381,15 +381,13 @@ void lowerReduceWarpPerRow(mlir::OpBuilder& b, tile::ReduceOp op, KernelNamer& n
 
 namespace {
 
-/// The shared prologue of the softmax variants: rows, the row length and the output type; runs
-/// `body` when there is work.
-void forSoftmaxWork(mlir::OpBuilder& b, tile::SoftmaxOp op,
-                    llvm::function_ref<void(mlir::OpBuilder&, mlir::Value rows,
-                                            mlir::Value length,
-                                            llvm::ArrayRef<mlir::Value> rowSizes)>
-                        body) {
-  mlir::Location loc = op.getLoc();
-  auto sizes = lowering::memrefSizes(b, loc, op.getInput());
+/// The shared prologue of the per-row variants (softmax, norm) over `input`'s rows: their
+/// count, the row length and the row sizes; runs `body` when there is work.
+void forRowWork(mlir::OpBuilder& b, mlir::Location loc, mlir::Value input,
+                llvm::function_ref<void(mlir::OpBuilder&, mlir::Value rows, mlir::Value length,
+                                        llvm::ArrayRef<mlir::Value> rowSizes)>
+                    body) {
+  auto sizes = lowering::memrefSizes(b, loc, input);
   mlir::Value length = sizes.back();
   auto rowSizes = llvm::ArrayRef<mlir::Value>(sizes).drop_back();
   mlir::Value rows = lowering::product(b, loc, rowSizes);
@@ -422,8 +420,9 @@ void writeSoftmaxRow(mlir::OpBuilder& b, mlir::Location loc, tile::SoftmaxOp op,
 
 void lowerSoftmaxWarpPerRow(mlir::OpBuilder& b, tile::SoftmaxOp op, KernelNamer& namer) {
   mlir::Location loc = op.getLoc();
-  forSoftmaxWork(b, op, [&](mlir::OpBuilder& guarded, mlir::Value rows, mlir::Value length,
-                            llvm::ArrayRef<mlir::Value> rowSizes) {
+  forRowWork(b, loc, op.getInput(), [&](mlir::OpBuilder& guarded, mlir::Value rows,
+                                        mlir::Value length,
+                                        llvm::ArrayRef<mlir::Value> rowSizes) {
     const int64_t chunk = rowChunkOf(op.getInput());
     forRowLoads(guarded, loc, op.getInput(), length, chunk,
                 [&](mlir::OpBuilder& site, bool vectorized) {
@@ -455,12 +454,9 @@ void lowerSoftmaxWarpPerRow(mlir::OpBuilder& b, tile::SoftmaxOp op, KernelNamer&
 
 void lowerNormWarpPerRow(mlir::OpBuilder& b, tile::NormOp op, KernelNamer& namer) {
   mlir::Location loc = op.getLoc();
-  auto sizes = lowering::memrefSizes(b, loc, op.getInput());
-  mlir::Value length = sizes.back();
-  auto rowSizes = llvm::ArrayRef<mlir::Value>(sizes).drop_back();
-  mlir::Value rows = lowering::product(b, loc, rowSizes);
-  mlir::Value work = b.create<mlir::arith::MulIOp>(loc, rows, length);
-  ifThen(b, loc, lessThan(b, loc, indexConstant(b, loc, 0), work), [&](mlir::OpBuilder& guarded) {
+  forRowWork(b, loc, op.getInput(), [&](mlir::OpBuilder& guarded, mlir::Value rows,
+                                        mlir::Value length,
+                                        llvm::ArrayRef<mlir::Value> rowSizes) {
     launchPerWarp(guarded, loc, rows, namer.next("norm_warp_per_row"),
                   [&](mlir::OpBuilder& k, mlir::Value lane, mlir::Value unit) {
       auto row = lowering::delinearize(k, loc, unit, rowSizes);
@@ -491,8 +487,9 @@ void lowerNormWarpPerRow(mlir::OpBuilder& b, tile::NormOp op, KernelNamer& namer
 
 void lowerSoftmaxOnline(mlir::OpBuilder& b, tile::SoftmaxOp op, KernelNamer& namer) {
   mlir::Location loc = op.getLoc();
-  forSoftmaxWork(b, op, [&](mlir::OpBuilder& guarded, mlir::Value rows, mlir::Value length,
-                            llvm::ArrayRef<mlir::Value> rowSizes) {
+  forRowWork(b, loc, op.getInput(), [&](mlir::OpBuilder& guarded, mlir::Value rows,
+                                        mlir::Value length,
+                                        llvm::ArrayRef<mlir::Value> rowSizes) {
     mlir::Type scratchType = workgroupBuffer(guarded, {kBlockSize}, guarded.getF32Type());
     launch(guarded, loc, {gridFor(guarded, loc, rows, kMaxGridX), nullptr, nullptr},
            {kBlockSize, 1}, {scratchType, scratchType}, namer.next("softmax_online"),
