@@ -113,6 +113,22 @@ def ReserveMmaRegisters : Pass<"tessera-reserve-mma-registers"> {
   let dependentDialects = ["::mlir::NVVM::NVVMDialect"];
 }
 
+def EmulateBf16Arithmetic : Pass<"tessera-emulate-bf16-arithmetic"> {
+  let summary = "bf16 arithmetic as f32 arithmetic rounded to bf16 after every operation";
+  let description = [{
+    Every arith/math/vector operation on bf16 (scalars or vectors) becomes the same operation
+    on f32 between an `arith.extf` of its operands and an `arith.truncf` of its results, so
+    each result is rounded to bf16 before it is used — the correctly rounded bf16 result of
+    each operation, as if the target had bf16 arithmetic. The patterns are upstream
+    `arith-emulate-unsupported-floats`'s; its `extf` and `truncf` both carry
+    `fastmath<contract>`, which lets `arith.extf`'s folder drop an `extf(truncf(x))` pair, so a
+    chain of bf16 operations was computed in f32 and rounded once (`1 + 2^-8 + 2^-8` gave
+    1.0078125, not 1.0). Here the widening `extf` carries no fast-math flag, so no later fold
+    removes a rounding.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::vector::VectorDialect"];
+}
+
 def ExpandArith : Pass<"tessera-expand-arith"> {
   let summary = "expand the arith ops LLVM has no lowering for, keeping IEEE min/max exact";
   let description = [{
@@ -121,10 +137,10 @@ def ExpandArith : Pass<"tessera-expand-arith"> {
     quiet) and `ceildivsi`/`ceildivui`/`floordivsi` become plain integer arithmetic — except
     that `maximumf`/`minimumf` are left to the LLVM lowering (`llvm.maximum`/`llvm.minimum`,
     which order -0.0 below +0.0). Upstream expands them into a compare and a select, so
-    `maximumf(+0.0, -0.0)` returned -0.0. (The host pipeline runs upstream
-    `arith-emulate-unsupported-floats{source-types=bf16}` first, so bf16 arithmetic is f32
-    arithmetic between explicit conversions and no CPU instruction rounds to bf16:
-    AVX512-BF16's conversion flushes subnormal results to zero.)
+    `maximumf(+0.0, -0.0)` returned -0.0. (The host pipeline runs
+    `tessera-emulate-bf16-arithmetic` first, so bf16 arithmetic is f32 arithmetic between
+    explicit conversions and no CPU instruction rounds to bf16: AVX512-BF16's conversion
+    flushes subnormal results to zero.)
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }

@@ -28,10 +28,7 @@ namespace {
 void AddFloatLegalization(mlir::OpPassManager& pm, bool host) {
   pm.addPass(mlir::math::createMathExtendToSupportedTypes());
   if (host) {
-    mlir::arith::ArithEmulateUnsupportedFloatsOptions emulate;
-    emulate.sourceTypeStrs = {"bf16"};
-    emulate.targetTypeStr = "f32";
-    pm.addPass(mlir::arith::createArithEmulateUnsupportedFloats(emulate));
+    pm.addPass(createEmulateBf16Arithmetic());
     pm.addPass(createApproximateMath());
   }
   pm.addPass(createExpandArith());

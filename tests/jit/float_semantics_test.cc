@@ -1,7 +1,7 @@
 // Float semantics on the host target that must not depend on the CPU's instruction set:
 // maximumf/minimumf order -0.0 below +0.0 and propagate NaN (also inside reductions), and bf16
 // arithmetic in a tile.map body keeps subnormal results (an AVX512-BF16 conversion would flush
-// them). References are plain C++ on the same bf16-exact inputs.
+// them) and rounds after every operation. References are plain C++ on the same bf16-exact inputs.
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -198,6 +198,45 @@ func.func @tiny(%a: memref<?xbf16>, %b: memref<?xbf16>, %sum: memref<?xbf16>,
     }
   }
   EXPECT_GE(subnormal_results, n / 2);  // the cases really are subnormal
+}
+
+TEST(FloatSemanticsTest, Bf16ChainsRoundAfterEveryOperation) {
+  // Each bf16 result is rounded to bf16 before the next operation uses it: the product
+  // 1.0078125² = 1.01568… rounds to 1.015625, so a·b + c is exactly 0 (one rounding at the end
+  // gave 2^-14), and 1 + 2^-8 + 2^-8 stays 1 (each sum is a tie rounding to even; one rounding
+  // gave 1.0078125).
+  auto module = CompileForHost(R"mlir(
+func.func @chains(%a: memref<?xbf16>, %b: memref<?xbf16>, %c: memref<?xbf16>, %step: bf16,
+                  %fused: memref<?xbf16>, %sums: memref<?xbf16>) {
+  tile.map ins(%a, %b, %c, %step : memref<?xbf16>, memref<?xbf16>, memref<?xbf16>, bf16)
+      outs(%fused, %sums : memref<?xbf16>, memref<?xbf16>) {
+  ^bb0(%x: bf16, %w: bf16, %z: bf16, %d: bf16):
+    %m = arith.mulf %x, %w : bf16
+    %r = arith.addf %m, %z : bf16
+    %one = arith.constant 1.0 : bf16
+    %s1 = arith.addf %one, %d : bf16
+    %s2 = arith.addf %s1, %d : bf16
+    tile.yield %r, %s2 : bf16, bf16
+  }
+  return
+}
+)mlir");
+  ASSERT_NE(module, nullptr);
+  for (const int64_t n : {1, 7, 67}) {  // the scalar tail alone, and vector bodies with a tail
+    HostTensor<uint16_t> a({n}), b({n}), c({n}), fused({n}), sums({n});
+    for (int64_t i = 0; i < n; ++i) {
+      a[i] = b[i] = FloatToBfloat(1.0078125f);
+      c[i] = FloatToBfloat(-1.015625f);
+    }
+    uint16_t step = FloatToBfloat(0x1p-8f);
+    Invoke(*module, "chains",
+           {a.descriptor(), b.descriptor(), c.descriptor(), &step, fused.descriptor(),
+            sums.descriptor()});
+    for (int64_t i = 0; i < n; ++i) {
+      ExpectIdentical(BfloatToFloat(fused[i]), 0.0f, "a*b+c at " + std::to_string(i));
+      ExpectIdentical(BfloatToFloat(sums[i]), 1.0f, "1+2^-8+2^-8 at " + std::to_string(i));
+    }
+  }
 }
 
 }  // namespace
