@@ -128,10 +128,6 @@ absl::Status BuildDescriptor(const EntryFunction& entry, size_t index, const DLT
         where(), ": data + byte_offset (0x", absl::Hex(address), ") is not aligned to the ",
         element_bytes, "-byte element type"));
   }
-  if (read_only && expected.written) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        where(), ": the tensor is read-only, but @", entry.name, " writes this argument"));
-  }
   const DLDeviceType device_type = tensor->device.device_type;
   if (target == Target::kHost && device_type != kDLCPU && device_type != kDLCUDAHost) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -146,6 +142,11 @@ absl::Status BuildDescriptor(const EntryFunction& entry, size_t index, const DLT
         where(), ": the module runs on CUDA device ", device,
         "; expected memory of that device (kDLCUDA), found device type ",
         static_cast<int>(device_type), " id ", tensor->device.device_id));
+  }
+  // After the device, as tessera_jit.h and docs/capi.md list the checks.
+  if (read_only && expected.written) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        where(), ": the tensor is read-only, but @", entry.name, " writes this argument"));
   }
   // `address` (data + byte_offset, computed as an integer: NULL data with an offset is no
   // pointer arithmetic) was checked above not to overflow.

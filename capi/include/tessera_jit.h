@@ -115,8 +115,9 @@ typedef struct tessera_jit_context_options_t {
   /* --- API 0.10: the arbiter (docs/arbiter.md) --- */
   const char* plan_path; /* replay: every Tile op takes the candidate this plan file pins, with
                             nothing probed or timed (tessera_jit_context_write_plan writes
-                            one); NULL or "": measure. An unreadable or malformed plan fails
-                            context creation (NOT_FOUND / INVALID_ARGUMENT). */
+                            one); NULL or "": measure. A plan file that cannot be read fails
+                            context creation with NOT_FOUND; a malformed one (not a regular
+                            file, too large, not a plan) with INVALID_ARGUMENT. */
   int32_t plan_strict;   /* with plan_path: a Tile op the plan lacks fails its compile (naming
                             it) instead of running the compiled lowering */
   int32_t arbitration_budget_ms; /* how long the candidates of one decision may run (warm-up
@@ -132,7 +133,10 @@ static inline void tessera_jit_context_options_init(tessera_jit_context_options_
   out_options->struct_size = TESSERA_JIT_CONTEXT_OPTIONS_STRUCT_SIZE;
   out_options->log_level = TESSERA_JIT_LOG_WARNING;
 }
-/* Creates a context; the caller owns it. `options` may be NULL (the defaults). Thread-safe. */
+/* Creates a context; the caller owns it. `options` may be NULL (the defaults). A field out of
+ * its range (num_threads, arbitration_budget_ms, a negative cache_lock_timeout_ms), an unknown
+ * default_target or plan_strict without plan_path is INVALID_ARGUMENT naming the field.
+ * Thread-safe. */
 tessera_jit_error_t* tessera_jit_context_create(const tessera_jit_context_options_t* options,
                                                 tessera_jit_context_t** out_context);
 /* Releases the caller's reference to a context (NULL is allowed). Modules hold a reference of
@@ -213,8 +217,8 @@ typedef enum tessera_jit_pointer_space_t {
   TESSERA_JIT_POINTERS_INFERRED = 0, /* from the soname, as tessera_jit_context_register_library */
   TESSERA_JIT_POINTERS_HOST = 1,
   TESSERA_JIT_POINTERS_DEVICE = 2,
-  /* Not a value: makes every int32 a valid enum value, so an unknown one is an error, not
-   * undefined behaviour in the library. */
+  /* Not a value: makes every int32 a valid enum value, so an unknown one is an error
+   * (INVALID_ARGUMENT), not undefined behaviour in the library. */
   TESSERA_JIT_POINTERS_ENUM_MAX = 0x7FFFFFFF,
 } tessera_jit_pointer_space_t;
 
@@ -237,7 +241,8 @@ typedef enum tessera_jit_image_format_t {
 
 /* Registers hand-written kernels under `name`; their entries serve `binding = "cuda_kernel"`
  * calls. `arch` (CUDA source only): NULL = the context's device, else sm_90 (a device whose arch
- * the compiler does not support is FAILED_PRECONDITION). A CUDA source that does not compile is
+ * the compiler does not support is FAILED_PRECONDITION; an `arch` it does not support,
+ * UNIMPLEMENTED, as for tessera_jit_compile). A CUDA source that does not compile is
  * INVALID_ARGUMENT carrying NVRTC's log. */
 tessera_jit_error_t* tessera_jit_context_register_kernel_image(
     tessera_jit_context_t* context, const char* name, const void* data, size_t size,
@@ -280,8 +285,9 @@ static inline void tessera_jit_matmul_provider_init(tessera_jit_matmul_provider_
   out_provider->determinism = "deterministic";
   out_provider->accuracy = "reference_exact";
 }
-/* INVALID_ARGUMENT naming the field for a malformed contract, an unregistered library or a
- * callee it does not define. */
+/* INVALID_ARGUMENT naming the field for a malformed contract (or a reserved name); NOT_FOUND
+ * for a library that is not registered or a callee it does not define (an unknown name, as
+ * for tessera_jit_module_get_function). */
 tessera_jit_error_t* tessera_jit_context_declare_matmul_provider(
     tessera_jit_context_t* context, const tessera_jit_matmul_provider_t* provider);
 
@@ -507,8 +513,10 @@ typedef struct tessera_jit_arg_t {
  * dynamic sizes must agree, derived from its Tile ops) — each failure is INVALID_ARGUMENT
  * naming the function, the argument and what was expected (docs/capi.md). Host modules run synchronously
  * on the calling thread. nvptx modules enqueue their kernels on `stream` (a CUstream; NULL: the
- * legacy default stream) and return without waiting. `out_result` (may be NULL) receives a
- * scalar result. Thread-safe: many threads may invoke at once. */
+ * legacy default stream) and return without waiting; without a GPU they are UNAVAILABLE. A
+ * run-time check that fails inside the entry (docs/capi.md) stops it and is OUT_OF_RANGE with
+ * the op and its location. `out_result` (may be NULL) receives a scalar result. Thread-safe:
+ * many threads may invoke at once. */
 tessera_jit_error_t* tessera_jit_function_invoke(tessera_jit_function_t* function,
                                                  const tessera_jit_arg_t* args, size_t num_args,
                                                  void* stream, tessera_jit_arg_t* out_result);
@@ -527,10 +535,12 @@ typedef enum tessera_jit_copy_kind_t {
  * tessera_jit_buffer_free. UNAVAILABLE without a GPU. Thread-safe. */
 tessera_jit_error_t* tessera_jit_buffer_alloc(tessera_jit_context_t* context, size_t size,
                                               void** out_device_pointer);
-/* Frees a pointer from tessera_jit_buffer_alloc (NULL is allowed). Thread-safe. */
+/* Frees a pointer from tessera_jit_buffer_alloc (NULL is allowed). UNAVAILABLE without a GPU.
+ * Thread-safe. */
 tessera_jit_error_t* tessera_jit_buffer_free(tessera_jit_context_t* context,
                                              void* device_pointer);
-/* Copies `size` bytes and waits for the copy. Thread-safe. */
+/* Copies `size` bytes and waits for the copy. INVALID_ARGUMENT for an unknown kind or a NULL
+ * pointer with a size; UNAVAILABLE without a GPU. Thread-safe. */
 tessera_jit_error_t* tessera_jit_buffer_copy(tessera_jit_context_t* context, void* destination,
                                              const void* source, size_t size,
                                              tessera_jit_copy_kind_t kind);
