@@ -5,8 +5,7 @@
 #include <utility>
 
 #include "dialect/Registration.h"
-#include "jit/source_limits.h"
-#include "base/status_macros.h"
+#include "jit/guarded_parse.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -27,7 +26,6 @@
 #include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
 #include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
 #include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVM.h"
-#include "mlir/Parser/Parser.h"
 #include "mlir/Target/LLVM/NVVM/Target.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
@@ -119,14 +117,9 @@ SessionPool& Sessions() {
 absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> ParseSource(
     mlir::MLIRContext& context, const DiagnosticCollector& diagnostics, absl::string_view source,
     const std::string& source_name) {
-  TESSERA_RETURN_IF_ERROR(CheckSourceBeforeParsing(source, source_name));
-  const std::string terminated(source);
-  mlir::ParserConfig config(&context);
-  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceString<mlir::ModuleOp>(
-      llvm::StringRef(terminated.data(), terminated.size()), config, source_name);
-  if (!module || diagnostics.HasErrors()) {
-    return diagnostics.Failure("invalid Tessera IR");
-  }
+  absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> module =
+      ParseGuarded(context, source, source_name);
+  if (diagnostics.HasErrors()) return diagnostics.Failure("invalid Tessera IR");
   return module;
 }
 

@@ -57,9 +57,9 @@ class SessionPool {
 /// The process's pool.
 SessionPool& Sessions();
 
-/// Parses `source` in `context` (diagnostics go to `diagnostics`): refuses IR the source
-/// limits forbid before parsing (jit/source_limits.h), and parses a NUL-terminated copy
-/// (MLIR's lexer reads one byte past the end of its buffer).
+/// Parses `source` in `context` through the guards every entry point shares
+/// (jit/guarded_parse.h); a parse or verification failure carries every diagnostic that
+/// `diagnostics` collected.
 absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> ParseSource(
     mlir::MLIRContext& context, const DiagnosticCollector& diagnostics, absl::string_view source,
     const std::string& source_name);

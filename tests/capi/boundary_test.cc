@@ -417,6 +417,21 @@ TEST_F(BoundaryTest, HostileIrIsRefusedWithItsLocation) {
        "the IR nests deeper than 256 levels"},
       {"func.func @f() {\n  \"test.unregistered\"() : () -> ()\n  return\n}\n",
        "<source>:2:22: error: operation being parsed with an unregistered dialect"},
+      // MLIR 22.1's NVVM::MmaOp::verify sizes a vector from k and aborts the process.
+      {"gpu.module @k {\n  gpu.func @f(%a: vector<2xf16>, %c: vector<2xf16>) kernel {\n"
+       "    %d = nvvm.mma.sync A[%a, %a, %a, %a] B[%a, %a] C[%c, %c]\n"
+       "      {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>,\n"
+       "       shape = #nvvm.shape<m = 16, n = 8, k = -2147483648>}\n"
+       "      : (vector<2xf16>, vector<2xf16>, vector<2xf16>)\n"
+       "      -> !llvm.struct<(vector<2xf16>, vector<2xf16>)>\n    gpu.return\n  }\n}\n",
+       "<source>:3:10: error: 'nvvm.mma.sync' attribute 'shape' has k = -2147483648; matrix "
+       "extents lie in [1, 256]"},
+      {"gpu.module @k {\n  gpu.func @f(%p: !llvm.ptr<3>, %s: i32) kernel {\n"
+       "    %l = nvvm.wmma.load %p, %s {eltype = #nvvm.mma_type<f16>, frag = #nvvm.mma_frag<a>,"
+       " k = 16 : i32, layout = #nvvm.mma_layout<row>, m = -1 : i32, n = 16 : i32}\n"
+       "      : (!llvm.ptr<3>) -> !llvm.struct<(vector<2xf16>, vector<2xf16>)>\n"
+       "    gpu.return\n  }\n}\n",
+       "<source>:3:10: error: 'nvvm.wmma.load' attribute 'm' has m = -1"},
   };
   for (const Case& c : cases) {
     Error error(Compile(c.source));
