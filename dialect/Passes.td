@@ -113,6 +113,37 @@ def ReserveMmaRegisters : Pass<"tessera-reserve-mma-registers"> {
   let dependentDialects = ["::mlir::NVVM::NVVMDialect"];
 }
 
+def Expm1Log1pToLibm : Pass<"tessera-expm1-log1p-to-libm", "::mlir::ModuleOp"> {
+  let summary = "math.expm1 and math.log1p left by the approximations become libm calls (host)";
+  let description = [{
+    The host's approximations replace f32 `expm1` and `log1p`; the rest (f64) would reach
+    MathToLLVM, which lowers them to `exp(x) - 1` and `log(1 + x)`: every bit is lost near 0
+    (`expm1(1e-20)` gave 0, `expm1(-0.0)` gave +0.0). Upstream MathToLibm's patterns turn
+    them into calls of libm's `expm1` and `log1p` (vectors element by element); every other
+    op is left alone. Run after `tessera-approximate-math`, before `convert-math-to-llvm`.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::vector::VectorDialect"];
+}
+
+def ExactFloatOps : Pass<"tessera-exact-float-ops"> {
+  let summary = "float ops whose upstream lowering rounds twice or is missing, made exact";
+  let description = [{
+    Runs before the narrow-float legalization on both targets:
+    * `math.fma` on f16/bf16: the product is exact in f64, the sum is rounded to odd there
+      (TwoSum), then rounded once to the narrow type (upstream extends to an f32 fma and
+      rounds twice: bf16 `fma(9, 29, 2^-30)` gave 260, not 262);
+    * `arith.truncf` f64 → f16/bf16 and `arith.sitofp`/`uitofp` to bf16: one rounding, through
+      an f32 rounded to odd (LLVM converts an integer to bf16 through f32 and rounds twice:
+      `2^30 + 2^22 + 1` gave `2^30`); 64-bit integers are split into two exact halves whose
+      f64 sum is rounded to odd;
+    * `math.isinf`, `math.isnormal` (no MathToLLVM lowering in MLIR 22) as compares in the
+      operand's own type.
+    A value rounded to odd in a format of at least 2p + 2 bits, then to nearest at p bits, is
+    the correctly rounded p-bit result (Boldo & Melquiond, IEEE TC 2008).
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::math::MathDialect"];
+}
+
 def EmulateBf16Arithmetic : Pass<"tessera-emulate-bf16-arithmetic"> {
   let summary = "bf16 arithmetic as f32 arithmetic rounded to bf16 after every operation";
   let description = [{

@@ -26,10 +26,12 @@ namespace {
 /// between explicit conversions (AVX512-BF16's conversion flushes subnormals), and math
 /// functions as polynomial approximations the loop vectorizer can widen.
 void AddFloatLegalization(mlir::OpPassManager& pm, bool host) {
+  pm.addPass(createExactFloatOps());  // before f16/bf16 math is extended to f32
   pm.addPass(mlir::math::createMathExtendToSupportedTypes());
   if (host) {
     pm.addPass(createEmulateBf16Arithmetic());
     pm.addPass(createApproximateMath());
+    pm.addPass(createExpm1Log1pToLibm());  // what the approximations left (f64)
   }
   pm.addPass(createExpandArith());
 }

@@ -16,48 +16,21 @@ report="${1:-$(mktemp --suffix=.xml)}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
+source "$(dirname "${BASH_SOURCE[0]}")/test_python.sh"
+
 # A report with one failed case, for steps that fail before pytest runs.
 fail() {
   local message="$1"
   echo "python package: $message" >&2
-  python3 - "$report" "${report%.xml}.mypy.xml" "$message" <<'PY'
-import sys
-from xml.sax.saxutils import quoteattr
-path, mypy_path, message = sys.argv[1:4]
-with open(path, "w") as f:
-    f.write('<testsuites><testsuite name="python_package" tests="1" failures="1">'
-            f'<testcase classname="python_package" name="setup"><failure message={quoteattr(message)}/>'
-            "</testcase></testsuite></testsuites>\n")
-with open(mypy_path, "w") as f:  # mypy did not run: counted as skipped, not a second failure
-    f.write('<testsuites><testsuite name="mypy" tests="1" skipped="1"><testcase classname="mypy" '
-            'name="tessera_jit"><skipped message="the setup failed"/></testcase></testsuite>'
-            "</testsuites>\n")
-PY
+  tessera_failed_report python_package "$report" "$message"
+  # mypy did not run: counted as skipped, not a second failure.
+  echo '<testsuites><testsuite name="mypy" tests="1" skipped="1"><testcase classname="mypy"' \
+       'name="tessera_jit"><skipped message="the setup failed"/></testcase></testsuite>' \
+       '</testsuites>' > "${report%.xml}.mypy.xml"
   exit 1
 }
 
-# A CPython ≥ 3.9 that is not /usr/bin's: $TESSERA_TEST_PYTHON, else pyenv's newest, else
-# PATH's python3.
-python=""
-usable() {
-  local real
-  real="$(readlink -f "$1")"
-  case "$real" in /usr/bin/*|/bin/*) return 1 ;; esac
-  "$1" -c 'import sys, venv; sys.exit(sys.version_info < (3, 9))' 2>/dev/null
-}
-for candidate in "${TESSERA_TEST_PYTHON:-}" \
-                 $(ls -d "$HOME"/.pyenv/versions/3.* 2>/dev/null | grep -E '/3\.[0-9]+\.[0-9]+$' |
-                   sort -rV | sed 's|$|/bin/python3|') \
-                 "$(command -v python3 || true)"; do
-  if [ -n "$candidate" ] && [ -x "$candidate" ] && usable "$candidate"; then
-    python="$candidate"
-    break
-  fi
-done
-if [ -z "$python" ]; then
-  python=/usr/bin/python3
-  echo "python package: no Python besides the distribution's; using $python" >&2
-fi
+python="$(tessera_test_python)"
 echo "python package: $("$python" --version) ($python)"
 
 tools/build_wheel.sh --mode fastbuild --out "$work/dist" || fail "the wheel did not build"

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The generated differential test suite (tests/differential/): every reproducer of
+# tests/differential/corpus/ and a few hundred fresh random Tessera IR programs, compiled for the
+# host through the Python package of the default build and compared with an independent NumPy
+# evaluator. Needs //capi:libtessera_jit.so and //capi/python:package built (`bazel build //...`).
+#
+#   tools/differential_test.sh [REPORT.xml] [run_differential.py options...]
+#
+# Makes its own virtual environment (in a temporary directory) with a Python that is not the
+# distribution's (pyenv's newest, when present; else /usr/bin/python3) and NumPy >= 2 and
+# ml_dtypes from PyPI. Reproducers of failures go to $TESSERA_DIFFERENTIAL_ARTIFACTS (default: a
+# temporary directory that is kept and printed). On a failure to set up, REPORT.xml holds one
+# failed case.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+report="${1:-$(mktemp --suffix=.xml)}"
+shift || true
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+source "$root/tools/test_python.sh"
+
+# A report with one failed case, for steps that fail before the driver runs.
+fail() {
+  local message="$1"
+  echo "differential: $message" >&2
+  tessera_failed_report differential "$report" "$message"
+  exit 1
+}
+
+python="$(tessera_test_python)"
+
+library="$root/bazel-bin/capi/libtessera_jit.so"
+native="$root/bazel-bin/capi/python/tessera_jit/_native.abi3.so"
+[ -f "$library" ] || fail "$library is missing (bazel build //capi:libtessera_jit.so)"
+[ -f "$native" ] || fail "$native is missing (bazel build //capi/python:package)"
+
+"$python" -m venv "$work/venv" || fail "$python -m venv failed"
+"$work/venv/bin/python" -m pip install -q --disable-pip-version-check "numpy>=2" ml_dtypes ||
+  fail "installing NumPy and ml_dtypes from PyPI failed"
+echo "differential: $("$work/venv/bin/python" --version) ($python), $("$work/venv/bin/python" -c \
+  'import numpy, ml_dtypes; print(f"numpy {numpy.__version__}, ml_dtypes {ml_dtypes.__version__}")')"
+
+export TESSERA_JIT_LIBRARY="$library"
+export PYTHONPATH="$root/capi/python"
+export TESSERA_JIT_CACHE_DIR="$work/cache"
+artifacts="${TESSERA_DIFFERENTIAL_ARTIFACTS:-$(mktemp -d -t differential-artifacts.XXXXXX)}"
+"$work/venv/bin/python" tests/differential/run_differential.py --junit "$report" \
+  --artifacts "$artifacts" "$@"

@@ -1,0 +1,37 @@
+# Shared by the Python test scripts (tools/python_package_test.sh, tools/differential_test.sh);
+# sourced, defines functions only.
+
+# tessera_test_python — prints a CPython >= 3.9 that is not the distribution's (the tests want
+# a Python a user would install into): $TESSERA_TEST_PYTHON, else pyenv's newest, else PATH's
+# python3; /usr/bin/python3 as the last resort (with a notice on stderr).
+tessera_test_python() {
+  local candidate real
+  for candidate in "${TESSERA_TEST_PYTHON:-}" \
+                   $(ls -d "$HOME"/.pyenv/versions/3.* 2>/dev/null | grep -E '/3\.[0-9]+\.[0-9]+$' |
+                     sort -rV | sed 's|$|/bin/python3|') \
+                   "$(command -v python3 || true)"; do
+    [ -n "$candidate" ] && [ -x "$candidate" ] || continue
+    real="$(readlink -f "$candidate")"
+    case "$real" in /usr/bin/*|/bin/*) continue ;; esac
+    if "$candidate" -c 'import sys, venv; sys.exit(sys.version_info < (3, 9))' 2>/dev/null; then
+      echo "$candidate"
+      return 0
+    fi
+  done
+  echo "no Python besides the distribution's; using /usr/bin/python3" >&2
+  echo /usr/bin/python3
+}
+
+# tessera_failed_report SUITE REPORT.xml MESSAGE — a JUnit report of one failed case, for a
+# suite whose setup failed before its tests ran.
+tessera_failed_report() {
+  python3 - "$@" <<'PY'
+import sys
+from xml.sax.saxutils import quoteattr
+suite, path, message = sys.argv[1:4]
+with open(path, "w") as f:
+    f.write(f'<testsuites><testsuite name="{suite}" tests="1" failures="1">'
+            f'<testcase classname="{suite}" name="setup"><failure message={quoteattr(message)}/>'
+            "</testcase></testsuite></testsuites>\n")
+PY
+}
