@@ -125,10 +125,12 @@ RedisReply Copy(const redisReply& reply) {
   return out;
 }
 
-/// An error reply as a status: OOM is ResourceExhausted, refused credentials Unauthenticated,
-/// anything else Internal.
+/// An error reply as a status: OOM is ResourceExhausted, refused credentials Unauthenticated, a
+/// key holding another type than the command needs (WRONGTYPE: any client may overwrite a key)
+/// FailedPrecondition, anything else Internal.
 absl::Status ErrorReply(absl::string_view text) {
   if (absl::StartsWith(text, "OOM")) return absl::ResourceExhaustedError(text);
+  if (absl::StartsWith(text, "WRONGTYPE")) return absl::FailedPreconditionError(text);
   // NOPERM (an ACL that forbids one command) is that command's failure, not the credentials'.
   if (absl::StartsWith(text, "NOAUTH") || absl::StartsWith(text, "WRONGPASS") ||
       absl::StrContains(text, "invalid password") ||

@@ -54,7 +54,8 @@ struct RedisReply {
 /// Errors: Unavailable (cannot connect, the connection broke, or backing off after that),
 /// DeadlineExceeded (a connect, or a read or write of a command, timed out; the connection is
 /// dropped), Unauthenticated (AUTH refused, or the server wants a password: permanent),
-/// ResourceExhausted (the server is out of memory: "-OOM …"), Internal (any other error reply).
+/// ResourceExhausted (the server is out of memory: "-OOM …"), FailedPrecondition (the key holds
+/// another type than the command needs: "-WRONGTYPE …"), Internal (any other error reply).
 class RedisClient {
  public:
   explicit RedisClient(RedisEndpoint endpoint);

@@ -261,6 +261,12 @@ std::optional<RemoteCache::Entry> RemoteCache::Load(Kind kind, const CacheKey& k
   const auto start = std::chrono::steady_clock::now();
   const std::string name = ValueName(kind, key.digest);
   absl::StatusOr<RedisReply> reply = client_.Command({"GET", name});
+  if (absl::IsFailedPrecondition(reply.status())) {  // not a string: a damaged value
+    miss = {MissReason::kDamaged, absl::StrCat("the remote value is not a string (",
+                                               reply.status().message(), ")")};
+    CountMiss(miss);
+    return std::nullopt;
+  }
   if (!reply.ok()) {
     Failed(reply.status(), "GET");
     miss = {MissReason::kTierOff, absl::StrCat("remote cache unavailable: ",
@@ -473,7 +479,12 @@ absl::StatusOr<uint64_t> RemoteCache::Clear() {
 absl::StatusOr<RemoteFleetStats> RemoteCache::FleetStats() {
   FlushCounters();
   RemoteFleetStats stats;
-  absl::StatusOr<RedisReply> all = client_.Command({"HGETALL", prefix_ + "stats"});
+  const std::string stats_key = prefix_ + "stats";
+  absl::StatusOr<RedisReply> all = client_.Command({"HGETALL", stats_key});
+  if (absl::IsFailedPrecondition(all.status())) {  // not a hash: no fleet counters to show
+    stats.damaged_keys.emplace_back(stats_key, std::string(all.status().message()));
+    all = RedisReply{};
+  }
   if (!all.ok()) return all.status();
   std::vector<std::pair<double, int64_t>> histogram;
   int64_t samples = 0;
@@ -503,12 +514,14 @@ absl::StatusOr<RemoteFleetStats> RemoteCache::FleetStats() {
   stats.latency_p99_us = percentile(0.99);
   absl::Status scanned = ForEachKeyBatch([&](const std::vector<RedisReply>& names) {
     std::vector<std::vector<absl::string_view>> lengths;
+    std::vector<absl::string_view> measured;
     for (const RedisReply& name : names) {
       absl::string_view rest = name.text;
       rest.remove_prefix(std::min(rest.size(), prefix_.size()));
       if (absl::StartsWith(rest, "a:")) {
         ++stats.artifacts;
         lengths.push_back({"STRLEN", name.text});
+        measured.push_back(name.text);
       } else if (absl::StartsWith(rest, "d:")) {
         ++stats.decisions;
       } else if (absl::StartsWith(rest, "lease:")) {
@@ -518,8 +531,14 @@ absl::StatusOr<RemoteFleetStats> RemoteCache::FleetStats() {
     if (lengths.empty()) return absl::OkStatus();
     auto replies = client_.Pipeline(lengths);
     if (!replies.ok()) return replies.status();
-    for (const auto& length : *replies) {
-      if (length.ok()) stats.artifact_bytes += static_cast<uint64_t>(length->integer);
+    for (size_t i = 0; i < replies->size(); ++i) {
+      const absl::StatusOr<RedisReply>& length = (*replies)[i];
+      if (length.ok()) {
+        stats.artifact_bytes += static_cast<uint64_t>(length->integer);
+      } else if (absl::IsFailedPrecondition(length.status())) {
+        stats.damaged_keys.emplace_back(std::string(measured[i]),
+                                        std::string(length.status().message()));
+      }
     }
     return absl::OkStatus();
   });

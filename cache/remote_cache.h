@@ -87,6 +87,9 @@ struct RemoteFleetStats {
   double latency_p50_us = 0;  ///< from the fleet's histogram (√2-wide buckets)
   double latency_p99_us = 0;
   std::string used_memory, max_memory, eviction_policy;  ///< the server's INFO / CONFIG
+  /// Keys of the namespace holding another kind of value than the tier writes there (any client
+  /// can overwrite a key), each with what is wrong; the rest of the statistics is still read.
+  std::vector<std::pair<std::string, std::string>> damaged_keys;
 };
 
 /// Thread-safe; many processes on many machines share one server.

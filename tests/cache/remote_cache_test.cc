@@ -207,6 +207,45 @@ TEST(RemoteCacheTest, DamagedForeignAndOtherToolchainValuesAreMissesThenOverwrit
   EXPECT_EQ(counters.errors, 0u);  // none of this is an error
 }
 
+TEST(RemoteCacheTest, KeysOverwrittenWithAnotherTypeAreDamagedNotErrors) {
+  testing::RedisServer server;
+  ASSERT_TRUE(server.running());
+  RemoteCache remote(Options(server.Url()));
+  const CacheKey kept = Key("kept");
+  const CacheKey hashed = Key("hashed");
+  const std::string payload = Payload(3000);
+  ASSERT_TRUE(remote.Store(Kind::kArtifact, kept, kFormat, payload, ""));
+  ASSERT_TRUE(remote.Store(Kind::kArtifact, hashed, kFormat, payload, ""));
+  const std::string hashed_name = remote.ValueName(Kind::kArtifact, hashed.digest);
+  const std::string prefix =
+      hashed_name.substr(0, hashed_name.size() - hashed.digest.size() - std::string("a:").size());
+  // Any client can do this: the fleet's counters replaced by a string, an artifact by a hash.
+  ASSERT_TRUE(server.Admin().Command({"SET", prefix + "stats", "not a hash"}).ok());
+  ASSERT_TRUE(server.Admin().Command({"DEL", hashed_name}).ok());
+  ASSERT_TRUE(server.Admin().Command({"HSET", hashed_name, "field", "value"}).ok());
+
+  auto fleet = remote.FleetStats();
+  ASSERT_TRUE(fleet.ok()) << fleet.status();
+  EXPECT_EQ(fleet->artifacts, 2u);
+  EXPECT_GT(fleet->artifact_bytes, payload.size());  // the intact artifact is still measured
+  EXPECT_THAT(fleet->damaged_keys,
+              ::testing::UnorderedElementsAre(
+                  ::testing::Pair(prefix + "stats", HasSubstr("WRONGTYPE")),
+                  ::testing::Pair(hashed_name, HasSubstr("WRONGTYPE"))));
+  EXPECT_TRUE(fleet->counters.empty());
+
+  // Loading the hash is a damaged miss (not an error that would warn), and a store repairs it.
+  Miss miss;
+  EXPECT_FALSE(remote.Load(Kind::kArtifact, hashed, kFormat, miss).has_value());
+  EXPECT_EQ(miss.reason, MissReason::kDamaged);
+  EXPECT_THAT(miss.ToString(), HasSubstr("the remote value is not a string"));
+  EXPECT_EQ(remote.counters().errors, 0u);
+  ASSERT_TRUE(remote.Store(Kind::kArtifact, hashed, kFormat, payload, ""));
+  auto entry = remote.Load(Kind::kArtifact, hashed, kFormat, miss);
+  ASSERT_TRUE(entry.has_value()) << miss.ToString();
+  EXPECT_EQ(entry->payload, payload);
+}
+
 TEST(RemoteCacheTest, AWrongPasswordTurnsTheTierOffWithOneWarning) {
   testing::RedisServer server("right-password");
   ASSERT_TRUE(server.running());

@@ -163,6 +163,21 @@ TEST(FleetTest, EachNewKeyIsCompiledOnceAcrossTheFleetWithIdenticalArtifacts) {
   EXPECT_THAT(text, HasSubstr("artifacts:     3 ("));
   EXPECT_THAT(text, HasSubstr("stores:      3 (failed 0)"));
   EXPECT_THAT(text, HasSubstr("hit latency:"));
+  // With the counters' hash overwritten by a plain string (any client can), the CLI still
+  // reports what it can and names the damaged key.
+  auto stats_keys = server.Admin().Command({"KEYS", "tessera-jit:*:stats"});
+  ASSERT_TRUE(stats_keys.ok());
+  ASSERT_EQ(stats_keys->elements.size(), 1u);
+  const std::string stats_key = stats_keys->elements[0].text;
+  ASSERT_TRUE(server.Admin().Command({"SET", stats_key, "overwritten"}).ok());
+  ASSERT_EQ(std::system(absl::StrCat(Runfile("tools/tessera-jit/tessera-jit"),
+                                     " cache stats --remote-url ", server.Url(), " > ", stats,
+                                     " 2>&1")
+                            .c_str()),
+            0);
+  const std::string damaged = Slurp(stats);
+  EXPECT_THAT(damaged, HasSubstr("artifacts:     3 ("));
+  EXPECT_THAT(damaged, HasSubstr(absl::StrCat("damaged key:   ", stats_key, " (WRONGTYPE")));
   ASSERT_EQ(std::system(absl::StrCat(Runfile("tools/tessera-jit/tessera-jit"),
                                      " cache clear --remote-url ", server.Url(), " > ", stats)
                             .c_str()),

@@ -105,6 +105,10 @@ int RunRemote(const std::string& verb, const std::string& url, std::ostream& out
         static_cast<double>(Counter(*stats, "latency_us_sum")) / static_cast<double>(samples),
         stats->latency_p50_us, stats->latency_p99_us, samples);
   }
+  for (const auto& [key, what] : stats->damaged_keys) {
+    out << "damaged key:   " << key << " (" << what
+        << "; another client overwrote it; `cache clear --remote` removes it)\n";
+  }
   return 0;
 }
 
