@@ -144,19 +144,26 @@ def ExactFloatOps : Pass<"tessera-exact-float-ops"> {
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::math::MathDialect"];
 }
 
-def EmulateBf16Arithmetic : Pass<"tessera-emulate-bf16-arithmetic"> {
-  let summary = "bf16 arithmetic as f32 arithmetic rounded to bf16 after every operation";
+def LegalizeNarrowFloats : Pass<"tessera-legalize-narrow-floats"> {
+  let summary = "f16/bf16 math in f32 and (host) bf16 arithmetic in f32, rounded after every op";
   let description = [{
-    Every arith/math/vector operation on bf16 (scalars or vectors) becomes the same operation
-    on f32 between an `arith.extf` of its operands and an `arith.truncf` of its results, so
-    each result is rounded to bf16 before it is used — the correctly rounded bf16 result of
-    each operation, as if the target had bf16 arithmetic. The patterns are upstream
-    `arith-emulate-unsupported-floats`'s; its `extf` and `truncf` both carry
-    `fastmath<contract>`, which lets `arith.extf`'s folder drop an `extf(truncf(x))` pair, so a
-    chain of bf16 operations was computed in f32 and rounded once (`1 + 2^-8 + 2^-8` gave
-    1.0078125, not 1.0). Here the widening `extf` carries no fast-math flag, so no later fold
+    Every math function on f16 or bf16 (scalars or vectors) becomes the same function on f32
+    between an `arith.extf` of its operands and an `arith.truncf` of its results; with
+    `emulate-bf16-arithmetic` (the host), so does every arith/vector operation on bf16. Each
+    result is rounded to its narrow type before it is used — the correctly rounded narrow
+    result of each arithmetic operation, as on a GPU with bf16 arithmetic. The patterns are
+    upstream `math-extend-to-supported-types`' and `arith-emulate-unsupported-floats`'; their
+    `extf` and `truncf` both carry `fastmath<contract>`, which lets `arith.extf`'s folder drop an
+    `extf(truncf(x))` pair, so a chain of narrow operations was computed in f32 and rounded once
+    (bf16 `1 + 2^-8 + 2^-8` gave 1.0078125, not 1.0; f16 `cos(exp2(21.27))` gave -0.82, not
+    `cos(inf)` = NaN). Here the widening `extf` carries no fast-math flag, so no later fold
     removes a rounding.
   }];
+  let options = [
+    Option<"emulateBf16Arithmetic", "emulate-bf16-arithmetic", "bool", /*default=*/"true",
+           "bf16 arithmetic in f32 too (targets without bf16 arithmetic, or whose bf16 "
+           "conversions flush subnormals)">,
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::vector::VectorDialect"];
 }
 
@@ -169,7 +176,7 @@ def ExpandArith : Pass<"tessera-expand-arith"> {
     that `maximumf`/`minimumf` are left to the LLVM lowering (`llvm.maximum`/`llvm.minimum`,
     which order -0.0 below +0.0). Upstream expands them into a compare and a select, so
     `maximumf(+0.0, -0.0)` returned -0.0. (The host pipeline runs
-    `tessera-emulate-bf16-arithmetic` first, so bf16 arithmetic is f32 arithmetic between
+    `tessera-legalize-narrow-floats` first, so bf16 arithmetic is f32 arithmetic between
     explicit conversions and no CPU instruction rounds to bf16: AVX512-BF16's conversion
     flushes subnormal results to zero.)
   }];

@@ -3,6 +3,8 @@
 #ifndef TESSERA_JIT_LLVM_OPTIMIZE_H_
 #define TESSERA_JIT_LLVM_OPTIMIZE_H_
 
+#include <cstdint>
+
 #include "absl/status/status.h"
 
 namespace llvm {
@@ -12,8 +14,15 @@ class TargetMachine;
 
 namespace tessera::jit {
 
+/// Innermost loops whose bodies have more use-def paths than this to one value are not
+/// vectorized (LLVM 22's loop vectorizer walks them path by path; see llvm_optimize.cc). The
+/// host's own kernels reach ~7,200 (the MLP example's); a tile.map body of one bf16 fma chain
+/// or f16 log1p/log chain reaches millions and took seconds to minutes to vectorize.
+inline constexpr uint64_t kMaxVectorizedOperandPaths = uint64_t{1} << 16;
+
 /// Runs LLVM's per-module default pipeline at `opt_level` (0–3; 0 runs the O0 pipeline, which
 /// still applies target passes such as NVVMReflect) with `machine`'s pass-builder callbacks.
+/// Above 0, loops with more than kMaxVectorizedOperandPaths operand paths stay scalar.
 void OptimizeModule(llvm::Module& module, llvm::TargetMachine& machine, int opt_level);
 
 /// The pipeline for GPU kernels (`machine` an NVPTX target machine), sized for modules MLIR

@@ -27,9 +27,10 @@ namespace {
 /// functions as polynomial approximations the loop vectorizer can widen.
 void AddFloatLegalization(mlir::OpPassManager& pm, bool host) {
   pm.addPass(createExactFloatOps());  // before f16/bf16 math is extended to f32
-  pm.addPass(mlir::math::createMathExtendToSupportedTypes());
+  LegalizeNarrowFloatsOptions narrow;
+  narrow.emulateBf16Arithmetic = host;
+  pm.addPass(createLegalizeNarrowFloats(narrow));
   if (host) {
-    pm.addPass(createEmulateBf16Arithmetic());
     pm.addPass(createApproximateMath());
     pm.addPass(createExpm1Log1pToLibm());  // what the approximations left (f64)
   }

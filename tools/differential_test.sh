@@ -9,8 +9,9 @@
 # Makes its own virtual environment (in a temporary directory) with a Python that is not the
 # distribution's (pyenv's newest, when present; else /usr/bin/python3) and NumPy >= 2 and
 # ml_dtypes from PyPI. Reproducers of failures go to $TESSERA_DIFFERENTIAL_ARTIFACTS (default: a
-# temporary directory that is kept and printed). On a failure to set up, REPORT.xml holds one
-# failed case.
+# temporary directory that is kept and printed). The harness's self-test
+# (tests/differential/selftest.py) runs first. On a failure to set up, or of the self-test,
+# REPORT.xml holds one failed case.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -46,6 +47,14 @@ echo "differential: $("$work/venv/bin/python" --version) ($python), $("$work/ven
 export TESSERA_JIT_LIBRARY="$library"
 export PYTHONPATH="$root/capi/python"
 export TESSERA_JIT_CACHE_DIR="$work/cache"
+# The harness's own self-test (shrinker, encode/decode, comparison rules; no compiler, < 5 s)
+# first: a broken harness must not report a pass.
+"$work/venv/bin/python" tests/differential/selftest.py > "$work/selftest.log" 2>&1 || {
+  cat "$work/selftest.log" >&2
+  fail "the harness self-test (tests/differential/selftest.py) failed: $(grep -m1 FAILED \
+    "$work/selftest.log" || tail -1 "$work/selftest.log")"
+}
+tail -1 "$work/selftest.log"
 artifacts="${TESSERA_DIFFERENTIAL_ARTIFACTS:-$(mktemp -d -t differential-artifacts.XXXXXX)}"
 "$work/venv/bin/python" tests/differential/run_differential.py --junit "$report" \
   --artifacts "$artifacts" "$@"

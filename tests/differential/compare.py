@@ -98,7 +98,7 @@ def compare_output(name: str, t: str, expected: Expected, got: np.ndarray) -> Op
     if count == 0:
         return None
     bad = []
-    for index in zip(*np.nonzero(~ok)):
+    for index in ([()] if ok.ndim == 0 else zip(*np.nonzero(~ok))):  # a 0-d output: index ()
         bad.append((tuple(int(i) for i in index), fmt(ref[index], t), fmt(act[index], t)))
         if len(bad) >= 8:
             break

@@ -17,9 +17,15 @@ A *case* is `{"program": PROGRAM, "inputs": {name: INPUT}}`:
 Every program has defined semantics. Ops that MLIR leaves undefined on some inputs are printed
 with a guard that the model implies (the evaluator computes the guarded semantics):
 shift amounts are masked to the width (`andi` with width−1), `fptosi`/`fptoui` operands have a
-NaN replaced by 0 and are clamped to the integer type's range, a float bitcast to an integer
-has any NaN replaced by the canonical quiet NaN, and an integer bitcast to a float has a NaN
-quieted (so no signalling NaN reaches maxnumf/minnumf).
+NaN replaced by 0 and are clamped to the integer type's range (a float-side guard: it needs only
+"is NaN", never a NaN's bits), and both bitcasts between a float and an integer canonicalize NaN
+**on the integer side**: the integer pattern i (the bitcast's result, or its operand) is tested
+with integer ops, `(i & exp_mask) == exp_mask && (i & mantissa_mask) != 0`, and replaced by the
+canonical quiet NaN's pattern (`nan_guard_bits`). A float-side guard `select(cmpf uno(v, v),
+NaN, v)` would not do: NaN payloads are unspecified in MLIR's and LLVM's float semantics, so
+LLVM may fold it away (`select(x < 0, NaN, sqrt x)` → `sqrt x`); no float fold touches integer
+ops. So a float bitcast to an integer gives the canonical NaN's pattern for any NaN, and an
+integer bitcast to a float never gives a signalling NaN (none reaches maxnumf/minnumf).
 """
 from __future__ import annotations
 
@@ -136,7 +142,10 @@ def draw_ints(t: str, shape: tuple[int, ...], rng: np.random.Generator, dist: st
 def encode_input(t: str, shape: Optional[list[int]], values: np.ndarray) -> dict[str, Any]:
     """Stores a value exactly: the little-endian bytes of its storage array, as hex."""
     storage = float_storage_or_int(t, values)
-    return {"type": t, "shape": shape, "hex": np.ascontiguousarray(storage).tobytes().hex()}
+    # a copy: an INPUT must never share its shape list with the ARG (a shrinker that resizes
+    # the argument would otherwise change the stored input's shape under its data)
+    return {"type": t, "shape": list(shape) if shape is not None else None,
+            "hex": np.ascontiguousarray(storage).tobytes().hex()}
 
 
 def float_storage_or_int(t: str, values: np.ndarray) -> np.ndarray:
@@ -173,8 +182,10 @@ class Generator:
         name = f"a{len(self.args)}"
         if shape is not None and dynamic is None:
             dynamic = [self.r.random() < 0.5 for _ in shape]
-        self.args.append({"name": name, "type": t, "shape": shape,
-                          "dynamic": dynamic if shape is not None else None, "role": role})
+        # every ARG owns its lists (the shrinker edits shapes in place)
+        self.args.append({"name": name, "type": t,
+                          "shape": list(shape) if shape is not None else None,
+                          "dynamic": list(dynamic) if shape is not None else None, "role": role})
         self.dists[name] = dist
         return name
 
@@ -496,6 +507,25 @@ def canonical_nan(t: str) -> int:
     return {"f16": 0x7E00, "bf16": 0x7FC0, "f32": 0x7FC00000, "f64": 0x7FF8000000000000}[f.name]
 
 
+def nan_masks(t: str) -> tuple[int, int]:
+    """The exponent and mantissa (trailing significand) masks of float format `t`'s patterns."""
+    f = FLOATS[t]
+    mantissa = (1 << (f.p - 1)) - 1
+    exponent = ((1 << (f.bits - 1)) - 1) & ~mantissa
+    return exponent, mantissa
+
+
+def nan_guard_bits(bits: np.ndarray, t: str) -> np.ndarray:
+    """The integer-side NaN guard of a bitcast, as printed: unsigned patterns of float format
+    `t` (object array) with every NaN pattern (exponent all ones, mantissa non-zero) replaced by
+    the canonical quiet NaN's."""
+    exponent, mantissa = nan_masks(t)
+    flat = [int(b) for b in np.asarray(bits, dtype=object).reshape(-1)]
+    out = [canonical_nan(t) if (b & exponent) == exponent and (b & mantissa) != 0 else b
+           for b in flat]
+    return np.array(out, dtype=object).reshape(np.shape(bits))
+
+
 class Printer:
     """Prints a program as MLIR text."""
 
@@ -553,6 +583,21 @@ class Printer:
                   else f"{name} = arith.constant {lit}")
         return name
 
+    def nan_guard(self, raw: str, it: str, ft: str, out: str) -> None:
+        """`out` = `raw` (an integer of type `it` holding a pattern of float type `ft`) with a NaN
+        pattern replaced by the canonical quiet NaN's: integer ops only, which no float fold can
+        touch (`nan_guard_bits` is the evaluator's side)."""
+        exponent, mantissa = nan_masks(ft)
+        exp_c, man_c = self.const(it, exponent), self.const(it, mantissa)
+        zero, nan = self.const(it, 0), self.const(it, canonical_nan(ft))
+        e, m, all_ones, frac, isnan = (self.tmp() for _ in range(5))
+        self.emit(f"{e} = arith.andi {raw}, {exp_c} : {it}")
+        self.emit(f"{m} = arith.andi {raw}, {man_c} : {it}")
+        self.emit(f"{all_ones} = arith.cmpi eq, {e}, {exp_c} : {it}")
+        self.emit(f"{frac} = arith.cmpi ne, {m}, {zero} : {it}")
+        self.emit(f"{isnan} = arith.andi {all_ones}, {frac} : i1")
+        self.emit(f"{out} = arith.select {isnan}, {nan}, {raw} : {it}")
+
     def print_node(self, i: int, node: dict[str, Any], names: dict[int, str]) -> str:
         op, t = node["op"], node["type"]
         if op == "arg":
@@ -580,18 +625,15 @@ class Printer:
             self.emit(f"{high} = arith.minimumf {low}, {hi_c} : {src}")
             self.emit(f"{out} = arith.{op} {high} : {src} to {t}")
         elif op == "bitcast" and is_float(node["from"]):
-            src = node["from"]
-            isnan, clean = self.tmp(), self.tmp()
-            nan = self.const(src, canonical_nan(src))
-            self.emit(f"{isnan} = arith.cmpf uno, {a[0]}, {a[0]} : {src}")
-            self.emit(f"{clean} = arith.select {isnan}, {nan}, {a[0]} : {src}")
-            self.emit(f"{out} = arith.bitcast {clean} : {src} to {t}")
-        elif op == "bitcast":
-            raw, isnan = self.tmp(), self.tmp()
-            nan = self.const(t, canonical_nan(t))
+            # float → integer: bitcast first, then canonicalize a NaN pattern with integer ops
+            raw = self.tmp()
             self.emit(f"{raw} = arith.bitcast {a[0]} : {node['from']} to {t}")
-            self.emit(f"{isnan} = arith.cmpf uno, {raw}, {raw} : {t}")
-            self.emit(f"{out} = arith.select {isnan}, {nan}, {raw} : {t}")
+            self.nan_guard(raw, t, node["from"], out)
+        elif op == "bitcast":
+            # integer → float: canonicalize a NaN pattern with integer ops, then bitcast
+            clean = self.tmp()
+            self.nan_guard(a[0], node["from"], t, clean)
+            self.emit(f"{out} = arith.bitcast {clean} : {node['from']} to {t}")
         elif op in ("extf", "truncf", "sitofp", "uitofp", "extsi", "extui", "trunci"):
             self.emit(f"{out} = arith.{op} {a[0]} : {node['from']} to {t}")
         elif op in ("cmpf", "cmpi"):

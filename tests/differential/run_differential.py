@@ -20,6 +20,7 @@ import os
 import re
 import sys
 import tempfile
+import threading
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -40,6 +41,46 @@ from shrinker import shrink  # noqa: E402
 import tessera_jit as tj  # noqa: E402
 
 FILL = 0xA5  # outputs start as this byte pattern, so an element the program skips shows
+
+
+class Watchdog:
+    """Bounds each step of one case (compile, run, evaluate, compare). A step in native code
+    cannot be interrupted, so when one takes longer than `limit` seconds the watchdog calls
+    `on_timeout(case, step, seconds)` — which reports the case as a `timeout` failure and writes
+    the JUnit report — and ends the process with status 1."""
+
+    def __init__(self, limit: float, on_timeout: Any):
+        self.limit = limit
+        self.on_timeout = on_timeout
+        self.current: Optional[tuple[Case, str, float]] = None
+        if limit > 0:
+            threading.Thread(target=self._watch, name="differential-watchdog",
+                             daemon=True).start()
+
+    def enter(self, case: Case, step: str) -> None:
+        self.current = (case, step, time.monotonic())
+
+    def leave(self) -> None:
+        self.current = None
+
+    def _watch(self) -> None:
+        while True:
+            time.sleep(min(1.0, self.limit / 4))
+            current = self.current
+            if current is not None and time.monotonic() - current[2] > self.limit:
+                try:
+                    self.on_timeout(current[0], current[1], time.monotonic() - current[2])
+                finally:
+                    sys.stdout.flush()
+                    os._exit(1)
+
+
+WATCHDOG: Optional[Watchdog] = None
+
+
+def _step(case: Case, step: str) -> None:
+    if WATCHDOG is not None:
+        WATCHDOG.enter(case, step)
 
 
 @dataclass
@@ -92,30 +133,57 @@ def error_key(status: str, message: str) -> str:
 
 def run_case(ctx: Any, case: Case, target: str = "host") -> Outcome:
     """Compiles, runs and checks one case."""
+    try:
+        return _run_case(ctx, case, target)
+    finally:
+        if WATCHDOG is not None:
+            WATCHDOG.leave()
+
+
+def _run_case(ctx: Any, case: Case, target: str) -> Outcome:
     program = case["program"]
     text = print_program(program)
+    _step(case, "compile")
     try:
         module = ctx.compile(text, target=target)
     except tj.TesseraError as error:
         return Outcome("compile", error_key("compile", error.message), error.message)
     args = call_arguments(case)
+    _step(case, "run")
     try:
         getattr(module, program["entry"])(*args)
     except tj.TesseraError as error:
         return Outcome("run", error_key("run", error.message), error.message)
     finally:
         module.close()
+    _step(case, "evaluate")
     try:
         expected = evaluate(case)
-    except Exception:  # the evaluator's own failure: reported, never passed
-        return Outcome("evaluator", "evaluator", traceback.format_exc())
+    except Exception as error:  # the evaluator's own failure: reported, never passed
+        return Outcome("evaluator", evaluator_key(error), "the evaluator raised (a bug of the "
+                       "suite, not of the compiler):\n" + traceback.format_exc())
+    _step(case, "compare")
     return check(case, expected, args)
+
+
+def evaluator_key(error: BaseException) -> str:
+    """An evaluator exception's identity: its type and the innermost frame of the evaluator's
+    code (for shrinking a case that makes the evaluator raise)."""
+    frames = [f for f in traceback.extract_tb(error.__traceback__)
+              if f.filename.startswith(HERE)]
+    where = f"{os.path.basename(frames[-1].filename)}:{frames[-1].lineno}" if frames else "?"
+    return f"evaluator:{type(error).__name__}:{where}"
 
 
 def check(case: Case, expected: dict[str, Expected], args: list[Any]) -> Outcome:
     mismatches, compared = [], 0
+    missing = [a["name"] for a in case["program"]["args"]
+               if a["role"] == "out" and a["name"] not in expected]
+    if missing:  # an output the evaluator has no reference for would go unchecked
+        return Outcome("evaluator", "evaluator:missing-output", "the evaluator gave no "
+                       f"reference for output(s) {', '.join(missing)} (a bug of the suite)")
     for arg, value in zip(case["program"]["args"], args):
-        if arg["role"] != "out" or arg["name"] not in expected:
+        if arg["role"] != "out":
             continue
         m = compare_output(arg["name"], arg["type"], expected[arg["name"]], value)
         exp = expected[arg["name"]]
@@ -136,7 +204,22 @@ def _out_type(case: Case, name: str) -> str:
 
 
 def describe_case(case: Case, outcome: Outcome) -> str:
-    return f"{outcome.status}: {outcome.message}\n--- program\n{print_program(case['program'])}"
+    return f"{outcome.status}: {outcome.message}\n--- program\n{safe_print(case)}"
+
+
+def safe_describe(case: Case, outcome: Outcome) -> str:
+    try:
+        return describe_case(case, outcome)
+    except Exception:
+        return f"{outcome.status}: {outcome.message}\n(describing the case raised)\n"
+
+
+def safe_print(case: Case) -> str:
+    """The program's MLIR, or what went wrong printing it (the JSON model is kept anyway)."""
+    try:
+        return print_program(case["program"])
+    except Exception:
+        return "(printing the program raised)\n" + traceback.format_exc()
 
 
 class Driver:
@@ -149,43 +232,106 @@ class Driver:
         os.makedirs(self.artifacts, exist_ok=True)
         self.shrink_deadline = time.monotonic() + options.shrink_budget
         self.failures: list[tuple[str, Case, Outcome, Optional[str]]] = []
+        self.report: list[tuple[str, float, Optional[str]]] = []  # the JUnit test cases
+        self.current = ""  # the case being run (or shrunk), for the watchdog
+        self.shrinking = False
+        self.started = time.monotonic()
+        self.pending: tuple[int, list[str]] = (0, [])  # the fresh batch under way, for on_timeout
+
+    def on_timeout(self, case: Case, step: str, seconds: float) -> None:
+        """The watchdog's report of a step that does not end: the case (the shrink candidate,
+        when it hung while shrinking) is the reproducer, and the JUnit report is written as it
+        stands plus this failure; then the process ends."""
+        name = self.current + ("_shrink_candidate" if self.shrinking else "")
+        outcome = Outcome("timeout", f"timeout:{step}",
+                          f"{step} did not finish within {seconds:.0f} s (--program-timeout "
+                          f"{self.options.program_timeout:g}); the run is ended here")
+        try:
+            path = self.write_reproducer(name, case, outcome)
+        except Exception:
+            path = f"(writing it raised: {traceback.format_exc()})"
+        print(f"differential: FAIL {name} ({outcome.key}): {outcome.message}; reproducer {path}\n"
+              f"{safe_describe(case, outcome)}", flush=True)
+        self.failures.append((name, case, outcome, path))
+        start, messages = self.pending
+        if messages:  # failures of the unfinished batch of fresh programs
+            self.report.append((f"fresh seeds {start}.. (unfinished)", 0.0,
+                                "\n\n".join(messages)))
+        self.report.append((f"{name} timeout", seconds,
+                            f"{outcome.key}: {outcome.message}\n--- program\n{safe_print(case)}"))
+        if self.options.junit:
+            junit(self.options.junit, self.report)
+        print(f"differential: ended by the watchdog after {time.monotonic() - self.started:.1f} s "
+              f"with {len(self.failures)} failure(s); reproducers in {self.artifacts}", flush=True)
 
     def run(self, name: str, case: Case, shrink_it: bool = True) -> Outcome:
+        """Runs a case; a failure is recorded, shrunk and written. Never raises: an exception of
+        the harness itself is a failure (status `evaluator`, a bug of the suite)."""
+        self.current, self.shrinking = name, False
         try:
             outcome = run_case(self.ctx, case)
         except Exception:
-            outcome = Outcome("evaluator", "harness", traceback.format_exc())
+            outcome = Outcome("evaluator", "harness", "the harness raised (a bug of the suite, "
+                              "not of the compiler):\n" + traceback.format_exc())
         if not outcome.ok:
-            path = self.reproduce(name, case, outcome, shrink_it)
+            try:
+                path = self.reproduce(name, case, outcome, shrink_it)
+            except Exception:  # writing the reproducer failed: still a reported failure
+                path = None
+                print(f"differential: FAIL {name} ({outcome.key}); writing the reproducer "
+                      f"raised:\n{traceback.format_exc()}{safe_describe(case, outcome)}",
+                      flush=True)
             self.failures.append((name, case, outcome, path))
         return outcome
 
     def reproduce(self, name: str, case: Case, outcome: Outcome,
                   shrink_it: bool = True) -> Optional[str]:
         """Shrinks a failing case (within the shrink budget) and writes the reproducer (a
-        corpus case is a reproducer already: it is written as it is)."""
-        small = case
-        trials = 0
+        corpus case is a reproducer already: it is written as it is). Whatever goes wrong while
+        shrinking, the unshrunk case is the reproducer and the run goes on."""
+        small, final, trials = case, outcome, 0
+        notes: list[str] = []
+        errors: list[str] = []
         remaining = self.shrink_deadline - time.monotonic()
-        if (shrink_it and not self.options.no_shrink and remaining > 1 and
-                outcome.status != "evaluator"):
+        if shrink_it and not self.options.no_shrink and remaining > 1 and \
+                outcome.key != "harness":
             def still_fails(candidate: Case) -> bool:
-                try:
-                    return run_case(self.ctx, candidate).key == outcome.key
-                except Exception:
-                    return False
-            small, trials = shrink(case, still_fails, budget_s=min(remaining, 60.0))
-        final = run_case(self.ctx, small) if small is not case else outcome
-        record = dict(small)
-        record["failure"] = {"status": final.status, "key": final.key,
-                             "message": final.message[:4000]}
-        record["mlir"] = print_program(small["program"])
+                return run_case(self.ctx, candidate).key == outcome.key
+            try:
+                self.shrinking = True
+                small, trials = shrink(case, still_fails, budget_s=min(remaining, 60.0),
+                                       errors=errors)
+                self.shrinking = False
+                if small is not case:
+                    final = run_case(self.ctx, small)
+                    if final.key != outcome.key:  # not reproducible after all: keep the original
+                        notes.append(f"the shrunk case gave {final.key}; kept the original")
+                        small, final = case, outcome
+            except Exception:
+                notes.append("shrinking raised; the reproducer is the unshrunk case:\n" +
+                             traceback.format_exc())
+                small, final = case, outcome
+            finally:
+                self.shrinking = False
+        if errors:
+            notes.append(f"{len(errors)} exception(s) while shrinking (candidates skipped); "
+                         f"the first:\n{errors[0]}")
+        path = self.write_reproducer(name, small, final)
+        print(f"differential: FAIL {name} ({outcome.key}); shrunk in {trials} trial(s), "
+              f"reproducer {path}\n" + "".join(f"note: {n}\n" for n in notes) +
+              safe_describe(small, final), flush=True)
+        return path
+
+
+    def write_reproducer(self, name: str, case: Case, outcome: Outcome) -> str:
+        record = dict(case)
+        record["failure"] = {"status": outcome.status, "key": outcome.key,
+                             "message": outcome.message[:4000]}
+        record["mlir"] = safe_print(case)
         safe = re.sub(r"[^\w.-]+", "_", name)
         path = os.path.join(self.artifacts, f"{safe}.json")
         with open(path, "w") as f:
             json.dump(record, f, indent=1)
-        print(f"differential: FAIL {name} ({outcome.key}); shrunk in {trials} trial(s), "
-              f"reproducer {path}\n{describe_case(small, final)}", flush=True)
         return path
 
 
@@ -263,6 +409,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--batch", type=int, default=50, help="fresh programs per test case")
     parser.add_argument("--target", choices=["host", "nvptx"], default="host")
     parser.add_argument("--no-shrink", action="store_true")
+    parser.add_argument("--program-timeout", type=float, default=120.0,
+                        help="seconds one compile, run or evaluation may take before the run "
+                        "is ended and the case reported as a timeout (0: no limit)")
     parser.add_argument("--print", type=int, metavar="SEED", help="print a seed's program, exit")
     options = parser.parse_args(argv)
 
@@ -274,17 +423,27 @@ def main(argv: Optional[list[str]] = None) -> int:
     start = time.monotonic()
     deadline = start + options.time_budget
     driver = Driver(options)
+    global WATCHDOG
+    WATCHDOG = Watchdog(options.program_timeout, driver.on_timeout)
     print(f"differential: seed {seed}, {options.count} fresh program(s), time budget "
           f"{options.time_budget:.0f} s, tessera_jit {tj.__version__} ({tj.library_path()}), "
           f"artifacts {driver.artifacts}", flush=True)
-    report: list[tuple[str, float, Optional[str]]] = []
+    report = driver.report
     explicit = bool(options.cases)
     paths = options.cases or sorted(glob.glob(os.path.join(options.corpus, "*.json")))
     all_cases: list[tuple[str, Case]] = []
     for path in paths:
         name = os.path.splitext(os.path.basename(path))[0]
         t0 = time.monotonic()
-        case = load_case(path)
+        try:
+            case = load_case(path)
+        except Exception:
+            message = f"cannot load {path}:\n{traceback.format_exc()}"
+            driver.failures.append((f"corpus_{name}", {}, Outcome("evaluator", "load", message),
+                                    None))
+            report.append((f"corpus {name}", time.monotonic() - t0, message))
+            print(f"differential: corpus {name}: {message}", flush=True)
+            continue
         all_cases.append((name, case))
         outcome = driver.run(f"corpus_{name}", case, shrink_it=False)
         report.append((f"corpus {name}", time.monotonic() - t0,
@@ -293,22 +452,35 @@ def main(argv: Optional[list[str]] = None) -> int:
     ran = compared = 0
     if not explicit:
         batch_start, batch_messages, t0 = seed, [], time.monotonic()
+        driver.pending = (batch_start, batch_messages)
         for i in range(options.count):
             if time.monotonic() > deadline:
                 print(f"differential: time budget reached after {i} fresh program(s)", flush=True)
                 break
             s = seed + i
-            case = generate(s)
-            all_cases.append((f"seed_{s}", case))
-            outcome = driver.run(f"seed_{s}", case)
+            try:
+                case = generate(s)
+            except Exception:  # the generator's own failure: a bug of the suite, reported
+                case = None
+                outcome = Outcome("evaluator", "generator", "the generator raised (a bug of the "
+                                  "suite):\n" + traceback.format_exc())
+                driver.failures.append((f"seed_{s}", {}, outcome, None))
+                print(f"differential: FAIL seed_{s} (generator)\n{outcome.message}", flush=True)
+            if case is not None:
+                all_cases.append((f"seed_{s}", case))
+                outcome = driver.run(f"seed_{s}", case)
             ran += 1
             compared += outcome.compared
             if not outcome.ok:
-                batch_messages.append(f"seed {s}: {outcome.key}\n{outcome.message}")
+                text = f"seed {s}: {outcome.key}\n{outcome.message}"
+                if outcome.status == "evaluator":  # a bug of the suite: show what it ran on
+                    text += f"\n--- program\n{safe_print(case)}"
+                batch_messages.append(text)
             if (i + 1) % options.batch == 0 or i + 1 == options.count:
                 report.append((f"fresh seeds {batch_start}..{s}", time.monotonic() - t0,
                                "\n\n".join(batch_messages) if batch_messages else None))
                 batch_start, batch_messages, t0 = s + 1, [], time.monotonic()
+                driver.pending = (batch_start, batch_messages)
         else:
             batch_messages = []
         if batch_messages or (ran and ran % options.batch and batch_start <= seed + ran - 1):

@@ -4,12 +4,17 @@ inputs, keeping each one that still fails the same way, until none does (or the 
 Variants, in order: drop a Tile op; drop a `tile.map` output; replace a body node by one of its
 operands of the same type, or by a constant (0, 1); drop unused inputs; shrink a size (to 1, or
 halve it) consistently over the axes it is tied to; set input elements to 0 or 1.
+
+Shrinking never raises: a variant family that raises is abandoned (the exception is recorded in
+`errors`), a variant whose inputs do not match its arguments (`consistent`) is never tried, and a
+predicate that raises counts as "does not fail the same way".
 """
 from __future__ import annotations
 
 import copy
 import time
-from typing import Any, Callable, Iterator
+import traceback
+from typing import Any, Callable, Iterator, Optional
 
 import numpy as np
 
@@ -20,32 +25,70 @@ Predicate = Callable[[Case], bool]
 
 
 def shrink(case: Case, still_fails: Predicate, budget_s: float = 30.0,
-           max_trials: int = 400) -> tuple[Case, int]:
-    """The smallest variant found that still fails, and how many variants were tried."""
+           max_trials: int = 400, errors: Optional[list[str]] = None) -> tuple[Case, int]:
+    """The smallest variant found that still fails, and how many variants were tried. Never
+    raises: exceptions of the variant families and of the predicate are appended to `errors`
+    (when given) and shrinking goes on without that family / candidate."""
+    errors = [] if errors is None else errors
     deadline = time.monotonic() + budget_s
     trials = 0
     current = case
     progress = True
     while progress and time.monotonic() < deadline and trials < max_trials:
         progress = False
-        for candidate in variants(current):
+        for candidate in variants(current, errors):
             if time.monotonic() >= deadline or trials >= max_trials:
                 break
             trials += 1
-            if still_fails(candidate):
+            try:
+                fails = bool(still_fails(candidate))
+            except Exception:  # a candidate the harness cannot run does not fail "the same way"
+                errors.append("predicate: " + traceback.format_exc())
+                fails = False
+            if fails:
                 current = candidate
                 progress = True
                 break
     return current, trials
 
 
-def variants(case: Case) -> Iterator[Case]:
-    yield from drop_ops(case)
-    yield from drop_map_outputs(case)
-    yield from replace_nodes(case)
-    yield from drop_unused_inputs(case)
-    yield from shrink_sizes(case)
-    yield from simplify_values(case)
+def variants(case: Case, errors: Optional[list[str]] = None) -> Iterator[Case]:
+    """Every candidate of every family, in order; only consistent ones (see `consistent`). A
+    family that raises is abandoned for this round (recorded in `errors`)."""
+    for family in FAMILIES:
+        it = family(case)
+        while True:
+            try:
+                candidate = next(it)
+            except StopIteration:
+                break
+            except Exception:
+                if errors is not None:
+                    errors.append(f"{family.__name__}: " + traceback.format_exc())
+                break
+            if candidate is not None and consistent(candidate):
+                yield candidate
+
+
+def consistent(case: Case) -> bool:
+    """Whether every input argument has a stored input of its type and shape whose data decodes
+    to exactly that shape (and nothing else is stored)."""
+    try:
+        args = {a["name"]: a for a in case["program"]["args"]}
+        wanted = {n for n, a in args.items() if a["role"] == "in"}
+        if set(case["inputs"]) != wanted:
+            return False
+        for name, entry in case["inputs"].items():
+            arg = args[name]
+            if entry["type"] != arg["type"] or entry["shape"] != arg["shape"]:
+                return False
+            data = decode_input(entry)
+            want = tuple(arg["shape"]) if arg["shape"] is not None else ()
+            if data.shape != want:
+                return False
+        return True
+    except Exception:
+        return False
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -226,25 +269,44 @@ def shrink_sizes(case: Case) -> Iterator[Case]:
             for new in sorted({1, size // 2}):
                 if new >= size or new < 1:
                     continue
-                yield resize(case, group, new)
+                variant = resize(case, group, new)
+                if variant is not None:
+                    yield variant
 
 
-def resize(case: Case, group: list[tuple[str, int]], new: int) -> Case:
+def resize(case: Case, group: list[tuple[str, int]], new: int) -> Optional[Case]:
+    """The case with every (argument, axis) of `group` set to size `new`: an input keeps its
+    first `new` slices along that axis. None when the result would not be consistent (an axis
+    already smaller than `new`, or inputs that do not match their arguments)."""
+    try:
+        return _resize(case, group, new)
+    except Exception:  # inputs that cannot be decoded or sliced: no such variant
+        return None
+
+
+def _resize(case: Case, group: list[tuple[str, int]], new: int) -> Optional[Case]:
     c = copy.deepcopy(case)
     args = {a["name"]: a for a in c["program"]["args"]}
-    for name, ax in group:
-        args[name]["shape"][ax] = new
+    for name, ax in dict.fromkeys(group):
+        arg = args[name]
+        if arg["shape"] is None or not 0 <= ax < len(arg["shape"]) or arg["shape"][ax] < new:
+            return None
+        shape = list(arg["shape"])  # a new list: nothing else may see the old one change
+        shape[ax] = new
+        arg["shape"] = shape
         if name in c["inputs"]:
             entry = c["inputs"][name]
-            data = decode_input(entry)
+            data = decode_input(entry)  # its own shape: the old one
             data = np.take(data, np.arange(new), axis=ax)
             c["inputs"][name] = {"type": entry["type"], "shape": list(data.shape),
                                  "hex": np.ascontiguousarray(data).tobytes().hex()}
-    return c
+    return c if consistent(c) else None
 
 
 def simplify_values(case: Case) -> Iterator[Case]:
-    """Sets one input element at a time to 0 (then 1), starting from the smallest inputs."""
+    """Sets one input element at a time to 0, else 1, starting from the smallest inputs. An
+    element that is +0 is left alone and one that is 1 only tries 0 (0 is simpler than 1), so
+    a predicate that ignores values cannot make the shrinker swap 0 and 1 for ever."""
     for name, entry in sorted(case["inputs"].items(),
                               key=lambda kv: len(kv[1]["hex"])):
         data = decode_input(entry)
@@ -255,13 +317,16 @@ def simplify_values(case: Case) -> Iterator[Case]:
                 flat = data.reshape(-1)
                 if is_float(entry["type"]):
                     if float(flat[i]) == value and not np.signbit(flat[i]):
-                        continue
+                        break  # already this simple
                 elif int(flat[i]) == value:
-                    continue
+                    break
                 c = copy.deepcopy(case)
                 new = flat.copy()
                 new[i] = value
-                c["inputs"][name] = {"type": entry["type"], "shape": entry["shape"],
+                c["inputs"][name] = {"type": entry["type"], "shape": copy.copy(entry["shape"]),
                                      "hex": np.ascontiguousarray(new).tobytes().hex()}
                 yield c
-                break
+
+
+FAMILIES = [drop_ops, drop_map_outputs, replace_nodes, drop_unused_inputs, shrink_sizes,
+            simplify_values]

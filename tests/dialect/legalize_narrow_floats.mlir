@@ -1,5 +1,5 @@
-// RUN: tessera-opt %s --tessera-emulate-bf16-arithmetic --canonicalize | FileCheck %s
-// Each bf16 result is rounded to bf16 before it is used: the truncf/extf pair between two
+// RUN: tessera-opt %s --tessera-legalize-narrow-floats --canonicalize | FileCheck %s
+// Each bf16 result (and each f16/bf16 math function's) is rounded to its type before it is used: the truncf/extf pair between two
 // operations survives canonicalization (upstream's pair, both marked fastmath<contract>, folds);
 // the widening extf carries no fast-math flag.
 
@@ -31,4 +31,25 @@ func.func @vector_chain(%a: vector<8xbf16>, %b: vector<8xbf16>) -> vector<8xbf16
   %p = arith.mulf %a, %b : vector<8xbf16>
   %d = arith.subf %p, %a : vector<8xbf16>
   return %d : vector<8xbf16>
+}
+
+// An f16 function of an f16 function: exp2 overflows f16, so cos sees inf (NaN), not the f32
+// value; the rounding between them survives.
+// CHECK-LABEL: func.func @f16_math_chain
+// CHECK: %[[E:.*]] = math.exp2 %{{.*}} : f32
+// CHECK: %[[EN:.*]] = arith.truncf %[[E]] {{.*}}: f32 to f16
+// CHECK: %[[EW:.*]] = arith.extf %[[EN]] : f16 to f32
+// CHECK: math.cos %[[EW]] : f32
+func.func @f16_math_chain(%a: f16) -> f16 {
+  %x = math.exp2 %a : f16
+  %y = math.cos %x : f16
+  return %y : f16
+}
+
+// f16 arithmetic is left to the target (every target rounds it per operation).
+// CHECK-LABEL: func.func @f16_arith
+// CHECK: arith.addf %{{.*}}, %{{.*}} : f16
+func.func @f16_arith(%a: f16, %b: f16) -> f16 {
+  %s = arith.addf %a, %b : f16
+  return %s : f16
 }
