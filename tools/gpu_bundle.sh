@@ -57,6 +57,23 @@ chmod u+w "$dir/python/tessera_jit/_native.abi3.so"
 strip --strip-unneeded "$dir/python/tessera_jit/_native.abi3.so"
 cp tests/capi/python_package_test.py "$dir/python/"
 
+# The differential suite (tests/differential): run.sh runs its corpus and fresh programs on the
+# device against the host. The GPU machine has no network: ml_dtypes (bf16 for NumPy) comes
+# along as wheels for CPython 3.10-3.13, installed there only if its Python lacks it.
+mkdir -p "$dir/differential/corpus" "$dir/wheels"
+cp tests/differential/*.py "$dir/differential/"
+cp tests/differential/corpus/*.json "$dir/differential/corpus/"
+wheel_venv="$(mktemp -d)"
+if python3 -m venv "$wheel_venv" >/dev/null 2>&1; then
+  for version in 3.10 3.11 3.12 3.13; do
+    "$wheel_venv/bin/python" -m pip download -q --disable-pip-version-check --no-deps \
+      --only-binary=:all: --python-version "$version" --platform manylinux2014_x86_64 \
+      -d "$dir/wheels" ml_dtypes ||
+      echo "warning: no ml_dtypes wheel for CPython $version (the suite needs it there)"
+  done
+fi
+rm -rf "$wheel_venv"
+
 cp tools/gpu_check.sh "$dir/run.sh"
 chmod +x "$dir/run.sh"
 git rev-parse HEAD > "$dir/COMMIT" 2>/dev/null || echo unknown > "$dir/COMMIT"

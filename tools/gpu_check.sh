@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The GPU check, run from the unpacked bundle on the GPU machine (tools/gpu_bundle.sh builds
-# it): the GPU tests, the Python package's tests (where python3 has NumPy), then the GPU
+# it): the GPU tests, the Python package's tests (where python3 has NumPy), the differential
+# suite on the device against the host (with ml_dtypes, bundled as wheels), then the GPU
 # benchmark, then one results table. Needs the NVIDIA driver
 # and, from the machine's CUDA 13 toolkit, libnvJitLink.so.13, libnvrtc.so.13, libcublas.so.13
 # and nvvm/libdevice
@@ -53,6 +54,33 @@ else
   echo "skipped: no python3 here has NumPy >= 1.22"
 fi
 
+echo "== differential (tests/differential: generated programs on the device vs the host)"
+differential_status=0
+if [ -n "$python" ]; then
+  site="$results/differential-site"
+  if ! "$python" -c 'import ml_dtypes' 2>/dev/null; then  # the bundled wheel of this CPython
+    "$python" - "$here/wheels" "$site" <<'PY' || true
+import glob, sys, zipfile
+tag = "cp%d%d" % sys.version_info[:2]
+for wheel in glob.glob(f"{sys.argv[1]}/ml_dtypes-*-{tag}-{tag}-*.whl")[:1]:
+    zipfile.ZipFile(wheel).extractall(sys.argv[2])
+PY
+  fi
+  if PYTHONPATH="$site" "$python" -c 'import ml_dtypes' 2>/dev/null; then
+    TESSERA_JIT_LIBRARY="$here/lib/libtessera_jit.so" PYTHONPATH="$here/python:$site" \
+      TESSERA_JIT_CACHE_DIR="$results/differential-cache" \
+      "$python" "$here/differential/run_differential.py" --target nvptx --count 200 \
+      --time-budget 240 --junit "$results/differential.xml" \
+      --artifacts "$results/differential" > "$results/differential.log" 2>&1
+    differential_status=$?
+    grep -E "FAIL|failure" "$results/differential.log" | tail -n 5
+  else
+    echo "skipped: ml_dtypes is not importable and no bundled wheel fits $("$python" --version)"
+  fi
+else
+  echo "skipped: no python3 here has NumPy >= 1.22"
+fi
+
 echo "== GPU benchmark"
 "$here/bin/gpu_bench" --json "$results/gpu_bench.json" > "$results/gpu_bench.log" 2>&1
 bench_status=$?
@@ -82,6 +110,7 @@ PY
 echo "GPU tests: ${passed:-0} passed, ${failed:-1} failed, ${skipped:-0} skipped (exit $test_status)"
 echo "host smoke test: exit $smoke_status"
 echo "Python package: exit $python_status (results/python.log)"
+echo "differential (device vs host): exit $differential_status (results/differential.log)"
 cat "$results/gpu_bench.log"
 [ "$test_status" -eq 0 ] && [ "$bench_status" -eq 0 ] && [ "$smoke_status" -eq 0 ] &&
-  [ "$python_status" -eq 0 ] && [ "${failed:-1}" -eq 0 ]
+  [ "$python_status" -eq 0 ] && [ "$differential_status" -eq 0 ] && [ "${failed:-1}" -eq 0 ]
