@@ -24,6 +24,7 @@
 
 namespace {
 
+using ::tessera::testing::CompiledModuleTest;
 using ::tessera::testing::Error;
 using ::tessera::testing::Float;
 using ::tessera::testing::Int;
@@ -153,26 +154,9 @@ func.func private @copy(%from: memref<?xf32>, %to: memref<?xf32>) {
 }
 )mlir";
 
-class BoundaryTest : public ::testing::Test {
+class BoundaryTest : public CompiledModuleTest {
  protected:
-  void SetUp() override {
-    tessera_jit_context_options_t options;
-    tessera_jit_context_options_init(&options);
-    options.default_target = "host";
-    options.cache_dir = "";  // memory only: nothing left behind, nothing stale reused
-    ASSERT_OK(tessera_jit_context_create(&options, &context_));
-    ASSERT_OK(tessera_jit_compile(context_, kSource, sizeof(kSource) - 1, nullptr, &module_));
-  }
-  void TearDown() override {
-    tessera_jit_module_destroy(module_);
-    tessera_jit_context_destroy(context_);
-  }
-  tessera_jit_function_t* Function(const char* name) {
-    tessera_jit_function_t* function = nullptr;
-    Error error(tessera_jit_module_get_function(module_, name, std::strlen(name), &function));
-    EXPECT_EQ(error.code(), TESSERA_JIT_OK) << error.message();
-    return function;
-  }
+  BoundaryTest() : CompiledModuleTest(kSource) {}
   /// Invokes and expects INVALID_ARGUMENT with `message` in it.
   void ExpectRefused(const char* entry, std::vector<tessera_jit_arg_t> args,
                      const std::string& message) {
@@ -189,9 +173,6 @@ class BoundaryTest : public ::testing::Test {
     tessera_jit_module_destroy(module);
     return Error(error);
   }
-
-  tessera_jit_context_t* context_ = nullptr;
-  tessera_jit_module_t* module_ = nullptr;
 };
 
 TEST_F(BoundaryTest, MismatchedMapSizesAreRefusedBeforeAnythingRuns) {

@@ -3,6 +3,7 @@
 #define TESSERA_TESTS_CAPI_CAPI_TEST_UTIL_H_
 
 #include <cstddef>
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
@@ -93,6 +94,32 @@ inline tessera_jit_arg_t Int(int64_t value) {
   a.value.i = value;
   return a;
 }
+
+/// A fixture: a memory-only host context (MemoryOnlyHostContext) with one module compiled from
+/// the source the subclass passes, destroyed after each test; Function() looks up its entries.
+class CompiledModuleTest : public ::testing::Test {
+ protected:
+  explicit CompiledModuleTest(std::string source) : source_(std::move(source)) {}
+  void SetUp() override {
+    context_ = MemoryOnlyHostContext();
+    ASSERT_NE(context_, nullptr);
+    ASSERT_OK(tessera_jit_compile(context_, source_.data(), source_.size(), nullptr, &module_));
+  }
+  void TearDown() override {
+    tessera_jit_module_destroy(module_);
+    tessera_jit_context_destroy(context_);
+  }
+  tessera_jit_function_t* Function(const char* name) {
+    tessera_jit_function_t* function = nullptr;
+    Error error(tessera_jit_module_get_function(module_, name, std::strlen(name), &function));
+    EXPECT_EQ(error.code(), TESSERA_JIT_OK) << error.message();
+    return function;
+  }
+
+  std::string source_;
+  tessera_jit_context_t* context_ = nullptr;
+  tessera_jit_module_t* module_ = nullptr;
+};
 
 }  // namespace tessera::testing
 

@@ -37,6 +37,7 @@
 
 namespace {
 
+using ::tessera::testing::CompiledModuleTest;
 using ::tessera::testing::Error;
 using ::tessera::testing::Float;
 using ::tessera::testing::Int;
@@ -141,23 +142,9 @@ std::string KernelCall(const std::string& callee, const std::string& arch,
 }
 
 /// A host context (memory-only cache) with kSource compiled.
-class DocumentedErrorsTest : public ::testing::Test {
+class DocumentedErrorsTest : public CompiledModuleTest {
  protected:
-  void SetUp() override {
-    context_ = MemoryOnlyHostContext();
-    ASSERT_NE(context_, nullptr);
-    ASSERT_OK(tessera_jit_compile(context_, kSource, sizeof(kSource) - 1, nullptr, &module_));
-  }
-  void TearDown() override {
-    tessera_jit_module_destroy(module_);
-    tessera_jit_context_destroy(context_);
-  }
-  tessera_jit_function_t* Function(const char* name) {
-    tessera_jit_function_t* function = nullptr;
-    Error error(tessera_jit_module_get_function(module_, name, std::strlen(name), &function));
-    EXPECT_EQ(error.code(), TESSERA_JIT_OK) << error.message();
-    return function;
-  }
+  DocumentedErrorsTest() : CompiledModuleTest(kSource) {}
   /// tessera_jit_compile of `source` with `edit` applied to default options; the module, if
   /// any, is destroyed.
   tessera_jit_error_t* Compile(const std::string& source,
@@ -172,9 +159,6 @@ class DocumentedErrorsTest : public ::testing::Test {
     tessera_jit_module_destroy(module);
     return error;
   }
-
-  tessera_jit_context_t* context_ = nullptr;
-  tessera_jit_module_t* module_ = nullptr;
 };
 
 /// tessera_jit_context_create with host, memory-only options edited by `edit`; the context,
