@@ -13,6 +13,10 @@ bool IsIdentifierChar(char c) {
          c == '$' || c == '.' || c == '-';
 }
 
+/// A character that continues an MLIR bare identifier or keyword (`[a-zA-Z0-9_$.]`; unlike
+/// IsIdentifierChar, `-` ends one: `index-1` lexes as `index`, `-`, `1`).
+bool IsKeywordChar(char c) { return c != '-' && IsIdentifierChar(c); }
+
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
 class Scanner {
@@ -135,7 +139,7 @@ class Scanner {
         ++i;
         while (i < source_.size() && IsSpace(source_[i])) ++i;
         if (source_.compare(i, 5, "index") == 0 &&
-            (i + 5 >= source_.size() || !IsIdentifierChar(source_[i + 5]))) {
+            (i + 5 >= source_.size() || !IsKeywordChar(source_[i + 5]))) {
           return Error(
               "dense arrays of index (`array<index: ...>`) are not supported: they crash MLIR "
               "22.1's parser (llvm/llvm-project#179045); use array<i64: ...>");

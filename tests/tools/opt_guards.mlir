@@ -8,6 +8,10 @@
 // RUN: printf 'func.func @f() attributes {grid = array<i64>, block = array<index} {\n  return\n}\n' > %t.index.mlir
 // RUN: not tessera-opt %t.index.mlir 2>&1 | FileCheck %s --check-prefix=INDEX
 // INDEX: index.mlir:1:55: error: dense arrays of index
+// `-` ends the keyword: `array<index-1>` crashes the parser the same way.
+// RUN: printf 'func.func @f() attributes {a = array<index- 1>} {\n  return\n}\n' > %t.index_minus.mlir
+// RUN: not tessera-opt %t.index_minus.mlir 2>&1 | FileCheck %s --check-prefix=INDEX-MINUS
+// INDEX-MINUS: index_minus.mlir:1:32: error: dense arrays of index
 
 // RUN: not tessera-opt %s 2>&1 | FileCheck %s --check-prefix=MMA
 // RUN: not tessera-opt --split-input-file %s 2>&1 | FileCheck %s --check-prefix=MMA
