@@ -33,6 +33,7 @@ std::string ArbitrationPoint::Movement() const {
   std::string epilogue;
   if (bias) epilogue = "bias";
   if (activation != "none") epilogue = epilogue.empty() ? activation : epilogue + "+" + activation;
+  if (residual) epilogue = epilogue.empty() ? "residual" : epilogue + "+residual";
   if (!epilogue.empty()) parts.push_back(epilogue);
   return parts.empty() ? "plain" : absl::StrJoin(parts, ",");
 }

@@ -23,7 +23,8 @@ struct ArbitrationPoint {
   bool transpose_a = false;
   bool transpose_b = false;
   bool bias = false;
-  std::string activation = "none";  ///< none | relu | gelu | silu
+  std::string activation = "none";  ///< none | relu | gelu | silu | gelu_tanh
+  bool residual = false;            ///< a residual added after the activation
   std::string numeric_policy = "f32";
   std::string layout = "row-major";  ///< "strided" when an operand has a non-identity layout;
                                      ///< "batched" for a matmul with batch dimensions
@@ -52,7 +53,7 @@ struct ArbitrationPoint {
   std::string DtypeText() const;
   /// "none", "run_to_run" or "batch_invariant".
   std::string DeterminismLevel() const;
-  bool HasFusedEpilogue() const { return bias || activation != "none"; }
+  bool HasFusedEpilogue() const { return bias || activation != "none" || residual; }
 };
 
 }  // namespace tessera::arbiter

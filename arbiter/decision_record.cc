@@ -36,6 +36,7 @@ json::Object PointJson(const ArbitrationPoint& p) {
                       {"transpose_b", p.transpose_b},
                       {"bias", p.bias},
                       {"activation", p.activation},
+                      {"residual", p.residual},
                       {"numeric_policy", p.numeric_policy},
                       {"layout", p.layout},
                       {"deterministic", p.deterministic},
@@ -193,6 +194,7 @@ std::string ReadPoint(const json::Object* object, ArbitrationPoint& p) {
   f.Bool("transpose_b", p.transpose_b);
   f.Bool("bias", p.bias);
   f.Str("activation", p.activation);
+  f.OptionalBool("residual", p.residual);
   f.Str("numeric_policy", p.numeric_policy);
   f.Str("layout", p.layout);
   f.Bool("deterministic", p.deterministic);

@@ -36,6 +36,7 @@ def Tile_ActivationAttr : I32EnumAttr<"Activation", "tile.matmul epilogue activa
     I32EnumAttrCase<"relu", 1>,
     I32EnumAttrCase<"gelu", 2>,
     I32EnumAttrCase<"silu", 3>,
+    I32EnumAttrCase<"gelu_tanh", 4>,
   ]> {
   let cppNamespace = "::tessera::tile";
 }

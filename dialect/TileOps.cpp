@@ -311,9 +311,30 @@ mlir::LogicalResult MatmulOp::verify() {
       return emitOpError() << "expected the bias length (" << biasType.getDimSize(0)
                            << ") to equal N (" << n << ")";
     }
-    if (biasType.getElementType() != c.getElementType()) {
+    if (biasType.getElementType() != c.getElementType() && !biasType.getElementType().isF32()) {
       return emitOpError() << "expected the bias element type (" << biasType.getElementType()
-                           << ") to equal the element type of C (" << c.getElementType()
+                           << ") to be f32 or the element type of C (" << c.getElementType()
+                           << ")";
+    }
+  }
+  if (mlir::Value residual = getResidual()) {
+    auto residualType = llvm::cast<mlir::MemRefType>(residual.getType());
+    if (residualType.getRank() != rankC) {
+      return emitOpError() << "expected the residual (" << residualType << ") to have rank "
+                           << rankC << " like C (" << c << ")";
+    }
+    for (int64_t d = 0; d < rankC; ++d) {
+      if (!dimsCompatible(residualType.getDimSize(d), c.getDimSize(d))) {
+        return emitOpError() << "expected dimension " << d << " of the residual ("
+                             << residualType << ") to be " << dimToString(c.getDimSize(d))
+                             << " like C (" << c << ")";
+      }
+    }
+    if (residualType.getElementType() != c.getElementType() &&
+        !residualType.getElementType().isF32()) {
+      return emitOpError() << "expected the residual element type ("
+                           << residualType.getElementType()
+                           << ") to be f32 or the element type of C (" << c.getElementType()
                            << ")";
     }
   }

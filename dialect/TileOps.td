@@ -96,11 +96,12 @@ def Tile_ReduceOp : Tile_Op<"reduce"> {
 // tile.matmul
 //===----------------------------------------------------------------------===//
 
-def Tile_MatmulOp : Tile_Op<"matmul"> {
-  let summary = "C[...,M,N] = act(op(A)[...,M,K] * op(B)[...,K,N] + bias[N])";
+def Tile_MatmulOp : Tile_Op<"matmul", [AttrSizedOperandSegments]> {
+  let summary = "C[...,M,N] = act(op(A)[...,M,K] * op(B)[...,K,N] + bias[N]) + residual[...,M,N]";
   let description = [{
     Matrix product with optional transposes and an optional fused epilogue: a bias broadcast
-    over rows, then an activation. The numeric policy fixes rounding and the accumulator
+    over rows, then an activation, then a residual of C's shape added; each in f32 before the
+    one rounding to C's element type (bias and residual may be f32 or C's element type). The numeric policy fixes rounding and the accumulator
     (default `f32`). Dimensions before the last two are batch dimensions: A's and B's
     broadcast to C's by NumPy's rules, and the product and epilogue apply per batch.
 
@@ -113,6 +114,7 @@ def Tile_MatmulOp : Tile_Op<"matmul"> {
                        Arg<Tile_FloatMemRef, "B", [MemRead]>:$rhs,
                        Arg<Tile_FloatMemRef, "C", [MemWrite]>:$output,
                        Arg<Optional<Tile_Vector>, "bias", [MemRead]>:$bias,
+                       Arg<Optional<Tile_FloatMemRef>, "residual", [MemRead]>:$residual,
                        UnitAttr:$transpose_a,
                        UnitAttr:$transpose_b,
                        OptionalAttr<Tile_ActivationAttr>:$activation,
@@ -120,6 +122,7 @@ def Tile_MatmulOp : Tile_Op<"matmul"> {
                        OptionalAttr<StrAttr>:$delegate);
   let assemblyFormat = [{
     $lhs `,` $rhs `->` $output (`bias` `(` $bias^ `:` type($bias) `)`)?
+    (`residual` `(` $residual^ `:` type($residual) `)`)?
     (`activation` `(` $activation^ `)`)? (`policy` `(` $numeric_policy^ `)`)? attr-dict
     `:` type($lhs) `,` type($rhs) `->` type($output)
   }];
@@ -132,10 +135,10 @@ def Tile_MatmulOp : Tile_Op<"matmul"> {
     ::tessera::tile::NumericPolicy getNumericPolicyOrDefault() {
       return getNumericPolicy().value_or(::tessera::tile::NumericPolicy::f32);
     }
-    /// True when the op carries work beyond the product itself (bias and/or activation); a
-    /// `root_only` delegate must decline such an op.
+    /// True when the op carries work beyond the product itself (bias, activation, residual);
+    /// a `root_only` delegate must decline such an op.
     bool hasFusedEpilogue() {
-      return getBias() != nullptr ||
+      return getBias() != nullptr || getResidual() != nullptr ||
              getActivationOrNone() != ::tessera::tile::Activation::none;
     }
     /// True when C has batch dimensions (rank > 2).

@@ -4,6 +4,7 @@
 
 #include "absl/status/status.h"
 #include "jit/source_limits.h"
+#include "jit/tile_forms.h"
 #include "jit/verifier_guards.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
@@ -23,6 +24,7 @@ mlir::OwningOpRef<mlir::ModuleOp> ParseWithoutVerifying(mlir::MLIRContext& conte
 absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> ParseGuarded(mlir::MLIRContext& context,
                                                                absl::string_view source,
                                                                absl::string_view source_name) {
+  if (absl::Status forms = CheckTileForms(source, source_name); !forms.ok()) return forms;
   if (absl::Status limits = CheckSourceBeforeParsing(source, source_name); !limits.ok()) {
     return limits;
   }

@@ -141,6 +141,10 @@ class ContractBuilder {
         TESSERA_CONTRACT_EDGE(Dim(bias, 0, frame), Dim(c, rc - 1, frame),
                               absl::StrCat(prefix, "the bias as long as N"), op);
       }
+      if (mlir::Value residual = matmul.getResidual()) {
+        TESSERA_CONTRACT_STATUS(
+            SameShape(residual, c, absl::StrCat(prefix, "the residual shaped like C"), op, frame));
+      }
       const std::string batch = absl::StrCat(prefix, "batch dimensions of A and B that broadcast to C's");
       TESSERA_CONTRACT_STATUS(Broadcast(a, 2, c, 2, batch, op, frame));
       TESSERA_CONTRACT_STATUS(Broadcast(b, 2, c, 2, batch, op, frame));

@@ -276,12 +276,7 @@ void storeAccumulators(mlir::OpBuilder& b, mlir::Location loc, tile::MatmulOp op
             loc, lessThan(b, loc, row, t.m), lessThan(b, loc, column, t.n));
         mlir::Value value = accumulators[(mt * kMmaColTiles + nt) * 4 + i];
         ifThen(b, loc, inBounds, [&](mlir::OpBuilder& in) {
-          mlir::Value bias;
-          if (op.getBias()) {
-            bias = in.create<mlir::memref::LoadOp>(loc, op.getBias(), mlir::ValueRange{column});
-          }
-          in.create<mlir::memref::StoreOp>(loc, lowering::applyMatmulEpilogue(in, loc, op, value, bias),
-                                           op.getOutput(), matrixIndex(t.cPrefix, row, column));
+          lowering::storeMatmulResult(in, loc, op, value, matrixIndex(t.cPrefix, row, column));
         });
       }
     }

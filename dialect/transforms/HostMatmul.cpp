@@ -30,10 +30,11 @@ struct MatmulProblem {
     return load(b, op.getRhs(), bPrefix, op.getTransposeB() ? j : kk,
                 op.getTransposeB() ? kk : j);
   }
-  void storeC(mlir::OpBuilder& b, mlir::Value value, mlir::Value i, mlir::Value j) const {
+  /// Finishes C[i, j] from its accumulated product (the epilogue, then the store).
+  void storeC(mlir::OpBuilder& b, mlir::Value product, mlir::Value i, mlir::Value j) const {
     llvm::SmallVector<mlir::Value> index(cPrefix.begin(), cPrefix.end());
     index.append({i, j});
-    b.create<mlir::memref::StoreOp>(op.getLoc(), value, op.getOutput(), index);
+    lowering::storeMatmulResult(b, op.getLoc(), op, product, index);
   }
 
  private:
@@ -107,11 +108,7 @@ void lowerMatmulByRows(mlir::OpBuilder& b, const MatmulProblem& unbatched,
       });
     });
     forEachIndex(rows, loc, mlir::ValueRange{n}, [&](mlir::OpBuilder& in, mlir::ValueRange js) {
-      mlir::Value bias;
-      if (op.getBias()) bias = in.create<mlir::memref::LoadOp>(loc, op.getBias(), js);
-      mlir::Value sum = in.create<mlir::memref::LoadOp>(loc, row, js);
-      mlir::Value result = lowering::applyMatmulEpilogue(in, loc, op, sum, bias);
-      problem.storeC(in, result, i, js[0]);
+      problem.storeC(in, in.create<mlir::memref::LoadOp>(loc, row, js), i, js[0]);
     });
     rows.create<mlir::memref::DeallocOp>(loc, row);
   });
@@ -261,11 +258,7 @@ void lowerMatmulTiled(mlir::OpBuilder& b, const MatmulProblem& problem, Parallel
                    [&](mlir::OpBuilder& e, mlir::ValueRange rc) {
         mlir::Value sum = e.create<mlir::memref::LoadOp>(
             loc, scratch, mlir::ValueRange{add(e, mul(e, rc[0], constant(e, nr)), rc[1])});
-        mlir::Value column = add(e, firstColumn, rc[1]);
-        mlir::Value bias;
-        if (op.getBias()) bias = e.create<mlir::memref::LoadOp>(loc, op.getBias(), column);
-        mlir::Value result = lowering::applyMatmulEpilogue(e, loc, op, sum, bias);
-        problem.storeC(e, result, add(e, firstRow, rc[0]), column);
+        problem.storeC(e, sum, add(e, firstRow, rc[0]), add(e, firstColumn, rc[1]));
       });
     });
     at.create<mlir::memref::DeallocOp>(loc, scratch);

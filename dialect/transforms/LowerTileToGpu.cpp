@@ -291,13 +291,8 @@ void lowerMatmul(mlir::OpBuilder& b, tile::MatmulOp op, KernelNamer& namer) {
             });
         mlir::Value inBounds = kb.create<mlir::arith::AndIOp>(loc, rowInBounds, colInBounds);
         ifThen(kb, loc, inBounds, [&](mlir::OpBuilder& in) {
-          mlir::Value bias;
-          if (op.getBias()) {
-            bias = in.create<mlir::memref::LoadOp>(loc, op.getBias(), mlir::ValueRange{col});
-          }
-          mlir::Value result = lowering::applyMatmulEpilogue(in, loc, op, kLoop.getResult(0), bias);
-          in.create<mlir::memref::StoreOp>(loc, result, op.getOutput(),
-                                           device::matrixIndex(t.cPrefix, row, col));
+          lowering::storeMatmulResult(in, loc, op, kLoop.getResult(0),
+                                      device::matrixIndex(t.cPrefix, row, col));
         });
       });
 }

@@ -232,12 +232,12 @@ mlir::Value prepareMatmulInput(mlir::OpBuilder& b, mlir::Location loc, tile::Mat
   return value;
 }
 
-mlir::Value applyMatmulEpilogue(mlir::OpBuilder& b, mlir::Location loc, tile::MatmulOp op,
-                                mlir::Value value, mlir::Value biasElement) {
-  value = convertFloat(b, loc, value, b.getF32Type());
-  if (biasElement) {
-    value = b.create<mlir::arith::AddFOp>(loc, value,
-                                          convertFloat(b, loc, biasElement, b.getF32Type()));
+void storeMatmulResult(mlir::OpBuilder& b, mlir::Location loc, tile::MatmulOp op,
+                       mlir::Value product, mlir::ValueRange cIndex) {
+  mlir::Value value = convertFloat(b, loc, product, b.getF32Type());
+  if (mlir::Value bias = op.getBias()) {
+    mlir::Value element = b.create<mlir::memref::LoadOp>(loc, bias, cIndex.back());
+    value = b.create<mlir::arith::AddFOp>(loc, value, convertFloat(b, loc, element, b.getF32Type()));
   }
   switch (op.getActivationOrNone()) {
     case tile::Activation::none:
@@ -255,6 +255,20 @@ mlir::Value applyMatmulEpilogue(mlir::OpBuilder& b, mlir::Location loc, tile::Ma
       value = b.create<mlir::arith::MulFOp>(loc, halfX, onePlus);
       break;
     }
+    case tile::Activation::gelu_tanh: {
+      // The tanh form: 0.5 · x · (1 + tanh(√(2/π) · (x + 0.044715 · x³))).
+      mlir::Value square = b.create<mlir::arith::MulFOp>(loc, value, value);
+      mlir::Value cube = b.create<mlir::arith::MulFOp>(loc, square, value);
+      mlir::Value inner = b.create<mlir::arith::AddFOp>(
+          loc, value, b.create<mlir::arith::MulFOp>(loc, cube, f32Constant(b, loc, 0.044715f)));
+      mlir::Value tanh = b.create<mlir::math::TanhOp>(
+          loc, b.create<mlir::arith::MulFOp>(loc, inner,
+                                             f32Constant(b, loc, 0.79788456080286536f)));
+      mlir::Value onePlus = b.create<mlir::arith::AddFOp>(loc, f32Constant(b, loc, 1.0f), tanh);
+      mlir::Value halfX = b.create<mlir::arith::MulFOp>(loc, value, f32Constant(b, loc, 0.5f));
+      value = b.create<mlir::arith::MulFOp>(loc, halfX, onePlus);
+      break;
+    }
     case tile::Activation::silu: {
       // x · sigmoid(x) = x / (1 + exp(−x)).
       mlir::Value negated = b.create<mlir::arith::NegFOp>(loc, value);
@@ -265,8 +279,13 @@ mlir::Value applyMatmulEpilogue(mlir::OpBuilder& b, mlir::Location loc, tile::Ma
       break;
     }
   }
+  if (mlir::Value residual = op.getResidual()) {
+    mlir::Value element = b.create<mlir::memref::LoadOp>(loc, residual, cIndex);
+    value = b.create<mlir::arith::AddFOp>(loc, value, convertFloat(b, loc, element, b.getF32Type()));
+  }
   auto output = llvm::cast<mlir::MemRefType>(op.getOutput().getType());
-  return convertFloat(b, loc, value, output.getElementType());
+  b.create<mlir::memref::StoreOp>(loc, convertFloat(b, loc, value, output.getElementType()),
+                                  op.getOutput(), cIndex);
 }
 
 mlir::Value reductionIdentity(mlir::OpBuilder& b, mlir::Location loc, tile::ReduceKind kind) {

@@ -34,10 +34,11 @@ mlir::Type matmulAccumulatorType(tile::MatmulOp op);
 mlir::Value prepareMatmulInput(mlir::OpBuilder& b, mlir::Location loc, tile::MatmulOp op,
                                mlir::Value element);
 
-/// The matmul epilogue on one f32 value: `act(value + bias)` (bias may be null), then converted
-/// to the element type of C.
-mlir::Value applyMatmulEpilogue(mlir::OpBuilder& b, mlir::Location loc, tile::MatmulOp op,
-                                mlir::Value value, mlir::Value biasElement);
+/// Finishes element `cIndex` of C from its accumulated product: in f32, adds the bias (at the
+/// column), applies the activation, adds the residual (at `cIndex`), then rounds once to C's
+/// element type and stores it.
+void storeMatmulResult(mlir::OpBuilder& b, mlir::Location loc, tile::MatmulOp op,
+                       mlir::Value product, mlir::ValueRange cIndex);
 
 /// The identity of `kind` in f32: 0 (sum, mean), 1 (prod), -inf (max), +inf (min); not for
 /// argmax/argmin (argCombine).

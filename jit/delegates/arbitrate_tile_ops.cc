@@ -60,7 +60,7 @@ std::string Decline(const MatmulProvider& provider, const TileOpArbitration& sel
     return "it computes one 2-D product; a batched matmul runs the compiled lowering";
   }
   if (provider.covers == "root_only" && op.hasFusedEpilogue()) {
-    return "it covers root_only and the op has a fused epilogue (bias or activation)";
+    return "it covers root_only and the op has a fused epilogue (bias, activation or residual)";
   }
   if (provider.covers == "whole_region" && op.hasFusedEpilogue()) {
     return "its ABI computes the product only; a fused epilogue needs the compiled lowering";
@@ -207,6 +207,7 @@ arbiter::ArbitrationPoint PointOfOp(mlir::Operation* op, const TileOpArbitration
     for (unsigned d = 0; d + 2 < rankC; ++d) p.shape.push_back(dim(matmul.getOutput(), d));
   }
   p.bias = matmul.getBias() != nullptr;
+  p.residual = matmul.getResidual() != nullptr;
   p.activation = tile::stringifyActivation(matmul.getActivationOrNone()).str();
   p.numeric_policy = tile::stringifyNumericPolicy(matmul.getNumericPolicyOrDefault()).str();
   if (!p.forced.empty()) {

@@ -362,7 +362,7 @@ func.func @dense(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %bias: memref<?xf32>,
   EXPECT_THAT(epilogue.status().message(),
               HasSubstr("d.mlir:3:3: error: tile.matmul: the forced candidate 'openblas' "
                         "(attribute `delegate`) is rejected by the applicability gate: it covers "
-                        "root_only and the op has a fused epilogue (bias or activation)"));
+                        "root_only and the op has a fused epilogue (bias, activation or residual)"));
   EXPECT_THAT(CompileWith(MatmulSource(""), blas, Target::kHost, false, "cublas").status().message(),
               HasSubstr("the forced candidate 'cublas' (option `matmul_delegate`) is rejected "
                         "by the applicability gate: it serves the nvptx target and this compile "

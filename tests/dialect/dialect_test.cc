@@ -75,7 +75,8 @@ TEST_F(DialectTest, BuiltMatmulWithEpilogueVerifies) {
                 memref({mlir::ShapedType::kDynamic, 256})});
   auto args = function.getArguments();
   auto matmul = builder_.create<tile::MatmulOp>(
-      builder_.getUnknownLoc(), args[0], args[1], args[3], args[2], /*transpose_a=*/false,
+      builder_.getUnknownLoc(), args[0], args[1], args[3], args[2], /*residual=*/mlir::Value(),
+      /*transpose_a=*/false,
       /*transpose_b=*/false, tile::ActivationAttr::get(&context_, tile::Activation::relu),
       /*numeric_policy=*/nullptr, /*delegate=*/nullptr);
   EXPECT_TRUE(mlir::succeeded(mlir::verify(matmul)));
@@ -89,7 +90,8 @@ TEST_F(DialectTest, MatmulWithoutBiasOrActivationHasNoEpilogue) {
   auto function = createFunction("plain", {memref({8, 4}), memref({4, 2}), memref({8, 2})});
   auto args = function.getArguments();
   auto matmul = builder_.create<tile::MatmulOp>(builder_.getUnknownLoc(), args[0], args[1],
-                                                args[2], /*bias=*/mlir::Value(), false, false,
+                                                args[2], /*bias=*/mlir::Value(),
+                                                /*residual=*/mlir::Value(), false, false,
                                                 nullptr, nullptr, nullptr);
   EXPECT_TRUE(mlir::succeeded(mlir::verify(matmul)));
   EXPECT_FALSE(matmul.hasFusedEpilogue());
@@ -99,7 +101,8 @@ TEST_F(DialectTest, BuiltMatmulWithMismatchedKFailsWithMessage) {
   auto function = createFunction("bad", {memref({16, 64}), memref({32, 8}), memref({16, 8})});
   auto args = function.getArguments();
   auto matmul = builder_.create<tile::MatmulOp>(builder_.getUnknownLoc(), args[0], args[1],
-                                                args[2], mlir::Value(), false, false, nullptr,
+                                                args[2], mlir::Value(), mlir::Value(), false,
+                                                false, nullptr,
                                                 nullptr, nullptr);
   EXPECT_TRUE(mlir::failed(mlir::verify(matmul)));
   EXPECT_THAT(errors_, ElementsAre(HasSubstr("expected K of A (64) to equal K of B (32)")));

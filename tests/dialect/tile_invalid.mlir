@@ -250,16 +250,40 @@ func.func @matmul_bias_length(%a: memref<16x32xf32>, %b: memref<32x8xf32>, %bias
 
 // -----
 
-func.func @matmul_bias_element_type(%a: memref<16x32xf32>, %b: memref<32x8xf32>, %bias: memref<8xf16>, %c: memref<16x8xf32>) {
-  // expected-error @+1 {{expected the bias element type ('f16') to equal the element type of C ('f32')}}
-  tile.matmul %a, %b -> %c bias(%bias : memref<8xf16>) : memref<16x32xf32>, memref<32x8xf32> -> memref<16x8xf32>
+func.func @matmul_bias_element_type(%a: memref<16x32xf32>, %b: memref<32x8xf32>, %bias: memref<8xf16>, %c: memref<16x8xbf16>) {
+  // expected-error @+1 {{expected the bias element type ('f16') to be f32 or the element type of C ('bf16')}}
+  tile.matmul %a, %b -> %c bias(%bias : memref<8xf16>) : memref<16x32xf32>, memref<32x8xf32> -> memref<16x8xbf16>
+  return
+}
+
+// -----
+
+func.func @matmul_residual_rank(%a: memref<16x32xf32>, %b: memref<32x8xf32>, %r: memref<8xf32>, %c: memref<16x8xf32>) {
+  // expected-error @+1 {{expected the residual ('memref<8xf32>') to have rank 2 like C ('memref<16x8xf32>')}}
+  tile.matmul %a, %b -> %c residual(%r : memref<8xf32>) : memref<16x32xf32>, memref<32x8xf32> -> memref<16x8xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_residual_shape(%a: memref<16x32xf32>, %b: memref<32x8xf32>, %r: memref<16x9xf32>, %c: memref<16x8xf32>) {
+  // expected-error @+1 {{expected dimension 1 of the residual ('memref<16x9xf32>') to be 8 like C ('memref<16x8xf32>')}}
+  tile.matmul %a, %b -> %c residual(%r : memref<16x9xf32>) : memref<16x32xf32>, memref<32x8xf32> -> memref<16x8xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_residual_element_type(%a: memref<16x32xf16>, %b: memref<32x8xf16>, %r: memref<16x8xbf16>, %c: memref<16x8xf16>) {
+  // expected-error @+1 {{expected the residual element type ('bf16') to be f32 or the element type of C ('f16')}}
+  tile.matmul %a, %b -> %c residual(%r : memref<16x8xbf16>) : memref<16x32xf16>, memref<32x8xf16> -> memref<16x8xf16>
   return
 }
 
 // -----
 
 func.func @matmul_unknown_activation(%a: memref<16x32xf32>, %b: memref<32x8xf32>, %c: memref<16x8xf32>) {
-  // expected-error @+1 {{expected string or keyword containing one of the following enum values for attribute 'activation' [none, relu, gelu, silu]}}
+  // expected-error @+1 {{expected string or keyword containing one of the following enum values for attribute 'activation' [none, relu, gelu, silu, gelu_tanh]}}
   tile.matmul %a, %b -> %c activation(tanh) : memref<16x32xf32>, memref<32x8xf32> -> memref<16x8xf32>
   return
 }

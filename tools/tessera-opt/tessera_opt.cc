@@ -12,6 +12,7 @@
 #include "jit/guarded_parse.h"
 #include "jit/pipeline.h"
 #include "jit/source_limits.h"
+#include "jit/tile_forms.h"
 #include "jit/verifier_guards.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -37,6 +38,7 @@ absl::Status CheckInput(const llvm::MemoryBuffer& input, llvm::StringRef split_m
   const absl::string_view name(input.getBufferIdentifier().data(),
                                input.getBufferIdentifier().size());
   const absl::string_view text(input.getBufferStart(), input.getBufferSize());
+  if (absl::Status forms = tessera::jit::CheckTileForms(text, name); !forms.ok()) return forms;
   if (absl::Status limits = tessera::jit::CheckSourceBeforeParsing(text, name); !limits.ok()) {
     return limits;
   }
