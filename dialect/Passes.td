@@ -24,6 +24,25 @@ def VerifyDeterminism : Pass<"tessera-verify-determinism", "::mlir::ModuleOp"> {
   ];
 }
 
+def ImportLaunchKernels : Pass<"tessera-import-launch-kernels", "::mlir::ModuleOp"> {
+  let summary = "rewrite the original Tessera's launch-level Tile kernels into this project's Tile ops";
+  let description = [{
+    Each `llvm.func` (with `nvvm.kernel`, `gpu.kernel` or neither) or `func.func` holding one
+    `tile.matmul_kernel`, `tile.reduce_kernel`, `tile.softmax_kernel` or `tile.norm_kernel`
+    becomes a `func.func` of the same name and argument order whose body is the equivalent
+    `tile.matmul`, `tile.reduce`, `tile.softmax` or `tile.norm`: every `!llvm.ptr` argument
+    becomes a dense row-major memref of the operand's logical shape and storage type (matmul
+    A [M,K] and B [N,K] with `transpose_b`, bias f32 [N], residual f32 [M,N], D [M,N]; reduce
+    X [outer, axis, inner] and O f32 [outer, inner]; softmax and norm [rows, columns]), every
+    i64 dimension stays an i64 argument, and each memref argument carries
+    `tessera.dims_from = array<i64: ...>` (the i64 argument each of its dimensions equals) and
+    `tessera.launch_role`. What the original's NVIDIA lowering refuses, and what this project
+    cannot compute yet (fp8, int8 and f64 matmuls, the attention kernels), is a located error
+    naming the op. The JIT runs this first, before the IR allowlist. docs/original-ir.md.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
 def LowerTileToLoops : Pass<"tessera-lower-tile-to-loops", "::mlir::ModuleOp"> {
   let summary = "lower Tile ops to scf loops over memref loads and stores (the host target)";
   let description = [{

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 
@@ -137,6 +138,14 @@ mlir::LogicalResult TesseraDialect::verifyOperationAttribute(mlir::Operation* op
                              << "\") and 'delegate' (\"" << delegate.getValue()
                              << "\") force different candidates; set one of them";
     }
+    return mlir::success();
+  }
+  // The original Tessera's other attributes under this prefix — its module attributes and the
+  // hints on its launch-level kernels (tessera.canonical_k_loop, tessera.tile_m, ...) — are
+  // accepted and ignored (docs/original-ir.md).
+  if (llvm::isa<mlir::ModuleOp>(op) ||
+      (op->getName().getDialectNamespace() == "tile" &&
+       op->getName().getStringRef().ends_with("_kernel"))) {
     return mlir::success();
   }
   return op->emitError() << "unknown attribute '" << attribute.getName().getValue()

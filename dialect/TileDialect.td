@@ -17,6 +17,12 @@ def Tile_Dialect : Dialect {
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
                            "::mlir::memref::MemRefDialect"];
+  // #tile.mma_desc and #tile.epilogue of the original's launch-level form (TileLaunchOps.td).
+  let useDefaultAttributePrinterParser = 1;
+  let extraClassDeclaration = [{
+    /// Adds #tile.mma_desc and #tile.epilogue (defined in TileLaunchOps.cpp).
+    void registerLaunchAttributes();
+  }];
 }
 
 def Tile_ReduceKindAttr : I32EnumAttr<"ReduceKind", "tile.reduce combiner", [

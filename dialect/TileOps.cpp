@@ -133,6 +133,7 @@ void TileDialect::initialize() {
 #define GET_OP_LIST
 #include "dialect/TileOps.cpp.inc"
       >();
+  registerLaunchAttributes();
 }
 
 //===----------------------------------------------------------------------===//

@@ -1,4 +1,5 @@
-// The `tile` dialect: Tile ops (map, reduce, matmul, softmax) on memrefs.
+// The `tile` dialect: Tile ops (map, reduce, matmul, softmax, ...) on memrefs, and the original
+// Tessera's launch-level kernels it imports (TileLaunchOps.td).
 #ifndef TESSERA_DIALECT_TILEOPS_H_
 #define TESSERA_DIALECT_TILEOPS_H_
 
@@ -11,6 +12,9 @@
 
 #include "dialect/TileDialect.h.inc"
 #include "dialect/TileEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "dialect/TileAttrs.h.inc"
 
 #define GET_OP_CLASSES
 #include "dialect/TileOps.h.inc"

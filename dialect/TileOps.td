@@ -272,4 +272,6 @@ def Tile_RopeOp : Tile_Op<"rope"> {
   let hasVerifier = 1;
 }
 
+include "TileLaunchOps.td"
+
 #endif  // TESSERA_DIALECT_TILEOPS_TD

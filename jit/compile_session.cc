@@ -4,7 +4,9 @@
 
 #include <utility>
 
+#include "dialect/Passes.h"
 #include "dialect/Registration.h"
+#include "dialect/TileOps.h"
 #include "jit/guarded_parse.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
@@ -16,6 +18,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
@@ -120,6 +123,26 @@ absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> ParseSource(
   absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> module =
       ParseGuarded(context, source, source_name);
   if (diagnostics.HasErrors()) return diagnostics.Failure("invalid Tessera IR");
+  if (!module.ok()) return module;
+  // The original Tessera's launch-level kernels become this project's Tile ops before anything
+  // else looks at the module (docs/original-ir.md).
+  const bool has_launch_kernels =
+      (**module)
+          ->walk([](mlir::Operation* op) {
+            return llvm::isa<tile::MatmulKernelOp, tile::ReduceKernelOp, tile::SoftmaxKernelOp,
+                             tile::NormKernelOp, tile::AttentionKernelOp,
+                             tile::AttentionBackwardKernelOp>(op)
+                       ? mlir::WalkResult::interrupt()
+                       : mlir::WalkResult::advance();
+          })
+          .wasInterrupted();
+  if (has_launch_kernels) {
+    mlir::PassManager pm(&context);
+    pm.addPass(createImportLaunchKernels());
+    if (mlir::failed(pm.run(**module)) || diagnostics.HasErrors()) {
+      return diagnostics.Failure("invalid Tessera IR");
+    }
+  }
   return module;
 }
 

@@ -27,6 +27,8 @@ namespace {
 /// call path) one entry's contract may visit.
 constexpr int kMaxCallDepth = 16;
 constexpr int kMaxVisitedBodies = 4096;
+constexpr char kDimsFromAttr[] = "tessera.dims_from";
+constexpr char kLaunchRoleAttr[] = "tessera.launch_role";
 
 /// A size in terms of the entry's arguments, or why it cannot be expressed so.
 struct Resolved {
@@ -65,6 +67,7 @@ class ContractBuilder {
       : module_(entry_function->getParentOfType<mlir::ModuleOp>()), entry_(entry) {}
 
   absl::Status Walk(const Frame& frame) {
+    TESSERA_CONTRACT_STATUS(DeclaredDimensions(frame));
     absl::Status status = absl::OkStatus();
     frame.function.walk([&](mlir::Operation* op) {
       status = Visit(op, frame);
@@ -234,6 +237,45 @@ class ContractBuilder {
             " function bodies (counted per call path)"));
       }
       return Walk(Frame{callee, &frame, call, frame.depth + 1});
+    }
+    return absl::OkStatus();
+  }
+
+  /// `tessera.dims_from = array<i64: k0, k1, ...>` on a memref argument: its dimension d equals
+  /// integer scalar argument k_d (-1: no declaration). The import of the original's launch
+  /// kernels declares it (its `tessera.launch_role` names the operand in the reason).
+  absl::Status DeclaredDimensions(const Frame& frame) {
+    mlir::func::FuncOp function = frame.function;
+    const std::string at = FormatLocation(function.getLoc());
+    for (unsigned i = 0; i < function.getNumArguments(); ++i) {
+      auto dims = function.getArgAttrOfType<mlir::DenseI64ArrayAttr>(i, kDimsFromAttr);
+      if (!dims) continue;
+      mlir::Value argument = function.getArgument(i);
+      auto type = llvm::dyn_cast<mlir::MemRefType>(argument.getType());
+      if (!type || static_cast<int64_t>(dims.size()) != type.getRank()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            at, ": error: ", kDimsFromAttr, " of argument #", i, " of @",
+            function.getName().str(), " must have one entry per dimension of a memref"));
+      }
+      auto role = function.getArgAttrOfType<mlir::StringAttr>(i, kLaunchRoleAttr);
+      const std::string why =
+          role ? absl::StrCat("'", role.getValue().str(), "' of @", function.getName().str(),
+                              " at ", at, " has these sizes")
+               : absl::StrCat(kDimsFromAttr, " of argument #", i, " of @",
+                              function.getName().str(), " at ", at);
+      for (auto [d, k] : llvm::enumerate(dims.asArrayRef())) {
+        if (k < 0) continue;
+        if (k >= function.getNumArguments() ||
+            !function.getArgument(static_cast<unsigned>(k)).getType().isSignlessInteger()) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              at, ": error: ", kDimsFromAttr, " of argument #", i, " of @",
+              function.getName().str(), " names argument #", k,
+              ", which is not an integer scalar argument"));
+        }
+        TESSERA_CONTRACT_EDGE(Dim(argument, static_cast<int64_t>(d), frame),
+                              Scalar(function.getArgument(static_cast<unsigned>(k)), frame), why,
+                              function.getOperation());
+      }
     }
     return absl::OkStatus();
   }

@@ -57,7 +57,7 @@ std::string Refusal(absl::string_view name, Use use) {
         "'", full,
         "': packed and block-scaled matmuls (int4, nvfp4, mx formats) of the original Tessera are "
         "not supported; the imported 'tile.matmul_kernel' takes unpacked operands (f16, bf16, "
-        "tf32, e4m3, e5m2, s8, f64)");
+        "tf32, f32)");
   }
   if (use == Use::kOp && absl::EndsWith(name, "_kernel")) {
     return absl::StrCat("'", full,

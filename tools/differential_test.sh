@@ -6,6 +6,9 @@
 #
 #   tools/differential_test.sh [REPORT.xml] [run_differential.py options...]
 #
+# Before them, tests/original/run_original.py runs the original Tessera's launch-level fixtures
+# against float64 NumPy (report: REPORT.original.xml).
+#
 # Makes its own virtual environment (in a temporary directory) with a Python that is not the
 # distribution's (pyenv's newest, when present; else /usr/bin/python3) and NumPy >= 2 and
 # ml_dtypes from PyPI. Reproducers of failures go to $TESSERA_DIFFERENTIAL_ARTIFACTS (default: a
@@ -55,6 +58,12 @@ export TESSERA_JIT_CACHE_DIR="$work/cache"
     "$work/selftest.log" || tail -1 "$work/selftest.log")"
 }
 tail -1 "$work/selftest.log"
+# The original Tessera's launch-level fixtures run against NumPy too (tests/original/), in this
+# environment; their report lies beside REPORT.xml as REPORT.original.xml.
+original_status=0
+"$work/venv/bin/python" tests/original/run_original.py --junit "${report%.xml}.original.xml" |
+  grep -v "^ok " || original_status=1
 artifacts="${TESSERA_DIFFERENTIAL_ARTIFACTS:-$(mktemp -d -t differential-artifacts.XXXXXX)}"
 "$work/venv/bin/python" tests/differential/run_differential.py --junit "$report" \
   --artifacts "$artifacts" "$@"
+exit "$original_status"

@@ -1,0 +1,250 @@
+#!/usr/bin/env python3
+"""The original Tessera's launch-level fixtures (tests/original/*_kernel*.mlir), compiled by
+tessera_jit for the host and run on ragged shapes (not multiples of 16 or 8) and size 1 against
+float64 NumPy references written here, within the tolerances docs/original-ir.md states. Also:
+a mismatched dimension is INVALID_ARGUMENT naming both arguments, and NaN propagates through
+max/min reductions.
+
+    run_original.py [--junit PATH]
+
+Needs NumPy and ml_dtypes, TESSERA_JIT_LIBRARY and PYTHONPATH=capi/python (tools/differential_test.sh
+runs it in its environment).
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import math
+import os
+import re
+import sys
+import time
+import traceback
+from typing import Any, Callable, Optional
+from xml.sax.saxutils import escape, quoteattr
+
+import ml_dtypes
+import numpy as np
+
+import tessera_jit as tj
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DTYPES = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "f32": np.float32}
+# The unit roundoff of each storage type: a result rounded to it is within this relative error.
+ROUNDOFF = {"f16": 2.0 ** -11, "bf16": 2.0 ** -8, "f32": 2.0 ** -24}
+# Half the spacing of each storage type's subnormals: the absolute error of rounding there.
+SUBNORMAL = {"f16": 2.0 ** -25, "bf16": 2.0 ** -134, "f32": 2.0 ** -150}
+F32 = 2.0 ** -24
+
+
+class Kernel:
+    """One `llvm.func`/`func.func` of a fixture: its name, launch op and attributes."""
+
+    def __init__(self, name: str, op: str, attrs: str):
+        self.name, self.op, self.attrs = name, op, attrs
+
+    def attr(self, key: str) -> Optional[str]:
+        m = re.search(r"\b" + re.escape(key) + r'\s*=\s*("([^"]*)"|[\w.+-]+)', self.attrs)
+        if not m:
+            return None
+        return m.group(2) if m.group(2) is not None else m.group(1)
+
+
+def kernels(text: str) -> list[Kernel]:
+    found = []
+    for m in re.finditer(r"(?:llvm|func)\.func @(\w+)\((.*?)\n\s*(?:llvm\.)?return", text, re.S):
+        body = m.group(2)
+        op = re.search(r"tile\.(\w+_kernel)\b[^{]*\{(.*?)\}\s*:", body, re.S)
+        eps = re.search(r"arith\.constant ([0-9.eE+-]+) : f32", body)
+        kernel = Kernel(m.group(1), op.group(1), op.group(2) + (f" epsilon = {eps.group(1)}" if eps else ""))
+        found.append(kernel)
+    return found
+
+
+def rand(rng: np.random.Generator, shape: tuple[int, ...], dtype: Any, scale: float = 1.0) -> np.ndarray:
+    return (rng.standard_normal(shape) * scale).astype(dtype)
+
+
+def f64(x: np.ndarray) -> np.ndarray:
+    return x.astype(np.float64)
+
+
+def check(name: str, got: np.ndarray, ref: np.ndarray, bound: np.ndarray) -> None:
+    got = f64(got)
+    nan = np.isnan(ref)
+    if not np.array_equal(np.isnan(got), nan):
+        raise AssertionError(f"{name}: NaN positions differ")
+    err = np.abs(got - ref)
+    bad = (err > bound) & ~nan
+    if bad.any():
+        i = np.unravel_index(np.argmax(np.where(bad, err - bound, -np.inf)), ref.shape)
+        raise AssertionError(f"{name}: at {i} got {got[i]!r}, expected {ref[i]!r} within "
+                             f"{bound[i]:.3g} ({int(bad.sum())} of {ref.size} elements off)")
+
+
+def activation(kind: str, x: np.ndarray) -> np.ndarray:
+    if kind == "relu":
+        return np.maximum(x, 0)
+    if kind == "gelu":  # the original's gelu is the tanh form
+        return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+    if kind == "silu":
+        return x / (1 + np.exp(-x))
+    return x
+
+
+def run_matmul(fn: Callable[..., Any], k: Kernel, rng: np.random.Generator, shape: tuple[int, ...]) -> None:
+    m, n, kk = shape
+    a_type = k.attr("a")
+    stored = DTYPES["f32" if a_type == "tf32" else a_type]
+    out_name = k.attr("output")
+    bias_on = k.attr("bias") == "true"
+    residual_on = k.attr("residual") == "true"
+    a_col = k.attr("a_layout") == "col_major"
+    b_col = k.attr("b_layout") == "col_major"  # the original's canonical B: [N, K]
+    a = rand(rng, (kk, m) if a_col else (m, kk), stored)
+    b = rand(rng, (n, kk) if b_col else (kk, n), stored)
+    args: list[Any] = [a, b]
+    a64 = f64(a).T if a_col else f64(a)
+    b64 = f64(b).T if b_col else f64(b)
+    acc = a64 @ b64
+    magnitude = np.abs(a64) @ np.abs(b64)
+    if bias_on:
+        bias = rand(rng, (n,), np.float32)
+        args.append(bias)
+        acc = acc + f64(bias)
+        magnitude = magnitude + np.abs(f64(bias))
+    ref = activation(k.attr("activation") or "none", acc)
+    if residual_on:
+        residual = rand(rng, (m, n), np.float32)
+        args.append(residual)
+        ref = ref + f64(residual)
+        magnitude = magnitude + np.abs(f64(residual))
+    d = np.full((m, n), np.nan, DTYPES[out_name])
+    fn(*args, d, m, n, kk)
+    # f32 accumulation (about K roundings), TF32 inputs (2^-11 each), one output rounding.
+    input_error = 2 * 2.0 ** -11 if a_type == "tf32" else 0.0
+    bound = (kk + 4) * F32 * magnitude + input_error * magnitude
+    bound = bound + ROUNDOFF[out_name] * np.abs(ref) + SUBNORMAL[out_name]
+    if (k.attr("activation") or "none") in ("gelu", "silu"):
+        bound = bound * 2 + 4 * F32 * (np.abs(ref) + 1)
+    check(k.name, d, ref, bound)
+
+
+def run_reduce(fn: Callable[..., Any], k: Kernel, rng: np.random.Generator, shape: tuple[int, ...]) -> None:
+    outer, axis, inner = shape
+    if k.attr("inner_is_one") == "true":
+        inner = 1
+    storage = k.attr("storage")
+    x = rand(rng, (outer, axis, inner), DTYPES[storage])
+    kind = k.attr("kind")
+    if kind in ("max", "min") and x.size > 2:
+        x.reshape(-1)[x.size // 2] = np.nan  # NaN propagates (nan_mode = "propagate")
+    o = np.full((outer, inner), np.nan, np.float32)
+    fn(x, o, outer, axis, inner)
+    xs = f64(x)
+    ref = {"sum": xs.sum(1), "mean": xs.mean(1), "max": xs.max(1), "min": xs.min(1)}[kind]
+    bound = (axis + 2) * F32 * np.abs(xs).sum(1) + F32 * np.abs(np.nan_to_num(ref))
+    check(k.name, o, ref, bound)
+
+
+def run_softmax(fn: Callable[..., Any], k: Kernel, rng: np.random.Generator, shape: tuple[int, ...]) -> None:
+    rows, cols = shape
+    storage = k.attr("storage")
+    x = rand(rng, (rows, cols), DTYPES[storage], 3.0)
+    o = np.full((rows, cols), np.nan, DTYPES[storage])
+    fn(x, o, rows, cols)
+    xs = f64(x)
+    e = np.exp(xs - xs.max(1, keepdims=True))
+    ref = e / e.sum(1, keepdims=True)
+    bound = ROUNDOFF[storage] * ref + (cols + 8) * 4 * F32 * ref + SUBNORMAL[storage]
+    check(k.name, o, ref, bound)
+
+
+def run_norm(fn: Callable[..., Any], k: Kernel, rng: np.random.Generator, shape: tuple[int, ...]) -> None:
+    rows, cols = shape
+    storage = k.attr("storage")
+    eps = float(k.attr("epsilon"))
+    x = rand(rng, (rows, cols), DTYPES[storage])
+    o = np.full((rows, cols), np.nan, DTYPES[storage])
+    fn(x, o, rows, cols)
+    xs = f64(x)
+    if k.attr("kind") == "layernorm":
+        centered = xs - xs.mean(1, keepdims=True)
+        ref = centered / np.sqrt((centered ** 2).mean(1, keepdims=True) + eps)
+    else:
+        ref = xs / np.sqrt((xs ** 2).mean(1, keepdims=True) + eps)
+    bound = (ROUNDOFF[storage] * np.abs(ref) + (cols + 8) * 4 * F32 * (np.abs(ref) + 1) +
+             SUBNORMAL[storage])
+    check(k.name, o, ref, bound)
+
+
+RUNNERS = {"matmul_kernel": run_matmul, "reduce_kernel": run_reduce,
+           "softmax_kernel": run_softmax, "norm_kernel": run_norm}
+SHAPES = {"matmul_kernel": [(1, 1, 1), (5, 3, 7), (17, 9, 33), (33, 17, 70)],
+          "reduce_kernel": [(1, 1, 1), (3, 5, 7), (2, 33, 1), (4, 1, 3), (5, 130, 2)],
+          "softmax_kernel": [(1, 1), (3, 5), (7, 33), (2, 130)],
+          "norm_kernel": [(1, 1), (3, 5), (7, 33), (2, 130)]}
+
+
+def mismatch(module: Any, k: Kernel) -> None:
+    """A dimension that disagrees with its buffer is INVALID_ARGUMENT naming both."""
+    if k.op != "softmax_kernel":
+        return
+    storage = DTYPES[k.attr("storage")]
+    x = np.zeros((3, 5), storage)
+    o = np.zeros((3, 5), storage)
+    try:
+        getattr(module, k.name)(x, o, 3, 6)
+    except tj.TesseraError as error:
+        text = str(error)
+        if ("INVALID_ARGUMENT" not in text or "dimension 1 of argument #0" not in text or
+                "argument #3" not in text):
+            raise AssertionError(f"{k.name}: unexpected message for a mismatched dim: {text}")
+        return
+    raise AssertionError(f"{k.name}: a mismatched dimension was accepted")
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--junit", help="write a JUnit XML report here")
+    options = parser.parse_args(argv)
+    rng = np.random.default_rng(20261206)
+    report: list[tuple[str, float, Optional[str]]] = []
+    ctx = tj.Context()
+    for path in sorted(glob.glob(os.path.join(HERE, "*.mlir"))):
+        text = open(path).read()
+        if "tessera-jit compile %s --target host" not in text:
+            continue  # the negative fixtures
+        module = ctx.compile(text, target="host")
+        for k in kernels(text):
+            for shape in SHAPES[k.op]:
+                name = f"{os.path.basename(path)}:{k.name}{list(shape)}"
+                start = time.monotonic()
+                message = None
+                try:
+                    RUNNERS[k.op](getattr(module, k.name), k, rng, shape)
+                    if shape == SHAPES[k.op][1]:
+                        mismatch(module, k)
+                except Exception:  # noqa: BLE001 - every failure is reported
+                    message = traceback.format_exc()
+                report.append((name, time.monotonic() - start, message))
+                print(("FAIL " if message else "ok   ") + name + (f"\n{message}" if message else ""))
+        module.close()
+    failures = sum(1 for _, _, m in report if m)
+    print(f"original: {len(report) - failures} passed, {failures} failed")
+    if options.junit:
+        with open(options.junit, "w") as f:
+            f.write(f'<testsuites><testsuite name="original" tests="{len(report)}" '
+                    f'failures="{failures}">\n')
+            for name, seconds, msg in report:
+                f.write(f'<testcase classname="original" name={quoteattr(name)} time="{seconds:.3f}">')
+                if msg:
+                    f.write(f"<failure message={quoteattr(msg.strip().splitlines()[-1])}>"
+                            f"{escape(msg)}</failure>")
+                f.write("</testcase>\n")
+            f.write("</testsuite></testsuites>\n")
+    return 1 if failures or not report else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
