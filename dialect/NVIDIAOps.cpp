@@ -36,8 +36,8 @@ mlir::LogicalResult verifyContract(DelegateOpInterface delegate,
   terms.arch = delegate.getArch();
   terms.provenance = provenance;
   terms.covers = covers;
-  terms.determinism = delegate.getDeterminism();
-  terms.accuracy = delegate.getAccuracy();
+  terms.determinism = delegate.getDeclaredDeterminism();
+  terms.accuracy = delegate.getDeclaredAccuracy();
   terms.tolerance = bound(delegate.getToleranceAttr());
   terms.tolerance_rel = bound(delegate.getToleranceRelAttr());
   if (std::optional<std::string> fault = CheckContractTerms(terms)) {
@@ -78,21 +78,26 @@ mlir::LogicalResult verifyCudaKernelLaunch(KernelCallOp op) {
     return op.emitOpError() << "a cuda_kernel delegate runs on NVIDIA GPUs: `arch` must be a GPU "
                                "envelope such as `sm_80+`, found 'host'";
   }
-  if (!op.getGrid() || !op.getBlock()) {
-    return op.emitOpError() << "binding=cuda_kernel requires `grid` and `block` (the launch "
-                               "configuration, e.g. grid = array<i64: 128>, block = "
-                               "array<i64: 256>)";
+  // The launch configuration is optional in the contract (the original's launcher supplies
+  // it); a compile that lowers the call needs it (jit/delegate_targets.cc). Given, it is whole.
+  if (op.getGrid().has_value() != op.getBlock().has_value()) {
+    return op.emitOpError() << "binding=cuda_kernel takes `grid` and `block` together (the "
+                               "launch configuration, e.g. grid = array<i64: 128>, block = "
+                               "array<i64: 256>) or neither";
   }
-  if (mlir::failed(verifyLaunchSizes(op, "grid", *op.getGrid(),
-                                     {int64_t{2147483647}, 65535, 65535})) ||
-      mlir::failed(verifyLaunchSizes(op, "block", *op.getBlock(), {1024, 1024, 64}))) {
-    return mlir::failure();
-  }
-  int64_t threads = 1;
-  const llvm::ArrayRef<int64_t> block = *op.getBlock();  // (not a range over a temporary)
-  for (int64_t size : block) threads *= size;
-  if (threads > 1024) {
-    return op.emitOpError() << "expected `block` to hold at most 1024 threads, found " << threads;
+  if (op.getGrid()) {
+    if (mlir::failed(verifyLaunchSizes(op, "grid", *op.getGrid(),
+                                       {int64_t{2147483647}, 65535, 65535})) ||
+        mlir::failed(verifyLaunchSizes(op, "block", *op.getBlock(), {1024, 1024, 64}))) {
+      return mlir::failure();
+    }
+    int64_t threads = 1;
+    const llvm::ArrayRef<int64_t> block = *op.getBlock();  // (not a range over a temporary)
+    for (int64_t size : block) threads *= size;
+    if (threads > 1024) {
+      return op.emitOpError() << "expected `block` to hold at most 1024 threads, found "
+                              << threads;
+    }
   }
   if (!op.getResults().empty()) {
     return op.emitOpError() << "expected no results: a cuda_kernel delegate writes its "
@@ -139,6 +144,9 @@ mlir::LogicalResult verifyCAbiSignature(KernelCallOp op) {
   return mlir::success();
 }
 
+
+}  // namespace
+
 /// Whether `op` is in device code: directly in a tile.map body, or anywhere in a gpu.func or
 /// a gpu.launch body (where the GPU lowering puts a map's body before outlining it). By name:
 /// the NVIDIA dialect depends on neither the Tile nor the GPU dialect.
@@ -152,8 +160,6 @@ bool isInDeviceCode(mlir::Operation* op) {
   return false;
 }
 
-}  // namespace
-
 void NVIDIADialect::initialize() {
   addOperations<
 #define GET_OP_LIST
@@ -164,13 +170,44 @@ void NVIDIADialect::initialize() {
 mlir::LogicalResult KernelCallOp::verify() {
   // A delegation with no named target cannot be bound, cached or re-measured.
   if (getCallee().empty()) return emitOpError() << "requires a non-empty `callee`";
-  if (mlir::failed(verifyContract(*this, std::string_view(getProvenance()),
+  // The contract is declared whole, or not at all (the original's undeclared form: `callee`
+  // and `arch` only, which a compile refuses: jit/delegate_targets.cc).
+  const std::pair<const char*, bool> contract[] = {
+      {"binding", getBinding().has_value()},
+      {"provenance", getProvenance().has_value()},
+      {"accuracy", getAccuracy().has_value()},
+      {"determinism", getDeterminism().has_value()}};
+  int declared = 0;
+  for (const auto& [name, present] : contract) declared += present ? 1 : 0;
+  if (declared == 0) {
+    if (getArch().empty()) return emitOpError() << "requires a non-empty `arch`";
+    const std::pair<const char*, bool> terms[] = {
+        {"tolerance", getTolerance().has_value()}, {"tolerance_rel", getToleranceRel().has_value()},
+        {"covers", getCovers().has_value()},       {"grid", getGrid().has_value()},
+        {"block", getBlock().has_value()},         {"signature", getSignature().has_value()}};
+    for (const auto& [name, present] : terms) {
+      if (present) {
+        return emitOpError() << "declares `" << name
+                             << "` without the delegation contract (binding, provenance, "
+                                "accuracy, determinism)";
+      }
+    }
+    return mlir::success();
+  }
+  for (const auto& [name, present] : contract) {
+    if (!present) {
+      return emitOpError() << "requires attribute '" << name
+                           << "' (binding, provenance, accuracy and determinism are declared "
+                              "together)";
+    }
+  }
+  if (mlir::failed(verifyContract(*this, std::string_view(getDeclaredProvenance()),
                                   std::string_view(getCoversOrDefault())))) {
     return mlir::failure();
   }
   // What the lowering reads: the launch configuration or the declared C signature.
-  return getBinding() == "cuda_kernel" ? verifyCudaKernelLaunch(*this)
-                                       : verifyCAbiSignature(*this);
+  return getDeclaredBinding() == "cuda_kernel" ? verifyCudaKernelLaunch(*this)
+                                               : verifyCAbiSignature(*this);
 }
 
 mlir::LogicalResult InlinePtxOp::verify() {
@@ -223,10 +260,8 @@ mlir::LogicalResult InlinePtxOp::verify() {
     return emitOpError() << "expected `has_side_effects` on an inline_ptx without results "
                             "(otherwise it is removed as dead code)";
   }
-  if (!isInDeviceCode(*this)) {
-    return emitOpError() << "expected to be in device code: directly in a 'tile.map' body or "
-                            "in a 'gpu.func' kernel (inline PTX does not run on the host)";
-  }
+  // Where it stands is not part of the contract (Target IR holds it before outlining); a
+  // compile that lowers it refuses it outside device code (jit/delegate_targets.cc).
   return mlir::success();
 }
 

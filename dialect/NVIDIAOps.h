@@ -15,4 +15,12 @@
 #define GET_OP_CLASSES
 #include "dialect/NVIDIAOps.h.inc"
 
+namespace tessera::nvidia {
+
+/// Whether `op` is in device code: directly in a tile.map body, or anywhere in a gpu.func or a
+/// gpu.launch body (where the GPU lowering puts a map's body before outlining it).
+bool isInDeviceCode(mlir::Operation* op);
+
+}  // namespace tessera::nvidia
+
 #endif  // TESSERA_DIALECT_NVIDIAOPS_H_

@@ -17,10 +17,10 @@ def NVIDIA_DelegateOpInterface : OpInterface<"DelegateOpInterface"> {
     InterfaceMethod<"The delegate's name in reports: the callee, or `inline_ptx`.",
                     "::llvm::StringRef", "getDelegateName">,
     InterfaceMethod<"The arch envelope, e.g. `sm_80+`.", "::llvm::StringRef", "getArch">,
-    InterfaceMethod<"`reference_exact` or `tolerance_bounded`.",
-                    "::llvm::StringRef", "getAccuracy">,
-    InterfaceMethod<"`deterministic` or `nondeterministic`.",
-                    "::llvm::StringRef", "getDeterminism">,
+    InterfaceMethod<"`reference_exact` or `tolerance_bounded`; empty when undeclared.",
+                    "::llvm::StringRef", "getDeclaredAccuracy">,
+    InterfaceMethod<"`deterministic` or `nondeterministic`; empty when undeclared.",
+                    "::llvm::StringRef", "getDeclaredDeterminism">,
     InterfaceMethod<"The absolute bound, if declared.", "::mlir::FloatAttr",
                     "getToleranceAttr">,
     InterfaceMethod<"The relative bound, if declared.", "::mlir::FloatAttr",
@@ -29,7 +29,7 @@ def NVIDIA_DelegateOpInterface : OpInterface<"DelegateOpInterface"> {
   let extraSharedClassDeclaration = [{
     /// True when the delegate declares `determinism = "nondeterministic"`.
     bool isNondeterministic() {
-      return $_op.getDeterminism() == "nondeterministic";
+      return $_op.getDeclaredDeterminism() == "nondeterministic";
     }
   }];
 }
@@ -41,6 +41,10 @@ def NVIDIA_KernelCallOp : NVIDIA_Op<"kernel_call"> {
   let summary = "call a named CUDA kernel or host C-ABI symbol the compiler did not generate";
   let description = [{
     Seed syntax: operands, the attribute dictionary, `:` and a functional type.
+
+    The contract — `binding`, `provenance`, `accuracy`, `determinism` — is declared whole or
+    not at all: the original Tessera's emitter writes calls with only `callee` and `arch`,
+    which verify here and are refused by a compile (nothing to arbitrate or lower them by).
 
     Beyond the contract: a `cuda_kernel` delegate is launched with `grid` and `block` (1 to 3
     sizes each, within CUDA's limits) and returns nothing; a `c_abi` callee outside the ABI
@@ -58,10 +62,10 @@ def NVIDIA_KernelCallOp : NVIDIA_Op<"kernel_call"> {
   let arguments = (ins Variadic<AnyType>:$args,
                        StrAttr:$callee,
                        StrAttr:$arch,
-                       NVIDIA_BindingAttr:$binding,
-                       NVIDIA_ProvenanceAttr:$provenance,
-                       NVIDIA_AccuracyAttr:$accuracy,
-                       NVIDIA_DeterminismAttr:$determinism,
+                       OptionalAttr<NVIDIA_BindingAttr>:$binding,
+                       OptionalAttr<NVIDIA_ProvenanceAttr>:$provenance,
+                       OptionalAttr<NVIDIA_AccuracyAttr>:$accuracy,
+                       OptionalAttr<NVIDIA_DeterminismAttr>:$determinism,
                        OptionalAttr<F64Attr>:$tolerance,
                        OptionalAttr<F64Attr>:$tolerance_rel,
                        OptionalAttr<NVIDIA_CoversAttr>:$covers,
@@ -72,6 +76,13 @@ def NVIDIA_KernelCallOp : NVIDIA_Op<"kernel_call"> {
   let assemblyFormat = "$args attr-dict `:` functional-type($args, $results)";
   let extraClassDeclaration = [{
     ::llvm::StringRef getDelegateName() { return getCallee(); }
+    /// Whether the call declares the contract (binding, provenance, accuracy, determinism).
+    bool declaresContract() { return getBinding().has_value(); }
+    /// The declared binding, provenance, accuracy, determinism; empty when undeclared.
+    ::llvm::StringRef getDeclaredBinding() { return getBinding().value_or(""); }
+    ::llvm::StringRef getDeclaredProvenance() { return getProvenance().value_or(""); }
+    ::llvm::StringRef getDeclaredAccuracy() { return getAccuracy().value_or(""); }
+    ::llvm::StringRef getDeclaredDeterminism() { return getDeterminism().value_or(""); }
     /// What the delegate claims to compute; an absent `covers` reads as `root_only`, the
     /// narrower claim.
     ::llvm::StringRef getCoversOrDefault() { return getCovers().value_or("root_only"); }
@@ -82,7 +93,9 @@ def NVIDIA_KernelCallOp : NVIDIA_Op<"kernel_call"> {
 def NVIDIA_InlinePtxOp : NVIDIA_Op<"inline_ptx"> {
   let summary = "PTX text carried in the artifact, with LLVM inline-asm constraints";
   let description = [{
-    Device code only: in a `tile.map` body or a `gpu.func` kernel. `constraints` lists one
+    Lowered only in device code: in a `tile.map` body or a `gpu.func` kernel (the verifier
+    accepts it anywhere, as the original's Target IR places it before outlining; a compile
+    refuses it outside device code). `constraints` lists one
     entry per result (`=` and a register class), then one per operand (a register class), then
     optional `~{memory}` clobbers; the classes are `h` (i16, f16, bf16), `r` (i32), `l` (i64),
     `f` (f32) and `d` (f64). In `ptx`, `$0`, `$1`, … (or `${0}`) name the results then the
@@ -108,8 +121,32 @@ def NVIDIA_InlinePtxOp : NVIDIA_Op<"inline_ptx"> {
   let assemblyFormat = "$args attr-dict `:` functional-type($args, $results)";
   let extraClassDeclaration = [{
     ::llvm::StringRef getDelegateName() { return "inline_ptx"; }
+    ::llvm::StringRef getDeclaredAccuracy() { return getAccuracy(); }
+    ::llvm::StringRef getDeclaredDeterminism() { return getDeterminism(); }
   }];
   let hasVerifier = 1;
 }
+
+// The rest of the original Tessera's emitted `tessera_nvidia` surface, registered so that its
+// Target IR parses and verifies (tessera-opt); they carry no computation, and a compile refuses
+// them (the IR allowlist).
+
+def NVIDIA_FuncOp : Op<NVIDIA_Dialect, "func", [NoTerminator]> {
+  let summary = "the original's Target IR wrapper holding a kernel-contract body (generic form)";
+  let arguments = (ins OptionalAttr<StrAttr>:$sym_name);
+  let regions = (region AnyRegion:$body);
+}
+
+class NVIDIA_MarkerOp<string mnemonic, string summaryText> : Op<NVIDIA_Dialect, mnemonic> {
+  let summary = summaryText;
+  let arguments = (ins Variadic<AnyType>:$args);
+  let results = (outs Variadic<AnyType>:$results);
+  let assemblyFormat = "$args attr-dict `:` functional-type($args, $results)";
+}
+
+def NVIDIA_CudaKernelOp : NVIDIA_MarkerOp<"cuda_kernel",
+    "the original's CUDA kernel artifact marker">;
+def NVIDIA_ProfilerProbeOp : NVIDIA_MarkerOp<"profiler_probe",
+    "the original's profiler probe marker (a device-timer instrumentation point)">;
 
 #endif  // TESSERA_DIALECT_NVIDIAOPS_TD

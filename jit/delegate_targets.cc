@@ -35,10 +35,30 @@ absl::Status CheckOne(nvidia::DelegateOpInterface delegate, const CompileOptions
     return Refuse(op, "'tessera_nvidia.inline_ptx' needs the nvptx target (its PTX runs only on "
                       "NVIDIA GPUs); this compile targets host");
   }
-  if (host && call && call.getBinding() == "cuda_kernel") {
+  if (host && call && call.getDeclaredBinding() == "cuda_kernel") {
     return Refuse(op, absl::StrCat("cuda_kernel delegate '", call.getCallee().str(),
                                    "' needs the nvptx target (it is a CUDA kernel launch); this "
                                    "compile targets host"));
+  }
+  // What the contract leaves open and this compile's lowering needs.
+  if (call && !call.declaresContract()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        FormatLocation(op->getLoc()), ": error: kernel_call '", call.getCallee().str(),
+        "' declares no delegation contract (binding, provenance, accuracy, determinism): this "
+        "compile cannot arbitrate, check or lower it"));
+  }
+  if (llvm::isa<nvidia::InlinePtxOp>(op) && !nvidia::isInDeviceCode(op)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        FormatLocation(op->getLoc()),
+        ": error: 'tessera_nvidia.inline_ptx' is expected to be in device code: directly in a "
+        "'tile.map' body or in a 'gpu.func' kernel (inline PTX does not run on the host); this "
+        "compile cannot lower it where it stands"));
+  }
+  if (call && call.getDeclaredBinding() == "cuda_kernel" && !call.getGrid()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        FormatLocation(op->getLoc()), ": error: cuda_kernel delegate '", call.getCallee().str(),
+        "' declares no launch configuration: this compile launches it with its `grid` and "
+        "`block` (e.g. grid = array<i64: 128>, block = array<i64: 256>)"));
   }
   // The verifier has checked the grammar; a module built in C++ may not have been verified.
   std::string error;
@@ -54,7 +74,7 @@ absl::Status CheckOne(nvidia::DelegateOpInterface delegate, const CompileOptions
                                    : host ? " (compile for target 'nvptx')"
                                           : ""));
   }
-  if (!call || call.getBinding() != "c_abi" || options.delegates == nullptr) {
+  if (!call || call.getDeclaredBinding() != "c_abi" || options.delegates == nullptr) {
     return absl::OkStatus();
   }
   // An unresolved callee is the lowering's error (it names what was searched).

@@ -132,7 +132,7 @@ class VerifyDeterminism : public impl::VerifyDeterminismBase<VerifyDeterminism> 
     failed_ = true;
     mlir::InFlightDiagnostic diag = delegate->emitOpError();
     diag << "nondeterministic delegate '" << delegate.getDelegateName() << "' (determinism = \""
-         << delegate.getDeterminism() << "\") in ";
+         << delegate.getDeclaredDeterminism() << "\") in ";
     if (reach.calls.empty()) {
       diag << (reach.why == Requirement::kKernelClaim ? "kernel @" : "deterministic function @")
            << reach.entry.getName();

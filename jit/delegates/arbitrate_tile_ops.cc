@@ -329,8 +329,10 @@ mlir::Operation* Rewrite(tile::MatmulOp op, const MatmulProvider& provider) {
     signature = mlir::TypeAttr::get(b.getFunctionType(types, {}));
   }
   auto call = b.create<nvidia::KernelCallOp>(
-      loc, mlir::TypeRange{}, operands, provider.callee, provider.arch, "c_abi",
-      provider.provenance, provider.accuracy, provider.determinism,
+      loc, mlir::TypeRange{}, operands, b.getStringAttr(provider.callee),
+      b.getStringAttr(provider.arch), b.getStringAttr("c_abi"),
+      b.getStringAttr(provider.provenance), b.getStringAttr(provider.accuracy),
+      b.getStringAttr(provider.determinism),
       tolerance(provider.tolerance), tolerance(provider.tolerance_rel),
       b.getStringAttr(provider.covers), /*grid=*/nullptr, /*block=*/nullptr, signature);
   op.erase();

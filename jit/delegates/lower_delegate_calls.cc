@@ -74,7 +74,7 @@ class LowerDelegateCalls
     std::set<std::string> identities;
     bool failed = false;
     for (nvidia::KernelCallOp call : calls) {
-      mlir::LogicalResult result = call.getBinding() == "c_abi"
+      mlir::LogicalResult result = call.getDeclaredBinding() == "c_abi"
                                        ? LowerCAbi(call, symbols, identities)
                                        : LowerCudaKernel(call, identities);
       if (mlir::failed(result)) failed = true;

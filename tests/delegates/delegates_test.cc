@@ -483,10 +483,10 @@ TEST(KernelImageTest, ErrorsNameWhatIsMissing) {
               HasSubstr("kernel 'tessera_other' not found in registered kernel images "
                         "(searched: mine)"));
   std::string no_grid = kLaunch;
-  const std::string grid = ", grid = array<i64: 4>";
+  const std::string grid = ", grid = array<i64: 4>, block = array<i64: 256>";
   no_grid.replace(no_grid.find(grid), grid.size(), "");
   EXPECT_THAT(CompileWith(no_grid, registry, Target::kNvptx).status().message(),
-              HasSubstr("binding=cuda_kernel requires `grid` and `block`"));
+              HasSubstr("cuda_kernel delegate 'tessera_scale' declares no launch configuration"));
   absl::Status on_host = CompileWith(kLaunch, registry, Target::kHost).status();
   EXPECT_EQ(on_host.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(on_host.message(),

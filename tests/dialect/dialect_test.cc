@@ -148,8 +148,10 @@ TEST_F(DialectTest, BuiltMapWithBodyVerifies) {
 TEST_F(DialectTest, BuiltKernelCallExposesItsContract) {
   auto function = createFunction("gemm", {memref({4, 4}), memref({4, 4}), memref({4, 4})});
   auto call = builder_.create<nvidia::KernelCallOp>(
-      builder_.getUnknownLoc(), mlir::TypeRange{}, function.getArguments(), "cublasSgemm_v2",
-      "sm_80+", "c_abi", "vendor_library", "tolerance_bounded", "nondeterministic",
+      builder_.getUnknownLoc(), mlir::TypeRange{}, function.getArguments(),
+      builder_.getStringAttr("cublasSgemm_v2"), builder_.getStringAttr("sm_80+"),
+      builder_.getStringAttr("c_abi"), builder_.getStringAttr("vendor_library"),
+      builder_.getStringAttr("tolerance_bounded"), builder_.getStringAttr("nondeterministic"),
       builder_.getF64FloatAttr(1e-4), /*tolerance_rel=*/nullptr,
       /*covers=*/nullptr, /*grid=*/nullptr, /*block=*/nullptr, /*signature=*/nullptr);
   EXPECT_TRUE(mlir::succeeded(mlir::verify(call)));
@@ -165,8 +167,10 @@ TEST_F(DialectTest, BuiltKernelCallExposesItsContract) {
 TEST_F(DialectTest, BuiltKernelCallWithNanToleranceFails) {
   auto function = createFunction("gemm", {memref({4})});
   auto call = builder_.create<nvidia::KernelCallOp>(
-      builder_.getUnknownLoc(), mlir::TypeRange{}, function.getArguments(), "k", "sm_90",
-      "cuda_kernel", "handwritten_kernel", "tolerance_bounded", "deterministic",
+      builder_.getUnknownLoc(), mlir::TypeRange{}, function.getArguments(),
+      builder_.getStringAttr("k"), builder_.getStringAttr("sm_90"),
+      builder_.getStringAttr("cuda_kernel"), builder_.getStringAttr("handwritten_kernel"),
+      builder_.getStringAttr("tolerance_bounded"), builder_.getStringAttr("deterministic"),
       builder_.getF64FloatAttr(std::nan("")), nullptr, nullptr, nullptr, nullptr, nullptr);
   EXPECT_TRUE(mlir::failed(mlir::verify(call)));
   EXPECT_THAT(errors_, ElementsAre(HasSubstr(
@@ -182,10 +186,11 @@ TEST_F(DialectTest, BuiltInlinePtxReportsItselfAsInlinePtx) {
   auto delegate = llvm::cast<nvidia::DelegateOpInterface>(ptx.getOperation());
   EXPECT_EQ(delegate.getDelegateName(), "inline_ptx");
   EXPECT_FALSE(delegate.isNondeterministic());
-  // Its contract holds, but a function body is host code: inline PTX runs only in device code.
-  EXPECT_TRUE(mlir::failed(mlir::verify(ptx)));
-  EXPECT_THAT(errors_, ElementsAre(HasSubstr("expected to be in device code: directly in a "
-                                             "'tile.map' body or in a 'gpu.func' kernel")));
+  // Its contract holds; where it stands (here host code) is the compile's concern, not the
+  // verifier's (the original verifies Target IR before outlining).
+  EXPECT_TRUE(mlir::succeeded(mlir::verify(ptx)));
+  EXPECT_TRUE(errors_.empty());
+  EXPECT_FALSE(nvidia::isInDeviceCode(ptx));
 }
 
 constexpr llvm::StringLiteral kTwoOffenders = R"mlir(

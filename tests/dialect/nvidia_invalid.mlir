@@ -526,17 +526,6 @@ func.func @inline_ptx_without_results_or_side_effects(%x: i32) {
 }
 
 // -----
-// Where inline_ptx may stand: a tile.map body or a gpu.func kernel, never host code.
-
-func.func @inline_ptx_in_host_code(%x: f32) -> f32 {
-  // expected-error @+1 {{expected to be in device code: directly in a 'tile.map' body or in a 'gpu.func' kernel (inline PTX does not run on the host)}}
-  %y = tessera_nvidia.inline_ptx %x {ptx = "mov.f32 $0, $1;", constraints = "=f,f",
-      arch = "sm_80+", accuracy = "reference_exact", determinism = "deterministic"}
-      : (f32) -> f32
-  return %y : f32
-}
-
-// -----
 // Arch envelopes: `sm_90`, `sm_80+`, `sm_90a` or `host`.
 
 func.func @arch_not_an_envelope(%a: memref<4xf32>) {
@@ -570,8 +559,8 @@ func.func @inline_ptx_arch_list(%x: f32) -> f32 {
 // -----
 // kernel_call's launch configuration (cuda_kernel) and C signature (c_abi).
 
-func.func @cuda_kernel_without_launch_configuration(%a: memref<4xf32>) {
-  // expected-error @+1 {{binding=cuda_kernel requires `grid` and `block` (the launch configuration, e.g. grid = array<i64: 128>, block = array<i64: 256>)}}
+func.func @cuda_kernel_grid_without_block(%a: memref<4xf32>) {
+  // expected-error @+1 {{binding=cuda_kernel takes `grid` and `block` together (the launch configuration, e.g. grid = array<i64: 128>, block = array<i64: 256>) or neither}}
   tessera_nvidia.kernel_call %a {callee = "k", arch = "sm_80+", binding = "cuda_kernel",
       provenance = "handwritten_kernel", accuracy = "reference_exact",
       determinism = "deterministic", grid = array<i64: 1>} : (memref<4xf32>) -> ()

@@ -149,7 +149,7 @@ TEST(CompileErrorsTest, InlinePtxOnTheHostNamesTheTargetItNeeds) {
                         "target (its PTX runs only on NVIDIA GPUs); this compile targets host"));
 }
 
-TEST(CompileErrorsTest, InlinePtxInHostCodeIsAVerifierError) {
+TEST(CompileErrorsTest, InlinePtxInHostCodeIsRefusedByTheCompile) {
   absl::Status status = CompileStatus(R"mlir(
 func.func @f(%x: f32) -> f32 {
   %y = tessera_nvidia.inline_ptx %x {ptx = "mov.f32 $0, $1;", constraints = "=f,f",
