@@ -323,6 +323,9 @@ tessera_jit_error_t* tessera_jit_function_get_arg_info(const tessera_jit_functio
   if (TESSERA_JIT_HOLDS(out_info, tessera_jit_arg_info_t, written)) {
     out_info->written = argument.written ? 1 : 0;
   }
+  if (TESSERA_JIT_HOLDS(out_info, tessera_jit_arg_info_t, size_from)) {
+    out_info->size_from = argument.size_from.empty() ? nullptr : argument.size_from.data();
+  }
   return nullptr;
 }
 

@@ -42,6 +42,9 @@ struct EntryArgument {
   int64_t rank = 0;            ///< memrefs only
   std::vector<int64_t> shape;  ///< memrefs only; -1 for a dynamic size
   bool written = false;        ///< memrefs only: the entry may write it (an output)
+  /// memrefs only, one per dimension: the integer scalar argument the shape contract says the
+  /// size equals (e.g. the original's launch ABI: `tessera.dims_from`), or -1.
+  std::vector<int64_t> size_from;
 };
 
 /// Where a size an op reads comes from, in terms of what the caller passes.

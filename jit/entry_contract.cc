@@ -1,6 +1,8 @@
 #include "jit/entry_contract.h"
 
 #include <limits>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 
@@ -53,6 +55,27 @@ bool SizesRelate(SizeRelation relation, int64_t found, int64_t expected) {
       return found <= expected;
   }
   return false;
+}
+
+void DeriveSizeSources(EntryFunction& entry) {
+  for (EntryArgument& argument : entry.arguments) {
+    argument.size_from.assign(
+        argument.kind == EntryArgument::Kind::kMemRef ? static_cast<size_t>(argument.rank) : 0,
+        -1);
+  }
+  for (const SizeConstraint& constraint : entry.size_constraints) {
+    if (constraint.relation != SizeRelation::kEqual) continue;
+    for (const auto& [dim, scalar] : {std::pair(&constraint.size, &constraint.must_equal),
+                                      std::pair(&constraint.must_equal, &constraint.size)}) {
+      if (dim->kind != SizeSource::Kind::kDimension || scalar->kind != SizeSource::Kind::kScalar) {
+        continue;
+      }
+      std::vector<int64_t>& from = entry.arguments[dim->argument].size_from;
+      if (dim->dim >= 0 && dim->dim < static_cast<int64_t>(from.size()) && from[dim->dim] < 0) {
+        from[dim->dim] = scalar->argument;
+      }
+    }
+  }
 }
 
 absl::Status CheckShapeContract(const EntryFunction& entry,

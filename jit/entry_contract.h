@@ -19,6 +19,11 @@ std::string DescribeArgument(const EntryFunction& entry, size_t index);
 /// A negative size (from a scalar argument) satisfies only kEqual.
 bool SizesRelate(SizeRelation relation, int64_t found, int64_t expected);
 
+/// Fills each tensor argument's `size_from` from `entry.size_constraints`: which of its sizes
+/// must equal an integer argument (what a caller passing dims beside its buffers, such as the
+/// original's launch bridge, sizes its tensors from).
+void DeriveSizeSources(EntryFunction& entry);
+
 /// One argument as passed: the sizes of a tensor (`sizes`, `entry.arguments[i].rank` of them),
 /// or the value of an integer scalar.
 struct PassedArgument {

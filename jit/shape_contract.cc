@@ -440,7 +440,9 @@ class ContractBuilder {
 
 absl::Status DeriveShapeContract(mlir::func::FuncOp function, EntryFunction& entry) {
   ContractBuilder builder(function, entry);
-  return builder.Walk(Frame{function});
+  TESSERA_CONTRACT_STATUS(builder.Walk(Frame{function}));
+  DeriveSizeSources(entry);
+  return absl::OkStatus();
 }
 
 }  // namespace tessera::jit

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "arbiter/decision_record.h"
+#include "jit/entry_contract.h"
 
 namespace tessera::service {
 namespace {
@@ -258,6 +259,7 @@ absl::StatusOr<std::unique_ptr<jit::CompiledModule>> DeserializeArtifact(const s
       }
       constraint.relation = static_cast<jit::SizeRelation>(relation);
     }
+    jit::DeriveSizeSources(entry);
   }
   uint64_t images = 0;
   if (!r.String(module->host_llvm_ir) || !r.String(module->host_object.object) ||

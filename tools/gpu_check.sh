@@ -29,6 +29,10 @@ echo "== host smoke test (C API, host target)"
 smoke_status=0
 "$here/bin/run_mlp" "$here/examples/mlp.mlir" || { smoke_status=$?; echo "host smoke test FAILED"; }
 
+echo "== the original's launch bridge (a C program on its signatures; on the GPU)"
+bridge_status=0
+"$here/bin/bridge_program" || { bridge_status=$?; echo "bridge program FAILED (exit $bridge_status)"; }
+
 echo "== GPU tests"
 TESSERA_EXAMPLES_DIR="$here/examples" "$here/bin/gpu_test" --gtest_output="xml:$results/gpu_test.xml" > "$results/gpu_test.log" 2>&1
 test_status=$?
@@ -109,8 +113,10 @@ PY
 )
 echo "GPU tests: ${passed:-0} passed, ${failed:-1} failed, ${skipped:-0} skipped (exit $test_status)"
 echo "host smoke test: exit $smoke_status"
+echo "launch bridge program: exit $bridge_status"
 echo "Python package: exit $python_status (results/python.log)"
 echo "differential (device vs host): exit $differential_status (results/differential.log)"
 cat "$results/gpu_bench.log"
 [ "$test_status" -eq 0 ] && [ "$bench_status" -eq 0 ] && [ "$smoke_status" -eq 0 ] &&
+  [ "$bridge_status" -eq 0 ] &&
   [ "$python_status" -eq 0 ] && [ "$differential_status" -eq 0 ] && [ "${failed:-1}" -eq 0 ]

@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 #define TESSERA_JIT_API_MAJOR 0
-#define TESSERA_JIT_API_MINOR 12
+#define TESSERA_JIT_API_MINOR 13
 
 /* The size of `type` up to and including `last_field`: what a struct of the API version that
  * ended with `last_field` measures (API 0.5). */
@@ -484,8 +484,12 @@ typedef struct tessera_jit_arg_info_t {
   /* API 0.4 (filled when struct_size covers them): */
   const char* name;           /* the argument's SSA name in the source ("" if unknown); borrowed */
   int32_t written;            /* tensors: non-zero when the entry may write it (an output) */
+  /* API 0.13: tensors only, `ndim` entries: the index of the integer argument each size must
+   * equal by the entry's shape contract (e.g. an imported launch kernel's M, N, K:
+   * docs/original-ir.md), or -1; borrowed. */
+  const int64_t* size_from;
 } tessera_jit_arg_info_t;
-#define TESSERA_JIT_ARG_INFO_STRUCT_SIZE TESSERA_JIT_STRUCT_SIZE(tessera_jit_arg_info_t, written)
+#define TESSERA_JIT_ARG_INFO_STRUCT_SIZE TESSERA_JIT_STRUCT_SIZE(tessera_jit_arg_info_t, size_from)
 
 /* The number of arguments and of (scalar) results of `function`. Thread-safe. */
 size_t tessera_jit_function_get_arg_count(const tessera_jit_function_t* function);

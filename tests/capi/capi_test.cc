@@ -294,6 +294,58 @@ TEST_F(CapiTest, ReportsVersionAndEntries) {
   EXPECT_EQ(tessera_jit_module_get_entry_name(module_, 3, &size), nullptr);
 }
 
+TEST_F(CapiTest, SizesThatFollowIntegerArgumentsAreReported) {
+  // The original Tessera's launch-level softmax: X and O are [rows, columns] (API 0.13).
+  constexpr char kLaunch[] = R"mlir(
+llvm.func @softmax(%x: !llvm.ptr, %o: !llvm.ptr, %rows: i64, %columns: i64) {
+  tile.softmax_kernel %x, %o, %rows, %columns {
+    storage = "f32", accum = "f32", axis = -1 : i64, exp_mode = "accurate", ftz = false
+  } : !llvm.ptr, !llvm.ptr, i64, i64
+  llvm.return
+}
+)mlir";
+  tessera_jit_compile_options_t options;
+  tessera_jit_compile_options_init(&options);
+  options.target = "host";
+  tessera_jit_module_t* module = nullptr;
+  ASSERT_OK(tessera_jit_compile(context_, kLaunch, sizeof(kLaunch) - 1, &options, &module));
+  tessera_jit_function_t* function = nullptr;
+  ASSERT_OK(tessera_jit_module_get_function(module, "softmax", 7, &function));
+  for (size_t arg = 0; arg < 2; ++arg) {
+    tessera_jit_arg_info_t info;
+    info.struct_size = TESSERA_JIT_ARG_INFO_STRUCT_SIZE;
+    ASSERT_OK(tessera_jit_function_get_arg_info(function, 0, arg, &info));
+    ASSERT_EQ(info.ndim, 2);
+    ASSERT_NE(info.size_from, nullptr);
+    EXPECT_EQ(info.size_from[0], 2) << "argument " << arg;
+    EXPECT_EQ(info.size_from[1], 3) << "argument " << arg;
+  }
+  tessera_jit_arg_info_t rows;
+  rows.struct_size = TESSERA_JIT_ARG_INFO_STRUCT_SIZE;
+  ASSERT_OK(tessera_jit_function_get_arg_info(function, 0, 2, &rows));
+  EXPECT_EQ(rows.kind, TESSERA_JIT_ARG_INT);
+  EXPECT_EQ(rows.size_from, nullptr);
+  // A 3x5 buffer passed with columns = 6 is refused naming both.
+  float x[15] = {}, o[15] = {};
+  int64_t shape[] = {3, 5};
+  DLTensor tx{x, {kDLCPU, 0}, 2, {kDLFloat, 32, 1}, shape, nullptr, 0};
+  DLTensor to{o, {kDLCPU, 0}, 2, {kDLFloat, 32, 1}, shape, nullptr, 0};
+  tessera_jit_arg_t args[4];
+  args[0].kind = args[1].kind = TESSERA_JIT_ARG_TENSOR;
+  args[0].value.tensor = &tx;
+  args[1].value.tensor = &to;
+  args[2].kind = args[3].kind = TESSERA_JIT_ARG_INT;
+  args[2].value.i = 3;
+  args[3].value.i = 6;
+  Error error(tessera_jit_function_invoke(function, args, 4, nullptr, nullptr));
+  EXPECT_EQ(error.code(), TESSERA_JIT_INVALID_ARGUMENT);
+  EXPECT_THAT(error.message(), HasSubstr("dimension 1 of argument #0 'x' is 5 but argument #3 "
+                                         "'columns' is 6"));
+  args[3].value.i = 5;
+  ASSERT_OK(tessera_jit_function_invoke(function, args, 4, nullptr, nullptr));
+  tessera_jit_module_destroy(module);
+}
+
 TEST_F(CapiTest, InvokesSaxpyAgainstReference) {
   tessera_jit_function_t* saxpy = Function("saxpy");
   ASSERT_NE(saxpy, nullptr);

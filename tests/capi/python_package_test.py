@@ -547,7 +547,7 @@ func.func @mm(%a: memref<32x32xf32>, %b: memref<32x32xf32>, %c: memref<32x32xf32
             ptx_only.close()
 
     def test_api_version_and_library(self):
-        self.assertEqual(tj.api_version(), (0, 12))
+        self.assertEqual(tj.api_version(), (0, 13))
         self.assertTrue(tj.library_path().endswith("libtessera_jit.so"))
         self.assertIn("sm_90", tj.supported_archs())
 

@@ -24,7 +24,7 @@ from .errors import TesseraError, make_error
 from .module import ArgSpec, Function, Module
 from .streams import Event, Stream
 
-__version__ = "0.12.0"
+__version__ = "0.13.0"
 
 _configure(
     invoke=_L.address("tessera_jit_function_invoke"),
