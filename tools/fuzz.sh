@@ -28,7 +28,8 @@ bin="$(sanitizer_bazel info --config=fuzz bazel-bin 2>/dev/null)/tests/fuzz"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/compile" "$work/invoke"
-cp tests/fuzz/regressions/compile/* examples/*.mlir tests/dialect/*.mlir tests/jit/*.mlir "$work/compile/"
+cp tests/fuzz/regressions/compile/* examples/*.mlir tests/dialect/*.mlir tests/jit/*.mlir \
+  tests/original/*.mlir "$work/compile/"
 cp tests/fuzz/regressions/invoke/* "$work/invoke/"
 
 status=0
