@@ -27,7 +27,7 @@ constexpr int kDeviceFailed = 3;
 constexpr int kNotRegistered = 4;
 constexpr int kBadAbi = 5;
 
-// The original's limits: each dim and each buffer's element count below 2^31.
+// The original's limits: each dim below 2^31, each buffer at most 2^31 elements.
 constexpr int64_t kMaxExtent = int64_t{1} << 31;
 
 thread_local std::string t_last_error;
@@ -74,21 +74,36 @@ std::map<std::string, Registered>& Kernels() {
   return *kernels;
 }
 
+/// The bridge's one context (created on first use), or null with why it could not be.
 tessera_jit_context_t* Context(std::string& why) {
-  static tessera_jit_context_t* context = [&why]() -> tessera_jit_context_t* {
-    tessera_jit_context_t* created = nullptr;
-    if (tessera_jit_error_t* error = tessera_jit_context_create(nullptr, &created)) {
-      why = Consume(error);
-      return nullptr;
+  struct Created {
+    tessera_jit_context_t* context = nullptr;
+    std::string error;
+  };
+  static const Created created = [] {
+    Created result;
+    if (tessera_jit_error_t* error = tessera_jit_context_create(nullptr, &result.context)) {
+      result.error = "creating the Tessera JIT context failed: " + Consume(error);
+      result.context = nullptr;
     }
-    return created;
+    return result;
   }();
-  return context;
+  why = created.error;
+  return created.context;
 }
 
+/// PTX text: a line that starts (after blanks) with the `.version` directive. MLIR has no such
+/// line (a comment starts with `//`).
 bool IsPtx(const std::string& text) {
-  return text.find(".entry") != std::string::npos &&
-         (text.find(".version") != std::string::npos || text.find(".target") != std::string::npos);
+  for (size_t at = 0; at < text.size();) {
+    size_t start = text.find_first_not_of(" \t", at);
+    if (start == std::string::npos) break;
+    if (text.compare(start, 9, ".version ") == 0) return true;
+    const size_t end = text.find('\n', start);
+    if (end == std::string::npos) break;
+    at = end + 1;
+  }
+  return false;
 }
 
 /// A compiled entry, held alive while it runs (a re-register may drop the registry's copy).
@@ -229,6 +244,8 @@ struct DeviceBuffers {
   std::vector<Bound>* bound = nullptr;
   ~DeviceBuffers() {
     if (context == nullptr) return;
+    // Work already enqueued (an earlier run of a failed benchmark) finishes before its buffers go.
+    tessera_jit_error_destroy(tessera_jit_stream_synchronize(context, nullptr));
     for (Bound& arg : *bound) {
       if (arg.device != nullptr) tessera_jit_error_destroy(tessera_jit_buffer_free(context, arg.device));
     }
@@ -260,13 +277,15 @@ int Run(const Launchable& launchable, std::vector<Bound>& bound, int warmup, int
       if (tessera_jit_error_t* error = tessera_jit_buffer_alloc(context, arg.bytes, &arg.device)) {
         return Fail(kDeviceFailed, Consume(error));
       }
-      if (!arg.info.written) {
-        if (tessera_jit_error_t* error = tessera_jit_buffer_copy(
-                context, arg.device, arg.host, arg.bytes, TESSERA_JIT_COPY_HOST_TO_DEVICE)) {
-          return Fail(kDeviceFailed, Consume(error));
-        }
+      // Every buffer goes over: `written` means the kernel may write it, not that it does not
+      // read it (an in-place norm, a raw kernel).
+      if (tessera_jit_error_t* error = tessera_jit_buffer_copy(
+              context, arg.device, arg.host, arg.bytes, TESSERA_JIT_COPY_HOST_TO_DEVICE)) {
+        return Fail(kDeviceFailed, Consume(error));
       }
       data = arg.device;
+    } else if (!launchable.host) {
+      data = nullptr;  // an empty tensor: no device memory
     }
     arg.tensor.data = data;
     arg.tensor.device = {launchable.host ? kDLCPU : kDLCUDA, 0};
@@ -328,8 +347,9 @@ int Run(const Launchable& launchable, std::vector<Bound>& bound, int warmup, int
 
 int Launch(const char* kernel_name, void** buffers, size_t num_buffers, const int64_t* dims,
            size_t num_dims, int warmup, int repetitions, float* latency_ms) {
-  if (kernel_name == nullptr || buffers == nullptr || dims == nullptr) {
-    return Fail(kBadAbi, "kernel_name, buffers and dims must not be NULL");
+  if (kernel_name == nullptr || (buffers == nullptr && num_buffers > 0) ||
+      (dims == nullptr && num_dims > 0)) {
+    return Fail(kBadAbi, "kernel_name must not be NULL, nor buffers and dims when counted");
   }
   Launchable launchable;
   if (int code = Find(kernel_name, launchable); code != kOk) return code;

@@ -248,8 +248,15 @@ class ContractBuilder {
     mlir::func::FuncOp function = frame.function;
     const std::string at = FormatLocation(function.getLoc());
     for (unsigned i = 0; i < function.getNumArguments(); ++i) {
-      auto dims = function.getArgAttrOfType<mlir::DenseI64ArrayAttr>(i, kDimsFromAttr);
-      if (!dims) continue;
+      mlir::Attribute declared = function.getArgAttr(i, kDimsFromAttr);
+      if (!declared) continue;
+      auto dims = llvm::dyn_cast<mlir::DenseI64ArrayAttr>(declared);
+      if (!dims) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            at, ": error: ", kDimsFromAttr, " of argument #", i, " of @",
+            function.getName().str(), " must be an array<i64: ...> (one argument index, or -1, "
+            "per dimension)"));
+      }
       mlir::Value argument = function.getArgument(i);
       auto type = llvm::dyn_cast<mlir::MemRefType>(argument.getType());
       if (!type || static_cast<int64_t>(dims.size()) != type.getRank()) {
@@ -264,9 +271,9 @@ class ContractBuilder {
                : absl::StrCat(kDimsFromAttr, " of argument #", i, " of @",
                               function.getName().str(), " at ", at);
       for (auto [d, k] : llvm::enumerate(dims.asArrayRef())) {
-        if (k < 0) continue;
-        if (k >= function.getNumArguments() ||
-            !function.getArgument(static_cast<unsigned>(k)).getType().isSignlessInteger()) {
+        if (k == -1) continue;
+        if (k < 0 || k >= function.getNumArguments() ||
+            !function.getArgument(static_cast<unsigned>(k)).getType().isSignlessIntOrIndex()) {
           return absl::InvalidArgumentError(absl::StrCat(
               at, ": error: ", kDimsFromAttr, " of argument #", i, " of @",
               function.getName().str(), " names argument #", k,

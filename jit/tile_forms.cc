@@ -108,6 +108,10 @@ class Scanner {
       const size_t start = at_;
       size_t end = at_ + 5;
       while (end < source_.size() && IsNameChar(source_[end])) ++end;
+      if (use == Use::kOp && IsAttributeKey(end)) {
+        at_ = end - 1;
+        continue;  // `{tile.view = 1}`: an attribute name, not an op
+      }
       const std::string refusal = Refusal(source_.substr(at_ + 5, end - at_ - 5), use);
       if (!refusal.empty()) return Error(start - (use == Use::kOp ? 0 : 1), refusal);
       at_ = end - 1;
@@ -116,6 +120,13 @@ class Scanner {
   }
 
  private:
+  /// Whether the name ending before `end` is followed (after blanks) by a single `=`.
+  bool IsAttributeKey(size_t end) const {
+    while (end < source_.size() && (source_[end] == ' ' || source_[end] == '\t')) ++end;
+    return end < source_.size() && source_[end] == '=' &&
+           (end + 1 >= source_.size() || source_[end + 1] != '=');
+  }
+
   char Next(size_t offset) const {
     return at_ + offset < source_.size() ? source_[at_ + offset] : '\0';
   }
@@ -132,6 +143,9 @@ class Scanner {
       }
     }
     if (at_ >= source_.size()) return absl::OkStatus();
+    // A quoted symbol (`@"tile.mma"`) or a named location (`loc("tile.view"(...))`) is no op.
+    if (open > 0 && source_[open - 1] == '@') return absl::OkStatus();
+    if (open >= 4 && source_.substr(open - 4, 4) == "loc(") return absl::OkStatus();
     const absl::string_view text = source_.substr(open + 1, at_ - open - 1);
     if (!absl::StartsWith(text, "tile.")) return absl::OkStatus();
     for (char c : text) {

@@ -8,6 +8,7 @@
 // dimension stays an i64 argument, and `tessera.dims_from` ties each memref dimension to the
 // i64 argument it comes from (jit/shape_contract.cc checks it at invoke).
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -21,6 +22,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Verifier.h"
 
 namespace tessera {
 
@@ -312,6 +314,8 @@ class Importer {
                                         "i64 dimensions";
       }
     }
+    // The plans read the attributes the verifier guarantees; a tool may have skipped it.
+    if (failed(mlir::verify(launch))) return failure();
     FailureOr<ImportPlan> plan = PlanFor(launch);
     if (failed(plan)) return failure();
     return Rewrite(name.getValue(), launch, entry, *plan);
@@ -348,7 +352,15 @@ class Importer {
         shape.push_back(source->argument ? mlir::ShapedType::kDynamic : source->constant);
         dims_from.push_back(source->argument ? static_cast<int64_t>(*source->argument) : -1);
       }
-      if (buffer.unit_last) shape.back() = 1;
+      if (buffer.unit_last) {
+        // `inner_is_one`: the last size is 1 — a constant must be 1, an argument is checked.
+        if (shape.back() != mlir::ShapedType::kDynamic && shape.back() != 1) {
+          return launch->emitOpError() << "declares inner_is_one but its inner size is the "
+                                          "constant "
+                                       << shape.back();
+        }
+        shape.back() = 1;
+      }
       types[position] = mlir::MemRefType::get(shape, buffer.element);
       argument_attrs[position] = builder.getDictionaryAttr({
           builder.getNamedAttr("tessera.dims_from", builder.getDenseI64ArrayAttr(dims_from)),
@@ -371,6 +383,14 @@ class Importer {
     if (auto func = llvm::dyn_cast<mlir::func::FuncOp>(wrapper_)) {
       function.setVisibility(func.getVisibility());
     }
+    // This project's contract attributes on the wrapper (tessera.deterministic,
+    // tessera.accuracy) stay on the function; the original's other ones are hints.
+    for (mlir::NamedAttribute attribute : wrapper_->getDiscardableAttrs()) {
+      const llvm::StringRef attr_name = attribute.getName().getValue();
+      if (attr_name == "tessera.deterministic" || attr_name == "tessera.accuracy") {
+        function->setAttr(attribute.getName(), attribute.getValue());
+      }
+    }
     function.setAllArgAttrs(argument_attrs);
     // The arguments keep their locations, so diagnostics name them as the source does.
     llvm::SmallVector<mlir::Location> locations;
@@ -387,6 +407,10 @@ class Importer {
       buffers.push_back(block->getArgument(argument.getArgNumber()));
     }
     plan.build(builder, launch->getLoc(), buffers);
+    // The arbitration a launch op asks for (tessera.candidate) goes to the Tile op it became.
+    if (mlir::Attribute candidate = launch->getAttr("tessera.candidate")) {
+      block->front().setAttr("tessera.candidate", candidate);
+    }
     mlir::func::ReturnOp::create(builder, wrapper_->getLoc());
     wrapper_->erase();
     return success();

@@ -75,7 +75,10 @@ class VerifyDeterminism : public impl::VerifyDeterminismBase<VerifyDeterminism> 
       Reach reach = queue[next];
       reach.where.walk([&](mlir::Operation* op) {
         if (auto delegate = llvm::dyn_cast<nvidia::DelegateOpInterface>(op)) {
-          if (delegate.isNondeterministic()) reportDelegate(reach, delegate);
+          // An undeclared delegate (the original's kernel_call form) may be either.
+          if (delegate.isNondeterministic() || delegate.getDeclaredDeterminism().empty()) {
+            reportDelegate(reach, delegate);
+          }
         } else if (auto launch = llvm::dyn_cast<mlir::gpu::LaunchFuncOp>(op)) {
           auto kernel = symbols_->lookupNearestSymbolFrom<mlir::FunctionOpInterface>(
               launch, launch.getKernel());
@@ -131,8 +134,12 @@ class VerifyDeterminism : public impl::VerifyDeterminismBase<VerifyDeterminism> 
   void reportDelegate(Reach reach, nvidia::DelegateOpInterface delegate) {
     failed_ = true;
     mlir::InFlightDiagnostic diag = delegate->emitOpError();
-    diag << "nondeterministic delegate '" << delegate.getDelegateName() << "' (determinism = \""
-         << delegate.getDeclaredDeterminism() << "\") in ";
+    if (delegate.getDeclaredDeterminism().empty()) {
+      diag << "delegate '" << delegate.getDelegateName() << "' declares no determinism in ";
+    } else {
+      diag << "nondeterministic delegate '" << delegate.getDelegateName() << "' (determinism = \""
+           << delegate.getDeclaredDeterminism() << "\") in ";
+    }
     if (reach.calls.empty()) {
       diag << (reach.why == Requirement::kKernelClaim ? "kernel @" : "deterministic function @")
            << reach.entry.getName();

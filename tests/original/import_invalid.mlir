@@ -142,3 +142,15 @@ llvm.func @attention(%q: !llvm.ptr, %k: !llvm.ptr, %v: !llvm.ptr, %o: !llvm.ptr,
   } : !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64, i64, i64, i64, i64, i64
   llvm.return
 }
+
+// -----
+
+llvm.func @inner_is_one_but_five(%x: !llvm.ptr, %o: !llvm.ptr, %outer: i64, %axis: i64) {
+  %five = llvm.mlir.constant(5 : i64) : i64
+  // expected-error @+1 {{'tile.reduce_kernel' op declares inner_is_one but its inner size is the constant 5}}
+  tile.reduce_kernel %x, %o, %outer, %axis, %five {
+    storage = "f32", accum = "f32", kind = "sum", axis = 1 : i64, keepdims = false,
+    schedule = "serial", nan_mode = "propagate", inner_is_one = true
+  } : !llvm.ptr, !llvm.ptr, i64, i64, i64
+  llvm.return
+}
