@@ -297,8 +297,10 @@ class Importer {
       if (&op == launch || llvm::isa<mlir::arith::ConstantOp, mlir::LLVM::ConstantOp>(op)) {
         continue;
       }
-      if (llvm::isa<mlir::LLVM::ReturnOp, mlir::func::ReturnOp>(op) && op.getNumOperands() == 0) {
-        continue;
+      if (llvm::isa<mlir::LLVM::ReturnOp, mlir::func::ReturnOp>(op)) {
+        if (op.getNumOperands() == 0) continue;
+        return op.emitError() << "'@" << name.getValue() << "' returns a value; an imported "
+                                 "kernel returns nothing (it writes its buffers)";
       }
       return op.emitError() << "'" << op.getName() << "' beside '" << launch->getName()
                             << "' in '@" << name.getValue()

@@ -154,3 +154,13 @@ llvm.func @inner_is_one_but_five(%x: !llvm.ptr, %o: !llvm.ptr, %outer: i64, %axi
   } : !llvm.ptr, !llvm.ptr, i64, i64, i64
   llvm.return
 }
+
+// -----
+
+func.func @returns(%x: !llvm.ptr, %o: !llvm.ptr, %rows: i64, %columns: i64) -> i64 {
+  tile.softmax_kernel %x, %o, %rows, %columns {
+    storage = "f32", accum = "f32", axis = -1 : i64, exp_mode = "accurate", ftz = false
+  } : !llvm.ptr, !llvm.ptr, i64, i64
+  // expected-error @+1 {{'@returns' returns a value; an imported kernel returns nothing (it writes its buffers)}}
+  return %rows : i64
+}
