@@ -33,6 +33,20 @@ bool IsOneOf(mlir::StringAttr attr, std::initializer_list<llvm::StringRef> value
   return false;
 }
 
+/// The first `pointers` operands are !llvm.ptr (else `pointer_message`), the rest i64 (else
+/// `dim_message`), checked in that order.
+LogicalResult VerifyPointersThenDims(mlir::Operation* op, unsigned pointers,
+                                     llvm::StringRef pointer_message,
+                                     llvm::StringRef dim_message) {
+  for (Value pointer : op->getOperands().take_front(pointers)) {
+    if (!IsPointer(pointer)) return op->emitOpError(pointer_message);
+  }
+  for (Value dim : op->getOperands().drop_front(pointers)) {
+    if (!IsI64(dim)) return op->emitOpError(dim_message);
+  }
+  return success();
+}
+
 /// The storage and accumulation rules the original's reduce, softmax and attention share.
 LogicalResult VerifyStorageAndAccum(mlir::Operation* op, llvm::StringRef storage_message) {
   if (!IsOneOf(StringAttrNamed(op, "storage"), {"f16", "bf16", "f32"})) {
@@ -205,11 +219,10 @@ LogicalResult ReduceKernelOp::verify() {
   if (getInputs().size() != 5) {
     return emitOpError("expects source, destination, outer, axis extent, and inner operands");
   }
-  if (!IsPointer(getInputs()[0]) || !IsPointer(getInputs()[1])) {
-    return emitOpError("source and destination operands must be !llvm.ptr");
-  }
-  for (Value dim : getInputs().drop_front(2)) {
-    if (!IsI64(dim)) return emitOpError("reduction dimensions must be i64");
+  if (failed(VerifyPointersThenDims(*this, 2,
+                                    "source and destination operands must be !llvm.ptr",
+                                    "reduction dimensions must be i64"))) {
+    return failure();
   }
   if (failed(VerifyStorageAndAccum(
           *this, "requires storage=\"f16\", storage=\"bf16\", or storage=\"f32\""))) {
@@ -264,15 +277,11 @@ LogicalResult AttentionKernelOp::verify() {
         "expects Q, K, V, optional bias, O, optional row_lse, B, Hq, Hkv, Sq, Sk, D, and Dv "
         "operands");
   }
-  const unsigned pointers = 4 + unsigned(has_bias) + unsigned(has_saved_lse);
-  for (Value pointer : getInputs().take_front(pointers)) {
-    if (!IsPointer(pointer)) {
-      return emitOpError(
-          "Q, K, V, optional bias, O, and optional row_lse operands must be !llvm.ptr");
-    }
-  }
-  for (Value dim : getInputs().drop_front(pointers)) {
-    if (!IsI64(dim)) return emitOpError("attention dimensions must be i64");
+  if (failed(VerifyPointersThenDims(
+          *this, 4 + unsigned(has_bias) + unsigned(has_saved_lse),
+          "Q, K, V, optional bias, O, and optional row_lse operands must be !llvm.ptr",
+          "attention dimensions must be i64"))) {
+    return failure();
   }
   if (failed(VerifyStorageAndAccum(
           *this, "requires storage=\"f16\", storage=\"bf16\", or storage=\"f32\""))) {
@@ -290,16 +299,12 @@ LogicalResult AttentionBackwardKernelOp::verify() {
         "expects dO, Q, K, V, optional bias, optional row_lse, dQ, dK, dV, B, Hq, Hkv, Sq, Sk, "
         "D, and Dv operands");
   }
-  const unsigned pointers = 7 + unsigned(has_bias) + unsigned(has_saved_lse);
-  for (Value pointer : getInputs().take_front(pointers)) {
-    if (!IsPointer(pointer)) {
-      return emitOpError(
+  if (failed(VerifyPointersThenDims(
+          *this, 7 + unsigned(has_bias) + unsigned(has_saved_lse),
           "dO, Q, K, V, optional bias, optional row_lse, dQ, dK, and dV operands must be "
-          "!llvm.ptr");
-    }
-  }
-  for (Value dim : getInputs().drop_front(pointers)) {
-    if (!IsI64(dim)) return emitOpError("attention backward dimensions must be i64");
+          "!llvm.ptr",
+          "attention backward dimensions must be i64"))) {
+    return failure();
   }
   if (failed(VerifyStorageAndAccum(*this,
                                    "deterministic reference route requires storage=\"f16\", "
