@@ -759,3 +759,22 @@ func.func @cuda_kernel_for_the_host(%a: memref<4xf32>) {
       : (memref<4xf32>) -> ()
   return
 }
+
+// -----
+// The original's undeclared kernel_call (callee and arch only) verifies; a contract term
+// without the contract does not, nor a partial contract.
+
+func.func @undeclared_call_with_covers(%a: f32) -> f32 {
+  // expected-error @+1 {{declares `covers` without the delegation contract (binding, provenance, accuracy, determinism)}}
+  %r = tessera_nvidia.kernel_call %a {callee = "k", arch = "sm_120", covers = "root_only"} : (f32) -> f32
+  return %r : f32
+}
+
+// -----
+
+func.func @partial_contract(%a: memref<4xf32>) {
+  // expected-error @+1 {{requires attribute 'accuracy' (binding, provenance, accuracy and determinism are declared together)}}
+  tessera_nvidia.kernel_call %a {callee = "k", arch = "sm_80+", binding = "c_abi",
+      provenance = "vendor_library", determinism = "deterministic"} : (memref<4xf32>) -> ()
+  return
+}
