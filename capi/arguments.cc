@@ -21,6 +21,11 @@ using jit::Target;
 
 namespace {
 
+// DLPack 1.1's type codes for the fp8 formats (dlpack.h's DLDataTypeCode; the vendored header
+// predates them).
+constexpr uint8_t kDLFloat8E4M3FN = 10;
+constexpr uint8_t kDLFloat8E5M2 = 12;
+
 /// The DLPack dtypes an element type accepts.
 bool DtypeMatches(const ElementType& element, DLDataType dtype) {
   if (dtype.lanes != 1) return false;
@@ -35,18 +40,24 @@ bool DtypeMatches(const ElementType& element, DLDataType dtype) {
       // i1 is stored as one byte; newer DLPack calls it kDLBool (6).
       if (element.bits == 1) return dtype.bits == 8 && (dtype.code <= kDLUInt || dtype.code == 6);
       return (dtype.code == kDLInt || dtype.code == kDLUInt) && dtype.bits == element.bits;
+    case ElementType::Class::kFloat8E4M3FN:
+      return dtype.code == kDLFloat8E4M3FN && dtype.bits == 8;
+    case ElementType::Class::kFloat8E5M2:
+      return dtype.code == kDLFloat8E5M2 && dtype.bits == 8;
   }
   return false;
 }
 
 std::string DescribeDtype(DLDataType dtype) {
+  const std::string lanes = dtype.lanes != 1 ? absl::StrCat("x", dtype.lanes) : "";
+  if (dtype.code == kDLFloat8E4M3FN) return absl::StrCat("float8_e4m3fn", lanes);
+  if (dtype.code == kDLFloat8E5M2) return absl::StrCat("float8_e5m2", lanes);
   const char* name = dtype.code == kDLInt      ? "int"
                      : dtype.code == kDLUInt   ? "uint"
                      : dtype.code == kDLFloat  ? "float"
                      : dtype.code == kDLBfloat ? "bfloat"
                                                : "code";
-  return absl::StrCat(name, static_cast<int>(dtype.bits),
-                      dtype.lanes != 1 ? absl::StrCat("x", dtype.lanes) : "");
+  return absl::StrCat(name, static_cast<int>(dtype.bits), lanes);
 }
 
 std::string ShapeText(const int64_t* shape, int ndim) {
@@ -210,6 +221,10 @@ DLDataType ToDtype(const ElementType& element) {
     case ElementType::Class::kInt:
       if (element.bits == 1) return {kDLUInt, 8, 1};
       return {kDLInt, static_cast<uint8_t>(element.bits), 1};
+    case ElementType::Class::kFloat8E4M3FN:
+      return {kDLFloat8E4M3FN, 8, 1};
+    case ElementType::Class::kFloat8E5M2:
+      return {kDLFloat8E5M2, 8, 1};
   }
   return {kDLFloat, 32, 1};
 }

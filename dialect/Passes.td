@@ -197,7 +197,10 @@ def ExpandArith : Pass<"tessera-expand-arith"> {
     `maximumf(+0.0, -0.0)` returned -0.0. (The host pipeline runs
     `tessera-legalize-narrow-floats` first, so bf16 arithmetic is f32 arithmetic between
     explicit conversions and no CPU instruction rounds to bf16: AVX512-BF16's conversion
-    flushes subnormal results to zero.)
+    flushes subnormal results to zero.) Also: `arith.extf` from `f8E4M3FN` or `f8E5M2` (LLVM
+    has no fp8 type; a memref of them is a memref of bytes) becomes integer operations that
+    assemble the exact f32 (subnormals through an exact integer-to-float conversion, NaN
+    quiet, E5M2's infinities kept), then an exact conversion to the wider target type.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }

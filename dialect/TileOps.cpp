@@ -277,6 +277,30 @@ mlir::LogicalResult MatmulOp::verify() {
     return emitOpError() << "expected A and B to have the same element type, found "
                          << a.getElementType() << " and " << b.getElementType();
   }
+  // What the operand type fixes: the accumulator, C's type, the epilogue.
+  const mlir::Type operand = a.getElementType(), result = c.getElementType();
+  const bool integer = operand.isInteger(8);
+  const bool wide = operand.isF64();
+  const bool fp8 = llvm::isa<mlir::Float8E4M3FNType, mlir::Float8E5M2Type>(operand);
+  if (integer != result.isInteger(32)) {
+    return emitOpError() << "expected C to have element type i32 exactly when A and B are i8 "
+                            "(i32 accumulation), found "
+                         << operand << " operands and a " << result << " C";
+  }
+  if (wide != result.isF64()) {
+    return emitOpError() << "expected C to have element type f64 exactly when A and B are f64 "
+                            "(f64 accumulation), found "
+                         << operand << " operands and a " << result << " C";
+  }
+  if (integer && hasFusedEpilogue()) {
+    return emitOpError() << "an i8 matmul writes its i32 sums as they are: it takes no bias, "
+                            "residual or activation";
+  }
+  if ((integer || wide || fp8) && getNumericPolicy()) {
+    return emitOpError() << "a numeric policy applies to f16, bf16 and f32 operands; " << operand
+                         << " operands accumulate in " << (integer ? "i32" : wide ? "f64" : "f32")
+                         << " (drop `policy(...)`)";
+  }
   const int64_t rankA = a.getRank(), rankB = b.getRank(), rankC = c.getRank();
   if (rankC != std::max(rankA, rankB)) {
     return emitOpError() << "expected C to have rank " << std::max(rankA, rankB)

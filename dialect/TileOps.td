@@ -15,6 +15,12 @@ def Tile_Matrix : MemRefRankOf<[F32, F16, BF16], [2]>;
 def Tile_Rank4 : MemRefRankOf<[F32, F16, BF16], [4]>;
 def Tile_Vector : MemRefRankOf<[F32, F16, BF16], [1]>;
 def Tile_FloatMemRefAnyRank : MemRefOf<[F32, F16, BF16]>;
+// tile.matmul's operands: the float storage types, f64, the fp8 formats (e4m3, e5m2) and i8;
+// its results, epilogue bias and residual: the float storage types, f64, and i32 (i8 products).
+def Tile_MatmulOperand : Non0RankedMemRefOf<[F32, F16, BF16, F64, F8E4M3FN, F8E5M2, I8]>;
+def Tile_MatmulResult : Non0RankedMemRefOf<[F32, F16, BF16, F64, I32]>;
+def Tile_MatmulEpilogueInput : Non0RankedMemRefOf<[F32, F16, BF16, F64]>;
+def Tile_MatmulBias : MemRefRankOf<[F32, F16, BF16, F64], [1]>;
 def Tile_ReduceOutput : MemRefOf<[F32, F16, BF16, I32, I64]>;
 def Tile_IndexVector : MemRefRankOf<[I32, I64], [1]>;
 def Tile_MapInput : AnyTypeOf<[AnyMemRef, AnySignlessIntegerOrIndex, AnyFloat]>;
@@ -104,17 +110,21 @@ def Tile_MatmulOp : Tile_Op<"matmul", [AttrSizedOperandSegments]> {
     one rounding to C's element type (bias and residual may be f32 or C's element type). The numeric policy fixes rounding and the accumulator
     (default `f32`). Dimensions before the last two are batch dimensions: A's and B's
     broadcast to C's by NumPy's rules, and the product and epilogue apply per batch.
+    Operand types: f16, bf16 and f32 (accumulated in f32, or f16 under policy `f16`);
+    f8E4M3FN and f8E5M2 (decoded exactly, accumulated in f32; C f32, f16 or bf16); f64
+    (accumulated in f64, the epilogue in f64; C f64); i8 (products accumulated in i32 with
+    two's-complement wrap-around; C i32, no epilogue).
 
     ```mlir
     tile.matmul %x, %w -> %h bias(%b : memref<256xf32>) activation(relu)
         : memref<?x784xf32>, memref<784x256xf32> -> memref<?x256xf32>
     ```
   }];
-  let arguments = (ins Arg<Tile_FloatMemRef, "A", [MemRead]>:$lhs,
-                       Arg<Tile_FloatMemRef, "B", [MemRead]>:$rhs,
-                       Arg<Tile_FloatMemRef, "C", [MemWrite]>:$output,
-                       Arg<Optional<Tile_Vector>, "bias", [MemRead]>:$bias,
-                       Arg<Optional<Tile_FloatMemRef>, "residual", [MemRead]>:$residual,
+  let arguments = (ins Arg<Tile_MatmulOperand, "A", [MemRead]>:$lhs,
+                       Arg<Tile_MatmulOperand, "B", [MemRead]>:$rhs,
+                       Arg<Tile_MatmulResult, "C", [MemWrite]>:$output,
+                       Arg<Optional<Tile_MatmulBias>, "bias", [MemRead]>:$bias,
+                       Arg<Optional<Tile_MatmulEpilogueInput>, "residual", [MemRead]>:$residual,
                        UnitAttr:$transpose_a,
                        UnitAttr:$transpose_b,
                        OptionalAttr<Tile_ActivationAttr>:$activation,

@@ -27,7 +27,8 @@ struct DeviceImage {
 
 /// A scalar or memref element type, as a caller sees it.
 struct ElementType {
-  enum class Class { kFloat, kBFloat, kInt, kIndex };
+  /// kFloat8E4M3FN, kFloat8E5M2: memref elements only (tile.matmul operands), never scalars.
+  enum class Class { kFloat, kBFloat, kInt, kIndex, kFloat8E4M3FN, kFloat8E5M2 };
   Class type_class = Class::kFloat;
   int bits = 32;  ///< 1 for i1 (stored as one byte in memory)
 };

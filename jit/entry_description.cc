@@ -19,6 +19,8 @@ bool IsScalar(mlir::Type type) { return type.isIntOrIndexOrFloat(); }
 ElementType DescribeElement(mlir::Type type) {
   if (type.isIndex()) return {ElementType::Class::kIndex, 64};
   if (type.isBF16()) return {ElementType::Class::kBFloat, 16};
+  if (llvm::isa<mlir::Float8E4M3FNType>(type)) return {ElementType::Class::kFloat8E4M3FN, 8};
+  if (llvm::isa<mlir::Float8E5M2Type>(type)) return {ElementType::Class::kFloat8E5M2, 8};
   if (auto integer = llvm::dyn_cast<mlir::IntegerType>(type)) {
     return {ElementType::Class::kInt, static_cast<int>(integer.getWidth())};
   }

@@ -13,6 +13,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/TypeUtilities.h"
 
 namespace tessera::jit {
 namespace {
@@ -54,10 +55,15 @@ bool IsSupportedScalar(mlir::Type type) {
   return width == 1 || width == 8 || width == 16 || width == 32 || width == 64;
 }
 
+/// Memref elements: the scalars, and the fp8 formats tile.matmul takes (f8E4M3FN, f8E5M2).
+bool IsSupportedElement(mlir::Type type) {
+  return IsSupportedScalar(type) || llvm::isa<mlir::Float8E4M3FNType, mlir::Float8E5M2Type>(type);
+}
+
 bool IsSupportedType(mlir::Type type) {
   if (auto memref = llvm::dyn_cast<mlir::MemRefType>(type)) {
     return memref.getLayout().isIdentity() && memref.getMemorySpace() == nullptr &&
-           IsSupportedScalar(memref.getElementType());
+           IsSupportedElement(memref.getElementType());
   }
   return IsSupportedScalar(type);
 }
@@ -75,7 +81,7 @@ absl::Status CheckSignature(mlir::func::FuncOp function) {
           "argument #", index, " of @", function.getName().str(), " has type ", TypeText(input),
           "; functions take ranked memrefs with the identity layout in the default memory "
           "space, or scalars (i1, i8, i16, i32, i64, index, f16, bf16, f32, f64), of those "
-          "element types"));
+          "element types or f8E4M3FN and f8E5M2"));
     }
   }
   for (auto [index, result] : llvm::enumerate(type.getResults())) {
@@ -145,6 +151,35 @@ absl::Status CheckAllocation(mlir::Operation* op) {
   return absl::OkStatus();
 }
 
+/// An fp8 scalar or vector (not a memref of them).
+bool IsFloat8Value(mlir::Type type) {
+  if (llvm::isa<mlir::MemRefType>(type)) return false;
+  return llvm::isa<mlir::Float8E4M3FNType, mlir::Float8E5M2Type>(
+      mlir::getElementTypeOrSelf(type));
+}
+
+/// fp8 values are storage, widened before use: LLVM has no fp8 type, and the pipelines lower
+/// only their loads, stores, bit casts and `arith.extf` (tessera-expand-arith). Anything else
+/// would fail deep in the LLVM translation without a location.
+absl::Status CheckFloat8Use(mlir::Operation* op) {
+  static const auto* moves = new absl::flat_hash_set<std::string>{
+      "arith.extf", "arith.bitcast", "memref.load", "memref.store", "tile.yield"};
+  const std::string name = op->getName().getStringRef().str();
+  if (moves->contains(name)) return absl::OkStatus();
+  auto refuse = [&](mlir::Type type) {
+    return Refuse(op, absl::StrCat(
+        "'", name, "' on ", TypeText(type), " values: fp8 values are storage — load, store, "
+        "bit-cast or widen them with arith.extf, and compute in a wider type"));
+  };
+  for (mlir::Type type : op->getOperandTypes()) {
+    if (IsFloat8Value(type)) return refuse(type);
+  }
+  for (mlir::Type type : op->getResultTypes()) {
+    if (IsFloat8Value(type)) return refuse(type);
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckBodyOp(mlir::Operation* op, Target target) {
   const std::string name = op->getName().getStringRef().str();
   if (!op->isRegistered()) {
@@ -169,6 +204,7 @@ absl::Status CheckBodyOp(mlir::Operation* op, Target target) {
                                      "' on '", name, "' is reserved for the compiler"));
     }
   }
+  if (absl::Status status = CheckFloat8Use(op); !status.ok()) return status;
   return CheckAllocation(op);
 }
 
@@ -197,6 +233,11 @@ absl::Status CheckAllowedIr(mlir::ModuleOp module, Target target) {
                                "as tessera_nvidia.inline_ptx, whose constraints and operand "
                                "references are verified (docs/ir.md)");
         return mlir::WalkResult::interrupt();
+      });
+      if (!status.ok()) return status;
+      op.walk([&](mlir::Operation* inner) {
+        status = CheckFloat8Use(inner);
+        return status.ok() ? mlir::WalkResult::advance() : mlir::WalkResult::interrupt();
       });
       if (!status.ok()) return status;
       op.walk([&](mlir::memref::DimOp dim) {

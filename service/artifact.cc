@@ -90,7 +90,7 @@ bool ReadArgument(Reader& r, jit::EntryArgument& argument) {
   // never a value invoke would trust.
   const int bits = argument.element.bits;
   if (kind < 0 || kind > static_cast<int>(jit::EntryArgument::Kind::kScalar) || type_class < 0 ||
-      type_class > static_cast<int>(jit::ElementType::Class::kIndex) ||
+      type_class > static_cast<int>(jit::ElementType::Class::kFloat8E5M2) ||
       (bits != 1 && bits != 8 && bits != 16 && bits != 32 && bits != 64) || argument.rank < 0 ||
       argument.rank > 64) {
     return false;

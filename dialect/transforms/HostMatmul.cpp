@@ -67,7 +67,7 @@ MatmulProblem inBatch(mlir::OpBuilder& b, const MatmulProblem& problem,
 // Row by row, K outer and N inner, into a row of accumulators: the inner loop runs over
 // contiguous B and C elements (vectorisable), and every C element still sums its K products in
 // ascending order from zero — the same order and rounding as a dot product per element. Used
-// for the f16 accumulation policy (the register tile below accumulates in f32), for fewer rows
+// for the f16, f64 and i32 accumulators (the register tile below accumulates in f32), for fewer rows
 // than the register tile has, and when the tile's packed copy of B cannot be allocated.
 // With batch dimensions, the rows of every batch form one parallel loop (a batch of single
 // rows — decoding — still runs on every thread).
@@ -79,7 +79,7 @@ void lowerMatmulByRows(mlir::OpBuilder& b, const MatmulProblem& unbatched,
   mlir::Type accumulatorType = lowering::matmulAccumulatorType(op);
   // Heap, not stack: N may be large. One row per iteration (rows run in parallel).
   auto rowType = mlir::MemRefType::get({mlir::ShapedType::kDynamic}, accumulatorType);
-  mlir::Value zero = b.create<mlir::arith::ConstantOp>(loc, b.getFloatAttr(accumulatorType, 0.0));
+  mlir::Value zero = lowering::matmulZero(b, loc, op);
   mlir::Value cost = b.create<mlir::arith::MulIOp>(loc, n, k);
   mlir::Value rowsOfAll =
       b.create<mlir::arith::MulIOp>(loc, lowering::product(b, loc, batchSizes), m);
@@ -101,10 +101,9 @@ void lowerMatmulByRows(mlir::OpBuilder& b, const MatmulProblem& unbatched,
       forEachIndex(ks, loc, mlir::ValueRange{n}, [&](mlir::OpBuilder& in, mlir::ValueRange js) {
         mlir::Value bValue =
             lowering::prepareMatmulInput(in, loc, op, problem.loadB(in, kk[0], js[0]));
-        mlir::Value product = in.create<mlir::arith::MulFOp>(loc, a, bValue);
         mlir::Value accumulator = in.create<mlir::memref::LoadOp>(loc, row, js);
         in.create<mlir::memref::StoreOp>(
-            loc, in.create<mlir::arith::AddFOp>(loc, accumulator, product), row, js);
+            loc, lowering::matmulMultiplyAdd(in, loc, accumulator, a, bValue), row, js);
       });
     });
     forEachIndex(rows, loc, mlir::ValueRange{n}, [&](mlir::OpBuilder& in, mlir::ValueRange js) {

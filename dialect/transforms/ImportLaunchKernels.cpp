@@ -80,41 +80,50 @@ FailureOr<ImportPlan> PlanMatmul(tile::MatmulKernelOp op) {
   if (op.isBlockScaled() || a == "int4" || a == "s4" || a == "nvfp4" || a == "mxfp4") {
     return op.emitOpError() << "packed and block-scaled matmuls (a = " << Quoted(a)
                             << ") are not supported; the imported matmul takes unpacked "
-                               "operands (f16, bf16, tf32, f32)";
+                               "operands (f16, bf16, tf32, f32, e4m3, e5m2, s8, f64)";
   }
   if (desc.getBType() != a) {
     return op.emitOpError() << "has a = " << Quoted(a) << " and b = "
                             << Quoted(desc.getBType()) << "; both operands must have one type";
   }
-  mlir::Type element;
-  std::optional<tile::NumericPolicy> policy;
-  if (a == "f16") {
-    element = b.getF16Type();
-  } else if (a == "bf16") {
-    element = b.getBF16Type();
-  } else if (a == "tf32") {
-    element = b.getF32Type();
-    policy = tile::NumericPolicy::tf32;
-  } else if (a == "f32") {
-    element = b.getF32Type();
-  } else if (a == "e4m3" || a == "e5m2" || a == "s8" || a == "int8" || a == "f64") {
-    return op.emitOpError() << "with a = " << Quoted(a)
-                            << " is not supported yet: this project's tile.matmul has no fp8, "
-                               "int8 or f64 operands (docs/original-ir.md)";
-  } else {
-    return op.emitOpError() << "has an unknown operand type a = " << Quoted(a);
+  // Each dtype row of the original: operand element type, accumulator, outputs.
+  struct Row {
+    mlir::Type element;
+    std::optional<tile::NumericPolicy> policy;
+    llvm::SmallVector<llvm::StringRef, 2> accumulators;
+    llvm::SmallVector<llvm::StringRef, 2> outputs;
+    bool epilogue;  // bias, activation and residual allowed
+  };
+  std::optional<Row> row;
+  if (a == "f16") row = Row{b.getF16Type(), std::nullopt, {"f32"}, {"f32", "f16"}, true};
+  if (a == "bf16") row = Row{b.getBF16Type(), std::nullopt, {"f32"}, {"f32", "f16"}, true};
+  if (a == "tf32") row = Row{b.getF32Type(), tile::NumericPolicy::tf32, {"f32"}, {"f32"}, true};
+  if (a == "f32") row = Row{b.getF32Type(), std::nullopt, {"f32"}, {"f32"}, true};
+  if (a == "e4m3") row = Row{b.getType<mlir::Float8E4M3FNType>(), std::nullopt, {"f32"}, {"f32"}, true};
+  if (a == "e5m2") row = Row{b.getType<mlir::Float8E5M2Type>(), std::nullopt, {"f32"}, {"f32"}, true};
+  if (a == "s8" || a == "int8") {
+    row = Row{b.getI8Type(), std::nullopt, {"s32", "int32"}, {"i32"}, false};
   }
-  if (desc.getAccType() != "f32") {
-    return op.emitOpError() << "accumulates " << a << " in f32; acc = "
-                            << Quoted(desc.getAccType()) << " is not supported";
+  if (a == "f64") row = Row{b.getF64Type(), std::nullopt, {"f64"}, {"f64"}, false};
+  if (!row) return op.emitOpError() << "has an unknown operand type a = " << Quoted(a);
+  if (!llvm::is_contained(row->accumulators, desc.getAccType())) {
+    return op.emitOpError() << "accumulates " << a << " in " << row->accumulators.front()
+                            << "; acc = " << Quoted(desc.getAccType()) << " is not supported";
   }
   const llvm::StringRef output = epilogue.getOutputType();
-  const bool half = a == "f16" || a == "bf16";
-  if (output != "f32" && !(half && output == "f16")) {
+  if (!llvm::is_contained(row->outputs, output)) {
     return op.emitOpError() << "an " << a << " matmul writes "
-                            << (half ? "f32 or f16" : "f32") << ", not epilogue output = "
+                            << llvm::join(row->outputs, " or ") << ", not epilogue output = "
                             << Quoted(output);
   }
+  if (!row->epilogue && (epilogue.getBias() || op.hasResidual() ||
+                         epilogue.getActivation() != "none")) {
+    return op.emitOpError() << "an " << a << " matmul takes no fused epilogue (bias, activation "
+                               "or residual), as the original's "
+                            << a << " route writes the plain " << output << " product";
+  }
+  const mlir::Type element = row->element;
+  const std::optional<tile::NumericPolicy> policy = row->policy;
   const auto activation = llvm::StringSwitch<tile::Activation>(epilogue.getActivation())
                               .Case("relu", tile::Activation::relu)
                               .Case("gelu", tile::Activation::gelu_tanh)
@@ -135,8 +144,11 @@ FailureOr<ImportPlan> PlanMatmul(tile::MatmulKernelOp op) {
                           element, transpose_b ? "B [N, K]" : "B [K, N]"});
   if (has_bias) plan.buffers.push_back({2, {n}, b.getF32Type(), "bias [N]"});
   if (has_residual) plan.buffers.push_back({d - 1, {m, n}, b.getF32Type(), "residual [M, N]"});
-  plan.buffers.push_back({d, {m, n}, output == "f16" ? b.getF16Type() : b.getF32Type(),
-                          "D [M, N]"});
+  const mlir::Type outputType = output == "f16"   ? mlir::Type(b.getF16Type())
+                                : output == "i32" ? mlir::Type(b.getI32Type())
+                                : output == "f64" ? mlir::Type(b.getF64Type())
+                                                  : mlir::Type(b.getF32Type());
+  plan.buffers.push_back({d, {m, n}, outputType, "D [M, N]"});
   plan.build = [=](mlir::OpBuilder& builder, mlir::Location loc, llvm::ArrayRef<Value> v) {
     mlir::MLIRContext* context = builder.getContext();
     unsigned next = 2;

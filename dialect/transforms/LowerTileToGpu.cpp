@@ -221,7 +221,6 @@ void lowerSoftmax(mlir::OpBuilder& b, tile::SoftmaxOp op, KernelNamer& namer) {
 mlir::Value guardedMatmulLoad(mlir::OpBuilder& b, mlir::Location loc, tile::MatmulOp op,
                               mlir::Value inBounds, mlir::Value memref,
                               llvm::ArrayRef<mlir::Value> index) {
-  mlir::Type accumulatorType = lowering::matmulAccumulatorType(op);
   auto ifOp = b.create<mlir::scf::IfOp>(
       loc, inBounds,
       [&](mlir::OpBuilder& then, mlir::Location l) {
@@ -229,9 +228,7 @@ mlir::Value guardedMatmulLoad(mlir::OpBuilder& b, mlir::Location loc, tile::Matm
         then.create<mlir::scf::YieldOp>(l, lowering::prepareMatmulInput(then, loc, op, element));
       },
       [&](mlir::OpBuilder& otherwise, mlir::Location l) {
-        mlir::Value zero = otherwise.create<mlir::arith::ConstantOp>(
-            loc, otherwise.getFloatAttr(accumulatorType, 0.0));
-        otherwise.create<mlir::scf::YieldOp>(l, zero);
+        otherwise.create<mlir::scf::YieldOp>(l, lowering::matmulZero(otherwise, loc, op));
       });
   return ifOp.getResult(0);
 }
@@ -252,8 +249,7 @@ void lowerMatmul(mlir::OpBuilder& b, tile::MatmulOp op, KernelNamer& namer) {
         mlir::Value col = kb.create<mlir::arith::AddIOp>(loc, t.column0, tx);
         mlir::Value rowInBounds = lessThan(kb, loc, row, t.m);
         mlir::Value colInBounds = lessThan(kb, loc, col, t.n);
-        mlir::Value init =
-            kb.create<mlir::arith::ConstantOp>(loc, kb.getFloatAttr(accumulatorType, 0.0));
+        mlir::Value init = lowering::matmulZero(kb, loc, op);
         auto kLoop = kb.create<mlir::scf::ForOp>(
             loc, indexConstant(kb, loc, 0), t.k, tileEdge, mlir::ValueRange{init},
             [&](mlir::OpBuilder& in, mlir::Location l2, mlir::Value k0, mlir::ValueRange iters) {
@@ -282,9 +278,9 @@ void lowerMatmul(mlir::OpBuilder& b, tile::MatmulOp op, KernelNamer& namer) {
                         dot.create<mlir::memref::LoadOp>(loc, tileA, mlir::ValueRange{ty, kk});
                     mlir::Value y =
                         dot.create<mlir::memref::LoadOp>(loc, tileB, mlir::ValueRange{kk, tx});
-                    mlir::Value p = dot.create<mlir::arith::MulFOp>(loc, x, y);
                     dot.create<mlir::scf::YieldOp>(
-                        l3, mlir::ValueRange{dot.create<mlir::arith::AddFOp>(loc, acc.front(), p)});
+                        l3, mlir::ValueRange{
+                                lowering::matmulMultiplyAdd(dot, loc, acc.front(), x, y)});
                   });
               in.create<mlir::gpu::BarrierOp>(loc);
               in.create<mlir::scf::YieldOp>(l2, inner.getResults());

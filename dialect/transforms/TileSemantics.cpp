@@ -219,39 +219,70 @@ mlir::Value roundToTf32(mlir::OpBuilder& b, mlir::Location loc, mlir::Value valu
 
 mlir::Type matmulAccumulatorType(tile::MatmulOp op) {
   mlir::Builder b(op.getContext());
+  mlir::Type operand = llvm::cast<mlir::MemRefType>(op.getLhs().getType()).getElementType();
+  if (operand.isInteger(8)) return b.getI32Type();
+  if (operand.isF64()) return b.getF64Type();
   if (op.getNumericPolicyOrDefault() == tile::NumericPolicy::f16) return b.getF16Type();
   return b.getF32Type();
 }
 
+mlir::Value matmulZero(mlir::OpBuilder& b, mlir::Location loc, tile::MatmulOp op) {
+  return b.create<mlir::arith::ConstantOp>(loc, b.getZeroAttr(matmulAccumulatorType(op)));
+}
+
 mlir::Value prepareMatmulInput(mlir::OpBuilder& b, mlir::Location loc, tile::MatmulOp op,
                                mlir::Value element) {
-  mlir::Value value = convertFloat(b, loc, element, matmulAccumulatorType(op));
+  mlir::Type accumulator = matmulAccumulatorType(op);
+  if (llvm::isa<mlir::IntegerType>(accumulator)) {
+    return b.create<mlir::arith::ExtSIOp>(loc, accumulator, element);
+  }
+  mlir::Value value = convertFloat(b, loc, element, accumulator);
   if (op.getNumericPolicyOrDefault() == tile::NumericPolicy::tf32) {
     value = roundToTf32(b, loc, value);
   }
   return value;
 }
 
+mlir::Value matmulMultiplyAdd(mlir::OpBuilder& b, mlir::Location loc, mlir::Value accumulator,
+                              mlir::Value x, mlir::Value y) {
+  if (llvm::isa<mlir::IntegerType>(accumulator.getType())) {
+    return b.create<mlir::arith::AddIOp>(loc, accumulator,
+                                         b.create<mlir::arith::MulIOp>(loc, x, y));
+  }
+  return b.create<mlir::arith::AddFOp>(loc, accumulator,
+                                       b.create<mlir::arith::MulFOp>(loc, x, y));
+}
+
 void storeMatmulResult(mlir::OpBuilder& b, mlir::Location loc, tile::MatmulOp op,
                        mlir::Value product, mlir::ValueRange cIndex) {
-  mlir::Value value = convertFloat(b, loc, product, b.getF32Type());
+  auto output = llvm::cast<mlir::MemRefType>(op.getOutput().getType());
+  if (llvm::isa<mlir::IntegerType>(product.getType())) {  // i8 operands: no epilogue
+    b.create<mlir::memref::StoreOp>(loc, product, op.getOutput(), cIndex);
+    return;
+  }
+  // The epilogue runs in f64 for f64 operands, else in f32.
+  mlir::Type type = product.getType().isF64() ? b.getF64Type() : b.getF32Type();
+  auto constant = [&](double value) -> mlir::Value {
+    return b.create<mlir::arith::ConstantOp>(loc, b.getFloatAttr(type, value));
+  };
+  mlir::Value value = convertFloat(b, loc, product, type);
   if (mlir::Value bias = op.getBias()) {
     mlir::Value element = b.create<mlir::memref::LoadOp>(loc, bias, cIndex.back());
-    value = b.create<mlir::arith::AddFOp>(loc, value, convertFloat(b, loc, element, b.getF32Type()));
+    value = b.create<mlir::arith::AddFOp>(loc, value, convertFloat(b, loc, element, type));
   }
   switch (op.getActivationOrNone()) {
     case tile::Activation::none:
       break;
     case tile::Activation::relu:
-      value = b.create<mlir::arith::MaximumFOp>(loc, value, f32Constant(b, loc, 0.0f));
+      value = b.create<mlir::arith::MaximumFOp>(loc, value, constant(0.0));
       break;
     case tile::Activation::gelu: {
       // The erf form: 0.5 · x · (1 + erf(x / √2)).
       mlir::Value scaled =
-          b.create<mlir::arith::MulFOp>(loc, value, f32Constant(b, loc, 0.70710678118654752f));
+          b.create<mlir::arith::MulFOp>(loc, value, constant(0.70710678118654752440));
       mlir::Value erf = b.create<mlir::math::ErfOp>(loc, scaled);
-      mlir::Value onePlus = b.create<mlir::arith::AddFOp>(loc, f32Constant(b, loc, 1.0f), erf);
-      mlir::Value halfX = b.create<mlir::arith::MulFOp>(loc, value, f32Constant(b, loc, 0.5f));
+      mlir::Value onePlus = b.create<mlir::arith::AddFOp>(loc, constant(1.0), erf);
+      mlir::Value halfX = b.create<mlir::arith::MulFOp>(loc, value, constant(0.5));
       value = b.create<mlir::arith::MulFOp>(loc, halfX, onePlus);
       break;
     }
@@ -260,12 +291,11 @@ void storeMatmulResult(mlir::OpBuilder& b, mlir::Location loc, tile::MatmulOp op
       mlir::Value square = b.create<mlir::arith::MulFOp>(loc, value, value);
       mlir::Value cube = b.create<mlir::arith::MulFOp>(loc, square, value);
       mlir::Value inner = b.create<mlir::arith::AddFOp>(
-          loc, value, b.create<mlir::arith::MulFOp>(loc, cube, f32Constant(b, loc, 0.044715f)));
+          loc, value, b.create<mlir::arith::MulFOp>(loc, cube, constant(0.044715)));
       mlir::Value tanh = b.create<mlir::math::TanhOp>(
-          loc, b.create<mlir::arith::MulFOp>(loc, inner,
-                                             f32Constant(b, loc, 0.79788456080286536f)));
-      mlir::Value onePlus = b.create<mlir::arith::AddFOp>(loc, f32Constant(b, loc, 1.0f), tanh);
-      mlir::Value halfX = b.create<mlir::arith::MulFOp>(loc, value, f32Constant(b, loc, 0.5f));
+          loc, b.create<mlir::arith::MulFOp>(loc, inner, constant(0.79788456080286535588)));
+      mlir::Value onePlus = b.create<mlir::arith::AddFOp>(loc, constant(1.0), tanh);
+      mlir::Value halfX = b.create<mlir::arith::MulFOp>(loc, value, constant(0.5));
       value = b.create<mlir::arith::MulFOp>(loc, halfX, onePlus);
       break;
     }
@@ -273,17 +303,15 @@ void storeMatmulResult(mlir::OpBuilder& b, mlir::Location loc, tile::MatmulOp op
       // x · sigmoid(x) = x / (1 + exp(−x)).
       mlir::Value negated = b.create<mlir::arith::NegFOp>(loc, value);
       mlir::Value exp = b.create<mlir::math::ExpOp>(loc, negated);
-      mlir::Value denominator =
-          b.create<mlir::arith::AddFOp>(loc, f32Constant(b, loc, 1.0f), exp);
+      mlir::Value denominator = b.create<mlir::arith::AddFOp>(loc, constant(1.0), exp);
       value = b.create<mlir::arith::DivFOp>(loc, value, denominator);
       break;
     }
   }
   if (mlir::Value residual = op.getResidual()) {
     mlir::Value element = b.create<mlir::memref::LoadOp>(loc, residual, cIndex);
-    value = b.create<mlir::arith::AddFOp>(loc, value, convertFloat(b, loc, element, b.getF32Type()));
+    value = b.create<mlir::arith::AddFOp>(loc, value, convertFloat(b, loc, element, type));
   }
-  auto output = llvm::cast<mlir::MemRefType>(op.getOutput().getType());
   b.create<mlir::memref::StoreOp>(loc, convertFloat(b, loc, value, output.getElementType()),
                                   op.getOutput(), cIndex);
 }

@@ -25,18 +25,25 @@ mlir::Value loadAsF32(mlir::OpBuilder& b, mlir::Location loc, mlir::Value memref
 /// what `cvt.rna.tf32.f32` and cuBLAS's TF32 mode do to GEMM inputs.
 mlir::Value roundToTf32(mlir::OpBuilder& b, mlir::Location loc, mlir::Value value);
 
-/// The type a matmul multiplies and accumulates in under its numeric policy: f16 for `f16`,
-/// f32 otherwise.
+/// The type a matmul multiplies and accumulates in: i32 for i8 operands, f64 for f64, f16
+/// under the `f16` policy, f32 otherwise (f16, bf16, f32 and the fp8 formats).
 mlir::Type matmulAccumulatorType(tile::MatmulOp op);
 
-/// Loads an operand element already converted for accumulation: converted to the accumulator
-/// type and, under the `tf32` policy, rounded to TF32.
+/// Zero in the accumulator type.
+mlir::Value matmulZero(mlir::OpBuilder& b, mlir::Location loc, tile::MatmulOp op);
+
+/// An operand element converted for accumulation: sign-extended (i8), converted exactly to the
+/// accumulator type and, under the `tf32` policy, rounded to TF32.
 mlir::Value prepareMatmulInput(mlir::OpBuilder& b, mlir::Location loc, tile::MatmulOp op,
                                mlir::Value element);
 
-/// Finishes element `cIndex` of C from its accumulated product: in f32, adds the bias (at the
-/// column), applies the activation, adds the residual (at `cIndex`), then rounds once to C's
-/// element type and stores it.
+/// `accumulator + x·y` in the accumulator's type (integers wrap around).
+mlir::Value matmulMultiplyAdd(mlir::OpBuilder& b, mlir::Location loc, mlir::Value accumulator,
+                              mlir::Value x, mlir::Value y);
+
+/// Finishes element `cIndex` of C from its accumulated product: in f32 (f64 for f64 operands),
+/// adds the bias (at the column), applies the activation, adds the residual (at `cIndex`), then
+/// rounds once to C's element type and stores it. An i32 sum is stored as it is.
 void storeMatmulResult(mlir::OpBuilder& b, mlir::Location loc, tile::MatmulOp op,
                        mlir::Value product, mlir::ValueRange cIndex);
 

@@ -398,6 +398,21 @@ TEST_F(BoundaryTest, HostileIrIsRefusedWithItsLocation) {
        "the IR nests deeper than 256 levels"},
       {"func.func @f() {\n  \"test.unregistered\"() : () -> ()\n  return\n}\n",
        "<source>:2:22: error: operation being parsed with an unregistered dialect"},
+      // fp8 values are storage: arithmetic on them (no LLVM type) or a narrowing to them is
+      // refused with a location, not failed in the LLVM translation.
+      {"func.func @f(%x: memref<?xf8E5M2>, %y: memref<?xf32>) {\n"
+       "  tile.map ins(%x : memref<?xf8E5M2>) outs(%y : memref<?xf32>) {\n"
+       "  ^bb0(%a: f8E5M2):\n    %n = arith.negf %a : f8E5M2\n"
+       "    %e = arith.extf %n : f8E5M2 to f32\n    tile.yield %e : f32\n  }\n  return\n}\n",
+       "<source>:4:10: error: 'arith.negf' on f8E5M2 values: fp8 values are storage"},
+      {"func.func @f(%x: memref<?xf32>, %y: memref<?xf8E4M3FN>) {\n"
+       "  tile.map ins(%x : memref<?xf32>) outs(%y : memref<?xf8E4M3FN>) {\n"
+       "  ^bb0(%a: f32):\n    %e = arith.truncf %a : f32 to f8E4M3FN\n"
+       "    tile.yield %e : f8E4M3FN\n  }\n  return\n}\n",
+       "<source>:4:10: error: 'arith.truncf' on f8E4M3FN values"},
+      {"gpu.module @k {\n  gpu.func @f(%a: f8E4M3FN) kernel {\n"
+       "    %s = arith.addf %a, %a : f8E4M3FN\n    gpu.return\n  }\n}\n",
+       "<source>:3:10: error: 'arith.addf' on f8E4M3FN values"},
       // MLIR 22.1's NVVM::MmaOp::verify sizes a vector from k and aborts the process.
       {"gpu.module @k {\n  gpu.func @f(%a: vector<2xf16>, %c: vector<2xf16>) kernel {\n"
        "    %d = nvvm.mma.sync A[%a, %a, %a, %a] B[%a, %a] C[%c, %c]\n"
@@ -627,6 +642,53 @@ func.func @map_div(%x: memref<?xi32>, %y: memref<?xi32>) {
   EXPECT_EQ(y[0], 5);
   EXPECT_EQ(y[1], -6);
   EXPECT_EQ(y[2], 7);
+  tessera_jit_module_destroy(module);
+}
+
+TEST_F(BoundaryTest, Fp8TensorsTakeDlpackFloat8CodesAndDecodeExactly) {
+  // DLPack 1.1: kDLFloat8_e4m3fn = 10, kDLFloat8_e5m2 = 12.
+  const std::string source = R"mlir(
+func.func @mm(%a: memref<?x?xf8E4M3FN>, %b: memref<?x?xf8E4M3FN>, %c: memref<?x?xf32>) {
+  tile.matmul %a, %b -> %c : memref<?x?xf8E4M3FN>, memref<?x?xf8E4M3FN> -> memref<?x?xf32>
+  return
+})mlir";
+  tessera_jit_module_t* module = nullptr;
+  ASSERT_OK(tessera_jit_compile(context_, source.data(), source.size(), nullptr, &module));
+  tessera_jit_function_t* mm = nullptr;
+  ASSERT_OK(tessera_jit_module_get_function(module, "mm", 2, &mm));
+  tessera_jit_arg_info_t info{};
+  info.struct_size = sizeof(info);
+  ASSERT_OK(tessera_jit_function_get_arg_info(mm, 0, 0, &info));
+  EXPECT_EQ(info.dtype.code, 10);
+  EXPECT_EQ(info.dtype.bits, 8);
+  // A [4, 1]: 1.0 (0x38), -448 (0xFE), the smallest subnormal 2^-9 (0x01), NaN (0x7F); B = 2.
+  uint8_t a[4] = {0x38, 0xFE, 0x01, 0x7F};
+  uint8_t b[1] = {0x40};
+  float c[4] = {0, 0, 0, 0};
+  int64_t a_shape[] = {4, 1}, b_shape[] = {1, 1}, c_shape[] = {4, 1};
+  DLTensor av{a, {kDLCPU, 0}, 2, {10, 8, 1}, a_shape, nullptr, 0};
+  DLTensor bv{b, {kDLCPU, 0}, 2, {10, 8, 1}, b_shape, nullptr, 0};
+  DLTensor cv{c, {kDLCPU, 0}, 2, {kDLFloat, 32, 1}, c_shape, nullptr, 0};
+  tessera_jit_arg_t args[3] = {};
+  for (tessera_jit_arg_t& arg : args) arg.kind = TESSERA_JIT_ARG_TENSOR;
+  args[0].value.tensor = &av;
+  args[1].value.tensor = &bv;
+  args[2].value.tensor = &cv;
+  ASSERT_OK(tessera_jit_function_invoke(mm, args, 3, nullptr, nullptr));
+  EXPECT_EQ(c[0], 2.0f);
+  EXPECT_EQ(c[1], -896.0f);
+  EXPECT_EQ(c[2], std::ldexp(1.0f, -8));
+  EXPECT_TRUE(std::isnan(c[3]));
+  // The e5m2 code, or an 8-bit int, for an e4m3 tensor: refused before anything runs.
+  for (DLDataType wrong : {DLDataType{12, 8, 1}, DLDataType{kDLInt, 8, 1}}) {
+    av.dtype = wrong;
+    Error error(tessera_jit_function_invoke(mm, args, 3, nullptr, nullptr));
+    EXPECT_EQ(error.code(), TESSERA_JIT_INVALID_ARGUMENT);
+    EXPECT_THAT(error.message(), HasSubstr("does not match the element type"));
+  }
+  av.dtype = {12, 8, 1};
+  Error error(tessera_jit_function_invoke(mm, args, 3, nullptr, nullptr));
+  EXPECT_THAT(error.message(), HasSubstr("dtype float8_e5m2 does not match"));
   tessera_jit_module_destroy(module);
 }
 

@@ -290,6 +290,70 @@ func.func @matmul_unknown_activation(%a: memref<16x32xf32>, %b: memref<32x8xf32>
 
 // -----
 
+func.func @matmul_i8_into_f32(%a: memref<16x32xi8>, %b: memref<32x8xi8>, %c: memref<16x8xf32>) {
+  // expected-error @+1 {{expected C to have element type i32 exactly when A and B are i8 (i32 accumulation), found 'i8' operands and a 'f32' C}}
+  tile.matmul %a, %b -> %c : memref<16x32xi8>, memref<32x8xi8> -> memref<16x8xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_f32_into_i32(%a: memref<16x32xf32>, %b: memref<32x8xf32>, %c: memref<16x8xi32>) {
+  // expected-error @+1 {{expected C to have element type i32 exactly when A and B are i8 (i32 accumulation), found 'f32' operands and a 'i32' C}}
+  tile.matmul %a, %b -> %c : memref<16x32xf32>, memref<32x8xf32> -> memref<16x8xi32>
+  return
+}
+
+// -----
+
+func.func @matmul_f64_into_f32(%a: memref<16x32xf64>, %b: memref<32x8xf64>, %c: memref<16x8xf32>) {
+  // expected-error @+1 {{expected C to have element type f64 exactly when A and B are f64 (f64 accumulation), found 'f64' operands and a 'f32' C}}
+  tile.matmul %a, %b -> %c : memref<16x32xf64>, memref<32x8xf64> -> memref<16x8xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_fp8_into_f64(%a: memref<16x32xf8E4M3FN>, %b: memref<32x8xf8E4M3FN>, %c: memref<16x8xf64>) {
+  // expected-error @+1 {{expected C to have element type f64 exactly when A and B are f64 (f64 accumulation), found 'f8E4M3FN' operands and a 'f64' C}}
+  tile.matmul %a, %b -> %c : memref<16x32xf8E4M3FN>, memref<32x8xf8E4M3FN> -> memref<16x8xf64>
+  return
+}
+
+// -----
+
+func.func @matmul_fp8_mixed(%a: memref<16x32xf8E4M3FN>, %b: memref<32x8xf8E5M2>, %c: memref<16x8xf32>) {
+  // expected-error @+1 {{expected A and B to have the same element type, found 'f8E4M3FN' and 'f8E5M2'}}
+  tile.matmul %a, %b -> %c : memref<16x32xf8E4M3FN>, memref<32x8xf8E5M2> -> memref<16x8xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_i8_relu(%a: memref<16x32xi8>, %b: memref<32x8xi8>, %c: memref<16x8xi32>) {
+  // expected-error @+1 {{an i8 matmul writes its i32 sums as they are: it takes no bias, residual or activation}}
+  tile.matmul %a, %b -> %c activation(relu) : memref<16x32xi8>, memref<32x8xi8> -> memref<16x8xi32>
+  return
+}
+
+// -----
+
+func.func @matmul_fp8_policy(%a: memref<16x32xf8E5M2>, %b: memref<32x8xf8E5M2>, %c: memref<16x8xf32>) {
+  // expected-error @+1 {{a numeric policy applies to f16, bf16 and f32 operands; 'f8E5M2' operands accumulate in f32 (drop `policy(...)`)}}
+  tile.matmul %a, %b -> %c policy(f32) : memref<16x32xf8E5M2>, memref<32x8xf8E5M2> -> memref<16x8xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_i16(%a: memref<16x32xi16>, %b: memref<32x8xi16>, %c: memref<16x8xi32>) {
+  // expected-error @+1 {{operand #0 must be non-0-ranked.memref of 32-bit float or 16-bit float or bfloat16 type or 64-bit float or f8E4M3FN type or f8E5M2 type or 8-bit signless integer values}}
+  tile.matmul %a, %b -> %c : memref<16x32xi16>, memref<32x8xi16> -> memref<16x8xi32>
+  return
+}
+
+// -----
+
 func.func @matmul_tf32_on_f16(%a: memref<16x32xf16>, %b: memref<32x8xf16>, %c: memref<16x8xf32>) {
   // expected-error @+1 {{numeric policy 'tf32' requires f32 inputs, found 'f16'}}
   tile.matmul %a, %b -> %c policy(tf32) : memref<16x32xf16>, memref<32x8xf16> -> memref<16x8xf32>

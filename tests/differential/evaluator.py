@@ -682,10 +682,11 @@ def gelu(x: np.ndarray) -> np.ndarray:
 
 def eval_matmul(op: dict[str, Any], args: dict[str, Any], env: dict[str, np.ndarray]
                 ) -> dict[str, Expected]:
-    """tile.matmul. Policy f32 with activation none/relu: bit for bit (each product rounded to
-    f32 and summed in ascending K from +0, then + bias, activation, conversion — the documented
-    order). tf32 / f16 policies and gelu/silu: within K·u_acc·Σ|a·b| plus the activation's and
-    output's rounding."""
+    """tile.matmul. Policy f32, fp8 operands (exact in f32) and f64 operands (in f64) with
+    activation none/relu: bit for bit (each product rounded to the accumulator and summed in
+    ascending K from +0, then + bias, activation, conversion — the documented order). tf32 / f16
+    policies and gelu/silu: within K·u_acc·Σ|a·b| plus the activation's and output's rounding.
+    i8 operands: the exact sums, wrapped to i32."""
     a, b = env[op["a"]], env[op["b"]]
     if op["transpose_a"]:
         a = np.swapaxes(a, -1, -2)
@@ -699,19 +700,26 @@ def eval_matmul(op: dict[str, Any], args: dict[str, Any], env: dict[str, np.ndar
     b = np.broadcast_to(b, batch + b.shape[-2:])
     k = a.shape[-1]
     policy = op["policy"]
+    if policy == "i8":
+        sums = np.matmul(to_signed(a, 8).astype(np.int64), to_signed(b, 8).astype(np.int64))
+        sums = np.broadcast_to(sums, shape)
+        return {op["c"]: Expected(wrap(sums.astype(object), 32), atol=np.zeros(shape),
+                                  what="tile.matmul i8")}
+    acc_type = "f64" if policy == "f64" else "f32"  # the accumulator of the exact paths
     bias = env[op["bias"]] if op["bias"] else None
     with np.errstate(all="ignore"):
         if policy == "tf32":
             a, b = tf32_round(a), tf32_round(b)
-        exact_path = policy == "f32"
+        exact_path = policy in ("f32", "fp8", "f64")
         if exact_path:
-            acc = np.zeros(shape, dtype=np.float32)
-            a32, b32 = f32(a), f32(b)
+            cast = np.asarray if acc_type == "f64" else f32
+            acc = np.zeros(shape, dtype=np.float64 if acc_type == "f64" else np.float32)
+            a32, b32 = cast(a), cast(b)
             for kk in range(k):
                 acc = acc + a32[..., :, kk:kk + 1] * b32[..., kk:kk + 1, :]
             z = acc
             if bias is not None:
-                z = z + f32(bias)
+                z = z + cast(bias)
             z = z.astype(np.float64)
         else:
             z = np.matmul(a, b) if k else np.zeros(shape)
@@ -719,7 +727,8 @@ def eval_matmul(op: dict[str, Any], args: dict[str, Any], env: dict[str, np.ndar
                 z = z + bias
         mag = (np.matmul(np.abs(a), np.abs(b)) if k else np.zeros(shape)) + (
             np.abs(bias) if bias is not None else 0.0)
-        u_acc = {"f32": U32, "tf32": U32, "f16": 2.0 ** -11}[policy]
+        u_acc = {"f32": U32, "tf32": U32, "f16": 2.0 ** -11, "fp8": U32, "f64": 2.0 ** -53}[policy]
+        u_epilogue = 2.0 ** -53 if acc_type == "f64" else U32
         atol = 0.0 if exact_path else (k + 2) * u_acc * mag * 1.01
         if policy == "tf32":
             # docs/ir.md does not say how f32 rounds to TF32 (nearest-even or, as cvt.rna,
@@ -737,15 +746,15 @@ def eval_matmul(op: dict[str, Any], args: dict[str, Any], env: dict[str, np.ndar
             y = np.where(z > 0, z, 0.0)
         elif act == "gelu":
             y = gelu(z)
-            atol = atol + 16 * U32 * (np.abs(z) + np.abs(y)) + FLOATS["f32"].min_normal
+            atol = atol + 16 * u_epilogue * (np.abs(z) + np.abs(y)) + FLOATS[acc_type].min_normal
         elif act == "silu":
             y = z / (1.0 + np.exp(-z))
-            atol = atol + 16 * U32 * (np.abs(z) + np.abs(y)) + FLOATS["f32"].min_normal
+            atol = atol + 16 * u_epilogue * (np.abs(z) + np.abs(y)) + FLOATS[acc_type].min_normal
         else:
             y = z
         if act in ("gelu", "silu") and not exact_path:
             atol = atol * 2
-        r = round_array(round_array(y, "f32"), t_c) if exact_path and act in ("none", "relu") \
+        r = round_array(round_array(y, acc_type), t_c) if exact_path and act in ("none", "relu") \
             else round_array(y, t_c)
         atol = np.broadcast_to(atol, shape)
         if not (exact_path and act in ("none", "relu")):

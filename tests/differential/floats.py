@@ -1,4 +1,5 @@
-"""Floating-point formats of Tessera IR (f16, bf16, f32, f64) and integer widths, with exact
+"""Floating-point formats of Tessera IR (f16, bf16, f32, f64; the fp8 formats tile.matmul takes,
+f8E4M3FN and f8E5M2) and integer widths, with exact
 rounding helpers. Values of every float format are held in float64 arrays (every f16/bf16/f32
 value is exactly a float64); rounding into a format is always a single round-to-nearest-even
 step from the exact value, never float64-then-narrow (double rounding).
@@ -10,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Union
+from typing import Optional, Union
 
 import ml_dtypes
 import numpy as np
@@ -26,9 +27,12 @@ class FloatFormat:
     emin: int
     emax: int
     dtype: type
+    largest: Optional[float] = None  # the largest finite where the top code is NaN (E4M3FN)
 
     @property
     def max_finite(self) -> float:
+        if self.largest is not None:
+            return self.largest
         return float((2 - Fraction(2) ** (1 - self.p)) * Fraction(2) ** self.emax)
 
     @property
@@ -41,7 +45,7 @@ class FloatFormat:
 
     @property
     def uint(self) -> type:
-        return {16: np.uint16, 32: np.uint32, 64: np.uint64}[self.bits]
+        return {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}[self.bits]
 
 
 FLOATS = {
@@ -49,7 +53,12 @@ FLOATS = {
     "bf16": FloatFormat("bf16", 16, 8, -126, 127, ml_dtypes.bfloat16),
     "f32": FloatFormat("f32", 32, 24, -126, 127, np.float32),
     "f64": FloatFormat("f64", 64, 53, -1022, 1023, np.float64),
+    # OCP FP8: E4M3 without infinities (S.1111.111 is NaN), E5M2 IEEE-like. Inputs only: values
+    # are drawn by bit pattern or rounded by ml_dtypes' casts (FP8), never by round_array.
+    "f8E4M3FN": FloatFormat("f8E4M3FN", 8, 4, -6, 8, ml_dtypes.float8_e4m3fn, 448.0),
+    "f8E5M2": FloatFormat("f8E5M2", 8, 3, -14, 15, ml_dtypes.float8_e5m2),
 }
+FP8 = ["f8E4M3FN", "f8E5M2"]
 INTS = {"i1": 1, "i8": 8, "i16": 16, "i32": 32, "i64": 64}
 INT_DTYPES = {"i1": np.bool_, "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64}
 

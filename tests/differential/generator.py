@@ -34,7 +34,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from floats import (FLOATS, INTS, float_bits, int_range, int_storage, is_float, largest_below,
+from floats import (FLOATS, FP8, INTS, float_bits, int_range, int_storage, is_float, largest_below,
                     round_array, smallest_above, wrap)
 
 Program = dict[str, Any]
@@ -95,6 +95,12 @@ def draw_floats(t: str, shape: tuple[int, ...], rng: np.random.Generator, dist: 
     (|x| <= 4, for attention scores), `table` (cos/sin-like)."""
     n = int(np.prod(shape)) if shape else 1
     f = FLOATS[t]
+    if t in FP8:  # every code (NaN, E5M2's infinities, subnormals) or values rounded by ml_dtypes
+        v = draw_floats("f32", shape, rng, "normal" if dist == "general" else dist).ravel()
+        codes = rng.integers(0, 256, n).astype(np.uint8).view(f.dtype).astype(np.float64)
+        share = 0.7 if dist == "general" else 0.0
+        v = np.where(rng.random(n) < share, codes, v.astype(f.dtype).astype(np.float64))
+        return v.reshape(shape)
     if dist == "general":
         mags = rng.choice([0, 0, 1, 2, 4, 8, 16, 30], size=n)
         base = rng.standard_normal(n) * np.exp2(rng.integers(-8, 8, n)) * np.exp2(
@@ -302,9 +308,12 @@ class Generator:
         m, k, n = self.size(), self.size(), self.size()
         while (int(np.prod(batch)) if batch else 1) * (m * k + k * n + m * n) > 6000:
             m, k, n = max(m // 2, 1), max(k // 2, 0), max(n // 2, 1)
-        policy = self.r.choice(["f32", "f32", "tf32", "f16"])
-        t_ab = {"f32": self.r.choice(STORAGE), "tf32": "f32", "f16": "f16"}[policy]
-        t_c = self.r.choice(STORAGE)
+        # the numeric policies of f16/bf16/f32 operands, and the operand types that fix their
+        # own accumulation: fp8 (f32), f64 (f64), i8 (i32, no epilogue)
+        policy = self.r.choice(["f32", "f32", "tf32", "f16", "fp8", "f64", "i8"])
+        t_ab = {"f32": self.r.choice(STORAGE), "tf32": "f32", "f16": "f16",
+                "fp8": self.r.choice(FP8), "f64": "f64", "i8": "i8"}[policy]
+        t_c = {"f64": "f64", "i8": "i32"}.get(policy) or self.r.choice(STORAGE)
         ta, tb = self.r.random() < 0.3, self.r.random() < 0.3
 
         def operand(rank: int, rows: int, cols: int, trans: bool) -> str:
@@ -314,10 +323,13 @@ class Generator:
 
         a = operand(ra, m, k, ta)
         b = operand(rb, k, n, tb)
-        bias = self.new_arg(t_c, [n], "in", "normal") if self.r.random() < 0.4 else None
+        epilogue = policy != "i8"
+        bias = (self.new_arg(t_c if self.r.random() < 0.7 else "f32", [n], "in", "normal")
+                if epilogue and self.r.random() < 0.4 else None)
         c = self.new_arg(t_c, batch + [m, n], "out")
         return {"op": "matmul", "a": a, "b": b, "c": c, "bias": bias,
-                "activation": self.r.choice(["none", "none", "relu", "gelu", "silu"]),
+                "activation": (self.r.choice(["none", "none", "relu", "gelu", "silu"])
+                               if epilogue else "none"),
                 "transpose_a": ta, "transpose_b": tb, "policy": policy}
 
     def op_attention(self) -> dict[str, Any]:
@@ -673,9 +685,9 @@ class Printer:
         s = f"  tile.matmul %{op['a']}, %{op['b']} -> %{op['c']}"
         if op["bias"]:
             s += f" bias(%{op['bias']} : {self.ty(op['bias'])})"
-        if op["activation"] != "none" or self.fresh % 2:
+        if op["activation"] != "none" or (self.fresh % 2 and op["policy"] != "i8"):
             s += f" activation({op['activation']})"
-        if op["policy"] != "f32" or self.fresh % 3 == 1:
+        if op["policy"] in ("tf32", "f16") or (op["policy"] == "f32" and self.fresh % 3 == 1):
             s += f" policy({op['policy']})"
         units = [k for k in ("transpose_a", "transpose_b") if op[k]]
         if units:

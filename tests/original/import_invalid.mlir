@@ -68,11 +68,55 @@ llvm.func @mixed(%a: !llvm.ptr, %b: !llvm.ptr, %d: !llvm.ptr, %m: i64, %n: i64, 
 
 // -----
 
-llvm.func @e4m3(%a: !llvm.ptr, %b: !llvm.ptr, %d: !llvm.ptr, %m: i64, %n: i64, %k: i64) {
-  // expected-error @+1 {{'tile.matmul_kernel' op with a = "e4m3" is not supported yet: this project's tile.matmul has no fp8, int8 or f64 operands}}
+llvm.func @e4m3_to_f16(%a: !llvm.ptr, %b: !llvm.ptr, %d: !llvm.ptr, %m: i64, %n: i64, %k: i64) {
+  // expected-error @+1 {{'tile.matmul_kernel' op an e4m3 matmul writes f32, not epilogue output = "f16"}}
   tile.matmul_kernel %a, %b, %d, %m, %n, %k {
     mma = #tile.mma_desc<family = "mma_sync", m = 16, n = 8, k = 32, a = "e4m3", b = "e4m3", acc = "f32", a_layout = "row_major", b_layout = "col_major", k_blocks = 1>,
+    epilogue = #tile.epilogue<bias = false, activation = "none", output = "f16">
+  } : !llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64, i64
+  llvm.return
+}
+
+// -----
+
+llvm.func @s8_with_bias(%a: !llvm.ptr, %b: !llvm.ptr, %bias: !llvm.ptr, %d: !llvm.ptr, %m: i64, %n: i64, %k: i64) {
+  // expected-error @+1 {{'tile.matmul_kernel' op an s8 matmul takes no fused epilogue (bias, activation or residual), as the original's s8 route writes the plain i32 product}}
+  tile.matmul_kernel %a, %b, %bias, %d, %m, %n, %k {
+    mma = #tile.mma_desc<family = "mma_sync", m = 16, n = 8, k = 32, a = "s8", b = "s8", acc = "s32", a_layout = "row_major", b_layout = "col_major", k_blocks = 1>,
+    epilogue = #tile.epilogue<bias = true, activation = "none", output = "i32">
+  } : !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64, i64
+  llvm.return
+}
+
+// -----
+
+llvm.func @s8_to_f32(%a: !llvm.ptr, %b: !llvm.ptr, %d: !llvm.ptr, %m: i64, %n: i64, %k: i64) {
+  // expected-error @+1 {{'tile.matmul_kernel' op an s8 matmul writes i32, not epilogue output = "f32"}}
+  tile.matmul_kernel %a, %b, %d, %m, %n, %k {
+    mma = #tile.mma_desc<family = "mma_sync", m = 16, n = 8, k = 32, a = "s8", b = "s8", acc = "s32", a_layout = "row_major", b_layout = "col_major", k_blocks = 1>,
     epilogue = #tile.epilogue<bias = false, activation = "none", output = "f32">
+  } : !llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64, i64
+  llvm.return
+}
+
+// -----
+
+llvm.func @s8_in_f32(%a: !llvm.ptr, %b: !llvm.ptr, %d: !llvm.ptr, %m: i64, %n: i64, %k: i64) {
+  // expected-error @+1 {{'tile.matmul_kernel' op accumulates s8 in s32; acc = "f32" is not supported}}
+  tile.matmul_kernel %a, %b, %d, %m, %n, %k {
+    mma = #tile.mma_desc<family = "mma_sync", m = 16, n = 8, k = 32, a = "s8", b = "s8", acc = "f32", a_layout = "row_major", b_layout = "col_major", k_blocks = 1>,
+    epilogue = #tile.epilogue<bias = false, activation = "none", output = "i32">
+  } : !llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64, i64
+  llvm.return
+}
+
+// -----
+
+llvm.func @f64_relu(%a: !llvm.ptr, %b: !llvm.ptr, %d: !llvm.ptr, %m: i64, %n: i64, %k: i64) {
+  // expected-error @+1 {{'tile.matmul_kernel' op an f64 matmul takes no fused epilogue (bias, activation or residual), as the original's f64 route writes the plain f64 product}}
+  tile.matmul_kernel %a, %b, %d, %m, %n, %k {
+    mma = #tile.mma_desc<family = "mma_sync", m = 8, n = 8, k = 4, a = "f64", b = "f64", acc = "f64", a_layout = "row_major", b_layout = "col_major", k_blocks = 1>,
+    epilogue = #tile.epilogue<bias = false, activation = "relu", output = "f64">
   } : !llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64, i64
   llvm.return
 }

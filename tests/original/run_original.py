@@ -29,11 +29,14 @@ import numpy as np
 import tessera_jit as tj
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DTYPES = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "f32": np.float32}
+DTYPES = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "f32": np.float32, "f64": np.float64,
+          "e4m3": ml_dtypes.float8_e4m3fn, "e5m2": ml_dtypes.float8_e5m2, "s8": np.int8,
+          "int8": np.int8, "i32": np.int32}
 # The unit roundoff of each storage type: a result rounded to it is within this relative error.
-ROUNDOFF = {"f16": 2.0 ** -11, "bf16": 2.0 ** -8, "f32": 2.0 ** -24}
+ROUNDOFF = {"f16": 2.0 ** -11, "bf16": 2.0 ** -8, "f32": 2.0 ** -24, "f64": 2.0 ** -53, "i32": 0.0}
 # Half the spacing of each storage type's subnormals: the absolute error of rounding there.
-SUBNORMAL = {"f16": 2.0 ** -25, "bf16": 2.0 ** -134, "f32": 2.0 ** -150}
+SUBNORMAL = {"f16": 2.0 ** -25, "bf16": 2.0 ** -134, "f32": 2.0 ** -150, "f64": 2.0 ** -1075,
+             "i32": 0.0}
 F32 = 2.0 ** -24
 
 
@@ -62,6 +65,8 @@ def kernels(text: str) -> list[Kernel]:
 
 
 def rand(rng: np.random.Generator, shape: tuple[int, ...], dtype: Any, scale: float = 1.0) -> np.ndarray:
+    if np.dtype(dtype) == np.int8:  # the whole range, -128 included
+        return rng.integers(-128, 128, shape, dtype=np.int8)
     return (rng.standard_normal(shape) * scale).astype(dtype)
 
 
@@ -119,11 +124,19 @@ def run_matmul(fn: Callable[..., Any], k: Kernel, rng: np.random.Generator, shap
         args.append(residual)
         ref = ref + f64(residual)
         magnitude = magnitude + np.abs(f64(residual))
+    if out_name == "i32":  # s8: exact i32 sums (these shapes stay far from wrap-around)
+        d = np.full((m, n), -1, np.int32)
+        fn(*args, d, m, n, kk)
+        if not np.array_equal(d.astype(np.int64), ref.astype(np.int64)):
+            raise AssertionError(f"{k.name}: i32 sums differ from the exact products")
+        return
     d = np.full((m, n), np.nan, DTYPES[out_name])
     fn(*args, d, m, n, kk)
-    # f32 accumulation (about K roundings), TF32 inputs (2^-11 each), one output rounding.
+    # Accumulation in f32 (f64 for f64; about K roundings; fp8 inputs are exact in f32), TF32
+    # inputs (2^-11 each), one output rounding.
+    unit = 2.0 ** -53 if a_type == "f64" else F32
     input_error = 2 * 2.0 ** -11 if a_type == "tf32" else 0.0
-    bound = (kk + 4) * F32 * magnitude + input_error * magnitude
+    bound = (kk + 4) * unit * magnitude + input_error * magnitude
     bound = bound + ROUNDOFF[out_name] * np.abs(ref) + SUBNORMAL[out_name]
     if (k.attr("activation") or "none") in ("gelu", "silu"):
         bound = bound * 2 + 4 * F32 * (np.abs(ref) + 1)
@@ -186,6 +199,23 @@ SHAPES = {"matmul_kernel": [(1, 1, 1), (5, 3, 7), (17, 9, 33), (33, 17, 70)],
           "norm_kernel": [(1, 1), (3, 5), (7, 33), (2, 130)]}
 
 
+def wrap_around(fn: Callable[..., Any], k: Kernel) -> None:
+    """An s8 matmul whose sums pass 2^31 wraps around in i32, as mma.sync's s32 accumulator does
+    (no saturation): K = 140000 products of -128 · -128 sum to 2293760000 = -2001207296 + 2^32."""
+    if (k.attr("a") not in ("s8", "int8") or k.attr("a_layout") == "col_major" or
+            k.attr("b_layout") != "col_major"):
+        return
+    kk = 140000
+    a = np.full((1, kk), -128, np.int8)
+    b = np.full((2, kk), -128, np.int8)
+    b[1, ::2] = 127  # the second column: 70000 · (-128 · 127) + 70000 · 16384 = 9800000
+    d = np.zeros((1, 2), np.int32)
+    fn(a, b, d, 1, 2, kk)
+    expected = [2293760000 - 2 ** 32, 70000 * (-128 * 127) + 70000 * 16384]
+    if d.tolist() != [expected]:
+        raise AssertionError(f"{k.name}: wrap-around sums {d.tolist()}, expected {[expected]}")
+
+
 def mismatch(module: Any, k: Kernel) -> None:
     """A dimension that disagrees with its buffer is INVALID_ARGUMENT naming both."""
     if k.op != "softmax_kernel":
@@ -225,6 +255,7 @@ def main(argv: Optional[list[str]] = None) -> int:
                     RUNNERS[k.op](getattr(module, k.name), k, rng, shape)
                     if shape == SHAPES[k.op][1]:
                         mismatch(module, k)
+                        wrap_around(getattr(module, k.name), k)
                 except Exception:  # noqa: BLE001 - every failure is reported
                     message = traceback.format_exc()
                 report.append((name, time.monotonic() - start, message))
