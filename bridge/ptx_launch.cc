@@ -1,8 +1,6 @@
 // The original Tessera's launch bridge over the public C API (bridge/tessera_nvidia_ptx_launch.h).
 #include "bridge/tessera_nvidia_ptx_launch.h"
 
-#include <dlfcn.h>
-
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -14,10 +12,19 @@
 #include <utility>
 #include <vector>
 
+#include "bridge/cuda_driver.h"
+#include "bridge/ptx_abi.h"
 #include "dlpack/dlpack.h"
 #include "tessera_jit.h"
 
 namespace {
+
+using tessera::bridge::CudaDriver;
+using tessera::bridge::CuDevicePtr;
+using tessera::bridge::LoadCudaDriver;
+using tessera::bridge::PlanPtxLaunch;
+using tessera::bridge::PtxLaunchPlan;
+using tessera::bridge::ScopedContext;
 
 // The original's return codes.
 constexpr int kOk = 0;
@@ -64,10 +71,23 @@ struct ModuleDeleter {
 };
 using ModulePtr = std::shared_ptr<tessera_jit_module_t>;
 
+/// A registered PTX text JIT-compiled by the driver: unloaded when the last user lets go.
+struct PtxModule {
+  const CudaDriver* driver = nullptr;
+  void* module = nullptr;
+  void* function = nullptr;
+  ~PtxModule() {
+    if (module == nullptr) return;
+    ScopedContext current(*driver);
+    driver->module_unload(module);
+  }
+};
+
 struct Registered {
   std::string text;
   bool ptx = false;
-  std::map<std::string, ModulePtr> modules;  ///< by target
+  std::map<std::string, ModulePtr> modules;  ///< by target (Tile IR)
+  std::shared_ptr<PtxModule> ptx_module;     ///< PTX, loaded on first launch
 };
 std::map<std::string, Registered>& Kernels() {
   static auto* kernels = new std::map<std::string, Registered>();
@@ -111,7 +131,32 @@ struct Launchable {
   ModulePtr module;
   tessera_jit_function_t* function = nullptr;
   bool host = false;
+  std::shared_ptr<PtxModule> ptx;  ///< set for registered PTX (then module is null)
 };
+
+/// Loads registered PTX `text` as the original does (cuModuleLoadDataEx, the entry `name`).
+int LoadPtx(const std::string& name, const std::string& text, std::shared_ptr<PtxModule>& out) {
+  std::string why;
+  const CudaDriver* driver = LoadCudaDriver(why);
+  if (driver == nullptr) return Fail(kNoGpu, why);
+  ScopedContext current(*driver);
+  if (!current.ok()) return Fail(kDeviceFailed, "cuCtxPushCurrent failed");
+  auto loaded = std::make_shared<PtxModule>();
+  loaded->driver = driver;
+  char log[8192] = {};
+  int options[] = {5 /*CU_JIT_ERROR_LOG_BUFFER*/, 6 /*CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES*/};
+  void* values[] = {log, reinterpret_cast<void*>(sizeof(log))};
+  if (driver->module_load_data_ex(&loaded->module, text.c_str(), 2, options, values) != 0) {
+    loaded->module = nullptr;
+    return Fail(kDeviceFailed, "the driver could not load the PTX registered as '" + name +
+                                   "': " + std::string(log, strnlen(log, sizeof(log))));
+  }
+  if (driver->module_get_function(&loaded->function, loaded->module, name.c_str()) != 0) {
+    return Fail(kDeviceFailed, "the PTX registered as '" + name + "' has no entry of that name");
+  }
+  out = std::move(loaded);
+  return kOk;
+}
 
 /// The module for `name` on the target this call runs on, compiled on first use.
 int Find(const char* name, Launchable& out) {
@@ -129,9 +174,11 @@ int Find(const char* name, Launchable& out) {
   Registered& kernel = found->second;
   if (kernel.ptx) {
     if (!gpu) return Fail(kNoGpu, "registered PTX runs only on a GPU");
-    return Fail(kBadAbi, std::string("'") + name +
-                             "' is PTX text; this bridge launches Tile IR only (the original's "
-                             "name-keyed PTX geometry table is not carried)");
+    if (!kernel.ptx_module) {
+      if (int code = LoadPtx(name, kernel.text, kernel.ptx_module); code != kOk) return code;
+    }
+    out.ptx = kernel.ptx_module;
+    return kOk;
   }
   const std::string target = host ? "host" : "nvptx";
   ModulePtr& module = kernel.modules[target];
@@ -345,6 +392,87 @@ int Run(const Launchable& launchable, std::vector<Bound>& bound, int warmup, int
   return code == kOk ? Succeed() : code;
 }
 
+/// Runs registered PTX with the original's geometry for its name: the plan's device buffers,
+/// the inputs copied over, `warmup + repetitions` launches, the outputs copied back.
+int RunPtx(const PtxModule& ptx, const char* name, void** buffers, size_t num_buffers,
+           const int64_t* dims, size_t num_dims, int warmup, int repetitions, float* latency_ms) {
+  PtxLaunchPlan plan;
+  std::string why;
+  if (!PlanPtxLaunch(name, num_buffers, dims, num_dims, plan, why)) return Fail(kBadAbi, why);
+  for (size_t i = 0; i < num_buffers; ++i) {
+    if (buffers[i] == nullptr) {
+      return Fail(kBadAbi, "buffer #" + std::to_string(i) + " is NULL");
+    }
+  }
+  const CudaDriver& driver = *ptx.driver;
+  ScopedContext current(driver);
+  if (!current.ok()) return Fail(kDeviceFailed, "cuCtxPushCurrent failed");
+  std::vector<CuDevicePtr> device(num_buffers, 0);
+  struct Freed {
+    const CudaDriver& driver;
+    std::vector<CuDevicePtr>& device;
+    ~Freed() {
+      driver.ctx_synchronize();  // nothing enqueued still uses them
+      for (CuDevicePtr pointer : device) {
+        if (pointer != 0) driver.mem_free(pointer);
+      }
+    }
+  } freed{driver, device};
+  for (size_t i = 0; i < num_buffers; ++i) {
+    if (driver.mem_alloc(&device[i], plan.buffer_bytes[i]) != 0) {
+      device[i] = 0;
+      return Fail(kDeviceFailed, "cuMemAlloc of " + std::to_string(plan.buffer_bytes[i]) +
+                                     " bytes failed");
+    }
+    if (!plan.copied_back[i] &&
+        driver.memcpy_htod(device[i], buffers[i], plan.buffer_bytes[i]) != 0) {
+      return Fail(kDeviceFailed, "cuMemcpyHtoD failed");
+    }
+  }
+  std::vector<int64_t> dims64(dims, dims + num_dims);
+  std::vector<int32_t> dims32(dims, dims + num_dims);  // each dim was checked below 2^31
+  std::vector<void*> params;
+  for (CuDevicePtr& pointer : device) params.push_back(&pointer);
+  for (size_t d = 0; plan.pass_dims && d < num_dims; ++d) {
+    params.push_back(plan.dims_as_i64 ? static_cast<void*>(&dims64[d])
+                                      : static_cast<void*>(&dims32[d]));
+  }
+  void* start = nullptr;
+  void* stop = nullptr;
+  int code = kOk;
+  for (int run = 0; run < warmup + repetitions && code == kOk; ++run) {
+    if (run == warmup && latency_ms != nullptr &&
+        (driver.event_create(&start, 0) != 0 || driver.event_create(&stop, 0) != 0 ||
+         driver.event_record(start, nullptr) != 0)) {
+      code = Fail(kDeviceFailed, "creating or recording a CUDA event failed");
+      break;
+    }
+    if (driver.launch_kernel(ptx.function, plan.grid_x, plan.grid_y, 1, plan.block_x,
+                             plan.block_y, 1, 0, nullptr, params.data(), nullptr) != 0) {
+      code = Fail(kDeviceFailed, "cuLaunchKernel failed");
+    }
+  }
+  float elapsed = 0;
+  if (code == kOk && latency_ms != nullptr &&
+      (driver.event_record(stop, nullptr) != 0 || driver.event_synchronize(stop) != 0 ||
+       driver.event_elapsed_time(&elapsed, start, stop) != 0)) {
+    code = Fail(kDeviceFailed, "timing the launches failed");
+  }
+  if (code == kOk && driver.ctx_synchronize() != 0) {
+    code = Fail(kDeviceFailed, "the kernel failed on the device");
+  }
+  for (size_t i = 0; code == kOk && i < num_buffers; ++i) {
+    if (plan.copied_back[i] &&
+        driver.memcpy_dtoh(buffers[i], device[i], plan.buffer_bytes[i]) != 0) {
+      code = Fail(kDeviceFailed, "cuMemcpyDtoH failed");
+    }
+  }
+  if (start != nullptr) driver.event_destroy(start);
+  if (stop != nullptr) driver.event_destroy(stop);
+  if (code == kOk && latency_ms != nullptr) *latency_ms = elapsed / static_cast<float>(repetitions);
+  return code == kOk ? Succeed() : code;
+}
+
 int Launch(const char* kernel_name, void** buffers, size_t num_buffers, const int64_t* dims,
            size_t num_dims, int warmup, int repetitions, float* latency_ms) {
   if (kernel_name == nullptr || (buffers == nullptr && num_buffers > 0) ||
@@ -353,6 +481,10 @@ int Launch(const char* kernel_name, void** buffers, size_t num_buffers, const in
   }
   Launchable launchable;
   if (int code = Find(kernel_name, launchable); code != kOk) return code;
+  if (launchable.ptx) {
+    return RunPtx(*launchable.ptx, kernel_name, buffers, num_buffers, dims, num_dims, warmup,
+                  repetitions, latency_ms);
+  }
   std::vector<Bound> bound;
   if (int code = Bind(launchable, buffers, num_buffers, dims, num_dims, bound); code != kOk) {
     return code;
@@ -360,43 +492,45 @@ int Launch(const char* kernel_name, void** buffers, size_t num_buffers, const in
   return Run(launchable, bound, warmup, repetitions, latency_ms);
 }
 
-// cuMemGetInfo through the driver, for tessera_nvidia_ptx_device_memory.
-using CuInit = int (*)(unsigned);
-using CuDeviceGet = int (*)(int*, int);
-using CuPrimaryRetain = int (*)(void**, int);
-using CuPrimaryRelease = int (*)(int);
-using CuCtxPush = int (*)(void*);
-using CuCtxPop = int (*)(void**);
-using CuMemGetInfo = int (*)(size_t*, size_t*);
-
 int DeviceMemory(size_t* total_bytes, size_t* free_bytes) {
-  void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (driver == nullptr) return Fail(kNoGpu, "no CUDA driver (libcuda.so.1)");
-  auto init = reinterpret_cast<CuInit>(dlsym(driver, "cuInit"));
-  auto device_get = reinterpret_cast<CuDeviceGet>(dlsym(driver, "cuDeviceGet"));
-  auto retain = reinterpret_cast<CuPrimaryRetain>(dlsym(driver, "cuDevicePrimaryCtxRetain"));
-  auto release = reinterpret_cast<CuPrimaryRelease>(dlsym(driver, "cuDevicePrimaryCtxRelease_v2"));
-  auto push = reinterpret_cast<CuCtxPush>(dlsym(driver, "cuCtxPushCurrent_v2"));
-  auto pop = reinterpret_cast<CuCtxPop>(dlsym(driver, "cuCtxPopCurrent_v2"));
-  auto mem_get_info = reinterpret_cast<CuMemGetInfo>(dlsym(driver, "cuMemGetInfo_v2"));
-  int device = 0;
-  void* context = nullptr;
-  if (!init || !device_get || !retain || !release || !push || !pop || !mem_get_info ||
-      init(0) != 0 || device_get(&device, 0) != 0 || retain(&context, device) != 0) {
-    return Fail(kNoGpu, "no usable GPU");
+  std::string why;
+  const CudaDriver* driver = LoadCudaDriver(why);
+  if (driver == nullptr) return Fail(kNoGpu, why);
+  ScopedContext current(*driver);
+  if (!current.ok()) return Fail(kDeviceFailed, "cuCtxPushCurrent failed");
+  if (driver->mem_get_info(free_bytes, total_bytes) != 0) {
+    return Fail(kDeviceFailed, "cuMemGetInfo failed");
   }
-  int code = Succeed();
-  if (push(context) != 0) {
-    code = Fail(kDeviceFailed, "cuCtxPushCurrent failed");
-  } else {
-    if (mem_get_info(free_bytes, total_bytes) != 0) {
-      code = Fail(kDeviceFailed, "cuMemGetInfo failed");
-    }
-    void* popped = nullptr;
-    pop(&popped);
+  return Succeed();
+}
+
+/// The original's _resources for registered PTX: registers, static shared and local bytes of
+/// the entry, and the blocks of `block_size` threads one SM holds.
+int PtxResources(const char* kernel_name, int block_size, size_t dynamic_shared_bytes,
+                 int* registers_per_thread, int* static_shared_bytes, int* local_bytes,
+                 int* active_blocks_per_sm) {
+  Launchable launchable;
+  if (int code = Find(kernel_name, launchable); code != kOk) return code;
+  if (!launchable.ptx) {
+    return Fail(kBadAbi, "'" + std::string(kernel_name) +
+                             "' is Tile IR: its module may hold several kernels, and the "
+                             "public C API reports none of these figures");
   }
-  release(device);
-  return code;
+  const CudaDriver& driver = *launchable.ptx->driver;
+  void* function = launchable.ptx->function;
+  ScopedContext current(driver);
+  if (!current.ok() ||
+      driver.func_get_attribute(registers_per_thread, tessera::bridge::kCuFuncNumRegs,
+                                function) != 0 ||
+      driver.func_get_attribute(static_shared_bytes, tessera::bridge::kCuFuncSharedSizeBytes,
+                                function) != 0 ||
+      driver.func_get_attribute(local_bytes, tessera::bridge::kCuFuncLocalSizeBytes,
+                                function) != 0 ||
+      driver.occupancy_max_active_blocks(active_blocks_per_sm, function, block_size,
+                                         dynamic_shared_bytes) != 0) {
+    return Fail(kDeviceFailed, "querying the kernel's resources failed");
+  }
+  return Succeed();
 }
 
 }  // namespace
@@ -413,6 +547,7 @@ int tessera_nvidia_ptx_register(const char* kernel_name, const char* ptx) {
   kernel.text = ptx;
   kernel.ptx = IsPtx(kernel.text);
   kernel.modules.clear();  // a launch in flight keeps its module alive
+  kernel.ptx_module.reset();
   return Succeed();
 }
 
@@ -459,8 +594,8 @@ int tessera_nvidia_ptx_resources(const char* kernel_name, int block_size,
     return Fail(kBadAbi, "a NULL output, a block_size <= 0 or dynamic_shared_bytes >= 2^32");
   }
   if (tessera_jit_is_gpu_available() == 0) return Fail(kNoGpu, "no usable GPU");
-  return Fail(kBadAbi, "the resources of one kernel are not reported: a Tile IR module may hold "
-                       "several kernels, and the public C API reports none of these");
+  return PtxResources(kernel_name, block_size, dynamic_shared_bytes, registers_per_thread,
+                      static_shared_bytes, local_bytes, active_blocks_per_sm);
 }
 
 int tessera_nvidia_ptx_device_memory(size_t* total_bytes, size_t* free_bytes) {

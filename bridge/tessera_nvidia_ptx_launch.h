@@ -4,8 +4,9 @@
  *
  * Registered text that is Tile IR (the original's launch-level kernels, or this project's Tile
  * IR) is compiled in process; the launch geometry comes from the IR, not from the entry name.
- * Registered PTX text is kept as the original keeps it; launching it needs the original's
- * name-keyed geometry table, which this bridge does not carry (see the return codes).
+ * Registered PTX text (a line starting `.version`) is loaded by the driver and launched with
+ * the original's name-keyed geometry (bridge/ptx_abi.h: buffer sizes, parameters, grid) for the
+ * ABIs of the ops this project imports; the original's other PTX ABIs are 5.
  *
  * Buffers are host pointers, ordered as the kernel's pointer arguments; `dims` are its i64
  * arguments in order. Each buffer is sized from the dims as the kernel's IR declares it (the
@@ -57,9 +58,9 @@ int tessera_nvidia_ptx_benchmark_v2(const char* kernel_name, void** buffers, siz
                                     size_t dynamic_shared_bytes, int warmup, int repetitions,
                                     float* latency_ms);
 
-/* Registers, static shared bytes, local bytes and occupancy of one kernel: 2 without a GPU;
- * with one, 5 (a Tile IR module may hold several kernels; the public C API reports none of
- * these). */
+/* Registers, static shared bytes, local bytes and blocks per SM of a registered PTX entry
+ * (cuFuncGetAttribute, cuOccupancyMaxActiveBlocksPerMultiprocessor): 2 without a GPU, 4 when
+ * nothing is registered, 5 for Tile IR (its module may hold several kernels). */
 int tessera_nvidia_ptx_resources(const char* kernel_name, int block_size,
                                  size_t dynamic_shared_bytes, int* registers_per_thread,
                                  int* static_shared_bytes, int* local_bytes,

@@ -42,9 +42,9 @@ gcc -std=c11 -o "$dir/bin/run_mlp" capi/examples/run_mlp.c -Icapi/include -L"$di
   -ltessera_jit -Wl,-rpath,'$ORIGIN/../lib' -Wl,-s
 # The original Tessera's launch bridge (//bridge) and a program written against it.
 g++ -std=c++17 -O2 -fPIC -shared -o "$dir/lib/libtessera_nvidia_ptx_launch.so" \
-  bridge/ptx_launch.cc -I. -Icapi/include -L"$dir/lib" -ltessera_jit -ldl \
-  -Wl,-rpath,'$ORIGIN' -Wl,-s
-gcc -std=c11 -o "$dir/bin/bridge_program" tests/bridge/bridge_program.c -Ibridge -L"$dir/lib" \
+  bridge/ptx_launch.cc bridge/ptx_abi.cc bridge/cuda_driver.cc -I. -Icapi/include -L"$dir/lib" \
+  -ltessera_jit -ldl -Wl,-rpath,'$ORIGIN' -Wl,-s
+gcc -std=c11 -o "$dir/bin/bridge_program" tests/bridge/bridge_program.c -I. -Ibridge -L"$dir/lib" \
   -ltessera_nvidia_ptx_launch -lm -Wl,-rpath,'$ORIGIN/../lib' -Wl,-s
 
 # The abseil shared libraries (the GPU machine has none); glibc and libstdc++ are the system's.

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "tessera_nvidia_ptx_launch.h"
+#include "tests/bridge/rms_norm_ptx.h"
 
 static const char* kMatmul =
     "llvm.func @tile_matmul_bias_relu(%a: !llvm.ptr, %b: !llvm.ptr, %bias: !llvm.ptr,\n"
@@ -148,6 +149,54 @@ static int reduce(int64_t outer, int64_t axis, int64_t inner) {
   return code;
 }
 
+/* Registered PTX (tests/bridge/rms_norm.cu) launched with the original's geometry for its name:
+ * on a GPU it runs and reports its resources; without one it is 2, opt-in or not. */
+static void registered_ptx(int gpu) {
+  enum { kRows = 300, kColumns = 37 };
+  static float x[kRows * kColumns], o[kRows * kColumns];
+  static double want[kRows * kColumns];
+  unsigned seed = 5u;
+  for (int i = 0; i < kRows * kColumns; ++i) x[i] = 3.0f * uniform(&seed), o[i] = NAN;
+  for (int r = 0; r < kRows; ++r) {
+    double sum = 0;
+    for (int c = 0; c < kColumns; ++c) sum += (double)x[r * kColumns + c] * x[r * kColumns + c];
+    const double scale = 1.0 / sqrt(sum / kColumns + 1e-6);
+    for (int c = 0; c < kColumns; ++c) want[r * kColumns + c] = x[r * kColumns + c] * scale;
+  }
+  const char* name = "tessera_tile_norm_rms_f32";
+  expect(tessera_nvidia_ptx_register(name, kRmsNormPtx) == 0, "register PTX");
+  void* buffers[] = {x, o};
+  int64_t dims[] = {kRows, kColumns};
+  const int code = tessera_nvidia_ptx_invoke(name, buffers, 2, dims, 2);
+  int registers = 0, shared = 0, local = 0, blocks = 0;
+  const int resources =
+      tessera_nvidia_ptx_resources(name, 128, 0, &registers, &shared, &local, &blocks);
+  if (!gpu) {
+    expect(code == 2, "registered PTX without a GPU is 2");
+    expect(resources == 2, "PTX resources without a GPU are 2");
+    return;
+  }
+  expect(code == 0, "registered PTX runs");
+  if (code == 0) expect(close_all(o, want, kRows * kColumns, 1e-5), "registered PTX values");
+  float latency = -1;
+  expect(tessera_nvidia_ptx_benchmark(name, buffers, 2, dims, 2, 1, 3, &latency) == 0 &&
+             latency >= 0,
+         "registered PTX benchmark");
+  expect(resources == 0 && registers > 0 && blocks > 0, "registered PTX resources");
+  expect(tessera_nvidia_ptx_invoke(name, buffers, 1, dims, 2) == 5, "PTX: one buffer too few is 5");
+  int64_t zero[] = {kRows, 0};
+  expect(tessera_nvidia_ptx_invoke(name, buffers, 2, zero, 2) == 5, "PTX: a zero dim is 5");
+  /* PTX under a name the original's table does not know, and PTX the driver cannot load. */
+  expect(tessera_nvidia_ptx_register("my_kernel", kRmsNormPtx) == 0, "register unknown PTX");
+  expect(tessera_nvidia_ptx_invoke("my_kernel", buffers, 2, dims, 2) == 3,
+         "PTX without its entry name is 3");
+  expect(tessera_nvidia_ptx_register("tessera_tile_softmax_bf16", ".version 9.0\n.target sm_75\n"
+                                     "garbage\n") == 0,
+         "register broken PTX");
+  expect(tessera_nvidia_ptx_invoke("tessera_tile_softmax_bf16", buffers, 2, dims, 2) == 3,
+         "PTX the driver cannot load is 3");
+}
+
 int main(void) {
   expect(tessera_nvidia_ptx_register("tile_matmul_bias_relu", kMatmul) == 0, "register matmul");
   expect(tessera_nvidia_ptx_register("tessera_tile_softmax_f32", kSoftmax) == 0,
@@ -208,7 +257,9 @@ int main(void) {
          "text that does not compile is 3");
   size_t total = 0, free_bytes = 0;
   expect(tessera_nvidia_ptx_device_memory(NULL, &free_bytes) == 5, "device_memory NULL is 5");
-  (void)total;
+  const int memory = tessera_nvidia_ptx_device_memory(&total, &free_bytes);
+  expect(memory == 0 || memory == 2, "device_memory is 0 with a GPU, 2 without");
+  registered_ptx(memory == 0);
 
   printf("bridge: %d checks, %d failed\n", checks, failures);
   return failures == 0 ? 0 : 1;
