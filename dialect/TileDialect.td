@@ -58,6 +58,34 @@ def Tile_NumericPolicyAttr : I32EnumAttr<"NumericPolicy", "tile.matmul numeric p
   let cppNamespace = "::tessera::tile";
 }
 
+// tile.attention: where the causal diagonal and the window sit when Sq != L (the batch's keys):
+// `bottom_right` (query i at key position i + L - Sq, FlashAttention's) or `top_left` (at i).
+def Tile_AttentionAlignmentAttr : I32EnumAttr<"AttentionAlignment",
+                                              "tile.attention diagonal alignment", [
+    I32EnumAttrCase<"bottom_right", 0>,
+    I32EnumAttrCase<"top_left", 1>,
+  ]> {
+  let cppNamespace = "::tessera::tile";
+}
+
+// tile.attention: what a query that sees no key gets: zeros (and lse -inf) or NaN (and lse NaN,
+// the original Tessera's).
+def Tile_EmptyRowsAttr : I32EnumAttr<"EmptyRows", "tile.attention fully masked rows", [
+    I32EnumAttrCase<"zeros", 0>,
+    I32EnumAttrCase<"nan", 1>,
+  ]> {
+  let cppNamespace = "::tessera::tile";
+}
+
+// tile.attention dropout's keep rule, a pure function of (seed, b, h, query, key): `mix` (a
+// SplitMix64 finalizer of the position) or `lcg` (the original Tessera's 32-bit LCG step).
+def Tile_DropoutRuleAttr : I32EnumAttr<"DropoutRule", "tile.attention dropout rule", [
+    I32EnumAttrCase<"mix", 0>,
+    I32EnumAttrCase<"lcg", 1>,
+  ]> {
+  let cppNamespace = "::tessera::tile";
+}
+
 // tile.norm: `layer` normalizes by mean and variance, `rms` by the root mean square.
 def Tile_NormKindAttr : I32EnumAttr<"NormKind", "tile.norm statistic", [
     I32EnumAttrCase<"layer", 0>,

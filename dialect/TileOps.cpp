@@ -492,6 +492,65 @@ mlir::LogicalResult AttentionOp::verify() {
     return emitOpError() << "expected a finite scale, found "
                          << formatNumber(getScale()->convertToDouble());
   }
+  if (mlir::Value bias = getBias()) {
+    // [B|1, H|1, Sq, Sk]: broadcast over the batch and the heads.
+    const std::pair<int64_t, const char*> broadcast[] = {{dimOf(q, 0), "B, the batch of Q"},
+                                                         {dimOf(q, 1), "H, the heads of Q"}};
+    for (int64_t d = 0; d < 2; ++d) {
+      const int64_t size = dimOf(bias, d);
+      if (size != 1 && !dimsCompatible(size, broadcast[d].first)) {
+        return emitOpError() << "expected dimension " << d << " of the bias (" << bias.getType()
+                             << ") to be 1 or " << broadcast[d].first << " ("
+                             << broadcast[d].second << "), found " << size;
+      }
+    }
+    if (mlir::failed(verifyDim(*this, "the bias", bias, 2, dimOf(q, 2), "Sq, the queries of Q")) ||
+        mlir::failed(verifyDim(*this, "the bias", bias, 3, dimOf(k, 2), "Sk, the keys of K"))) {
+      return mlir::failure();
+    }
+  }
+  if (mlir::Value lse = getLse()) {
+    if (mlir::failed(verifyDim(*this, "lse", lse, 0, dimOf(q, 0), "B, the batch of Q")) ||
+        mlir::failed(verifyDim(*this, "lse", lse, 1, dimOf(q, 1), "H, the heads of Q")) ||
+        mlir::failed(verifyDim(*this, "lse", lse, 2, dimOf(q, 2), "Sq, the queries of Q"))) {
+      return mlir::failure();
+    }
+  }
+  if (getWindowLeft().has_value() != getWindowRight().has_value()) {
+    return emitOpError() << "expected both sides of the window, window(left, right)";
+  }
+  for (auto [side, value] : {std::pair{"left", getWindowLeft()}, std::pair{"right", getWindowRight()}}) {
+    // I64Attr accessors return the bits as uint64_t.
+    if (value && static_cast<int64_t>(*value) < -1) {
+      return emitOpError() << "expected the window's " << side
+                           << " extent to be -1 (unbounded) or at least 0, found "
+                           << static_cast<int64_t>(*value);
+    }
+  }
+  if (getAlignment() && !getCausal() && !getWindowLeft()) {
+    return emitOpError() << "aligned(...) places the causal diagonal and the window; it needs "
+                            "`causal` or `window(left, right)`";
+  }
+  if (getSoftcap()) {
+    const double cap = getSoftcap()->convertToDouble();
+    if (!std::isfinite(cap) || cap < 0) {
+      return emitOpError() << "expected softcap(c) with a finite c >= 0 (0: no capping), found "
+                           << formatNumber(cap);
+    }
+  }
+  if (getDropout().has_value() != getDropoutSeed().has_value()) {
+    return emitOpError() << "expected dropout(p, seed) with both its probability and its seed";
+  }
+  if (getDropout()) {
+    const double p = getDropout()->convertToDouble();
+    if (!(p >= 0.0 && p < 1.0)) {
+      return emitOpError() << "expected a dropout probability in [0, 1), found "
+                           << formatNumber(p);
+    }
+  }
+  if (getDropoutRule() && !getDropout()) {
+    return emitOpError() << "dropout_rule(...) needs dropout(p, seed)";
+  }
   return mlir::success();
 }
 

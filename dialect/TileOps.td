@@ -13,6 +13,8 @@ class Tile_Op<string mnemonic, list<Trait> traits = []> :
 def Tile_FloatMemRef : Non0RankedMemRefOf<[F32, F16, BF16]>;
 def Tile_Matrix : MemRefRankOf<[F32, F16, BF16], [2]>;
 def Tile_Rank4 : MemRefRankOf<[F32, F16, BF16], [4]>;
+def Tile_Rank4F32 : MemRefRankOf<[F32], [4]>;
+def Tile_Rank3F32 : MemRefRankOf<[F32], [3]>;
 def Tile_Vector : MemRefRankOf<[F32, F16, BF16], [1]>;
 def Tile_FloatMemRefAnyRank : MemRefOf<[F32, F16, BF16]>;
 // tile.matmul's operands: the float storage types, f64, the fp8 formats (e4m3, e5m2) and i8;
@@ -222,20 +224,31 @@ def Tile_NormOp : Tile_Op<"norm", [AttrSizedOperandSegments]> {
 // tile.attention
 //===----------------------------------------------------------------------===//
 
-def Tile_AttentionOp : Tile_Op<"attention"> {
-  let summary = "scaled dot-product attention (forward), grouped-query, optionally causal";
+def Tile_AttentionOp : Tile_Op<"attention", [AttrSizedOperandSegments]> {
+  let summary = "scaled dot-product attention (forward), grouped-query, masked, for training";
   let description = [{
-    `O[b, h, i, :] = softmax_j(scale * Q[b, h, i, :] . K[b, g, j, :]) V[b, g, j, :]` with
-    Q [B, H, Sq, D], K [B, Hkv, Sk, D], V [B, Hkv, Sk, Dv], O [B, H, Sq, Dv], H a multiple of
-    Hkv and g = h / (H / Hkv). `scale` defaults to 1/sqrt(D). Key j is visible to query i when
-    j < L_b (the batch's key length: `key_lengths[b]` clamped to [0, Sk], else Sk) and, with
-    `causal`, j <= i + L_b - Sq (aligned at the bottom right, as FlashAttention does). A query
-    that sees no key gets zeros. Computed with an online softmax in f32; memory does not grow
-    with Sq * Sk.
+    `O[b, h, i, :] = Σ_j P[b, h, i, j] V[b, g, j, :]`, `P = softmax_j(s)` over the visible keys,
+    with Q [B, H, Sq, D], K [B, Hkv, Sk, D], V [B, Hkv, Sk, Dv], O [B, H, Sq, Dv], H a multiple
+    of Hkv and g = h / (H / Hkv). The score of key j: `s = scale · Q·K` (`scale` defaults to
+    1/sqrt(D)), plus `bias[b, h, i, j]` (f32 [B|1, H|1, Sq, Sk]), then soft-capped to
+    `c · tanh(s / c)` with `softcap(c)`. Key j is visible to query i when j < L_b (the batch's
+    key length: `key_lengths[b]` clamped to [0, Sk], else Sk), and, at the query's diagonal
+    position p = i + L_b - Sq (`aligned(bottom_right)`, the default) or p = i
+    (`aligned(top_left)`): with `causal`, j <= p; with `window(left, right)`, p - left <= j <=
+    p + right (-1: unbounded on that side). `dropout(p, seed)` zeroes each weight P[b, h, i, j]
+    with probability p — kept or not by a pure function of (seed, b, h, i, j) and the shapes
+    (`dropout_rule(mix)` by default, `lcg` the original Tessera's) — and scales the kept ones by
+    1/(1 - p); the softmax denominator sums the undropped weights. `lse(%l)` writes each row's
+    log-sum-exp `m + ln Σ_j exp(s_j - m)` (f32 [B, H, Sq]). A query that sees no key gets zeros
+    and lse -inf (`empty_rows(zeros)`, the default) or NaN in both (`empty_rows(nan)`). Computed
+    with an online softmax in f32; memory does not grow with Sq * Sk.
 
     ```mlir
     tile.attention %q, %k, %v -> %o causal
         : memref<?x8x?x64xf16>, memref<?x2x?x64xf16>, memref<?x2x?x64xf16> -> memref<?x8x?x64xf16>
+    tile.attention %q, %k, %v -> %o lse(%l : memref<?x8x?xf32>) causal window(4096, 0)
+        softcap(5.000000e+01) dropout(1.000000e-01, 7)
+        : memref<?x8x?x64xbf16>, memref<?x2x?x64xbf16>, memref<?x2x?x64xbf16> -> memref<?x8x?x64xbf16>
     ```
   }];
   let arguments = (ins Arg<Tile_Rank4, "Q", [MemRead]>:$query,
@@ -243,13 +256,57 @@ def Tile_AttentionOp : Tile_Op<"attention"> {
                        Arg<Tile_Rank4, "V", [MemRead]>:$value,
                        Arg<Tile_Rank4, "O", [MemWrite]>:$output,
                        Arg<Optional<Tile_IndexVector>, "key lengths", [MemRead]>:$key_lengths,
+                       Arg<Optional<Tile_Rank4F32>, "additive score bias", [MemRead]>:$bias,
+                       Arg<Optional<Tile_Rank3F32>, "row log-sum-exp", [MemWrite]>:$lse,
                        OptionalAttr<F32Attr>:$scale,
-                       UnitAttr:$causal);
+                       UnitAttr:$causal,
+                       OptionalAttr<I64Attr>:$window_left,
+                       OptionalAttr<I64Attr>:$window_right,
+                       OptionalAttr<Tile_AttentionAlignmentAttr>:$alignment,
+                       OptionalAttr<F32Attr>:$softcap,
+                       OptionalAttr<F32Attr>:$dropout,
+                       OptionalAttr<I64Attr>:$dropout_seed,
+                       OptionalAttr<Tile_DropoutRuleAttr>:$dropout_rule,
+                       OptionalAttr<Tile_EmptyRowsAttr>:$empty_rows);
   let assemblyFormat = [{
     $query `,` $key `,` $value `->` $output
-    (`key_lengths` `(` $key_lengths^ `:` type($key_lengths) `)`)? (`scale` `(` $scale^ `)`)?
-    (`causal` $causal^)? attr-dict
+    (`key_lengths` `(` $key_lengths^ `:` type($key_lengths) `)`)?
+    (`bias` `(` $bias^ `:` type($bias) `)`)?
+    (`lse` `(` $lse^ `:` type($lse) `)`)?
+    (`scale` `(` $scale^ `)`)? (`causal` $causal^)?
+    (`window` `(` $window_left^ `,` $window_right `)`)?
+    (`aligned` `(` $alignment^ `)`)?
+    (`softcap` `(` $softcap^ `)`)?
+    (`dropout` `(` $dropout^ `,` $dropout_seed `)`)?
+    (`dropout_rule` `(` $dropout_rule^ `)`)?
+    (`empty_rows` `(` $empty_rows^ `)`)? attr-dict
     `:` type($query) `,` type($key) `,` type($value) `->` type($output)
+  }];
+  let extraClassDeclaration = [{
+    ::tessera::tile::AttentionAlignment getAlignmentOrDefault() {
+      return getAlignment().value_or(::tessera::tile::AttentionAlignment::bottom_right);
+    }
+    ::tessera::tile::EmptyRows getEmptyRowsOrDefault() {
+      return getEmptyRows().value_or(::tessera::tile::EmptyRows::zeros);
+    }
+    ::tessera::tile::DropoutRule getDropoutRuleOrDefault() {
+      return getDropoutRule().value_or(::tessera::tile::DropoutRule::mix);
+    }
+    /// The dropout probability; 0 without dropout.
+    double getDropoutOrZero() {
+      return getDropout() ? getDropout()->convertToDouble() : 0.0;
+    }
+    /// The soft cap; 0 (off) when absent.
+    double getSoftcapOrZero() {
+      return getSoftcap() ? getSoftcap()->convertToDouble() : 0.0;
+    }
+    /// A window side, or -1 (unbounded) when there is no window.
+    int64_t getWindowLeftOrUnbounded() {
+      return getWindowLeft() ? static_cast<int64_t>(*getWindowLeft()) : -1;
+    }
+    int64_t getWindowRightOrUnbounded() {
+      return getWindowRight() ? static_cast<int64_t>(*getWindowRight()) : -1;
+    }
   }];
   let hasVerifier = 1;
 }

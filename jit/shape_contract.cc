@@ -194,6 +194,22 @@ class ContractBuilder {
                                            " needs one key length per batch"),
                               op);
       }
+      if (mlir::Value bias = attention.getBias()) {
+        const std::string bias_why =
+            absl::StrCat("tile.attention at ", at, " needs its bias [B|1, H|1, Sq, Sk]");
+        // B and H broadcast (size 1 or equal), Sq and Sk equal.
+        TESSERA_CONTRACT_STATUS(Broadcast(bias, 2, q, 2, bias_why, op, frame));
+        TESSERA_CONTRACT_EDGE(Dim(bias, 2, frame), Dim(q, 2, frame), bias_why, op);
+        TESSERA_CONTRACT_EDGE(Dim(bias, 3, frame), Dim(k, 2, frame), bias_why, op);
+      }
+      if (mlir::Value lse = attention.getLse()) {
+        MarkWritten(lse, frame);
+        const std::string lse_why =
+            absl::StrCat("tile.attention at ", at, " needs its lse [B, H, Sq]");
+        for (int64_t d = 0; d < 3; ++d) {
+          TESSERA_CONTRACT_EDGE(Dim(lse, d, frame), Dim(q, d, frame), lse_why, op);
+        }
+      }
       return absl::OkStatus();
     }
     if (auto rope = llvm::dyn_cast<tile::RopeOp>(op)) {

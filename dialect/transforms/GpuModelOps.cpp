@@ -112,8 +112,13 @@ void lowerAttention(mlir::OpBuilder& b, tile::AttentionOp op, KernelNamer& namer
   mlir::Value heads = q[1], queries = q[2], depth = q[3];
   mlir::Value keys = kSizes[2], valueDepth = v[3];
   auto outputElement = llvm::cast<mlir::MemRefType>(op.getOutput().getType()).getElementType();
+  // With an lse output a row is work even when Dv = 0 (its log-sum-exp is still written).
+  mlir::Value columns =
+      op.getLse() ? b.create<mlir::arith::MaxUIOp>(loc, valueDepth, indexConstant(b, loc, 1))
+                        .getResult()
+                  : valueDepth;
   mlir::Value work = b.create<mlir::arith::MulIOp>(
-      loc, lowering::product(b, loc, {q[0], heads, queries}), valueDepth);
+      loc, lowering::product(b, loc, {q[0], heads, queries}), columns);
   ifThen(b, loc, lessThan(b, loc, indexConstant(b, loc, 0), work), [&](mlir::OpBuilder& guarded) {
     // The output is not empty, so H > 0, hence Hkv > 0 (the contract: H is a multiple of Hkv).
     mlir::Value group = guarded.create<mlir::arith::DivUIOp>(loc, heads, kSizes[1]);
@@ -129,10 +134,14 @@ void lowerAttention(mlir::OpBuilder& b, tile::AttentionOp op, KernelNamer& namer
           mlir::Value batch = position[0], head = position[1], query = position[2];
           mlir::Value kvHead = k.create<mlir::arith::DivUIOp>(loc, head, group);
           mlir::Value scale = lowering::attentionScale(k, loc, op, depth);
-          mlir::Value limit = lowering::visibleKeys(k, loc, op, batch, query, keys, queries);
+          const lowering::KeyRange visible =
+              lowering::visibleKeys(k, loc, op, batch, query, keys, queries);
+          mlir::Value firstKey = visible.first, limit = visible.end;
+          const mlir::Value sizes[] = {q[0], heads, queries, keys};
           mlir::Value block = indexConstant(k, loc, kBlockSize);
+          mlir::Value firstBlock = k.create<mlir::arith::DivUIOp>(loc, firstKey, block);
           mlir::Value keyBlocks = lowering::ceilDiv(k, loc, limit, kBlockSize);
-          mlir::Value chunks = lowering::ceilDiv(k, loc, valueDepth, kBlockSize);
+          mlir::Value chunks = lowering::ceilDiv(k, loc, columns, kBlockSize);
           mlir::Value zero = f32Constant(k, loc, 0.0f);
           mlir::Value negativeInfinity =
               f32Constant(k, loc, -std::numeric_limits<float>::infinity());
@@ -143,15 +152,19 @@ void lowerAttention(mlir::OpBuilder& b, tile::AttentionOp op, KernelNamer& namer
                     loc, c.create<mlir::arith::MulIOp>(loc, chunk, block), thread);
                 mlir::Value active = lessThan(c, loc, column, valueDepth);
                 auto blocks = c.create<mlir::scf::ForOp>(
-                    loc, indexConstant(c, loc, 0), keyBlocks, indexConstant(c, loc, 1),
+                    loc, firstBlock, keyBlocks, indexConstant(c, loc, 1),
                     mlir::ValueRange{negativeInfinity, zero, zero},
                     [&](mlir::OpBuilder& in, mlir::Location, mlir::Value keyBlock,
                         mlir::ValueRange state) {
                       mlir::Value first = in.create<mlir::arith::MulIOp>(loc, keyBlock, block);
                       mlir::Value j = in.create<mlir::arith::AddIOp>(loc, first, thread);
-                      // This thread's score: key j, or -inf past the visible keys.
-                      auto scoreIf = in.create<mlir::scf::IfOp>(
+                      // This thread's score: key j, or -inf outside the visible keys.
+                      mlir::Value visibleKey = in.create<mlir::arith::AndIOp>(
                           loc, lessThan(in, loc, j, limit),
+                          in.create<mlir::arith::CmpIOp>(loc, mlir::arith::CmpIPredicate::uge, j,
+                                                         firstKey));
+                      auto scoreIf = in.create<mlir::scf::IfOp>(
+                          loc, visibleKey,
                           [&](mlir::OpBuilder& t, mlir::Location) {
                             auto dot = t.create<mlir::scf::ForOp>(
                                 loc, indexConstant(t, loc, 0), depth, indexConstant(t, loc, 1),
@@ -167,9 +180,13 @@ void lowerAttention(mlir::OpBuilder& b, tile::AttentionOp op, KernelNamer& namer
                                                loc, sum[0],
                                                d.create<mlir::arith::MulFOp>(loc, x, y))});
                                 });
+                            mlir::Value bias =
+                                op.getBias() ? lowering::attentionBias(t, loc, op, batch, head,
+                                                                       query, j)
+                                             : mlir::Value();
                             t.create<mlir::scf::YieldOp>(
-                                loc, mlir::ValueRange{t.create<mlir::arith::MulFOp>(
-                                         loc, dot.getResult(0), scale)});
+                                loc, mlir::ValueRange{lowering::attentionScore(
+                                         t, loc, op, dot.getResult(0), scale, bias)});
                           },
                           [&](mlir::OpBuilder& e, mlir::Location) {
                             e.create<mlir::scf::YieldOp>(loc, mlir::ValueRange{negativeInfinity});
@@ -189,21 +206,25 @@ void lowerAttention(mlir::OpBuilder& b, tile::AttentionOp op, KernelNamer& namer
                           loc, in.create<mlir::arith::MulFOp>(loc, sum, correction), blockTotal);
                       mlir::Value inBlock = in.create<mlir::arith::MinUIOp>(
                           loc, block, in.create<mlir::arith::SubIOp>(loc, limit, first));
+                      // The visible keys of the block start past a window's left edge.
+                      mlir::Value before = in.create<mlir::arith::SubIOp>(
+                          loc, in.create<mlir::arith::MaxUIOp>(loc, firstKey, first), first);
                       auto update = in.create<mlir::scf::IfOp>(
                           loc, active,
                           [&](mlir::OpBuilder& t, mlir::Location) {
                             mlir::Value scaled =
                                 t.create<mlir::arith::MulFOp>(loc, accumulator, correction);
                             auto keysLoop = t.create<mlir::scf::ForOp>(
-                                loc, indexConstant(t, loc, 0), inBlock, indexConstant(t, loc, 1),
+                                loc, before, inBlock, indexConstant(t, loc, 1),
                                 mlir::ValueRange{scaled},
                                 [&](mlir::OpBuilder& d, mlir::Location, mlir::Value jj,
                                     mlir::ValueRange acc) {
-                                  mlir::Value w = d.create<mlir::memref::LoadOp>(loc, weights, jj);
+                                  mlir::Value key = d.create<mlir::arith::AddIOp>(loc, first, jj);
+                                  mlir::Value w = lowering::droppedWeight(
+                                      d, loc, op, d.create<mlir::memref::LoadOp>(loc, weights, jj),
+                                      {batch, head, query, key}, sizes);
                                   mlir::Value value = lowering::loadAsF32(
-                                      d, loc, op.getValue(),
-                                      {batch, kvHead, d.create<mlir::arith::AddIOp>(loc, first, jj),
-                                       column});
+                                      d, loc, op.getValue(), {batch, kvHead, key, column});
                                   d.create<mlir::scf::YieldOp>(
                                       loc, mlir::ValueRange{d.create<mlir::arith::AddFOp>(
                                                loc, acc[0],
@@ -217,12 +238,24 @@ void lowerAttention(mlir::OpBuilder& b, tile::AttentionOp op, KernelNamer& namer
                       in.create<mlir::scf::YieldOp>(
                           loc, mlir::ValueRange{newMax, newSum, update.getResult(0)});
                     });
+                mlir::Value none = c.create<mlir::arith::CmpIOp>(
+                    loc, mlir::arith::CmpIPredicate::eq, limit, firstKey);
+                if (op.getLse()) {
+                  // One thread writes the row's log-sum-exp (every thread holds the same).
+                  mlir::Value writer = c.create<mlir::arith::AndIOp>(
+                      loc,
+                      c.create<mlir::arith::CmpIOp>(loc, mlir::arith::CmpIPredicate::eq, chunk,
+                                                    indexConstant(c, loc, 0)),
+                      c.create<mlir::arith::CmpIOp>(loc, mlir::arith::CmpIPredicate::eq, thread,
+                                                    indexConstant(c, loc, 0)));
+                  ifThen(c, loc, writer, [&](mlir::OpBuilder& in) {
+                    lowering::storeAttentionLse(in, loc, op, none, blocks.getResult(0),
+                                                blocks.getResult(1), {batch, head, query});
+                  });
+                }
                 ifThen(c, loc, active, [&](mlir::OpBuilder& in) {
-                  mlir::Value none = in.create<mlir::arith::CmpIOp>(
-                      loc, mlir::arith::CmpIPredicate::eq, limit, indexConstant(in, loc, 0));
-                  mlir::Value result = in.create<mlir::arith::SelectOp>(
-                      loc, none, zero,
-                      in.create<mlir::arith::DivFOp>(loc, blocks.getResult(2), blocks.getResult(1)));
+                  mlir::Value result = lowering::attentionResult(
+                      in, loc, op, none, blocks.getResult(2), blocks.getResult(1));
                   in.create<mlir::memref::StoreOp>(
                       loc, lowering::convertFloat(in, loc, result, outputElement), op.getOutput(),
                       mlir::ValueRange{batch, head, query, column});

@@ -166,12 +166,16 @@ void lowerAttention(mlir::OpBuilder& b, tile::AttentionOp op, ParallelLoops& par
     auto position = lowering::delinearize(at, loc, linear[0], {q[0], heads, queries});
     mlir::Value batch = position[0], head = position[1], query = position[2];
     mlir::Value kvHead = at.create<mlir::arith::DivUIOp>(loc, head, group);
-    mlir::Value limit = lowering::visibleKeys(at, loc, op, batch, query, keys, queries);
-    // One heap row: Dv accumulators, then a block's 32 scores, then its 32 weights.
+    const lowering::KeyRange visible =
+        lowering::visibleKeys(at, loc, op, batch, query, keys, queries);
+    mlir::Value firstKey = visible.first, limit = visible.end;
+    const mlir::Value sizes[] = {q[0], heads, queries, keys};
+    // One heap row: Dv accumulators, then a block's 32 scores, its 32 weights, its 32 biases.
     mlir::Value row = at.create<mlir::memref::AllocOp>(
-        loc, buffer, mlir::ValueRange{add(at, valueDepth, indexConstant(at, loc, 2 * kLanes))});
+        loc, buffer, mlir::ValueRange{add(at, valueDepth, indexConstant(at, loc, 3 * kLanes))});
     mlir::Value scoresAt = valueDepth;
     mlir::Value weightsAt = add(at, valueDepth, block);
+    mlir::Value biasesAt = add(at, weightsAt, block);
     mlir::Value zero = f32Constant(at, loc, 0.0f);
     forEachIndex(at, loc, mlir::ValueRange{valueDepth}, [&](mlir::OpBuilder& in, mlir::ValueRange d) {
       in.create<mlir::memref::StoreOp>(loc, zero, row, d);
@@ -181,8 +185,12 @@ void lowerAttention(mlir::OpBuilder& b, tile::AttentionOp op, ParallelLoops& par
     mlir::Value negativeInfinity = f32Constant(at, loc, -std::numeric_limits<float>::infinity());
     mlir::Value negativeInfinityLanes = splat(at, loc, negativeInfinity);
     mlir::Value zeroLanes = splat(at, loc, zero);
+    // Lanes of a block at or past firstKey (a window's left edge inside the block).
+    mlir::Value allLanes = at.create<mlir::arith::ConstantOp>(
+        loc, mlir::DenseElementsAttr::get(mlir::VectorType::get({kLanes}, at.getI1Type()), true));
     auto blocks = at.create<mlir::scf::ForOp>(
-        loc, indexConstant(at, loc, 0), lowering::ceilDiv(at, loc, limit, kLanes),
+        loc, at.create<mlir::arith::DivUIOp>(loc, firstKey, block),
+        lowering::ceilDiv(at, loc, limit, kLanes),
         indexConstant(at, loc, 1), mlir::ValueRange{negativeInfinity, zero},
         [&](mlir::OpBuilder& in, mlir::Location, mlir::Value t, mlir::ValueRange state) {
           mlir::Value first = mul(in, t, block);
@@ -226,10 +234,26 @@ void lowerAttention(mlir::OpBuilder& b, tile::AttentionOp op, ParallelLoops& par
                     loc, mlir::ValueRange{f.create<mlir::vector::LoadOp>(
                              loc, lanes, row, mlir::ValueRange{scoresAt})});
               });
-          mlir::Value valid = in.create<mlir::vector::CreateMaskOp>(
-              loc, mlir::VectorType::get({kLanes}, in.getI1Type()), mlir::ValueRange{count});
+          auto maskType = mlir::VectorType::get({kLanes}, in.getI1Type());
+          mlir::Value before = in.create<mlir::arith::SubIOp>(
+              loc, in.create<mlir::arith::MaxUIOp>(loc, firstKey, first), first);
+          mlir::Value valid = in.create<mlir::arith::AndIOp>(
+              loc, in.create<mlir::vector::CreateMaskOp>(loc, maskType, mlir::ValueRange{count}),
+              in.create<mlir::arith::XOrIOp>(
+                  loc, in.create<mlir::vector::CreateMaskOp>(loc, maskType, mlir::ValueRange{before}),
+                  allLanes));
+          mlir::Value biases;
+          if (op.getBias()) {
+            forEachIndex(in, loc, mlir::ValueRange{count}, [&](mlir::OpBuilder& e, mlir::ValueRange l) {
+              e.create<mlir::memref::StoreOp>(
+                  loc, lowering::attentionBias(e, loc, op, batch, head, query, add(e, first, l[0])),
+                  row, add(e, biasesAt, l[0]));
+            });
+            biases = in.create<mlir::vector::LoadOp>(loc, lanes, row, mlir::ValueRange{biasesAt});
+          }
           mlir::Value score = in.create<mlir::arith::SelectOp>(
-              loc, valid, in.create<mlir::arith::MulFOp>(loc, scores.getResult(0), splat(in, loc, scale)),
+              loc, valid,
+              lowering::attentionScore(in, loc, op, scores.getResult(0), scale, biases),
               negativeInfinityLanes);
           mlir::Value max = state[0], sum = state[1];
           mlir::Value newMax = in.create<mlir::arith::MaximumFOp>(
@@ -245,9 +269,14 @@ void lowerAttention(mlir::OpBuilder& b, tile::AttentionOp op, ParallelLoops& par
             e.create<mlir::memref::StoreOp>(
                 loc, e.create<mlir::arith::MulFOp>(loc, accumulator, correction), row, d);
           });
-          forEachIndex(in, loc, mlir::ValueRange{count}, [&](mlir::OpBuilder& e, mlir::ValueRange l) {
-            mlir::Value weight = e.create<mlir::memref::LoadOp>(loc, row, add(e, weightsAt, l[0]));
-            mlir::Value j = add(e, first, l[0]);
+          // The visible keys only (a masked key's V must not reach the sum, even as 0 · inf).
+          mlir::Value seen = in.create<mlir::arith::SubIOp>(loc, count, before);
+          forEachIndex(in, loc, mlir::ValueRange{seen}, [&](mlir::OpBuilder& e, mlir::ValueRange l) {
+            mlir::Value lane = add(e, before, l[0]);
+            mlir::Value j = add(e, first, lane);
+            mlir::Value weight = lowering::droppedWeight(
+                e, loc, op, e.create<mlir::memref::LoadOp>(loc, row, add(e, weightsAt, lane)),
+                {batch, head, query, j}, sizes);
             forEachIndex(e, loc, mlir::ValueRange{valueDepth}, [&](mlir::OpBuilder& g, mlir::ValueRange d) {
               mlir::Value value = lowering::loadAsF32(g, loc, op.getValue(), {batch, kvHead, j, d[0]});
               mlir::Value accumulator = g.create<mlir::memref::LoadOp>(loc, row, d);
@@ -261,12 +290,13 @@ void lowerAttention(mlir::OpBuilder& b, tile::AttentionOp op, ParallelLoops& par
           in.create<mlir::scf::YieldOp>(loc, mlir::ValueRange{newMax, newSum});
         });
     mlir::Value total = blocks.getResult(1);
-    mlir::Value none = at.create<mlir::arith::CmpIOp>(loc, mlir::arith::CmpIPredicate::eq, limit,
-                                                      indexConstant(at, loc, 0));
+    mlir::Value none =
+        at.create<mlir::arith::CmpIOp>(loc, mlir::arith::CmpIPredicate::eq, limit, firstKey);
+    lowering::storeAttentionLse(at, loc, op, none, blocks.getResult(0), total,
+                                {batch, head, query});
     forEachIndex(at, loc, mlir::ValueRange{valueDepth}, [&](mlir::OpBuilder& in, mlir::ValueRange d) {
       mlir::Value accumulator = in.create<mlir::memref::LoadOp>(loc, row, d);
-      mlir::Value result = in.create<mlir::arith::SelectOp>(
-          loc, none, zero, in.create<mlir::arith::DivFOp>(loc, accumulator, total));
+      mlir::Value result = lowering::attentionResult(in, loc, op, none, accumulator, total);
       in.create<mlir::memref::StoreOp>(loc, lowering::convertFloat(in, loc, result, outputElement),
                                        op.getOutput(), mlir::ValueRange{batch, head, query, d[0]});
     });

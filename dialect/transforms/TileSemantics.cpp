@@ -6,6 +6,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 
 namespace tessera::lowering {
@@ -112,26 +113,152 @@ mlir::Value batchKeys(mlir::OpBuilder& b, mlir::Location loc, tile::AttentionOp 
                                             batchKeysI64(b, loc, op, batch, keys));
 }
 
-mlir::Value visibleKeys(mlir::OpBuilder& b, mlir::Location loc, tile::AttentionOp op,
-                        mlir::Value batch, mlir::Value query, mlir::Value keys,
-                        mlir::Value queries) {
+KeyRange visibleKeys(mlir::OpBuilder& b, mlir::Location loc, tile::AttentionOp op,
+                     mlir::Value batch, mlir::Value query, mlir::Value keys, mlir::Value queries) {
   mlir::Type i64 = b.getI64Type();
   auto toI64 = [&](mlir::Value index) -> mlir::Value {
     return b.create<mlir::arith::IndexCastOp>(loc, i64, index);
   };
-  auto clamp = [&](mlir::Value value, mlir::Value low, mlir::Value high) {
-    return clampI64(b, loc, value, low, high);
+  auto constant = [&](int64_t value) -> mlir::Value {
+    return b.create<mlir::arith::ConstantOp>(loc, b.getI64IntegerAttr(value));
   };
-  mlir::Value zero = b.create<mlir::arith::ConstantOp>(loc, b.getI64IntegerAttr(0));
+  auto add = [&](mlir::Value x, mlir::Value y) -> mlir::Value {
+    return b.create<mlir::arith::AddIOp>(loc, x, y);
+  };
+  mlir::Value zero = constant(0);
   mlir::Value length = batchKeysI64(b, loc, op, batch, keys);
-  mlir::Value limit = length;
-  if (op.getCausal()) {
-    mlir::Value last = b.create<mlir::arith::SubIOp>(
-        loc, b.create<mlir::arith::AddIOp>(loc, toI64(query), length), toI64(queries));
-    mlir::Value one = b.create<mlir::arith::ConstantOp>(loc, b.getI64IntegerAttr(1));
-    limit = clamp(b.create<mlir::arith::AddIOp>(loc, last, one), zero, length);
+  // The query's diagonal position among the keys (may be negative or past the keys).
+  mlir::Value position = toI64(query);
+  if (op.getAlignmentOrDefault() == tile::AttentionAlignment::bottom_right) {
+    position = b.create<mlir::arith::SubIOp>(loc, add(position, length), toI64(queries));
   }
-  return b.create<mlir::arith::IndexCastOp>(loc, b.getIndexType(), limit);
+  mlir::Value end = length;
+  if (op.getCausal()) {
+    end = b.create<mlir::arith::MinSIOp>(loc, end, add(position, constant(1)));
+  }
+  if (op.getWindowRightOrUnbounded() >= 0) {
+    end = b.create<mlir::arith::MinSIOp>(
+        loc, end, add(position, constant(op.getWindowRightOrUnbounded() + 1)));
+  }
+  end = clampI64(b, loc, end, zero, length);
+  mlir::Value first = zero;
+  if (op.getWindowLeftOrUnbounded() >= 0) {
+    first = b.create<mlir::arith::MaxSIOp>(
+        loc, zero,
+        b.create<mlir::arith::SubIOp>(loc, position, constant(op.getWindowLeftOrUnbounded())));
+  }
+  first = b.create<mlir::arith::MinSIOp>(loc, first, end);
+  auto toIndex = [&](mlir::Value value) -> mlir::Value {
+    return b.create<mlir::arith::IndexCastOp>(loc, b.getIndexType(), value);
+  };
+  return {toIndex(first), toIndex(end)};
+}
+
+mlir::Value attentionBias(mlir::OpBuilder& b, mlir::Location loc, tile::AttentionOp op,
+                          mlir::Value batch, mlir::Value head, mlir::Value query,
+                          mlir::Value key) {
+  llvm::SmallVector<mlir::Value> index = broadcastIndex(
+      b, loc, op.getBias(), mlir::ValueRange{batch, head, query, key});
+  return b.create<mlir::memref::LoadOp>(loc, op.getBias(), index);
+}
+
+mlir::Value attentionScore(mlir::OpBuilder& b, mlir::Location loc, tile::AttentionOp op,
+                           mlir::Value dot, mlir::Value scale, mlir::Value bias) {
+  mlir::Type type = dot.getType();
+  if (scale.getType() != type) scale = b.create<mlir::vector::BroadcastOp>(loc, type, scale);
+  mlir::Value score = b.create<mlir::arith::MulFOp>(loc, dot, scale);
+  if (bias) score = b.create<mlir::arith::AddFOp>(loc, score, bias);
+  const double cap = op.getSoftcapOrZero();
+  if (cap > 0) {
+    mlir::Value c = f32Like(b, loc, type, static_cast<float>(cap));
+    score = b.create<mlir::arith::MulFOp>(
+        loc, c, b.create<mlir::math::TanhOp>(loc, b.create<mlir::arith::DivFOp>(loc, score, c)));
+  }
+  return score;
+}
+
+mlir::Value dropoutKeeps(mlir::OpBuilder& b, mlir::Location loc, tile::AttentionOp op,
+                         mlir::ValueRange position, mlir::ValueRange sizes) {
+  mlir::Type i64 = b.getI64Type();
+  auto constant = [&](uint64_t value) -> mlir::Value {
+    return b.create<mlir::arith::ConstantOp>(
+        loc, b.getIntegerAttr(i64, llvm::APInt(64, value)));
+  };
+  auto toI64 = [&](mlir::Value index) -> mlir::Value {
+    return b.create<mlir::arith::IndexCastOp>(loc, i64, index);
+  };
+  // counter = ((b · H + h) · Sq + i) · Sk + j, wrapping in 64 bits.
+  mlir::Value counter = toI64(position[0]);
+  for (size_t d = 1; d < 4; ++d) {
+    counter = b.create<mlir::arith::AddIOp>(
+        loc, b.create<mlir::arith::MulIOp>(loc, counter, toI64(sizes[d])), toI64(position[d]));
+  }
+  const double p = op.getDropoutOrZero();
+  const uint64_t threshold = static_cast<uint64_t>(p * 4294967296.0);
+  const uint64_t seed = static_cast<uint64_t>(*op.getDropoutSeed());
+  mlir::Value hash;
+  if (op.getDropoutRuleOrDefault() == tile::DropoutRule::lcg) {
+    // The original Tessera's: (counter · 1664525 + seed + 1013904223) mod 2^32.
+    hash = b.create<mlir::arith::AndIOp>(
+        loc,
+        b.create<mlir::arith::AddIOp>(
+            loc, b.create<mlir::arith::MulIOp>(loc, counter, constant(1664525)),
+            constant(seed + 1013904223)),
+        constant(0xFFFFFFFFull));
+  } else {
+    // SplitMix64's finalizer of counter ^ (seed · φ) + φ; its high 32 bits.
+    const uint64_t golden = 0x9E3779B97F4A7C15ull;
+    mlir::Value z = b.create<mlir::arith::AddIOp>(
+        loc, b.create<mlir::arith::XOrIOp>(loc, counter, constant(seed * golden)),
+        constant(golden));
+    auto mixStep = [&](mlir::Value value, uint64_t shift, uint64_t multiplier) -> mlir::Value {
+      mlir::Value shifted = b.create<mlir::arith::ShRUIOp>(loc, value, constant(shift));
+      mlir::Value mixed = b.create<mlir::arith::XOrIOp>(loc, value, shifted);
+      return multiplier != 0 ? b.create<mlir::arith::MulIOp>(loc, mixed, constant(multiplier))
+                                   .getResult()
+                             : mixed;
+    };
+    z = mixStep(z, 30, 0xBF58476D1CE4E5B9ull);
+    z = mixStep(z, 27, 0x94D049BB133111EBull);
+    z = mixStep(z, 31, 0);
+    hash = b.create<mlir::arith::ShRUIOp>(loc, z, constant(32));
+  }
+  return b.create<mlir::arith::CmpIOp>(loc, mlir::arith::CmpIPredicate::uge, hash,
+                                       constant(threshold));
+}
+
+mlir::Value droppedWeight(mlir::OpBuilder& b, mlir::Location loc, tile::AttentionOp op,
+                          mlir::Value weight, mlir::ValueRange position,
+                          mlir::ValueRange sizes) {
+  const double p = op.getDropoutOrZero();
+  if (p <= 0) return weight;
+  mlir::Value kept = b.create<mlir::arith::MulFOp>(
+      loc, weight, f32Constant(b, loc, static_cast<float>(1.0 / (1.0 - p))));
+  return b.create<mlir::arith::SelectOp>(loc, dropoutKeeps(b, loc, op, position, sizes), kept,
+                                         f32Constant(b, loc, 0.0f));
+}
+
+mlir::Value attentionResult(mlir::OpBuilder& b, mlir::Location loc, tile::AttentionOp op,
+                            mlir::Value empty, mlir::Value accumulator, mlir::Value sum) {
+  const float none = op.getEmptyRowsOrDefault() == tile::EmptyRows::nan
+                         ? std::numeric_limits<float>::quiet_NaN()
+                         : 0.0f;
+  return b.create<mlir::arith::SelectOp>(
+      loc, empty, f32Constant(b, loc, none),
+      b.create<mlir::arith::DivFOp>(loc, accumulator, sum));
+}
+
+void storeAttentionLse(mlir::OpBuilder& b, mlir::Location loc, tile::AttentionOp op,
+                       mlir::Value empty, mlir::Value max, mlir::Value sum,
+                       mlir::ValueRange row) {
+  if (!op.getLse()) return;
+  const float none = op.getEmptyRowsOrDefault() == tile::EmptyRows::nan
+                         ? std::numeric_limits<float>::quiet_NaN()
+                         : -std::numeric_limits<float>::infinity();
+  mlir::Value lse = b.create<mlir::arith::AddFOp>(loc, max, b.create<mlir::math::LogOp>(loc, sum));
+  b.create<mlir::memref::StoreOp>(
+      loc, b.create<mlir::arith::SelectOp>(loc, empty, f32Constant(b, loc, none), lse),
+      op.getLse(), row);
 }
 
 mlir::Value softmaxCorrection(mlir::OpBuilder& b, mlir::Location loc, mlir::Value max,

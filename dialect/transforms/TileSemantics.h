@@ -107,12 +107,45 @@ mlir::Value attentionScale(mlir::OpBuilder& b, mlir::Location loc, tile::Attenti
 mlir::Value batchKeys(mlir::OpBuilder& b, mlir::Location loc, tile::AttentionOp op,
                       mlir::Value batch, mlir::Value keys);
 
-/// tile.attention: how many keys (index) query `query` of batch `batch` sees, [0, limit):
-/// the batch's key length clamped to [0, Sk] (Sk without key_lengths), and with `causal`
-/// only keys j <= query + length − Sq (bottom-right alignment).
-mlir::Value visibleKeys(mlir::OpBuilder& b, mlir::Location loc, tile::AttentionOp op,
-                        mlir::Value batch, mlir::Value query, mlir::Value keys,
-                        mlir::Value queries);
+/// tile.attention: the keys [first, end) (index) query `query` of batch `batch` sees: below the
+/// batch's key length (clamped to [0, Sk]; Sk without key_lengths) and, around the query's
+/// diagonal position p (i + length − Sq aligned at the bottom right, i at the top left), at most
+/// p with `causal` and within [p − left, p + right] with a window. first == end: none.
+struct KeyRange {
+  mlir::Value first, end;
+};
+KeyRange visibleKeys(mlir::OpBuilder& b, mlir::Location loc, tile::AttentionOp op,
+                     mlir::Value batch, mlir::Value query, mlir::Value keys, mlir::Value queries);
+
+/// tile.attention's bias at (batch, head, query, key), broadcast over batch and heads (f32).
+mlir::Value attentionBias(mlir::OpBuilder& b, mlir::Location loc, tile::AttentionOp op,
+                          mlir::Value batch, mlir::Value head, mlir::Value query,
+                          mlir::Value key);
+
+/// The score of a key from its dot product (f32 or f32 lanes): `dot · scale` (a scalar scale,
+/// splat for lanes), plus `bias` (null: none; `dot`'s type), then soft-capped `c · tanh(s / c)`.
+mlir::Value attentionScore(mlir::OpBuilder& b, mlir::Location loc, tile::AttentionOp op,
+                           mlir::Value dot, mlir::Value scale, mlir::Value bias);
+
+/// Whether dropout keeps weight (b, h, i, j) (`position`, index values) of an attention with
+/// sizes (B, H, Sq, Sk): the rule's 32-bit hash of the position ≥ p · 2^32 (i1).
+mlir::Value dropoutKeeps(mlir::OpBuilder& b, mlir::Location loc, tile::AttentionOp op,
+                         mlir::ValueRange position, mlir::ValueRange sizes);
+
+/// The weight a value row is accumulated with: `weight` without dropout, else
+/// `weight / (1 − p)` where dropout keeps the position and 0 where it drops it.
+mlir::Value droppedWeight(mlir::OpBuilder& b, mlir::Location loc, tile::AttentionOp op,
+                          mlir::Value weight, mlir::ValueRange position, mlir::ValueRange sizes);
+
+/// An output element of a row: accumulator / sum, or for an empty row (`empty`, i1) 0 or NaN
+/// (empty_rows(nan)).
+mlir::Value attentionResult(mlir::OpBuilder& b, mlir::Location loc, tile::AttentionOp op,
+                            mlir::Value empty, mlir::Value accumulator, mlir::Value sum);
+
+/// Stores the row's log-sum-exp `max + ln(sum)` at `row` of the op's lse output (nothing
+/// without one): -inf for an empty row, or NaN with empty_rows(nan).
+void storeAttentionLse(mlir::OpBuilder& b, mlir::Location loc, tile::AttentionOp op,
+                       mlir::Value empty, mlir::Value max, mlir::Value sum, mlir::ValueRange row);
 
 /// The online softmax's rescale of what was accumulated under maximum `max` once the maximum
 /// is `newMax`: 1 while it stays (also -inf to -inf), else exp(max − newMax).

@@ -514,6 +514,86 @@ func.func @attention_lengths(%q: memref<2x4x8x64xf32>, %k: memref<2x4x8x64xf32>,
 
 // -----
 
+func.func @attention_bias_heads(%q: memref<2x4x8x16xf32>, %k: memref<2x4x8x16xf32>, %v: memref<2x4x8x16xf32>, %o: memref<2x4x8x16xf32>, %b: memref<2x3x8x8xf32>) {
+  // expected-error @+1 {{expected dimension 1 of the bias ('memref<2x3x8x8xf32>') to be 1 or 4 (H, the heads of Q), found 3}}
+  tile.attention %q, %k, %v -> %o bias(%b : memref<2x3x8x8xf32>) : memref<2x4x8x16xf32>, memref<2x4x8x16xf32>, memref<2x4x8x16xf32> -> memref<2x4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @attention_bias_keys(%q: memref<2x4x8x16xf32>, %k: memref<2x4x8x16xf32>, %v: memref<2x4x8x16xf32>, %o: memref<2x4x8x16xf32>, %b: memref<1x1x8x9xf32>) {
+  // expected-error @+1 {{expected dimension 3 of the bias ('memref<1x1x8x9xf32>') to be 8 (Sk, the keys of K), found 9}}
+  tile.attention %q, %k, %v -> %o bias(%b : memref<1x1x8x9xf32>) : memref<2x4x8x16xf32>, memref<2x4x8x16xf32>, memref<2x4x8x16xf32> -> memref<2x4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @attention_lse_queries(%q: memref<2x4x8x16xf32>, %k: memref<2x4x8x16xf32>, %v: memref<2x4x8x16xf32>, %o: memref<2x4x8x16xf32>, %l: memref<2x4x7xf32>) {
+  // expected-error @+1 {{expected dimension 2 of lse ('memref<2x4x7xf32>') to be 8 (Sq, the queries of Q), found 7}}
+  tile.attention %q, %k, %v -> %o lse(%l : memref<2x4x7xf32>) : memref<2x4x8x16xf32>, memref<2x4x8x16xf32>, memref<2x4x8x16xf32> -> memref<2x4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @attention_window(%q: memref<2x4x8x16xf32>, %k: memref<2x4x8x16xf32>, %v: memref<2x4x8x16xf32>, %o: memref<2x4x8x16xf32>) {
+  // expected-error @+1 {{expected the window's left extent to be -1 (unbounded) or at least 0, found -2}}
+  tile.attention %q, %k, %v -> %o window(-2, 0) : memref<2x4x8x16xf32>, memref<2x4x8x16xf32>, memref<2x4x8x16xf32> -> memref<2x4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @attention_aligned(%q: memref<2x4x8x16xf32>, %k: memref<2x4x8x16xf32>, %v: memref<2x4x8x16xf32>, %o: memref<2x4x8x16xf32>) {
+  // expected-error @+1 {{aligned(...) places the causal diagonal and the window; it needs `causal` or `window(left, right)`}}
+  tile.attention %q, %k, %v -> %o aligned(top_left) : memref<2x4x8x16xf32>, memref<2x4x8x16xf32>, memref<2x4x8x16xf32> -> memref<2x4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @attention_softcap(%q: memref<2x4x8x16xf32>, %k: memref<2x4x8x16xf32>, %v: memref<2x4x8x16xf32>, %o: memref<2x4x8x16xf32>) {
+  // expected-error @+1 {{expected softcap(c) with a finite c >= 0 (0: no capping), found -1}}
+  tile.attention %q, %k, %v -> %o softcap(-1.0) : memref<2x4x8x16xf32>, memref<2x4x8x16xf32>, memref<2x4x8x16xf32> -> memref<2x4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @attention_dropout(%q: memref<2x4x8x16xf32>, %k: memref<2x4x8x16xf32>, %v: memref<2x4x8x16xf32>, %o: memref<2x4x8x16xf32>) {
+  // expected-error @+1 {{expected a dropout probability in [0, 1), found 1}}
+  tile.attention %q, %k, %v -> %o dropout(1.0, 3) : memref<2x4x8x16xf32>, memref<2x4x8x16xf32>, memref<2x4x8x16xf32> -> memref<2x4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @attention_dropout_rule(%q: memref<2x4x8x16xf32>, %k: memref<2x4x8x16xf32>, %v: memref<2x4x8x16xf32>, %o: memref<2x4x8x16xf32>) {
+  // expected-error @+1 {{dropout_rule(...) needs dropout(p, seed)}}
+  tile.attention %q, %k, %v -> %o dropout_rule(lcg) : memref<2x4x8x16xf32>, memref<2x4x8x16xf32>, memref<2x4x8x16xf32> -> memref<2x4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @attention_window_side(%q: memref<2x4x8x16xf32>, %k: memref<2x4x8x16xf32>, %v: memref<2x4x8x16xf32>, %o: memref<2x4x8x16xf32>) {
+  // expected-error @+1 {{expected both sides of the window, window(left, right)}}
+  "tile.attention"(%q, %k, %v, %o) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0>, window_left = 3 : i64}> : (memref<2x4x8x16xf32>, memref<2x4x8x16xf32>, memref<2x4x8x16xf32>, memref<2x4x8x16xf32>) -> ()
+  return
+}
+
+// -----
+
+func.func @attention_dropout_seed(%q: memref<2x4x8x16xf32>, %k: memref<2x4x8x16xf32>, %v: memref<2x4x8x16xf32>, %o: memref<2x4x8x16xf32>) {
+  // expected-error @+1 {{expected dropout(p, seed) with both its probability and its seed}}
+  "tile.attention"(%q, %k, %v, %o) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0>, dropout = 0.5 : f32}> : (memref<2x4x8x16xf32>, memref<2x4x8x16xf32>, memref<2x4x8x16xf32>, memref<2x4x8x16xf32>) -> ()
+  return
+}
+
+// -----
+
 func.func @attention_output(%q: memref<1x4x8x64xf32>, %k: memref<1x4x8x64xf32>, %v: memref<1x4x8x32xf32>, %o: memref<1x4x8x64xf32>) {
   // expected-error @+1 {{expected dimension 3 of O ('memref<1x4x8x64xf32>') to be 32 (Dv, the head size of V), found 64}}
   tile.attention %q, %k, %v -> %o : memref<1x4x8x64xf32>, memref<1x4x8x64xf32>, memref<1x4x8x32xf32> -> memref<1x4x8x64xf32>

@@ -187,6 +187,18 @@ func.func @attention(%q: memref<?x8x?x64xf16>, %k: memref<?x2x?x64xf16>, %v: mem
   return
 }
 
+// CHECK-LABEL: func.func @attention_for_training
+// CHECK: tile.attention %{{.*}}, %{{.*}}, %{{.*}} -> %{{.*}} bias(%{{.*}} : memref<1x8x?x?xf32>) lse(%{{.*}} : memref<?x8x?xf32>) causal window(128, 0) aligned(top_left) softcap(3.000000e+01) dropout(1.000000e-01, -7) dropout_rule(lcg) empty_rows(nan) : memref<?x8x?x64xbf16>, memref<?x2x?x64xbf16>, memref<?x2x?x64xbf16> -> memref<?x8x?x64xbf16>
+func.func @attention_for_training(%q: memref<?x8x?x64xbf16>, %k: memref<?x2x?x64xbf16>,
+                                  %v: memref<?x2x?x64xbf16>, %o: memref<?x8x?x64xbf16>,
+                                  %bias: memref<1x8x?x?xf32>, %lse: memref<?x8x?xf32>) {
+  tile.attention %q, %k, %v -> %o bias(%bias : memref<1x8x?x?xf32>) lse(%lse : memref<?x8x?xf32>)
+      causal window(128, 0) aligned(top_left) softcap(30.0) dropout(0.1, -7) dropout_rule(lcg)
+      empty_rows(nan)
+      : memref<?x8x?x64xbf16>, memref<?x2x?x64xbf16>, memref<?x2x?x64xbf16> -> memref<?x8x?x64xbf16>
+  return
+}
+
 // CHECK-LABEL: func.func @rope
 // CHECK: tile.rope half %{{.*}}, %{{.*}}, %{{.*}} -> %{{.*}} : memref<?x8x?x64xf32>, memref<?x32xf32>, memref<?x32xf32> -> memref<?x8x?x64xf32>
 // CHECK: tile.rope interleaved %{{.*}}, %{{.*}}, %{{.*}} -> %{{.*}} : memref<?x8x?x64xf32>, memref<?x32xf32>, memref<?x32xf32> -> memref<?x8x?x64xf32>

@@ -764,10 +764,47 @@ def eval_matmul(op: dict[str, Any], args: dict[str, Any], env: dict[str, np.ndar
     return {op["c"]: Expected(r, atol=atol, what=f"tile.matmul {policy} {act}")}
 
 
+def dropout_keeps(rule: str, seed: int, p: float, counter: np.ndarray) -> np.ndarray:
+    """docs/ir.md's keep rules over position counters ((b·H + h)·Sq + i)·Sk + j (uint64): the
+    rule's 32-bit hash >= p·2^32."""
+    m64 = (1 << 64) - 1
+    threshold = int(p * 4294967296.0)
+    out = np.zeros(counter.shape, dtype=bool)
+    for index, c in np.ndenumerate(counter):
+        c = int(c)
+        if rule == "lcg":
+            h = (c * 1664525 + seed + 1013904223) & 0xFFFFFFFF
+        else:
+            golden = 0x9E3779B97F4A7C15
+            z = ((c ^ ((seed * golden) & m64)) + golden) & m64
+            z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & m64
+            z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & m64
+            z ^= z >> 31
+            h = z >> 32
+        out[index] = h >= threshold
+    return out
+
+
+def visible_range(i: int, length: int, sq: int, op: dict[str, Any]) -> tuple[int, int]:
+    """The keys [first, end) query i sees (docs/ir.md, tile.attention)."""
+    position = i if op.get("aligned") == "top_left" else i + length - sq
+    end = length
+    left, right = op["window"] if op.get("window") else (-1, -1)
+    if op["causal"]:
+        end = min(end, position + 1)
+    if right >= 0:
+        end = min(end, position + right + 1)
+    end = min(max(end, 0), length)
+    first = max(0, position - left) if left >= 0 else 0
+    return min(first, end), end
+
+
 def eval_attention(op: dict[str, Any], args: dict[str, Any], env: dict[str, np.ndarray]
                    ) -> dict[str, Expected]:
-    """tile.attention within a bound for the f32 scores (D·u·scale·Σ|q·k|), the online
-    softmax's sums and the weighted sum of V; a query that sees no key gives exact zeros."""
+    """tile.attention within a bound for the f32 scores (D·u·scale·Σ|q·k|, the bias's and the
+    soft cap's roundings), the online softmax's sums and the weighted sum of V (scaled by
+    1/(1 − p) under dropout, whose kept set is the rule's, exactly); lse within the score and
+    sum errors. A query that sees no key gives exact zeros and -inf (or NaN in both)."""
     q, k, v = env[op["q"]], env[op["k"]], env[op["v"]]
     bsz, h, sq, d = q.shape
     hkv, sk, dv = k.shape[1], k.shape[2], v.shape[3]
@@ -776,8 +813,16 @@ def eval_attention(op: dict[str, Any], args: dict[str, Any], env: dict[str, np.n
     scale = float(round_array(np.array([scale]), "f32")[0])
     lengths = (to_signed(env[op["key_lengths"]], INTS[args[op["key_lengths"]]["type"]])
                if op["key_lengths"] else [sk] * bsz)
+    bias = env[op["bias"]] if op.get("bias") else None
+    cap = float(round_array(np.array([op["softcap"]]), "f32")[0]) if op.get("softcap") else 0.0
+    drop = op.get("dropout")
+    p_drop = float(np.float32(drop[0])) if drop else 0.0
+    inverse = float(np.float32(1.0 / (1.0 - p_drop))) if drop else 1.0
+    nan_rows = op.get("empty_rows") == "nan"
     out = np.zeros((bsz, h, sq, dv))
     atol = np.zeros((bsz, h, sq, dv))
+    lse = np.full((bsz, h, sq), np.nan if nan_rows else -np.inf)
+    lse_atol = np.zeros((bsz, h, sq))
     group = h // hkv
     with np.errstate(all="ignore"):
         for bi in range(bsz):
@@ -786,22 +831,47 @@ def eval_attention(op: dict[str, Any], args: dict[str, Any], env: dict[str, np.n
                 g = hi // group
                 kk, vv = k[bi, g], v[bi, g]
                 for i in range(sq):
-                    visible = length if not op["causal"] else min(length, i + length - sq + 1)
-                    if visible <= 0:
+                    first, end = visible_range(i, length, sq, op)
+                    if first == end:
+                        if nan_rows:
+                            out[bi, hi, i] = np.nan
                         continue
                     qs = q[bi, hi, i]
-                    s = scale * (kk[:visible] @ qs)
-                    serr = (d + 2) * U32 * scale * (np.abs(kk[:visible]) @ np.abs(qs)) + \
-                        U32 * np.abs(s)
-                    p = np.exp(s - s.max())
-                    o = (p @ vv[:visible]) / p.sum()
-                    vmax = np.abs(vv[:visible]).max(axis=0)
+                    keys = kk[first:end]
+                    s = scale * (keys @ qs)
+                    serr = (d + 2) * U32 * scale * (np.abs(keys) @ np.abs(qs)) + U32 * np.abs(s)
+                    if bias is not None:
+                        s = s + bias[min(bi, bias.shape[0] - 1), min(hi, bias.shape[1] - 1), i,
+                                     first:end]
+                        serr = serr + U32 * np.abs(s)
+                    if cap > 0:
+                        s = cap * np.tanh(s / cap)
+                        serr = serr + 8 * U32 * (np.abs(s) + 1)
+                    m = s.max()
+                    p = np.exp(s - m)
+                    weights = p
+                    if drop and p_drop > 0:
+                        counter = ((np.uint64(bi) * np.uint64(h) + np.uint64(hi)) * np.uint64(sq)
+                                   + np.uint64(i)) * np.uint64(sk) + np.arange(
+                                       first, end, dtype=np.uint64)
+                        weights = np.where(dropout_keeps(drop[2] or "mix", drop[1], p_drop,
+                                                         counter), p * inverse, 0.0)
+                    o = (weights @ vv[first:end]) / p.sum()
+                    vmax = np.abs(vv[first:end]).max(axis=0) * inverse
                     out[bi, hi, i] = o
+                    visible = end - first
                     atol[bi, hi, i] = vmax * (4 * serr.max() + (visible + d + 16) * U32 * 4)
+                    lse[bi, hi, i] = m + math.log(p.sum())
+                    lse_atol[bi, hi, i] = (2 * serr.max() + (visible + 16) * U32 +
+                                           4 * U32 * abs(lse[bi, hi, i]))
         r = round_array(out, t)
         atol = atol + ulp(r, t)
-        atol = np.where(np.isfinite(r), atol, np.inf)
-    return {op["o"]: Expected(r, atol=atol, what="tile.attention")}
+        atol = np.where(np.isfinite(r), atol, np.where(np.isnan(r), 0.0, np.inf))
+        result = {op["o"]: Expected(r, atol=atol, what="tile.attention")}
+        if op.get("lse"):
+            lse_atol = np.where(np.isfinite(lse), lse_atol + ulp(lse, "f32"), 0.0)
+            result[op["lse"]] = Expected(lse, atol=lse_atol, what="tile.attention lse")
+    return result
 
 
 def eval_rope(op: dict[str, Any], args: dict[str, Any], env: dict[str, np.ndarray]

@@ -346,10 +346,24 @@ class Generator:
         v = self.new_arg(t, [b, hkv, sk, dv], "in", "normal")
         lengths = (self.new_arg(self.r.choice(["i32", "i64"]), [b], "in", f"lengths:-2:{sk + 2}")
                    if self.r.random() < 0.4 else None)
+        bias = (self.new_arg("f32", [self.r.choice([1, b]), self.r.choice([1, h]), sq, sk], "in",
+                             "small") if self.r.random() < 0.3 else None)
         o = self.new_arg(t, [b, h, sq, dv], "out")
+        lse = self.new_arg("f32", [b, h, sq], "out") if self.r.random() < 0.3 else None
         scale = self.r.choice([None, None, 0.125, 0.3, 1.0])
+        causal = self.r.random() < 0.5
+        window = ([self.r.choice([-1, 0, 1, 3, 7]), self.r.choice([-1, 0, 1, 3, 7])]
+                  if self.r.random() < 0.3 else None)
+        aligned = (self.r.choice(["bottom_right", "top_left"])
+                   if (causal or window) and self.r.random() < 0.4 else None)
+        dropout = ([self.r.choice([0.0, 0.1, 0.5]), self.r.randrange(-(1 << 40), 1 << 40),
+                    self.r.choice([None, "mix", "lcg"])] if self.r.random() < 0.25 else None)
         return {"op": "attention", "q": q, "k": k, "v": v, "o": o, "key_lengths": lengths,
-                "scale": scale, "causal": self.r.random() < 0.5}
+                "scale": scale, "causal": causal, "bias": bias, "lse": lse, "window": window,
+                "aligned": aligned,
+                "softcap": self.r.choice([1.0, 5.0, 30.0]) if self.r.random() < 0.25 else None,
+                "dropout": dropout,
+                "empty_rows": self.r.choice(["zeros", "nan"]) if self.r.random() < 0.3 else None}
 
     def op_rope(self) -> dict[str, Any]:
         rank = self.r.randint(2, 4)
@@ -698,10 +712,24 @@ class Printer:
         s = f"  tile.attention %{op['q']}, %{op['k']}, %{op['v']} -> %{op['o']}"
         if op["key_lengths"]:
             s += f" key_lengths(%{op['key_lengths']} : {self.ty(op['key_lengths'])})"
+        for key in ("bias", "lse"):
+            if op.get(key):
+                s += f" {key}(%{op[key]} : {self.ty(op[key])})"
         if op["scale"] is not None:
             s += f" scale({op['scale']:.17e})"
         if op["causal"]:
             s += " causal"
+        if op.get("window"):
+            s += f" window({op['window'][0]}, {op['window'][1]})"
+        if op.get("aligned"):
+            s += f" aligned({op['aligned']})"
+        if op.get("softcap") is not None:
+            s += f" softcap({op['softcap']:.17e})"
+        if op.get("dropout"):
+            p, seed, rule = op["dropout"]
+            s += f" dropout({p:.17e}, {seed})" + (f" dropout_rule({rule})" if rule else "")
+        if op.get("empty_rows"):
+            s += f" empty_rows({op['empty_rows']})"
         self.lines.append(s + f" : {self.ty(op['q'])}, {self.ty(op['k'])}, {self.ty(op['v'])}"
                           f" -> {self.ty(op['o'])}")
 
