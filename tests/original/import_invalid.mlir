@@ -177,13 +177,14 @@ llvm.func @unused_buffer(%x: !llvm.ptr, %o: !llvm.ptr, %spare: !llvm.ptr, %rows:
 
 // -----
 
-llvm.func @attention(%q: !llvm.ptr, %k: !llvm.ptr, %v: !llvm.ptr, %o: !llvm.ptr, %b: i64, %hq: i64, %hkv: i64, %sq: i64, %sk: i64, %d: i64, %dv: i64) {
-  // expected-error @+1 {{'tile.attention_kernel' op verifies but is not compiled yet}}
-  tile.attention_kernel %q, %k, %v, %o, %b, %hq, %hkv, %sq, %sk, %d, %dv {
-    bias = false, storage = "f32", accum = "f32", scale = 0.125 : f32, causal = false,
-    window_left = -1 : i64, window_right = -1 : i64, softcap = 0.0 : f32, dropout_p = 0.0 : f32,
-    dropout_seed = 0 : i64
-  } : !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64, i64, i64, i64, i64, i64
+llvm.func @attention_backward(%do: !llvm.ptr, %q: !llvm.ptr, %key: !llvm.ptr, %v: !llvm.ptr, %dq: !llvm.ptr, %dk: !llvm.ptr, %dv: !llvm.ptr, %b: i64, %hq: i64, %hkv: i64, %sq: i64, %sk: i64, %d: i64, %dv_dim: i64) {
+  // expected-error @+1 {{'tile.attention_backward_kernel' op verifies but is not compiled yet: this project has no tile.attention_backward (the deterministic backward pass) yet}}
+  tile.attention_backward_kernel %do, %q, %key, %v, %dq, %dk, %dv, %b, %hq, %hkv, %sq, %sk, %d, %dv_dim {
+    storage = "f32", accum = "f32", scale = 0.5 : f32, causal = true, bias = false,
+    window_left = 2 : i64, window_right = 1 : i64, softcap = 1.7 : f32, dropout_p = 0.0 : f32,
+    dropout_seed = 0 : i64, route = "deterministic_direct", deterministic = true,
+    workspace_bytes = 0 : i64, workspace_owner = "output_element"
+  } : !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64, i64, i64, i64, i64, i64
   llvm.return
 }
 

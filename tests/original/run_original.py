@@ -191,12 +191,93 @@ def run_norm(fn: Callable[..., Any], k: Kernel, rng: np.random.Generator, shape:
     check(k.name, o, ref, bound)
 
 
+def lcg_keeps(counter: np.ndarray, seed: int, p: float) -> np.ndarray:
+    """The original's dropout rule: (counter · 1664525 + seed + 1013904223) mod 2^32 >= p · 2^32."""
+    hashed = (counter.astype(object) * 1664525 + seed + 1013904223) % (1 << 32)
+    return (hashed >= int(p * 4294967296.0)).astype(bool)
+
+
+def run_attention(fn: Callable[..., Any], k: Kernel, rng: np.random.Generator, shape: tuple[int, ...]) -> None:
+    """The original's forward attention: causal and windows at the top left (key j vs query i),
+    bias + soft cap before the mask, LCG dropout with the undropped denominator, NaN rows."""
+    b, hq, hkv, sq, sk, d, dv = shape
+    stored = DTYPES[k.attr("storage")]
+    scale = float(np.float32(float(k.attr("scale"))))
+    causal = k.attr("causal") == "true"
+    left, right = int(k.attr("window_left")), int(k.attr("window_right"))
+    cap = float(np.float32(float(k.attr("softcap"))))
+    p_drop = float(np.float32(float(k.attr("dropout_p"))))
+    seed = int(k.attr("dropout_seed"))
+    q = rand(rng, (b, hq, sq, d), stored)
+    kk = rand(rng, (b, hkv, sk, d), stored)
+    v = rand(rng, (b, hkv, sk, dv), stored)
+    args: list[Any] = [q, kk, v]
+    bias = None
+    if k.attr("bias") == "true":
+        bias = rand(rng, (b, hq, sq, sk), np.float32, 0.5)
+        args.append(bias)
+    o = np.full((b, hq, sq, dv), 7.0, np.float32)
+    args.append(o)
+    saved = k.attr("lse_checkpoint") == "saved"
+    lse = np.full((b, hq, sq), 7.0, np.float32)
+    if saved:
+        args.append(lse)
+    fn(*args, b, hq, hkv, sq, sk, d, dv)
+    ref = np.full((b, hq, sq, dv), np.nan)
+    bound = np.zeros((b, hq, sq, dv))
+    ref_lse = np.full((b, hq, sq), np.nan)
+    lse_bound = np.zeros((b, hq, sq))
+    inverse = float(np.float32(1.0 / (1.0 - p_drop))) if p_drop > 0 else 1.0
+    for bi in range(b):
+        for hi in range(hq):
+            g = hi // (hq // hkv)
+            for i in range(sq):
+                keys = np.arange(sk)
+                visible = np.ones(sk, bool)
+                if causal:
+                    visible &= keys <= i
+                if left >= 0:
+                    visible &= keys >= i - left
+                if right >= 0:
+                    visible &= keys <= i + right
+                if not visible.any():
+                    continue  # NaN, as the original
+                dot = f64(kk[bi, g]) @ f64(q[bi, hi, i])
+                s = scale * dot
+                err = (d + 2) * F32 * scale * (np.abs(f64(kk[bi, g])) @ np.abs(f64(q[bi, hi, i])))
+                if bias is not None:
+                    s = s + f64(bias[bi, hi, i])
+                if cap > 0:
+                    s = cap * np.tanh(s / cap)
+                    err = err + 8 * F32 * (np.abs(s) + 1)
+                s = np.where(visible, s, -np.inf)
+                m = s.max()
+                w = np.exp(s - m)
+                out_w = w
+                if p_drop > 0:
+                    counter = (((bi * hq + hi) * sq + i) * sk + keys).astype(np.int64)
+                    out_w = np.where(lcg_keeps(counter, seed, p_drop), w * inverse, 0.0)
+                ref[bi, hi, i] = (out_w @ f64(v[bi, g])) / w.sum()
+                vmax = np.abs(f64(v[bi, g][visible])).max(axis=0) * inverse
+                n = int(visible.sum())
+                bound[bi, hi, i] = vmax * (4 * err.max() + (n + d + 16) * 4 * F32) + 2 * F32
+                ref_lse[bi, hi, i] = m + math.log(w.sum())
+                lse_bound[bi, hi, i] = 2 * err.max() + (n + 16) * F32 + 4 * F32 * abs(ref_lse[bi, hi, i])
+    check(k.name, o, ref, bound)
+    if saved:
+        check(k.name + " row_lse", lse, ref_lse, lse_bound)
+
+
 RUNNERS = {"matmul_kernel": run_matmul, "reduce_kernel": run_reduce,
-           "softmax_kernel": run_softmax, "norm_kernel": run_norm}
+           "softmax_kernel": run_softmax, "norm_kernel": run_norm,
+           "attention_kernel": run_attention}
 SHAPES = {"matmul_kernel": [(1, 1, 1), (5, 3, 7), (17, 9, 33), (33, 17, 70)],
           "reduce_kernel": [(1, 1, 1), (3, 5, 7), (2, 33, 1), (4, 1, 3), (5, 130, 2)],
           "softmax_kernel": [(1, 1), (3, 5), (7, 33), (2, 130)],
-          "norm_kernel": [(1, 1), (3, 5), (7, 33), (2, 130)]}
+          "norm_kernel": [(1, 1), (3, 5), (7, 33), (2, 130)],
+          # B, Hq, Hkv, Sq, Sk, D, Dv: size 1, grouped heads, Sq > Sk (empty windowed rows)
+          "attention_kernel": [(1, 1, 1, 1, 1, 1, 1), (2, 4, 2, 5, 7, 3, 5),
+                               (1, 2, 1, 9, 33, 8, 4), (1, 1, 1, 40, 17, 16, 16)]}
 
 
 def wrap_around(fn: Callable[..., Any], k: Kernel) -> None:
