@@ -63,6 +63,10 @@ tail -1 "$work/selftest.log"
 original_status=0
 "$work/venv/bin/python" tests/original/run_original.py --junit "${report%.xml}.original.xml" |
   grep -v "^ok " || original_status=1
+# tile.attention's training features: dropout statistics, thread and batch invariance, shape
+# contracts (tests/attention/properties.py); report REPORT.attention.xml.
+"$work/venv/bin/python" tests/attention/properties.py --junit "${report%.xml}.attention.xml" |
+  grep -v "^ok " || original_status=1
 artifacts="${TESSERA_DIFFERENTIAL_ARTIFACTS:-$(mktemp -d -t differential-artifacts.XXXXXX)}"
 "$work/venv/bin/python" tests/differential/run_differential.py --junit "$report" \
   --artifacts "$artifacts" "$@"

@@ -32,9 +32,11 @@ tools/python_package_test.sh "$reports_dir/python_package.xml" || true
 reports+=("$reports_dir/python_package.xml" "$reports_dir/python_package.mypy.xml")
 
 echo "== differential (tests/differential: the corpus and fresh generated programs vs NumPy;"
-echo "   tests/original: the original Tessera's launch-level fixtures vs NumPy)"
+echo "   tests/original: the original Tessera's launch-level fixtures vs NumPy;"
+echo "   tests/attention: attention's dropout statistics and invariances)"
 tools/differential_test.sh "$reports_dir/differential.xml" || true
-reports+=("$reports_dir/differential.xml" "$reports_dir/differential.original.xml")
+reports+=("$reports_dir/differential.xml" "$reports_dir/differential.original.xml"
+          "$reports_dir/differential.attention.xml")
 
 # The sanitizer configurations and a bounded fuzzing session (docs/building.md). Their own
 # output base; failures show in the summary through their reports.
