@@ -447,109 +447,175 @@ mlir::LogicalResult NormOp::verify() {
 // AttentionOp
 //===----------------------------------------------------------------------===//
 
-mlir::LogicalResult AttentionOp::verify() {
-  mlir::Value q = getQuery(), k = getKey(), v = getValue(), o = getOutput();
-  // Q [B, H, Sq, D], K [B, Hkv, Sk, D], V [B, Hkv, Sk, Dv], O [B, H, Sq, Dv].
-  struct Rule {
-    const char* name;
-    mlir::Value value;
-    int64_t dim;
-    mlir::Value reference;
-    int64_t referenceDim;
-    const char* what;
-  };
-  const Rule rules[] = {
+namespace {
+
+/// One size rule of the attention ops: dimension `dim` of `name` equals `referenceDim` of
+/// `reference` (`what`).
+struct AttentionRule {
+  const char* name;
+  mlir::Value value;
+  int64_t dim;
+  mlir::Value reference;
+  int64_t referenceDim;
+  const char* what;
+};
+
+mlir::LogicalResult verifyAttentionRules(mlir::Operation* op,
+                                         llvm::ArrayRef<AttentionRule> rules) {
+  for (const AttentionRule& rule : rules) {
+    if (mlir::failed(verifyDim(op, rule.name, rule.value, rule.dim,
+                               dimOf(rule.reference, rule.referenceDim), rule.what))) {
+      return mlir::failure();
+    }
+  }
+  return mlir::success();
+}
+
+/// What tile.attention and tile.attention_backward share: Q [B, H, Sq, D], K [B, Hkv, Sk, D],
+/// V [B, Hkv, Sk, Dv], grouped heads, key lengths, the bias, scale, window, alignment, soft cap
+/// and dropout.
+template <typename AttentionLikeOp>
+mlir::LogicalResult verifyAttentionSettings(AttentionLikeOp op) {
+  mlir::Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
+  const AttentionRule rules[] = {
       {"K", k, 0, q, 0, "B, the batch of Q"},
       {"K", k, 3, q, 3, "D, the head size of Q"},
       {"V", v, 0, q, 0, "B, the batch of Q"},
       {"V", v, 1, k, 1, "Hkv, the heads of K"},
       {"V", v, 2, k, 2, "Sk, the keys of K"},
-      {"O", o, 0, q, 0, "B, the batch of Q"},
-      {"O", o, 1, q, 1, "H, the heads of Q"},
-      {"O", o, 2, q, 2, "Sq, the queries of Q"},
-      {"O", o, 3, v, 3, "Dv, the head size of V"},
   };
-  for (const Rule& rule : rules) {
-    if (mlir::failed(verifyDim(*this, rule.name, rule.value, rule.dim,
-                               dimOf(rule.reference, rule.referenceDim), rule.what))) {
-      return mlir::failure();
-    }
-  }
+  if (mlir::failed(verifyAttentionRules(op, rules))) return mlir::failure();
   const int64_t heads = dimOf(q, 1), kvHeads = dimOf(k, 1);
   if (!mlir::ShapedType::isDynamic(heads) && !mlir::ShapedType::isDynamic(kvHeads) &&
       (kvHeads == 0 ? heads != 0 : heads % kvHeads != 0)) {
-    return emitOpError() << "expected the heads of Q (" << heads
-                         << ") to be a multiple of the heads of K and V (" << kvHeads
-                         << ") (grouped-query attention)";
+    return op.emitOpError() << "expected the heads of Q (" << heads
+                            << ") to be a multiple of the heads of K and V (" << kvHeads
+                            << ") (grouped-query attention)";
   }
-  if (mlir::Value lengths = getKeyLengths()) {
-    if (mlir::failed(verifyDim(*this, "key_lengths", lengths, 0, dimOf(q, 0),
+  if (mlir::Value lengths = op.getKeyLengths()) {
+    if (mlir::failed(verifyDim(op, "key_lengths", lengths, 0, dimOf(q, 0),
                                "B, the batch of Q"))) {
       return mlir::failure();
     }
   }
-  if (getScale() && !std::isfinite(getScale()->convertToFloat())) {
-    return emitOpError() << "expected a finite scale, found "
-                         << formatNumber(getScale()->convertToDouble());
+  if (op.getScale() && !std::isfinite(op.getScale()->convertToFloat())) {
+    return op.emitOpError() << "expected a finite scale, found "
+                            << formatNumber(op.getScale()->convertToDouble());
   }
-  if (mlir::Value bias = getBias()) {
+  if (mlir::Value bias = op.getBias()) {
     // [B|1, H|1, Sq, Sk]: broadcast over the batch and the heads.
     const std::pair<int64_t, const char*> broadcast[] = {{dimOf(q, 0), "B, the batch of Q"},
                                                          {dimOf(q, 1), "H, the heads of Q"}};
     for (int64_t d = 0; d < 2; ++d) {
       const int64_t size = dimOf(bias, d);
       if (size != 1 && !dimsCompatible(size, broadcast[d].first)) {
-        return emitOpError() << "expected dimension " << d << " of the bias (" << bias.getType()
-                             << ") to be 1 or " << broadcast[d].first << " ("
-                             << broadcast[d].second << "), found " << size;
+        return op.emitOpError() << "expected dimension " << d << " of the bias ("
+                                << bias.getType() << ") to be 1 or " << broadcast[d].first
+                                << " (" << broadcast[d].second << "), found " << size;
       }
     }
-    if (mlir::failed(verifyDim(*this, "the bias", bias, 2, dimOf(q, 2), "Sq, the queries of Q")) ||
-        mlir::failed(verifyDim(*this, "the bias", bias, 3, dimOf(k, 2), "Sk, the keys of K"))) {
+    if (mlir::failed(verifyDim(op, "the bias", bias, 2, dimOf(q, 2), "Sq, the queries of Q")) ||
+        mlir::failed(verifyDim(op, "the bias", bias, 3, dimOf(k, 2), "Sk, the keys of K"))) {
       return mlir::failure();
     }
   }
-  if (mlir::Value lse = getLse()) {
-    if (mlir::failed(verifyDim(*this, "lse", lse, 0, dimOf(q, 0), "B, the batch of Q")) ||
-        mlir::failed(verifyDim(*this, "lse", lse, 1, dimOf(q, 1), "H, the heads of Q")) ||
-        mlir::failed(verifyDim(*this, "lse", lse, 2, dimOf(q, 2), "Sq, the queries of Q"))) {
-      return mlir::failure();
-    }
+  if (op.getWindowLeft().has_value() != op.getWindowRight().has_value()) {
+    return op.emitOpError() << "expected both sides of the window, window(left, right)";
   }
-  if (getWindowLeft().has_value() != getWindowRight().has_value()) {
-    return emitOpError() << "expected both sides of the window, window(left, right)";
-  }
-  for (auto [side, value] : {std::pair{"left", getWindowLeft()}, std::pair{"right", getWindowRight()}}) {
+  for (auto [side, value] :
+       {std::pair{"left", op.getWindowLeft()}, std::pair{"right", op.getWindowRight()}}) {
     // I64Attr accessors return the bits as uint64_t.
     if (value && static_cast<int64_t>(*value) < -1) {
-      return emitOpError() << "expected the window's " << side
-                           << " extent to be -1 (unbounded) or at least 0, found "
-                           << static_cast<int64_t>(*value);
+      return op.emitOpError() << "expected the window's " << side
+                              << " extent to be -1 (unbounded) or at least 0, found "
+                              << static_cast<int64_t>(*value);
     }
   }
-  if (getAlignment() && !getCausal() && !getWindowLeft()) {
-    return emitOpError() << "aligned(...) places the causal diagonal and the window; it needs "
-                            "`causal` or `window(left, right)`";
+  if (op.getAlignment() && !op.getCausal() && !op.getWindowLeft()) {
+    return op.emitOpError() << "aligned(...) places the causal diagonal and the window; it "
+                               "needs `causal` or `window(left, right)`";
   }
-  if (getSoftcap()) {
-    const double cap = getSoftcap()->convertToDouble();
+  if (op.getSoftcap()) {
+    const double cap = op.getSoftcap()->convertToDouble();
     if (!std::isfinite(cap) || cap < 0) {
-      return emitOpError() << "expected softcap(c) with a finite c >= 0 (0: no capping), found "
-                           << formatNumber(cap);
+      return op.emitOpError() << "expected softcap(c) with a finite c >= 0 (0: no capping), "
+                                 "found "
+                              << formatNumber(cap);
     }
   }
-  if (getDropout().has_value() != getDropoutSeed().has_value()) {
-    return emitOpError() << "expected dropout(p, seed) with both its probability and its seed";
+  if (op.getDropout().has_value() != op.getDropoutSeed().has_value()) {
+    return op.emitOpError()
+           << "expected dropout(p, seed) with both its probability and its seed";
   }
-  if (getDropout()) {
-    const double p = getDropout()->convertToDouble();
+  if (op.getDropout()) {
+    const double p = op.getDropout()->convertToDouble();
     if (!(p >= 0.0 && p < 1.0)) {
-      return emitOpError() << "expected a dropout probability in [0, 1), found "
-                           << formatNumber(p);
+      return op.emitOpError() << "expected a dropout probability in [0, 1), found "
+                              << formatNumber(p);
     }
   }
-  if (getDropoutRule() && !getDropout()) {
-    return emitOpError() << "dropout_rule(...) needs dropout(p, seed)";
+  if (op.getDropoutRule() && !op.getDropout()) {
+    return op.emitOpError() << "dropout_rule(...) needs dropout(p, seed)";
+  }
+  return mlir::success();
+}
+
+}  // namespace
+
+mlir::LogicalResult AttentionOp::verify() {
+  mlir::Value q = getQuery(), v = getValue(), o = getOutput();
+  // O [B, H, Sq, Dv], lse [B, H, Sq].
+  const AttentionRule rules[] = {
+      {"O", o, 0, q, 0, "B, the batch of Q"},
+      {"O", o, 1, q, 1, "H, the heads of Q"},
+      {"O", o, 2, q, 2, "Sq, the queries of Q"},
+      {"O", o, 3, v, 3, "Dv, the head size of V"},
+  };
+  if (mlir::failed(verifyAttentionSettings(*this)) ||
+      mlir::failed(verifyAttentionRules(*this, rules))) {
+    return mlir::failure();
+  }
+  if (mlir::Value lse = getLse()) {
+    const AttentionRule lseRules[] = {
+        {"lse", lse, 0, q, 0, "B, the batch of Q"},
+        {"lse", lse, 1, q, 1, "H, the heads of Q"},
+        {"lse", lse, 2, q, 2, "Sq, the queries of Q"},
+    };
+    return verifyAttentionRules(*this, lseRules);
+  }
+  return mlir::success();
+}
+
+mlir::LogicalResult AttentionBackwardOp::verify() {
+  mlir::Value q = getQuery(), k = getKey(), v = getValue(), o = getOutput();
+  mlir::Value dO = getGradOutput(), lse = getLse();
+  // O and dO [B, H, Sq, Dv], lse [B, H, Sq], dQ like Q, dK like K, dV like V.
+  const AttentionRule rules[] = {
+      {"O", o, 0, q, 0, "B, the batch of Q"},      {"O", o, 1, q, 1, "H, the heads of Q"},
+      {"O", o, 2, q, 2, "Sq, the queries of Q"},   {"O", o, 3, v, 3, "Dv, the head size of V"},
+      {"dO", dO, 0, o, 0, "B, like O"},            {"dO", dO, 1, o, 1, "H, like O"},
+      {"dO", dO, 2, o, 2, "Sq, like O"},           {"dO", dO, 3, o, 3, "Dv, like O"},
+      {"lse", lse, 0, q, 0, "B, the batch of Q"},  {"lse", lse, 1, q, 1, "H, the heads of Q"},
+      {"lse", lse, 2, q, 2, "Sq, the queries of Q"},
+  };
+  if (mlir::failed(verifyAttentionSettings(*this)) ||
+      mlir::failed(verifyAttentionRules(*this, rules))) {
+    return mlir::failure();
+  }
+  struct Gradient {
+    const char* name;
+    mlir::Value gradient;
+    const char* of;
+    mlir::Value value;
+  };
+  const Gradient gradients[] = {
+      {"dQ", getGradQuery(), "Q", q}, {"dK", getGradKey(), "K", k}, {"dV", getGradValue(), "V", v}};
+  for (const Gradient& g : gradients) {
+    if (mlir::failed(verifySameShape(*this, g.name,
+                                     llvm::cast<mlir::MemRefType>(g.gradient.getType()), g.of,
+                                     llvm::cast<mlir::MemRefType>(g.value.getType())))) {
+      return mlir::failure();
+    }
   }
   return mlir::success();
 }

@@ -312,6 +312,67 @@ def Tile_AttentionOp : Tile_Op<"attention", [AttrSizedOperandSegments]> {
 }
 
 //===----------------------------------------------------------------------===//
+// tile.attention_backward
+//===----------------------------------------------------------------------===//
+
+def Tile_AttentionBackwardOp : Tile_Op<"attention_backward", [AttrSizedOperandSegments]> {
+  let summary = "the gradients of tile.attention, deterministic (no atomics, a fixed order)";
+  let description = [{
+    From the forward's dO, Q, K, V, its output O and its row log-sum-exp lse, and the forward's
+    own settings (key_lengths, bias, scale, causal, window, alignment, softcap, dropout and its
+    rule), writes dQ [B, H, Sq, D], dK [B, Hkv, Sk, D] and dV [B, Hkv, Sk, Dv] — dK and dV
+    summed over the query heads of each KV head. With P = exp(s − lse) over the visible keys,
+    Z the dropout factor (0 or 1/(1 − p), the forward's kept set), dP = Z · dO·V,
+    D = dO·O and dS = P (dP − D) times the soft cap's derivative 1 − (s/c)²:
+    dV = Σ Z P dO, dK = scale Σ dS Q, dQ = scale Σ dS K. Each output element is summed by one
+    thread in a fixed order (queries, then heads, ascending): bit-identical run to run, for any
+    thread count, and batch-invariant. Rows the forward saw no key for contribute nothing.
+
+    ```mlir
+    tile.attention_backward %do, %q, %k, %v, %o, %lse -> %dq, %dk, %dv causal
+        : memref<?x8x?x64xf32>, memref<?x8x?x64xf32>, memref<?x2x?x64xf32>,
+          memref<?x2x?x64xf32>, memref<?x8x?x64xf32>, memref<?x8x?xf32>
+          -> memref<?x8x?x64xf32>, memref<?x2x?x64xf32>, memref<?x2x?x64xf32>
+    ```
+  }];
+  let arguments = (ins Arg<Tile_Rank4, "dO", [MemRead]>:$grad_output,
+                       Arg<Tile_Rank4, "Q", [MemRead]>:$query,
+                       Arg<Tile_Rank4, "K", [MemRead]>:$key,
+                       Arg<Tile_Rank4, "V", [MemRead]>:$value,
+                       Arg<Tile_Rank4, "O", [MemRead]>:$output,
+                       Arg<Tile_Rank3F32, "lse", [MemRead]>:$lse,
+                       Arg<Tile_Rank4, "dQ", [MemWrite]>:$grad_query,
+                       Arg<Tile_Rank4, "dK", [MemWrite]>:$grad_key,
+                       Arg<Tile_Rank4, "dV", [MemWrite]>:$grad_value,
+                       Arg<Optional<Tile_IndexVector>, "key lengths", [MemRead]>:$key_lengths,
+                       Arg<Optional<Tile_Rank4F32>, "additive score bias", [MemRead]>:$bias,
+                       OptionalAttr<F32Attr>:$scale,
+                       UnitAttr:$causal,
+                       OptionalAttr<I64Attr>:$window_left,
+                       OptionalAttr<I64Attr>:$window_right,
+                       OptionalAttr<Tile_AttentionAlignmentAttr>:$alignment,
+                       OptionalAttr<F32Attr>:$softcap,
+                       OptionalAttr<F32Attr>:$dropout,
+                       OptionalAttr<I64Attr>:$dropout_seed,
+                       OptionalAttr<Tile_DropoutRuleAttr>:$dropout_rule);
+  let assemblyFormat = [{
+    $grad_output `,` $query `,` $key `,` $value `,` $output `,` $lse `->`
+    $grad_query `,` $grad_key `,` $grad_value
+    (`key_lengths` `(` $key_lengths^ `:` type($key_lengths) `)`)?
+    (`bias` `(` $bias^ `:` type($bias) `)`)?
+    (`scale` `(` $scale^ `)`)? (`causal` $causal^)?
+    (`window` `(` $window_left^ `,` $window_right `)`)?
+    (`aligned` `(` $alignment^ `)`)?
+    (`softcap` `(` $softcap^ `)`)?
+    (`dropout` `(` $dropout^ `,` $dropout_seed `)`)?
+    (`dropout_rule` `(` $dropout_rule^ `)`)? attr-dict
+    `:` type($grad_output) `,` type($query) `,` type($key) `,` type($value) `,` type($output)
+    `,` type($lse) `->` type($grad_query) `,` type($grad_key) `,` type($grad_value)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // tile.rope
 //===----------------------------------------------------------------------===//
 

@@ -171,44 +171,36 @@ class ContractBuilder {
     }
     if (auto attention = llvm::dyn_cast<tile::AttentionOp>(op)) {
       MarkWritten(attention.getOutput(), frame);
-      mlir::Value q = attention.getQuery(), k = attention.getKey(), v = attention.getValue(),
-                  o = attention.getOutput();
-      const std::string why = absl::StrCat(
-          "tile.attention at ", at,
-          " needs Q [B, H, Sq, D], K [B, Hkv, Sk, D], V [B, Hkv, Sk, Dv], O [B, H, Sq, Dv]");
+      TESSERA_CONTRACT_STATUS(Attention(attention, at, frame));
+      mlir::Value q = attention.getQuery(), v = attention.getValue(), o = attention.getOutput();
+      const std::string why = absl::StrCat("tile.attention at ", at,
+                                           " needs O [B, H, Sq, Dv] and its lse [B, H, Sq]");
       const std::pair<mlir::Value, int64_t> pairs[][2] = {
-          {{k, 0}, {q, 0}}, {{k, 3}, {q, 3}}, {{v, 0}, {q, 0}}, {{v, 1}, {k, 1}},
-          {{v, 2}, {k, 2}}, {{o, 0}, {q, 0}}, {{o, 1}, {q, 1}}, {{o, 2}, {q, 2}},
-          {{o, 3}, {v, 3}}};
-      for (const auto& pair : pairs) {
-        TESSERA_CONTRACT_EDGE(Dim(pair[0].first, pair[0].second, frame),
-                              Dim(pair[1].first, pair[1].second, frame), why, op);
-      }
-      TESSERA_CONTRACT_EDGE(Dim(q, 1, frame), Dim(k, 1, frame),
-                            absl::StrCat("tile.attention at ", at,
-                                         " groups the heads of Q over those of K and V"),
-                            op, SizeRelation::kMultipleOf);
-      if (mlir::Value lengths = attention.getKeyLengths()) {
-        TESSERA_CONTRACT_EDGE(Dim(lengths, 0, frame), Dim(q, 0, frame),
-                              absl::StrCat("tile.attention at ", at,
-                                           " needs one key length per batch"),
-                              op);
-      }
-      if (mlir::Value bias = attention.getBias()) {
-        const std::string bias_why =
-            absl::StrCat("tile.attention at ", at, " needs its bias [B|1, H|1, Sq, Sk]");
-        // B and H broadcast (size 1 or equal), Sq and Sk equal.
-        TESSERA_CONTRACT_STATUS(Broadcast(bias, 2, q, 2, bias_why, op, frame));
-        TESSERA_CONTRACT_EDGE(Dim(bias, 2, frame), Dim(q, 2, frame), bias_why, op);
-        TESSERA_CONTRACT_EDGE(Dim(bias, 3, frame), Dim(k, 2, frame), bias_why, op);
-      }
+          {{o, 0}, {q, 0}}, {{o, 1}, {q, 1}}, {{o, 2}, {q, 2}}, {{o, 3}, {v, 3}}};
+      TESSERA_CONTRACT_STATUS(Pairs(pairs, why, op, frame));
       if (mlir::Value lse = attention.getLse()) {
         MarkWritten(lse, frame);
-        const std::string lse_why =
-            absl::StrCat("tile.attention at ", at, " needs its lse [B, H, Sq]");
-        for (int64_t d = 0; d < 3; ++d) {
-          TESSERA_CONTRACT_EDGE(Dim(lse, d, frame), Dim(q, d, frame), lse_why, op);
-        }
+        TESSERA_CONTRACT_STATUS(SameLeading(lse, q, 3, why, op, frame));
+      }
+      return absl::OkStatus();
+    }
+    if (auto backward = llvm::dyn_cast<tile::AttentionBackwardOp>(op)) {
+      TESSERA_CONTRACT_STATUS(Attention(backward, at, frame));
+      mlir::Value q = backward.getQuery(), v = backward.getValue(), o = backward.getOutput();
+      const std::string why = absl::StrCat(
+          "tile.attention_backward at ", at,
+          " needs O and dO [B, H, Sq, Dv], lse [B, H, Sq], and dQ, dK, dV shaped like Q, K, V");
+      const std::pair<mlir::Value, int64_t> pairs[][2] = {
+          {{o, 0}, {q, 0}}, {{o, 1}, {q, 1}}, {{o, 2}, {q, 2}}, {{o, 3}, {v, 3}}};
+      TESSERA_CONTRACT_STATUS(Pairs(pairs, why, op, frame));
+      TESSERA_CONTRACT_STATUS(SameLeading(backward.getGradOutput(), o, 4, why, op, frame));
+      TESSERA_CONTRACT_STATUS(SameLeading(backward.getLse(), q, 3, why, op, frame));
+      using GradientOf = std::pair<mlir::Value, mlir::Value>;
+      for (auto [gradient, value] : {GradientOf{backward.getGradQuery(), q},
+                                     GradientOf{backward.getGradKey(), backward.getKey()},
+                                     GradientOf{backward.getGradValue(), v}}) {
+        MarkWritten(gradient, frame);
+        TESSERA_CONTRACT_STATUS(SameLeading(gradient, value, 4, why, op, frame));
       }
       return absl::OkStatus();
     }
@@ -308,6 +300,60 @@ class ContractBuilder {
                          mlir::Operation* op, const Frame& frame) {
     for (int64_t d = 0; d < Rank(value); ++d) {
       TESSERA_CONTRACT_EDGE(Dim(value, d, frame), Dim(reference, d, frame), why, op);
+    }
+    return absl::OkStatus();
+  }
+
+  /// Dimension pair[0] of each pair equals dimension pair[1].
+  absl::Status Pairs(llvm::ArrayRef<std::pair<mlir::Value, int64_t>[2]> pairs,
+                     const std::string& why, mlir::Operation* op, const Frame& frame) {
+    for (const auto& pair : pairs) {
+      TESSERA_CONTRACT_EDGE(Dim(pair[0].first, pair[0].second, frame),
+                            Dim(pair[1].first, pair[1].second, frame), why, op);
+    }
+    return absl::OkStatus();
+  }
+
+  /// The first `count` dimensions of `value` equal those of `reference`.
+  absl::Status SameLeading(mlir::Value value, mlir::Value reference, int64_t count,
+                           const std::string& why, mlir::Operation* op, const Frame& frame) {
+    for (int64_t d = 0; d < count; ++d) {
+      TESSERA_CONTRACT_EDGE(Dim(value, d, frame), Dim(reference, d, frame), why, op);
+    }
+    return absl::OkStatus();
+  }
+
+  /// What tile.attention and tile.attention_backward share: Q [B, H, Sq, D], K [B, Hkv, Sk, D],
+  /// V [B, Hkv, Sk, Dv], H a multiple of Hkv, a key length per batch, the bias
+  /// [B|1, H|1, Sq, Sk].
+  template <typename AttentionLikeOp>
+  absl::Status Attention(AttentionLikeOp attention, const std::string& at, const Frame& frame) {
+    mlir::Operation* op = attention.getOperation();
+    const std::string name = op->getName().getStringRef().str();
+    mlir::Value q = attention.getQuery(), k = attention.getKey(), v = attention.getValue();
+    const std::pair<mlir::Value, int64_t> pairs[][2] = {
+        {{k, 0}, {q, 0}}, {{k, 3}, {q, 3}}, {{v, 0}, {q, 0}}, {{v, 1}, {k, 1}}, {{v, 2}, {k, 2}}};
+    TESSERA_CONTRACT_STATUS(Pairs(pairs,
+                                  absl::StrCat(name, " at ", at,
+                                               " needs Q [B, H, Sq, D], K [B, Hkv, Sk, D], "
+                                               "V [B, Hkv, Sk, Dv]"),
+                                  op, frame));
+    TESSERA_CONTRACT_EDGE(Dim(q, 1, frame), Dim(k, 1, frame),
+                          absl::StrCat(name, " at ", at,
+                                       " groups the heads of Q over those of K and V"),
+                          op, SizeRelation::kMultipleOf);
+    if (mlir::Value lengths = attention.getKeyLengths()) {
+      TESSERA_CONTRACT_EDGE(Dim(lengths, 0, frame), Dim(q, 0, frame),
+                            absl::StrCat(name, " at ", at, " needs one key length per batch"),
+                            op);
+    }
+    if (mlir::Value bias = attention.getBias()) {
+      const std::string why =
+          absl::StrCat(name, " at ", at, " needs its bias [B|1, H|1, Sq, Sk]");
+      // B and H broadcast (size 1 or equal), Sq and Sk equal.
+      TESSERA_CONTRACT_STATUS(Broadcast(bias, 2, q, 2, why, op, frame));
+      TESSERA_CONTRACT_EDGE(Dim(bias, 2, frame), Dim(q, 2, frame), why, op);
+      TESSERA_CONTRACT_EDGE(Dim(bias, 3, frame), Dim(k, 2, frame), why, op);
     }
     return absl::OkStatus();
   }

@@ -67,6 +67,10 @@ original_status=0
 # contracts (tests/attention/properties.py); report REPORT.attention.xml.
 "$work/venv/bin/python" tests/attention/properties.py --junit "${report%.xml}.attention.xml" |
   grep -v "^ok " || original_status=1
+# tile.attention_backward against an analytic float64 gradient (itself checked by finite
+# differences); report REPORT.attention_gradients.xml.
+"$work/venv/bin/python" tests/attention/gradients.py \
+  --junit "${report%.xml}.attention_gradients.xml" | grep -v "^ok " || original_status=1
 artifacts="${TESSERA_DIFFERENTIAL_ARTIFACTS:-$(mktemp -d -t differential-artifacts.XXXXXX)}"
 "$work/venv/bin/python" tests/differential/run_differential.py --junit "$report" \
   --artifacts "$artifacts" "$@"

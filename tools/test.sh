@@ -33,10 +33,11 @@ reports+=("$reports_dir/python_package.xml" "$reports_dir/python_package.mypy.xm
 
 echo "== differential (tests/differential: the corpus and fresh generated programs vs NumPy;"
 echo "   tests/original: the original Tessera's launch-level fixtures vs NumPy;"
-echo "   tests/attention: attention's dropout statistics and invariances)"
+echo "   tests/attention: attention's dropout statistics, invariances and gradients)"
 tools/differential_test.sh "$reports_dir/differential.xml" || true
 reports+=("$reports_dir/differential.xml" "$reports_dir/differential.original.xml"
-          "$reports_dir/differential.attention.xml")
+          "$reports_dir/differential.attention.xml"
+          "$reports_dir/differential.attention_gradients.xml")
 
 # The sanitizer configurations and a bounded fuzzing session (docs/building.md). Their own
 # output base; failures show in the summary through their reports.

@@ -137,6 +137,10 @@ std::pair<mlir::Value, mlir::Value> normRowStatistics(
 /// tile.norm, tile.attention, tile.rope: GpuModelOps.cpp.
 void lowerNorm(mlir::OpBuilder& b, tile::NormOp op, KernelNamer& namer);
 void lowerAttention(mlir::OpBuilder& b, tile::AttentionOp op, KernelNamer& namer);
+
+/// tile.attention_backward's baseline: one thread per element of dQ, dK and dV, a fixed order
+/// (AttentionBackward.cpp).
+void lowerAttentionBackward(mlir::OpBuilder& b, tile::AttentionBackwardOp op, KernelNamer& namer);
 void lowerRope(mlir::OpBuilder& b, tile::RopeOp op, KernelNamer& namer);
 
 }  // namespace tessera::device

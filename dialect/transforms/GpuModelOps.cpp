@@ -104,7 +104,9 @@ void lowerNorm(mlir::OpBuilder& b, tile::NormOp op, KernelNamer& namer) {
   });
 }
 
-void lowerAttention(mlir::OpBuilder& b, tile::AttentionOp op, KernelNamer& namer) {
+void lowerAttention(mlir::OpBuilder& b, tile::AttentionOp attention, KernelNamer& namer) {
+  tile::AttentionOp op = attention;
+  const lowering::AttentionSpec spec = lowering::AttentionSpec::of(attention);
   mlir::Location loc = op.getLoc();
   auto q = memrefSizes(b, loc, op.getQuery());  // B, H, Sq, D
   auto kSizes = memrefSizes(b, loc, op.getKey());  // B, Hkv, Sk, D
@@ -133,9 +135,9 @@ void lowerAttention(mlir::OpBuilder& b, tile::AttentionOp op, KernelNamer& namer
           mlir::Value weights = l.getWorkgroupAttributions()[1];
           mlir::Value batch = position[0], head = position[1], query = position[2];
           mlir::Value kvHead = k.create<mlir::arith::DivUIOp>(loc, head, group);
-          mlir::Value scale = lowering::attentionScale(k, loc, op, depth);
+          mlir::Value scale = lowering::attentionScale(k, loc, spec, depth);
           const lowering::KeyRange visible =
-              lowering::visibleKeys(k, loc, op, batch, query, keys, queries);
+              lowering::visibleKeys(k, loc, spec, batch, query, keys, queries);
           mlir::Value firstKey = visible.first, limit = visible.end;
           const mlir::Value sizes[] = {q[0], heads, queries, keys};
           mlir::Value block = indexConstant(k, loc, kBlockSize);
@@ -181,12 +183,12 @@ void lowerAttention(mlir::OpBuilder& b, tile::AttentionOp op, KernelNamer& namer
                                                d.create<mlir::arith::MulFOp>(loc, x, y))});
                                 });
                             mlir::Value bias =
-                                op.getBias() ? lowering::attentionBias(t, loc, op, batch, head,
+                                op.getBias() ? lowering::attentionBias(t, loc, spec, batch, head,
                                                                        query, j)
                                              : mlir::Value();
                             t.create<mlir::scf::YieldOp>(
                                 loc, mlir::ValueRange{lowering::attentionScore(
-                                         t, loc, op, dot.getResult(0), scale, bias)});
+                                         t, loc, spec, dot.getResult(0), scale, bias)});
                           },
                           [&](mlir::OpBuilder& e, mlir::Location) {
                             e.create<mlir::scf::YieldOp>(loc, mlir::ValueRange{negativeInfinity});
@@ -221,7 +223,7 @@ void lowerAttention(mlir::OpBuilder& b, tile::AttentionOp op, KernelNamer& namer
                                     mlir::ValueRange acc) {
                                   mlir::Value key = d.create<mlir::arith::AddIOp>(loc, first, jj);
                                   mlir::Value w = lowering::droppedWeight(
-                                      d, loc, op, d.create<mlir::memref::LoadOp>(loc, weights, jj),
+                                      d, loc, spec, d.create<mlir::memref::LoadOp>(loc, weights, jj),
                                       {batch, head, query, key}, sizes);
                                   mlir::Value value = lowering::loadAsF32(
                                       d, loc, op.getValue(), {batch, kvHead, key, column});
@@ -249,13 +251,13 @@ void lowerAttention(mlir::OpBuilder& b, tile::AttentionOp op, KernelNamer& namer
                       c.create<mlir::arith::CmpIOp>(loc, mlir::arith::CmpIPredicate::eq, thread,
                                                     indexConstant(c, loc, 0)));
                   ifThen(c, loc, writer, [&](mlir::OpBuilder& in) {
-                    lowering::storeAttentionLse(in, loc, op, none, blocks.getResult(0),
+                    lowering::storeAttentionLse(in, loc, spec, none, blocks.getResult(0),
                                                 blocks.getResult(1), {batch, head, query});
                   });
                 }
                 ifThen(c, loc, active, [&](mlir::OpBuilder& in) {
                   mlir::Value result = lowering::attentionResult(
-                      in, loc, op, none, blocks.getResult(2), blocks.getResult(1));
+                      in, loc, spec, none, blocks.getResult(2), blocks.getResult(1));
                   in.create<mlir::memref::StoreOp>(
                       loc, lowering::convertFloat(in, loc, result, outputElement), op.getOutput(),
                       mlir::ValueRange{batch, head, query, column});

@@ -89,6 +89,11 @@ void lowerMatmul(mlir::OpBuilder& b, tile::MatmulOp op, ParallelLoops& parallel,
 /// tile.norm, tile.attention, tile.rope: HostModelOps.cpp.
 void lowerNorm(mlir::OpBuilder& b, tile::NormOp op, ParallelLoops& parallel);
 void lowerAttention(mlir::OpBuilder& b, tile::AttentionOp op, ParallelLoops& parallel);
+
+/// tile.attention_backward: dQ by query rows, dK and dV by key rows, each row in f32 in a fixed
+/// order (AttentionBackward.cpp).
+void lowerAttentionBackward(mlir::OpBuilder& b, tile::AttentionBackwardOp op,
+                            ParallelLoops& parallel);
 void lowerRope(mlir::OpBuilder& b, tile::RopeOp op, ParallelLoops& parallel);
 
 }  // namespace tessera::host

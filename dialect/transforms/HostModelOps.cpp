@@ -78,7 +78,9 @@ void lowerNorm(mlir::OpBuilder& b, tile::NormOp op, ParallelLoops& parallel) {
 // key. Per block: the scores scaled and masked (-inf), the block
 // maximum and the sum of p = exp(s − m) in the lane tree, one rescale of the accumulators, then
 // acc += p_j · V[j] for the block's keys in ascending order.
-void lowerAttention(mlir::OpBuilder& b, tile::AttentionOp op, ParallelLoops& parallel) {
+void lowerAttention(mlir::OpBuilder& b, tile::AttentionOp attention, ParallelLoops& parallel) {
+  tile::AttentionOp op = attention;
+  const lowering::AttentionSpec spec = lowering::AttentionSpec::of(attention);
   mlir::Location loc = op.getLoc();
   auto q = memrefSizes(b, loc, op.getQuery());  // B, H, Sq, D
   auto k = memrefSizes(b, loc, op.getKey());    // B, Hkv, Sk, D
@@ -97,7 +99,7 @@ void lowerAttention(mlir::OpBuilder& b, tile::AttentionOp op, ParallelLoops& par
   mlir::Value block = indexConstant(b, loc, kLanes);
   // The output is not empty, so H > 0, hence Hkv > 0 (the contract: H is a multiple of Hkv).
   mlir::Value group = b.create<mlir::arith::DivUIOp>(loc, heads, kvHeads);
-  mlir::Value scale = lowering::attentionScale(b, loc, op, depth);
+  mlir::Value scale = lowering::attentionScale(b, loc, spec, depth);
   mlir::Value keyBlocks = lowering::ceilDiv(b, loc, keys, kLanes);
 
   // Pack K when each key serves at least kMinReuse query rows (Sq · H/Hkv; decoding reads K
@@ -136,7 +138,7 @@ void lowerAttention(mlir::OpBuilder& b, tile::AttentionOp op, ParallelLoops& par
           // larger than its key length).
           mlir::Value needed = in.create<mlir::arith::CmpIOp>(
               loc, mlir::arith::CmpIPredicate::ult, first,
-              lowering::batchKeys(in, loc, op, position[0], keys));
+              lowering::batchKeys(in, loc, spec, position[0], keys));
           auto ifNeeded = in.create<mlir::scf::IfOp>(loc, needed, /*withElseRegion=*/false);
           mlir::OpBuilder packer = ifNeeded.getThenBodyBuilder();
           forEachIndex(packer, loc, mlir::ValueRange{depth, block},
@@ -167,7 +169,7 @@ void lowerAttention(mlir::OpBuilder& b, tile::AttentionOp op, ParallelLoops& par
     mlir::Value batch = position[0], head = position[1], query = position[2];
     mlir::Value kvHead = at.create<mlir::arith::DivUIOp>(loc, head, group);
     const lowering::KeyRange visible =
-        lowering::visibleKeys(at, loc, op, batch, query, keys, queries);
+        lowering::visibleKeys(at, loc, spec, batch, query, keys, queries);
     mlir::Value firstKey = visible.first, limit = visible.end;
     const mlir::Value sizes[] = {q[0], heads, queries, keys};
     // One heap row: Dv accumulators, then a block's 32 scores, its 32 weights, its 32 biases.
@@ -246,14 +248,14 @@ void lowerAttention(mlir::OpBuilder& b, tile::AttentionOp op, ParallelLoops& par
           if (op.getBias()) {
             forEachIndex(in, loc, mlir::ValueRange{count}, [&](mlir::OpBuilder& e, mlir::ValueRange l) {
               e.create<mlir::memref::StoreOp>(
-                  loc, lowering::attentionBias(e, loc, op, batch, head, query, add(e, first, l[0])),
+                  loc, lowering::attentionBias(e, loc, spec, batch, head, query, add(e, first, l[0])),
                   row, add(e, biasesAt, l[0]));
             });
             biases = in.create<mlir::vector::LoadOp>(loc, lanes, row, mlir::ValueRange{biasesAt});
           }
           mlir::Value score = in.create<mlir::arith::SelectOp>(
               loc, valid,
-              lowering::attentionScore(in, loc, op, scores.getResult(0), scale, biases),
+              lowering::attentionScore(in, loc, spec, scores.getResult(0), scale, biases),
               negativeInfinityLanes);
           mlir::Value max = state[0], sum = state[1];
           mlir::Value newMax = in.create<mlir::arith::MaximumFOp>(
@@ -275,7 +277,7 @@ void lowerAttention(mlir::OpBuilder& b, tile::AttentionOp op, ParallelLoops& par
             mlir::Value lane = add(e, before, l[0]);
             mlir::Value j = add(e, first, lane);
             mlir::Value weight = lowering::droppedWeight(
-                e, loc, op, e.create<mlir::memref::LoadOp>(loc, row, add(e, weightsAt, lane)),
+                e, loc, spec, e.create<mlir::memref::LoadOp>(loc, row, add(e, weightsAt, lane)),
                 {batch, head, query, j}, sizes);
             forEachIndex(e, loc, mlir::ValueRange{valueDepth}, [&](mlir::OpBuilder& g, mlir::ValueRange d) {
               mlir::Value value = lowering::loadAsF32(g, loc, op.getValue(), {batch, kvHead, j, d[0]});
@@ -292,11 +294,11 @@ void lowerAttention(mlir::OpBuilder& b, tile::AttentionOp op, ParallelLoops& par
     mlir::Value total = blocks.getResult(1);
     mlir::Value none =
         at.create<mlir::arith::CmpIOp>(loc, mlir::arith::CmpIPredicate::eq, limit, firstKey);
-    lowering::storeAttentionLse(at, loc, op, none, blocks.getResult(0), total,
+    lowering::storeAttentionLse(at, loc, spec, none, blocks.getResult(0), total,
                                 {batch, head, query});
     forEachIndex(at, loc, mlir::ValueRange{valueDepth}, [&](mlir::OpBuilder& in, mlir::ValueRange d) {
       mlir::Value accumulator = in.create<mlir::memref::LoadOp>(loc, row, d);
-      mlir::Value result = lowering::attentionResult(in, loc, op, none, accumulator, total);
+      mlir::Value result = lowering::attentionResult(in, loc, spec, none, accumulator, total);
       in.create<mlir::memref::StoreOp>(loc, lowering::convertFloat(in, loc, result, outputElement),
                                        op.getOutput(), mlir::ValueRange{batch, head, query, d[0]});
     });

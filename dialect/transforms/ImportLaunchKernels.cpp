@@ -313,8 +313,8 @@ FailureOr<ImportPlan> PlanFor(Operation* op) {
     return PlanAttention(attention);
   }
   return op->emitOpError()
-         << "verifies but is not compiled yet: this project has no tile.attention_backward "
-            "(the deterministic backward pass) yet (docs/original-ir.md)";
+         << "verifies but is not compiled yet: it takes no forward output O, and this "
+            "project's tile.attention_backward computes D = dO·O from it (docs/original-ir.md)";
 }
 
 /// A launch operand used as a dimension: an argument of the wrapper (by index) or a constant.

@@ -302,7 +302,7 @@ class LowerTileToGpu : public impl::LowerTileToGpuBase<LowerTileToGpu> {
     llvm::SmallVector<mlir::Operation*> tileOps;
     function.walk([&](mlir::Operation* op) {
       if (llvm::isa<tile::MapOp, tile::ReduceOp, tile::MatmulOp, tile::SoftmaxOp, tile::NormOp,
-                    tile::AttentionOp, tile::RopeOp>(op)) {
+                    tile::AttentionOp, tile::AttentionBackwardOp, tile::RopeOp>(op)) {
         tileOps.push_back(op);
       }
     });
@@ -358,6 +358,9 @@ class LowerTileToGpu : public impl::LowerTileToGpuBase<LowerTileToGpu> {
             }
           })
           .Case([&](tile::AttentionOp attention) { device::lowerAttention(b, attention, namer); })
+          .Case([&](tile::AttentionBackwardOp backward) {
+            device::lowerAttentionBackward(b, backward, namer);
+          })
           .Case([&](tile::RopeOp rope) { device::lowerRope(b, rope, namer); });
       op->erase();
     }

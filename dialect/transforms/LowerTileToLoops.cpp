@@ -328,6 +328,8 @@ mlir::Value primaryOutput(mlir::Operation* op) {
       .Case([](tile::MapOp map) { return map.getOutputs().front(); })
       .Case<tile::ReduceOp, tile::MatmulOp, tile::SoftmaxOp, tile::NormOp, tile::AttentionOp,
             tile::RopeOp>([](auto tileOp) { return tileOp.getOutput(); })
+      // dK and dV are written even when there is no query (zeros), dQ when there is no key.
+      .Case([](tile::AttentionBackwardOp backward) { return backward.getGradKey(); })
       .Default([](mlir::Operation*) { return mlir::Value(); });
 }
 
@@ -349,6 +351,11 @@ class LowerTileToLoops : public impl::LowerTileToLoopsBase<LowerTileToLoops> {
       mlir::Location loc = op->getLoc();
       mlir::Value elements =
           lowering::product(b, loc, lowering::memrefSizes(b, loc, primaryOutput(op)));
+      if (auto backward = llvm::dyn_cast<tile::AttentionBackwardOp>(op)) {
+        elements = b.create<mlir::arith::AddIOp>(
+            loc, elements,
+            lowering::product(b, loc, lowering::memrefSizes(b, loc, backward.getGradQuery())));
+      }
       mlir::Value nonEmpty = b.create<mlir::arith::CmpIOp>(
           loc, mlir::arith::CmpIPredicate::ne, elements, indexConstant(b, loc, 0));
       auto guard = b.create<mlir::scf::IfOp>(loc, nonEmpty, /*withElseRegion=*/false);
@@ -361,6 +368,9 @@ class LowerTileToLoops : public impl::LowerTileToLoopsBase<LowerTileToLoops> {
           .Case([&](tile::SoftmaxOp softmax) { lowerSoftmax(b, softmax, parallel); })
           .Case([&](tile::NormOp norm) { host::lowerNorm(b, norm, parallel); })
           .Case([&](tile::AttentionOp attention) { host::lowerAttention(b, attention, parallel); })
+          .Case([&](tile::AttentionBackwardOp backward) {
+            host::lowerAttentionBackward(b, backward, parallel);
+          })
           .Case([&](tile::RopeOp rope) { host::lowerRope(b, rope, parallel); });
       op->erase();
       for (const ParallelLoop& loop : parallel) host::outlineParallelLoop(module, symbols, loop);

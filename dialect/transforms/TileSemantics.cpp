@@ -77,7 +77,7 @@ void normStore(mlir::OpBuilder& b, mlir::Location loc, tile::NormOp op, mlir::Va
   b.create<mlir::memref::StoreOp>(loc, convertFloat(b, loc, y, output), op.getOutput(), index);
 }
 
-mlir::Value attentionScale(mlir::OpBuilder& b, mlir::Location loc, tile::AttentionOp op,
+mlir::Value attentionScale(mlir::OpBuilder& b, mlir::Location loc, const AttentionSpec& op,
                            mlir::Value depth) {
   if (op.getScale()) return f32Constant(b, loc, op.getScale()->convertToFloat());
   mlir::Value d = b.create<mlir::arith::MaxUIOp>(loc, depth, indexConstant(b, loc, 1));
@@ -93,7 +93,7 @@ mlir::Value clampI64(mlir::OpBuilder& b, mlir::Location loc, mlir::Value value, 
 }
 
 /// batchKeys as i64.
-mlir::Value batchKeysI64(mlir::OpBuilder& b, mlir::Location loc, tile::AttentionOp op,
+mlir::Value batchKeysI64(mlir::OpBuilder& b, mlir::Location loc, const AttentionSpec& op,
                          mlir::Value batch, mlir::Value keys) {
   mlir::Type i64 = b.getI64Type();
   mlir::Value length = b.create<mlir::arith::IndexCastOp>(loc, i64, keys);
@@ -107,13 +107,13 @@ mlir::Value batchKeysI64(mlir::OpBuilder& b, mlir::Location loc, tile::Attention
 
 }  // namespace
 
-mlir::Value batchKeys(mlir::OpBuilder& b, mlir::Location loc, tile::AttentionOp op,
+mlir::Value batchKeys(mlir::OpBuilder& b, mlir::Location loc, const AttentionSpec& op,
                       mlir::Value batch, mlir::Value keys) {
   return b.create<mlir::arith::IndexCastOp>(loc, b.getIndexType(),
                                             batchKeysI64(b, loc, op, batch, keys));
 }
 
-KeyRange visibleKeys(mlir::OpBuilder& b, mlir::Location loc, tile::AttentionOp op,
+KeyRange visibleKeys(mlir::OpBuilder& b, mlir::Location loc, const AttentionSpec& op,
                      mlir::Value batch, mlir::Value query, mlir::Value keys, mlir::Value queries) {
   mlir::Type i64 = b.getI64Type();
   auto toI64 = [&](mlir::Value index) -> mlir::Value {
@@ -154,7 +154,7 @@ KeyRange visibleKeys(mlir::OpBuilder& b, mlir::Location loc, tile::AttentionOp o
   return {toIndex(first), toIndex(end)};
 }
 
-mlir::Value attentionBias(mlir::OpBuilder& b, mlir::Location loc, tile::AttentionOp op,
+mlir::Value attentionBias(mlir::OpBuilder& b, mlir::Location loc, const AttentionSpec& op,
                           mlir::Value batch, mlir::Value head, mlir::Value query,
                           mlir::Value key) {
   llvm::SmallVector<mlir::Value> index = broadcastIndex(
@@ -162,7 +162,7 @@ mlir::Value attentionBias(mlir::OpBuilder& b, mlir::Location loc, tile::Attentio
   return b.create<mlir::memref::LoadOp>(loc, op.getBias(), index);
 }
 
-mlir::Value attentionScore(mlir::OpBuilder& b, mlir::Location loc, tile::AttentionOp op,
+mlir::Value attentionScore(mlir::OpBuilder& b, mlir::Location loc, const AttentionSpec& op,
                            mlir::Value dot, mlir::Value scale, mlir::Value bias) {
   mlir::Type type = dot.getType();
   if (scale.getType() != type) scale = b.create<mlir::vector::BroadcastOp>(loc, type, scale);
@@ -177,7 +177,7 @@ mlir::Value attentionScore(mlir::OpBuilder& b, mlir::Location loc, tile::Attenti
   return score;
 }
 
-mlir::Value dropoutKeeps(mlir::OpBuilder& b, mlir::Location loc, tile::AttentionOp op,
+mlir::Value dropoutKeeps(mlir::OpBuilder& b, mlir::Location loc, const AttentionSpec& op,
                          mlir::ValueRange position, mlir::ValueRange sizes) {
   mlir::Type i64 = b.getI64Type();
   auto constant = [&](uint64_t value) -> mlir::Value {
@@ -195,7 +195,7 @@ mlir::Value dropoutKeeps(mlir::OpBuilder& b, mlir::Location loc, tile::Attention
   }
   const double p = op.getDropoutOrZero();
   const uint64_t threshold = static_cast<uint64_t>(p * 4294967296.0);
-  const uint64_t seed = static_cast<uint64_t>(*op.getDropoutSeed());
+  const uint64_t seed = op.getDropoutSeedOrZero();
   mlir::Value hash;
   if (op.getDropoutRuleOrDefault() == tile::DropoutRule::lcg) {
     // The original Tessera's: (counter · 1664525 + seed + 1013904223) mod 2^32.
@@ -227,7 +227,7 @@ mlir::Value dropoutKeeps(mlir::OpBuilder& b, mlir::Location loc, tile::Attention
                                        constant(threshold));
 }
 
-mlir::Value droppedWeight(mlir::OpBuilder& b, mlir::Location loc, tile::AttentionOp op,
+mlir::Value droppedWeight(mlir::OpBuilder& b, mlir::Location loc, const AttentionSpec& op,
                           mlir::Value weight, mlir::ValueRange position,
                           mlir::ValueRange sizes) {
   const double p = op.getDropoutOrZero();
@@ -238,7 +238,7 @@ mlir::Value droppedWeight(mlir::OpBuilder& b, mlir::Location loc, tile::Attentio
                                          f32Constant(b, loc, 0.0f));
 }
 
-mlir::Value attentionResult(mlir::OpBuilder& b, mlir::Location loc, tile::AttentionOp op,
+mlir::Value attentionResult(mlir::OpBuilder& b, mlir::Location loc, const AttentionSpec& op,
                             mlir::Value empty, mlir::Value accumulator, mlir::Value sum) {
   const float none = op.getEmptyRowsOrDefault() == tile::EmptyRows::nan
                          ? std::numeric_limits<float>::quiet_NaN()
@@ -248,7 +248,7 @@ mlir::Value attentionResult(mlir::OpBuilder& b, mlir::Location loc, tile::Attent
       b.create<mlir::arith::DivFOp>(loc, accumulator, sum));
 }
 
-void storeAttentionLse(mlir::OpBuilder& b, mlir::Location loc, tile::AttentionOp op,
+void storeAttentionLse(mlir::OpBuilder& b, mlir::Location loc, const AttentionSpec& op,
                        mlir::Value empty, mlir::Value max, mlir::Value sum,
                        mlir::ValueRange row) {
   if (!op.getLse()) return;

@@ -98,13 +98,67 @@ mlir::Value normScale(mlir::OpBuilder& b, mlir::Location loc, tile::NormOp op,
 void normStore(mlir::OpBuilder& b, mlir::Location loc, tile::NormOp op, mlir::ValueRange index,
                mlir::Value l, mlir::Value s, mlir::Value mean, mlir::Value scale);
 
+/// What tile.attention and tile.attention_backward share: the operands and attributes that
+/// decide which keys a query sees and with what weight. Its accessors mirror the ops'.
+class AttentionSpec {
+ public:
+  template <typename AttentionLikeOp>
+  static AttentionSpec of(AttentionLikeOp op) {
+    AttentionSpec spec;
+    spec.key_lengths_ = op.getKeyLengths();
+    spec.bias_ = op.getBias();
+    spec.scale_ = op.getScale();
+    spec.causal_ = op.getCausal();
+    spec.alignment_ = op.getAlignment().value_or(tile::AttentionAlignment::bottom_right);
+    spec.left_ = op.getWindowLeft() ? static_cast<int64_t>(*op.getWindowLeft()) : -1;
+    spec.right_ = op.getWindowRight() ? static_cast<int64_t>(*op.getWindowRight()) : -1;
+    spec.softcap_ = op.getSoftcap() ? op.getSoftcap()->convertToDouble() : 0.0;
+    spec.dropout_ = op.getDropout() ? op.getDropout()->convertToDouble() : 0.0;
+    spec.seed_ = op.getDropoutSeed().value_or(0);
+    spec.rule_ = op.getDropoutRule().value_or(tile::DropoutRule::mix);
+    return spec;
+  }
+  /// The forward's: also its lse output and what an empty row gets.
+  static AttentionSpec of(tile::AttentionOp op) {
+    AttentionSpec spec = of<tile::AttentionOp>(op);
+    spec.lse_ = op.getLse();
+    spec.empty_rows_ = op.getEmptyRowsOrDefault();
+    return spec;
+  }
+
+  mlir::Value getKeyLengths() const { return key_lengths_; }
+  mlir::Value getBias() const { return bias_; }
+  mlir::Value getLse() const { return lse_; }
+  std::optional<llvm::APFloat> getScale() const { return scale_; }
+  bool getCausal() const { return causal_; }
+  tile::AttentionAlignment getAlignmentOrDefault() const { return alignment_; }
+  int64_t getWindowLeftOrUnbounded() const { return left_; }
+  int64_t getWindowRightOrUnbounded() const { return right_; }
+  double getSoftcapOrZero() const { return softcap_; }
+  double getDropoutOrZero() const { return dropout_; }
+  uint64_t getDropoutSeedOrZero() const { return seed_; }
+  tile::DropoutRule getDropoutRuleOrDefault() const { return rule_; }
+  tile::EmptyRows getEmptyRowsOrDefault() const { return empty_rows_; }
+
+ private:
+  mlir::Value key_lengths_, bias_, lse_;
+  std::optional<llvm::APFloat> scale_;
+  bool causal_ = false;
+  tile::AttentionAlignment alignment_ = tile::AttentionAlignment::bottom_right;
+  int64_t left_ = -1, right_ = -1;
+  double softcap_ = 0, dropout_ = 0;
+  uint64_t seed_ = 0;
+  tile::DropoutRule rule_ = tile::DropoutRule::mix;
+  tile::EmptyRows empty_rows_ = tile::EmptyRows::zeros;
+};
+
 /// tile.attention: the score scale, the attribute or 1/sqrt(D) (1 when D = 0).
-mlir::Value attentionScale(mlir::OpBuilder& b, mlir::Location loc, tile::AttentionOp op,
+mlir::Value attentionScale(mlir::OpBuilder& b, mlir::Location loc, const AttentionSpec& op,
                            mlir::Value depth);
 
 /// tile.attention: the keys (index) of batch `batch`: its key length clamped to [0, Sk], or Sk
 /// without key_lengths.
-mlir::Value batchKeys(mlir::OpBuilder& b, mlir::Location loc, tile::AttentionOp op,
+mlir::Value batchKeys(mlir::OpBuilder& b, mlir::Location loc, const AttentionSpec& op,
                       mlir::Value batch, mlir::Value keys);
 
 /// tile.attention: the keys [first, end) (index) query `query` of batch `batch` sees: below the
@@ -114,37 +168,37 @@ mlir::Value batchKeys(mlir::OpBuilder& b, mlir::Location loc, tile::AttentionOp 
 struct KeyRange {
   mlir::Value first, end;
 };
-KeyRange visibleKeys(mlir::OpBuilder& b, mlir::Location loc, tile::AttentionOp op,
+KeyRange visibleKeys(mlir::OpBuilder& b, mlir::Location loc, const AttentionSpec& op,
                      mlir::Value batch, mlir::Value query, mlir::Value keys, mlir::Value queries);
 
 /// tile.attention's bias at (batch, head, query, key), broadcast over batch and heads (f32).
-mlir::Value attentionBias(mlir::OpBuilder& b, mlir::Location loc, tile::AttentionOp op,
+mlir::Value attentionBias(mlir::OpBuilder& b, mlir::Location loc, const AttentionSpec& op,
                           mlir::Value batch, mlir::Value head, mlir::Value query,
                           mlir::Value key);
 
 /// The score of a key from its dot product (f32 or f32 lanes): `dot · scale` (a scalar scale,
 /// splat for lanes), plus `bias` (null: none; `dot`'s type), then soft-capped `c · tanh(s / c)`.
-mlir::Value attentionScore(mlir::OpBuilder& b, mlir::Location loc, tile::AttentionOp op,
+mlir::Value attentionScore(mlir::OpBuilder& b, mlir::Location loc, const AttentionSpec& op,
                            mlir::Value dot, mlir::Value scale, mlir::Value bias);
 
 /// Whether dropout keeps weight (b, h, i, j) (`position`, index values) of an attention with
 /// sizes (B, H, Sq, Sk): the rule's 32-bit hash of the position ≥ p · 2^32 (i1).
-mlir::Value dropoutKeeps(mlir::OpBuilder& b, mlir::Location loc, tile::AttentionOp op,
+mlir::Value dropoutKeeps(mlir::OpBuilder& b, mlir::Location loc, const AttentionSpec& op,
                          mlir::ValueRange position, mlir::ValueRange sizes);
 
 /// The weight a value row is accumulated with: `weight` without dropout, else
 /// `weight / (1 − p)` where dropout keeps the position and 0 where it drops it.
-mlir::Value droppedWeight(mlir::OpBuilder& b, mlir::Location loc, tile::AttentionOp op,
+mlir::Value droppedWeight(mlir::OpBuilder& b, mlir::Location loc, const AttentionSpec& op,
                           mlir::Value weight, mlir::ValueRange position, mlir::ValueRange sizes);
 
 /// An output element of a row: accumulator / sum, or for an empty row (`empty`, i1) 0 or NaN
 /// (empty_rows(nan)).
-mlir::Value attentionResult(mlir::OpBuilder& b, mlir::Location loc, tile::AttentionOp op,
+mlir::Value attentionResult(mlir::OpBuilder& b, mlir::Location loc, const AttentionSpec& op,
                             mlir::Value empty, mlir::Value accumulator, mlir::Value sum);
 
 /// Stores the row's log-sum-exp `max + ln(sum)` at `row` of the op's lse output (nothing
 /// without one): -inf for an empty row, or NaN with empty_rows(nan).
-void storeAttentionLse(mlir::OpBuilder& b, mlir::Location loc, tile::AttentionOp op,
+void storeAttentionLse(mlir::OpBuilder& b, mlir::Location loc, const AttentionSpec& op,
                        mlir::Value empty, mlir::Value max, mlir::Value sum, mlir::ValueRange row);
 
 /// The online softmax's rescale of what was accumulated under maximum `max` once the maximum

@@ -178,7 +178,7 @@ llvm.func @unused_buffer(%x: !llvm.ptr, %o: !llvm.ptr, %spare: !llvm.ptr, %rows:
 // -----
 
 llvm.func @attention_backward(%do: !llvm.ptr, %q: !llvm.ptr, %key: !llvm.ptr, %v: !llvm.ptr, %dq: !llvm.ptr, %dk: !llvm.ptr, %dv: !llvm.ptr, %b: i64, %hq: i64, %hkv: i64, %sq: i64, %sk: i64, %d: i64, %dv_dim: i64) {
-  // expected-error @+1 {{'tile.attention_backward_kernel' op verifies but is not compiled yet: this project has no tile.attention_backward (the deterministic backward pass) yet}}
+  // expected-error @+1 {{'tile.attention_backward_kernel' op verifies but is not compiled yet: it takes no forward output O, and this project's tile.attention_backward computes D = dO·O from it}}
   tile.attention_backward_kernel %do, %q, %key, %v, %dq, %dk, %dv, %b, %hq, %hkv, %sq, %sk, %d, %dv_dim {
     storage = "f32", accum = "f32", scale = 0.5 : f32, causal = true, bias = false,
     window_left = 2 : i64, window_right = 1 : i64, softcap = 1.7 : f32, dropout_p = 0.0 : f32,
