@@ -38,6 +38,10 @@ echo "== examples/decoder_block.mlir against a float64 NumPy decoder layer (host
 TESSERA_JIT_LIBRARY="$PWD/bazel-bin/capi/libtessera_jit.so" PYTHONPATH="$PWD/capi/python" \
   /usr/bin/python3 examples/decoder_block_check.py || status=1
 echo
+echo "== examples/attention_training_step.mlir against a float64 NumPy training step (host target)"
+TESSERA_JIT_LIBRARY="$PWD/bazel-bin/capi/libtessera_jit.so" PYTHONPATH="$PWD/capi/python" \
+  /usr/bin/python3 examples/attention_training_step_check.py || status=1
+echo
 echo "== tessera-jit run examples/mlp.mlir --entry mlp --size 64"
 bazel-bin/tools/tessera-jit/tessera-jit run examples/mlp.mlir --entry mlp --size 64 || status=1
 exit "$status"
