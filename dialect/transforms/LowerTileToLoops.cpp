@@ -328,7 +328,6 @@ mlir::Value primaryOutput(mlir::Operation* op) {
       .Case([](tile::MapOp map) { return map.getOutputs().front(); })
       .Case<tile::ReduceOp, tile::MatmulOp, tile::SoftmaxOp, tile::NormOp, tile::AttentionOp,
             tile::RopeOp>([](auto tileOp) { return tileOp.getOutput(); })
-      // dK and dV are written even when there is no query (zeros), dQ when there is no key.
       .Case([](tile::AttentionBackwardOp backward) { return backward.getGradKey(); })
       .Default([](mlir::Operation*) { return mlir::Value(); });
 }
@@ -351,10 +350,17 @@ class LowerTileToLoops : public impl::LowerTileToLoopsBase<LowerTileToLoops> {
       mlir::Location loc = op->getLoc();
       mlir::Value elements =
           lowering::product(b, loc, lowering::memrefSizes(b, loc, primaryOutput(op)));
-      if (auto backward = llvm::dyn_cast<tile::AttentionBackwardOp>(op)) {
+      // Ops with outputs of other shapes: a no-op only when every output is empty (an lse
+      // when Dv = 0; dV when D = 0, dQ when Sk = 0).
+      llvm::SmallVector<mlir::Value> others;
+      if (auto attention = llvm::dyn_cast<tile::AttentionOp>(op)) {
+        if (attention.getLse()) others.push_back(attention.getLse());
+      } else if (auto backward = llvm::dyn_cast<tile::AttentionBackwardOp>(op)) {
+        others = {backward.getGradQuery(), backward.getGradValue()};
+      }
+      for (mlir::Value other : others) {
         elements = b.create<mlir::arith::AddIOp>(
-            loc, elements,
-            lowering::product(b, loc, lowering::memrefSizes(b, loc, backward.getGradQuery())));
+            loc, elements, lowering::product(b, loc, lowering::memrefSizes(b, loc, other)));
       }
       mlir::Value nonEmpty = b.create<mlir::arith::CmpIOp>(
           loc, mlir::arith::CmpIPredicate::ne, elements, indexConstant(b, loc, 0));

@@ -132,17 +132,19 @@ KeyRange visibleKeys(mlir::OpBuilder& b, mlir::Location loc, const AttentionSpec
   if (op.getAlignmentOrDefault() == tile::AttentionAlignment::bottom_right) {
     position = b.create<mlir::arith::SubIOp>(loc, add(position, length), toI64(queries));
   }
+  // Window extents past 2^62 are as unbounded as -1 (and p ± extent must not wrap).
+  const int64_t extentLimit = int64_t{1} << 62;
   mlir::Value end = length;
   if (op.getCausal()) {
     end = b.create<mlir::arith::MinSIOp>(loc, end, add(position, constant(1)));
   }
-  if (op.getWindowRightOrUnbounded() >= 0) {
+  if (op.getWindowRightOrUnbounded() >= 0 && op.getWindowRightOrUnbounded() < extentLimit) {
     end = b.create<mlir::arith::MinSIOp>(
         loc, end, add(position, constant(op.getWindowRightOrUnbounded() + 1)));
   }
   end = clampI64(b, loc, end, zero, length);
   mlir::Value first = zero;
-  if (op.getWindowLeftOrUnbounded() >= 0) {
+  if (op.getWindowLeftOrUnbounded() >= 0 && op.getWindowLeftOrUnbounded() < extentLimit) {
     first = b.create<mlir::arith::MaxSIOp>(
         loc, zero,
         b.create<mlir::arith::SubIOp>(loc, position, constant(op.getWindowLeftOrUnbounded())));

@@ -270,6 +270,63 @@ def same_bits_for_thread_counts(case: Case) -> None:
             raise AssertionError(f"{case.name}: 1 and 3 threads give different bits")
 
 
+DEGENERATE = """
+func.func @fwd(%q: memref<?x?x?x?xf32>, %k: memref<?x?x?x?xf32>, %v: memref<?x?x?x?xf32>,
+               %o: memref<?x?x?x?xf32>, %l: memref<?x?x?xf32>) {
+  tile.attention %q, %k, %v -> %o lse(%l : memref<?x?x?xf32>) causal
+      window(9223372036854775807, 9223372036854775807) dropout(0.5, -1)
+      : memref<?x?x?x?xf32>, memref<?x?x?x?xf32>, memref<?x?x?x?xf32> -> memref<?x?x?x?xf32>
+  return
+}
+func.func @bwd(%do: memref<?x?x?x?xf32>, %q: memref<?x?x?x?xf32>, %k: memref<?x?x?x?xf32>,
+               %v: memref<?x?x?x?xf32>, %o: memref<?x?x?x?xf32>, %l: memref<?x?x?xf32>,
+               %dq: memref<?x?x?x?xf32>, %dk: memref<?x?x?x?xf32>, %dv: memref<?x?x?x?xf32>) {
+  tile.attention_backward %do, %q, %k, %v, %o, %l -> %dq, %dk, %dv causal
+      window(9223372036854775807, 9223372036854775807) dropout(0.5, -1)
+      : memref<?x?x?x?xf32>, memref<?x?x?x?xf32>, memref<?x?x?x?xf32>, memref<?x?x?x?xf32>,
+        memref<?x?x?x?xf32>, memref<?x?x?xf32>
+        -> memref<?x?x?x?xf32>, memref<?x?x?x?xf32>, memref<?x?x?x?xf32>
+  return
+}
+"""
+
+
+def degenerate_shapes_write_every_output(ctx) -> None:
+    """Empty extents leave no output unwritten: an lse when Dv = 0, dV when D = 0, zeros for dQ
+    when Sk = 0 and for dK, dV when Sq = 0; windows of 2^63 - 1 are unbounded (no wrap)."""
+    rng = np.random.default_rng(4)
+    with ctx.compile(DEGENERATE, target="host") as module:
+        for b, h, hkv, sq, sk, d, dv in [(1, 2, 1, 0, 5, 3, 3), (1, 2, 1, 5, 0, 3, 3),
+                                         (1, 2, 1, 4, 4, 0, 3), (1, 2, 1, 4, 4, 3, 0),
+                                         (1, 1, 1, 6, 6, 2, 2)]:
+            q = rng.standard_normal((b, h, sq, d)).astype(np.float32)
+            k = rng.standard_normal((b, hkv, sk, d)).astype(np.float32)
+            v = rng.standard_normal((b, hkv, sk, dv)).astype(np.float32)
+            o = np.full((b, h, sq, dv), 7.0, np.float32)
+            lse = np.full((b, h, sq), 7.0, np.float32)
+            module.fwd(q, k, v, o, lse)
+            do = rng.standard_normal(o.shape).astype(np.float32)
+            grads = [np.full(x.shape, 7.0, np.float32) for x in (q, k, v)]
+            module.bwd(do, q, k, v, o, lse, *grads)
+            shape = (b, h, sq, sk, d, dv)
+            for name, x in (("O", o), ("lse", lse), ("dQ", grads[0]), ("dK", grads[1]),
+                            ("dV", grads[2])):
+                if (x == 7.0).any():
+                    raise AssertionError(f"{shape}: {name} left unwritten")
+            if sk == 0 and not ((grads[0] == 0).all() and (lse == -np.inf).all()):
+                raise AssertionError(f"{shape}: no keys must give dQ = 0 and lse = -inf")
+            if sq == 0 and not ((grads[1] == 0).all() and (grads[2] == 0).all()):
+                raise AssertionError(f"{shape}: no queries must give dK = dV = 0")
+            if sq == 6:
+                # causal with an unbounded window: query i sees keys 0..i
+                case = Case("unbounded", "f32", b, h, hkv, sq, sk, d, dv,
+                            {"causal": True, "dropout": [0.5, -1, "mix"], "scale": 1 / math.sqrt(d)})
+                want = case.backward(f64(do), f64(q), f64(k), f64(v), None,
+                                     np.full(b, sk, np.int32))
+                for name, got, ref in zip(("dQ", "dK", "dV"), grads, want):
+                    check_close(f"unbounded window {name}", got, ref, "f32")
+
+
 def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--junit", help="write a JUnit XML report here")
@@ -279,6 +336,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     checks += [(f"compiled_{c.name}", (lambda c=c: compiled_matches_reference(ctx, c)))
                for c in CASES]
     checks.append(("same_bits_for_thread_counts", lambda: same_bits_for_thread_counts(CASES[2])))
+    checks.append(("degenerate_shapes_write_every_output",
+                   lambda: degenerate_shapes_write_every_output(ctx)))
     report = []
     for name, check in checks:
         start = time.monotonic()
