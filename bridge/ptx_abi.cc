@@ -3,6 +3,8 @@
 #include "bridge/ptx_abi.h"
 
 #include <cstring>
+#include <string>
+#include <vector>
 
 namespace tessera::bridge {
 namespace {
@@ -15,8 +17,22 @@ bool StartsWith(const std::string& name, const char* prefix) {
   return name.compare(0, std::strlen(prefix), prefix) == 0;
 }
 
-bool Contains(const std::string& name, const char* part) {
-  return name.find(part) != std::string::npos;
+/// The `_`-separated words of a name.
+std::vector<std::string> Words(const std::string& name) {
+  std::vector<std::string> words;
+  size_t start = 0;
+  for (size_t end; (end = name.find('_', start)) != std::string::npos; start = end + 1) {
+    words.push_back(name.substr(start, end - start));
+  }
+  words.push_back(name.substr(start));
+  return words;
+}
+
+bool HasWord(const std::string& name, const char* word) {
+  for (const std::string& w : Words(name)) {
+    if (w == word) return true;
+  }
+  return false;
 }
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -102,12 +118,12 @@ class Planner {
 
   /// tessera_tile_matmul_fused_*: {A, B, [bias f32 [N]], [residual f32 [M,N]], D f32 [M,N]}.
   bool PlanFused(const std::string& name) {
-    const bool bias = Contains(name, "_b1_r");
-    const bool residual = Contains(name, "_r1");
+    const bool bias = HasWord(name, "b1");
+    const bool residual = HasWord(name, "r1");
     if (!Counts(3 + size_t{bias} + size_t{residual}, 3)) return false;
     const int64_t m = dims_[0], n = dims_[1], k = dims_[2];
-    const bool tf32 = Contains(name, "_tf32_");
-    const bool direct = tf32 || Contains(name, "_e4m3_") || Contains(name, "_e5m2_");
+    const bool tf32 = HasWord(name, "tf32");
+    const bool direct = tf32 || HasWord(name, "e4m3") || HasWord(name, "e5m2");
     const size_t input_bytes = tf32 ? 4 : direct ? 1 : 2;
     int64_t a = 0, b = 0, d = 0;
     if (!Elements(m, k, "A [M, K]", a) || !Elements(k, n, "B [K, N]", b) ||
@@ -159,8 +175,13 @@ class Planner {
   std::string& why_;
 };
 
-bool Narrow(const std::string& name) {
-  return Contains(name, "_f16_") || Contains(name, "_bf16_");
+/// The storage bytes a reduce or norm entry names by a whole word (f16, bf16, f32), or 0 when
+/// it names none or several: the buffers cannot be sized, and guessing could overrun them.
+size_t StorageBytes(const std::string& name) {
+  const bool half = HasWord(name, "f16") || HasWord(name, "bf16");
+  const bool single = HasWord(name, "f32");
+  if (half == single) return 0;
+  return half ? 2 : 4;
 }
 
 }  // namespace
@@ -216,10 +237,15 @@ bool PlanPtxLaunch(const std::string& name, size_t num_buffers, const int64_t* d
     return planner.PlanRows(2);
   }
   if (name == "tessera_tile_softmax_f32") return planner.PlanRows(4);
-  if (StartsWith(name, "tessera_tile_reduce_")) {
-    return planner.PlanReduce(Narrow(name) ? 2 : 4, Contains(name, "_cooperative_128"));
+  if (StartsWith(name, "tessera_tile_reduce_") || StartsWith(name, "tessera_tile_norm_")) {
+    const size_t bytes = StorageBytes(name);
+    if (bytes == 0) {
+      return planner.Refuse("'" + name + "' names no single storage type (a word f16, bf16 "
+                            "or f32): its buffers cannot be sized");
+    }
+    if (StartsWith(name, "tessera_tile_norm_")) return planner.PlanRows(bytes);
+    return planner.PlanReduce(bytes, HasWord(name, "cooperative"));
   }
-  if (StartsWith(name, "tessera_tile_norm_")) return planner.PlanRows(Narrow(name) ? 2 : 4);
   for (const char* family :
        {"tessera_tile_matmul_int4", "tessera_tile_matmul_nvfp4", "tessera_tile_matmul_mx_",
         "tessera_tile_cuda_intrinsic_", "tessera_tile_packed_decode_", "tessera_tile_attention_",

@@ -509,13 +509,18 @@ int DeviceMemory(size_t* total_bytes, size_t* free_bytes) {
 int PtxResources(const char* kernel_name, int block_size, size_t dynamic_shared_bytes,
                  int* registers_per_thread, int* static_shared_bytes, int* local_bytes,
                  int* active_blocks_per_sm) {
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    auto found = Kernels().find(kernel_name);
+    if (found != Kernels().end() && !found->second.ptx) {
+      return Fail(kBadAbi, "'" + std::string(kernel_name) +
+                               "' is Tile IR: its module may hold several kernels, and the "
+                               "public C API reports none of these figures");
+    }
+  }
   Launchable launchable;
   if (int code = Find(kernel_name, launchable); code != kOk) return code;
-  if (!launchable.ptx) {
-    return Fail(kBadAbi, "'" + std::string(kernel_name) +
-                             "' is Tile IR: its module may hold several kernels, and the "
-                             "public C API reports none of these figures");
-  }
+  if (!launchable.ptx) return Fail(kBadAbi, "'" + std::string(kernel_name) + "' is Tile IR");
   const CudaDriver& driver = *launchable.ptx->driver;
   void* function = launchable.ptx->function;
   ScopedContext current(driver);

@@ -602,6 +602,17 @@ mlir::LogicalResult AttentionBackwardOp::verify() {
       mlir::failed(verifyAttentionRules(*this, rules))) {
     return mlir::failure();
   }
+  // The gradients are written while the inputs are still read (other rows, other threads).
+  const mlir::Value written[] = {getGradQuery(), getGradKey(), getGradValue()};
+  for (auto [i, gradient] : llvm::enumerate(written)) {
+    int uses = 0;
+    for (mlir::Value operand : getOperation()->getOperands()) uses += operand == gradient;
+    if (uses > 1) {
+      return emitOpError() << "expected d" << "QKV"[i]
+                           << " to be a buffer of its own: it is passed as another operand too "
+                              "(the gradients must not alias the inputs or each other)";
+    }
+  }
   struct Gradient {
     const char* name;
     mlir::Value gradient;

@@ -325,8 +325,10 @@ def Tile_AttentionBackwardOp : Tile_Op<"attention_backward", [AttrSizedOperandSe
     Z the dropout factor (0 or 1/(1 − p), the forward's kept set), dP = Z · dO·V,
     D = dO·O and dS = P (dP − D) times the soft cap's derivative 1 − (s/c)²:
     dV = Σ Z P dO, dK = scale Σ dS Q, dQ = scale Σ dS K. Each output element is summed by one
-    thread in a fixed order (queries, then heads, ascending): bit-identical run to run, for any
-    thread count, and batch-invariant. Rows the forward saw no key for contribute nothing.
+    thread in a fixed order (dQ: keys ascending; dK, dV: the query heads of the KV head, then
+    their queries, ascending): bit-identical run to run, for any thread count, and
+    batch-invariant. Rows that see no key, or whose lse is not finite, contribute nothing.
+    dQ, dK and dV must not alias the inputs or each other.
 
     ```mlir
     tile.attention_backward %do, %q, %k, %v, %o, %lse -> %dq, %dk, %dv causal

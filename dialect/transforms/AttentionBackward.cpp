@@ -4,6 +4,8 @@
 // for dK/dV the query heads of the KV head and their queries ascending — so the result is
 // bit-identical run to run, for any thread count, and batch-invariant. The probabilities are
 // recomputed from the saved log-sum-exp (no Sq x Sk buffer).
+#include <limits>
+
 #include "dialect/transforms/GpuKernels.h"
 #include "dialect/transforms/HostLoops.h"
 #include "dialect/transforms/TileSemantics.h"
@@ -96,7 +98,16 @@ class Gradients {
     mlir::Value s = lowering::attentionScore(b, loc, spec_, raw, scale, bias);
     mlir::Value lse = b.create<mlir::memref::LoadOp>(
         loc, op_.getLse(), mlir::ValueRange{batch, head, query});
-    mlir::Value p = b.create<mlir::math::ExpOp>(loc, b.create<mlir::arith::SubFOp>(loc, s, lse));
+    mlir::Value zero = lowering::f32Constant(b, loc, 0.0f);
+    // A row whose lse is not finite (every visible score -inf: a bias that masks the whole row)
+    // contributes nothing, whatever its dO and its NaN output.
+    mlir::Value finite = b.create<mlir::arith::CmpFOp>(
+        loc, mlir::arith::CmpFPredicate::OLT,
+        b.create<mlir::math::AbsFOp>(loc, lse),
+        lowering::f32Constant(b, loc, std::numeric_limits<float>::infinity()));
+    mlir::Value p = b.create<mlir::arith::SelectOp>(
+        loc, finite, b.create<mlir::math::ExpOp>(loc, b.create<mlir::arith::SubFOp>(loc, s, lse)),
+        zero);
     const mlir::Value sizes[] = {batches(), heads(), queries(), keys()};
     // Z: 1 without dropout, else 1/(1 − p) where the forward kept the weight and 0 where not.
     mlir::Value z = lowering::droppedWeight(b, loc, spec_, lowering::f32Constant(b, loc, 1.0f),
@@ -117,6 +128,10 @@ class Gradients {
           b.create<mlir::arith::MulFOp>(loc, ratio, ratio));
       ds = b.create<mlir::arith::MulFOp>(loc, ds, derivative);
     }
+    // A pair of weight 0 (a masked key, an underflow, a row that contributes nothing) has
+    // dS = 0, also where dP − D or the cap's derivative is not finite.
+    mlir::Value none = b.create<mlir::arith::CmpFOp>(loc, mlir::arith::CmpFPredicate::OEQ, p, zero);
+    ds = b.create<mlir::arith::SelectOp>(loc, none, zero, ds);
     return {kept, ds};
   }
 

@@ -172,9 +172,14 @@ mlir::Value attentionScore(mlir::OpBuilder& b, mlir::Location loc, const Attenti
   if (bias) score = b.create<mlir::arith::AddFOp>(loc, score, bias);
   const double cap = op.getSoftcapOrZero();
   if (cap > 0) {
+    // A -inf score (a bias that masks the key) stays -inf: capping it would give -c.
     mlir::Value c = f32Like(b, loc, type, static_cast<float>(cap));
-    score = b.create<mlir::arith::MulFOp>(
+    mlir::Value masked = b.create<mlir::arith::CmpFOp>(
+        loc, mlir::arith::CmpFPredicate::OEQ, score,
+        f32Like(b, loc, type, -std::numeric_limits<float>::infinity()));
+    mlir::Value capped = b.create<mlir::arith::MulFOp>(
         loc, c, b.create<mlir::math::TanhOp>(loc, b.create<mlir::arith::DivFOp>(loc, score, c)));
+    score = b.create<mlir::arith::SelectOp>(loc, masked, score, capped);
   }
   return score;
 }

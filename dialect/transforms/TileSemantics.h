@@ -177,7 +177,8 @@ mlir::Value attentionBias(mlir::OpBuilder& b, mlir::Location loc, const Attentio
                           mlir::Value key);
 
 /// The score of a key from its dot product (f32 or f32 lanes): `dot · scale` (a scalar scale,
-/// splat for lanes), plus `bias` (null: none; `dot`'s type), then soft-capped `c · tanh(s / c)`.
+/// splat for lanes), plus `bias` (null: none; `dot`'s type), then soft-capped `c · tanh(s / c)`
+/// (a -inf score stays -inf).
 mlir::Value attentionScore(mlir::OpBuilder& b, mlir::Location loc, const AttentionSpec& op,
                            mlir::Value dot, mlir::Value scale, mlir::Value bias);
 

@@ -122,8 +122,9 @@ func.func @bwd(%do: {o}, %q: {q}, %k: {k}, %v: {v}, %o: {o}, %lse: {lse}, %dq: {
         cap = self.c.get("softcap")
         derivative = np.ones_like(s)
         if cap:
-            s = cap * np.tanh(s / cap)
-            derivative = 1 - (s / cap) ** 2
+            # a -inf score (a masking bias) stays -inf; its weight is 0 and so is its dS
+            s = np.where(np.isneginf(s), s, cap * np.tanh(s / cap))
+            derivative = np.where(np.isfinite(s), 1 - (s / cap) ** 2, 0.0)
         return s, derivative, scale
 
     def forward(self, q, k, v, bias, lengths):
@@ -140,6 +141,9 @@ func.func @bwd(%do: {o}, %q: {q}, %k: {k}, %v: {v}, %o: {o}, %lse: {lse}, %dq: {
                     s, _, _ = self.scores(q, k, bias, bi, hi, i)
                     s = np.where(seen, s, -np.inf)
                     m = s.max()
+                    if m == -np.inf:  # every visible key masked by the bias: NaN, lse -inf
+                        o[bi, hi, i] = np.nan
+                        continue
                     w = np.exp(s - m)
                     o[bi, hi, i] = ((w * self.dropout_factor(bi, hi, i)) @ v[bi, g]) / w.sum()
                     lse[bi, hi, i] = m + math.log(w.sum())
@@ -154,8 +158,8 @@ func.func @bwd(%do: {o}, %q: {q}, %k: {k}, %v: {v}, %o: {o}, %lse: {lse}, %dq: {
                 g = hi // (self.h // self.hkv)
                 for i in range(self.sq):
                     seen = self.visible(bi, i, lengths)
-                    if not seen.any():
-                        continue
+                    if not seen.any() or not np.isfinite(lse[bi, hi, i]):
+                        continue  # contributes nothing
                     s, derivative, scale = self.scores(q, k, bias, bi, hi, i)
                     p = np.where(seen, np.exp(s - lse[bi, hi, i]), 0.0)
                     z = self.dropout_factor(bi, hi, i)
@@ -180,6 +184,10 @@ CASES = [
     Case("empty_rows_f32", "f32", 1, 1, 1, 12, 5, 2, 2,
          {"causal": True, "window": [1, 0], "aligned": "top_left"}),
     Case("size_one_f32", "f32", 1, 1, 1, 1, 1, 1, 1, {}),
+    # A bias of -inf masks key 0 everywhere and every key of row 2 (its O is NaN, its lse -inf):
+    # with a soft cap, the masked keys keep weight 0 and the masked row contributes nothing.
+    Case("masked_by_bias_softcap_f32", "f32", 1, 2, 1, 5, 6, 3, 4,
+         {"bias": True, "mask_bias": True, "softcap": 3.0}),
 ]
 
 
@@ -189,6 +197,9 @@ def inputs(case: Case, rng: np.random.Generator):
     k = rng.standard_normal((case.b, case.hkv, case.sk, case.d)).astype(st)
     v = rng.standard_normal((case.b, case.hkv, case.sk, case.dv)).astype(st)
     bias = (0.5 * rng.standard_normal((1, case.h, case.sq, case.sk))).astype(np.float32)
+    if case.c.get("mask_bias"):
+        bias[..., 0] = -np.inf
+        bias[:, :, 2, :] = -np.inf
     lengths = rng.integers(1, case.sk + 1, case.b).astype(np.int32) if case.c.get("lengths") \
         else np.full(case.b, case.sk, np.int32)
     do = rng.standard_normal((case.b, case.h, case.sq, case.dv)).astype(st)
@@ -211,6 +222,8 @@ def run_compiled(module, case: Case, q, k, v, bias, lengths, do):
 
 def check_close(name: str, got: np.ndarray, want: np.ndarray, storage: str) -> None:
     got = f64(got)
+    if not np.isfinite(got).all():
+        raise AssertionError(f"{name}: {int((~np.isfinite(got)).sum())} element(s) not finite")
     # f32 sums of a few dozen terms, f32 probabilities from the f32 lse; bf16 outputs (and a bf16
     # O feeding D = dO·O) add their rounding.
     relative = 2.0 ** -7 if storage == "bf16" else 2.0 ** -16

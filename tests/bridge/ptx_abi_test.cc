@@ -90,6 +90,14 @@ TEST(PtxAbi, RowKernelsAndReductions) {
   EXPECT_THAT(reduce.buffer_bytes, ElementsAre(3 * 5 * 7 * 2, 3 * 7 * 4));
   EXPECT_EQ(reduce.grid_x, 1u);
   EXPECT_EQ(Plan("tessera_tile_reduce_max_f32_cooperative_128", 2, {3, 5, 7}).grid_x, 21u);
+  // Whole words: a storage type at the end of the name, a schedule without its width.
+  EXPECT_THAT(Plan("tessera_tile_reduce_max_f16", 2, {3, 5, 7}).buffer_bytes,
+              ElementsAre(3 * 5 * 7 * 2, 3 * 7 * 4));
+  EXPECT_THAT(Plan("tessera_tile_norm_rms_bf16", 2, {4, 6}).buffer_bytes, ElementsAre(48, 48));
+  EXPECT_EQ(Plan("tessera_tile_reduce_mean_bf16_cooperative", 2, {3, 5, 7}).grid_x, 21u);
+  // No storage word (or two): nothing can be sized.
+  EXPECT_THAT(Refusal("tessera_tile_reduce_sum", 2, {3, 5, 7}), HasSubstr("names no single storage type"));
+  EXPECT_THAT(Refusal("tessera_tile_norm_f16_f32", 2, {3, 5}), HasSubstr("names no single storage type"));
 }
 
 TEST(PtxAbi, EveryDimIsCheckedBeforeAnythingIsSized) {

@@ -37,3 +37,11 @@ func.func @dropout(%do: memref<2x4x8x16xf32>, %q: memref<2x4x8x16xf32>, %k: memr
   tile.attention_backward %do, %q, %k, %v, %o, %l -> %dq, %dk, %dv dropout(-0.5, 1) : memref<2x4x8x16xf32>, memref<2x4x8x16xf32>, memref<2x2x9x16xf32>, memref<2x2x9x16xf32>, memref<2x4x8x16xf32>, memref<2x4x8xf32> -> memref<2x4x8x16xf32>, memref<2x2x9x16xf32>, memref<2x2x9x16xf32>
   return
 }
+
+// -----
+
+func.func @aliased(%do: memref<2x4x8x16xf32>, %q: memref<2x4x8x16xf32>, %k: memref<2x2x9x16xf32>, %v: memref<2x2x9x16xf32>, %o: memref<2x4x8x16xf32>, %l: memref<2x4x8xf32>, %dq: memref<2x4x8x16xf32>, %dv: memref<2x2x9x16xf32>) {
+  // expected-error @+1 {{expected dK to be a buffer of its own: it is passed as another operand too (the gradients must not alias the inputs or each other)}}
+  tile.attention_backward %do, %q, %k, %v, %o, %l -> %dq, %k, %dv : memref<2x4x8x16xf32>, memref<2x4x8x16xf32>, memref<2x2x9x16xf32>, memref<2x2x9x16xf32>, memref<2x4x8x16xf32>, memref<2x4x8xf32> -> memref<2x4x8x16xf32>, memref<2x2x9x16xf32>, memref<2x2x9x16xf32>
+  return
+}
