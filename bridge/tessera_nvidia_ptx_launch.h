@@ -39,8 +39,9 @@ int tessera_nvidia_ptx_register(const char* kernel_name, const char* ptx);
 int tessera_nvidia_ptx_invoke(const char* kernel_name, void** buffers, size_t num_buffers,
                               const int64_t* dims, size_t num_dims);
 
-/* As tessera_nvidia_ptx_invoke; `dynamic_shared_bytes` is ignored for Tile IR kernels (their
- * shared memory is part of the IR's launch geometry). */
+/* As tessera_nvidia_ptx_invoke; `dynamic_shared_bytes` is ignored: a Tile IR kernel's shared
+ * memory is part of the IR's launch geometry, and the PTX ABIs this bridge carries launch with
+ * none (the original's dynamic-shared-memory ABI is refused, 5). */
 int tessera_nvidia_ptx_invoke_v2(const char* kernel_name, void** buffers, size_t num_buffers,
                                  const int64_t* dims, size_t num_dims,
                                  size_t dynamic_shared_bytes);

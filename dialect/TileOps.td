@@ -283,29 +283,8 @@ def Tile_AttentionOp : Tile_Op<"attention", [AttrSizedOperandSegments]> {
     `:` type($query) `,` type($key) `,` type($value) `->` type($output)
   }];
   let extraClassDeclaration = [{
-    ::tessera::tile::AttentionAlignment getAlignmentOrDefault() {
-      return getAlignment().value_or(::tessera::tile::AttentionAlignment::bottom_right);
-    }
     ::tessera::tile::EmptyRows getEmptyRowsOrDefault() {
       return getEmptyRows().value_or(::tessera::tile::EmptyRows::zeros);
-    }
-    ::tessera::tile::DropoutRule getDropoutRuleOrDefault() {
-      return getDropoutRule().value_or(::tessera::tile::DropoutRule::mix);
-    }
-    /// The dropout probability; 0 without dropout.
-    double getDropoutOrZero() {
-      return getDropout() ? getDropout()->convertToDouble() : 0.0;
-    }
-    /// The soft cap; 0 (off) when absent.
-    double getSoftcapOrZero() {
-      return getSoftcap() ? getSoftcap()->convertToDouble() : 0.0;
-    }
-    /// A window side, or -1 (unbounded) when there is no window.
-    int64_t getWindowLeftOrUnbounded() {
-      return getWindowLeft() ? static_cast<int64_t>(*getWindowLeft()) : -1;
-    }
-    int64_t getWindowRightOrUnbounded() {
-      return getWindowRight() ? static_cast<int64_t>(*getWindowRight()) : -1;
     }
   }];
   let hasVerifier = 1;

@@ -14,16 +14,14 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-import time
-import traceback
 import zlib
 from typing import Any, Optional
-from xml.sax.saxutils import escape, quoteattr
 
 import ml_dtypes
 import numpy as np
 
 import tessera_jit as tj
+from checks import run_checks
 
 STORAGE = {"f32": np.float32, "bf16": ml_dtypes.bfloat16}
 
@@ -351,31 +349,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     checks.append(("same_bits_for_thread_counts", lambda: same_bits_for_thread_counts(CASES[2])))
     checks.append(("degenerate_shapes_write_every_output",
                    lambda: degenerate_shapes_write_every_output(ctx)))
-    report = []
-    for name, check in checks:
-        start = time.monotonic()
-        message = None
-        try:
-            check()
-        except Exception:  # noqa: BLE001 - every failure is reported
-            message = traceback.format_exc()
-        report.append((name, time.monotonic() - start, message))
-        print(("FAIL " if message else "ok   ") + name + (f"\n{message}" if message else ""))
-    failures = sum(1 for _, _, m in report if m)
-    print(f"attention gradients: {len(report) - failures} passed, {failures} failed")
-    if options.junit:
-        with open(options.junit, "w") as f:
-            f.write(f'<testsuites><testsuite name="attention_gradients" tests="{len(report)}" '
-                    f'failures="{failures}">\n')
-            for name, seconds, msg in report:
-                f.write(f'<testcase classname="attention_gradients" name={quoteattr(name)} '
-                        f'time="{seconds:.3f}">')
-                if msg:
-                    f.write(f"<failure message={quoteattr(msg.strip().splitlines()[-1])}>"
-                            f"{escape(msg)}</failure>")
-                f.write("</testcase>\n")
-            f.write("</testsuite></testsuites>\n")
-    return 1 if failures else 0
+    return run_checks("attention_gradients", checks, options.junit)
 
 
 if __name__ == "__main__":

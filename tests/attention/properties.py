@@ -19,14 +19,12 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-import time
-import traceback
 from typing import Callable, Optional
-from xml.sax.saxutils import escape, quoteattr
 
 import numpy as np
 
 import tessera_jit as tj
+from checks import run_checks
 
 FEATURES = """
 func.func @f(%q: memref<?x4x?x8xf32>, %k: memref<?x2x?x8xf32>, %v: memref<?x2x?x8xf32>,
@@ -161,31 +159,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         ("same_bits_for_threads_and_batches", same_bits_for_threads_and_batches),
         ("wrong_shapes_are_refused", lambda: wrong_shapes_are_refused(ctx)),
     ]
-    report = []
-    for name, check in checks:
-        start = time.monotonic()
-        message = None
-        try:
-            check()
-        except Exception:  # noqa: BLE001 - every failure is reported
-            message = traceback.format_exc()
-        report.append((name, time.monotonic() - start, message))
-        print(("FAIL " if message else "ok   ") + name + (f"\n{message}" if message else ""))
-    failures = sum(1 for _, _, m in report if m)
-    print(f"attention properties: {len(report) - failures} passed, {failures} failed")
-    if options.junit:
-        with open(options.junit, "w") as f:
-            f.write(f'<testsuites><testsuite name="attention" tests="{len(report)}" '
-                    f'failures="{failures}">\n')
-            for name, seconds, msg in report:
-                f.write(f'<testcase classname="attention" name={quoteattr(name)} '
-                        f'time="{seconds:.3f}">')
-                if msg:
-                    f.write(f"<failure message={quoteattr(msg.strip().splitlines()[-1])}>"
-                            f"{escape(msg)}</failure>")
-                f.write("</testcase>\n")
-            f.write("</testsuite></testsuites>\n")
-    return 1 if failures else 0
+    return run_checks("attention_properties", checks, options.junit)
 
 
 if __name__ == "__main__":
