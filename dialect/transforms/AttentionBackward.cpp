@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 namespace tessera {
 namespace {
@@ -84,8 +85,57 @@ class Gradients {
     mlir::Value score;  ///< dS_ij for the score before scaling (the soft cap's derivative applied)
   };
 
-  /// The terms of a visible pair (query i of head `head`, key j of `kvHead`): P = exp(s − lse),
-  /// Z (dropout), dP = Z · dO_i·V_j, dS = P (dP − D_i) · (1 − (s/c)²).
+  /// The terms of pairs of query row (batch, head, query) from their raw dot products `raw`
+  /// (q·k) and `valueDot` (dO_i·V_j), f32 or f32 lanes of a block of keys: P = exp(s − lse),
+  /// dP = Z · valueDot, dS = P (dP − D_i) · (1 − (s/c)²). `bias` and `z` (dropout's Z: 1/(1 − p)
+  /// where kept, 0 where dropped) are of raw's type, null when the op has none.
+  Terms combine(mlir::OpBuilder& b, mlir::Value batch, mlir::Value head, mlir::Value query,
+                mlir::Value raw, mlir::Value bias, mlir::Value z, mlir::Value valueDot,
+                mlir::Value rowDelta, mlir::Value scale) const {
+    mlir::Location loc = op_.getLoc();
+    mlir::Type type = raw.getType();
+    auto like = [&](mlir::Value scalar) -> mlir::Value {
+      if (scalar.getType() == type) return scalar;
+      return b.create<mlir::vector::BroadcastOp>(loc, type, scalar);
+    };
+    mlir::Value s = lowering::attentionScore(b, loc, spec_, raw, scale, bias);
+    mlir::Value lse = b.create<mlir::memref::LoadOp>(
+        loc, op_.getLse(), mlir::ValueRange{batch, head, query});
+    mlir::Value zero = lowering::f32Like(b, loc, type, 0.0f);
+    // A row whose lse is not finite (every visible score -inf: a bias that masks the whole row)
+    // contributes nothing, whatever its dO and its NaN output.
+    mlir::Value finite = b.create<mlir::arith::CmpFOp>(
+        loc, mlir::arith::CmpFPredicate::OLT, b.create<mlir::math::AbsFOp>(loc, lse),
+        lowering::f32Constant(b, loc, std::numeric_limits<float>::infinity()));
+    mlir::Value p = b.create<mlir::arith::SelectOp>(
+        loc, finite, b.create<mlir::math::ExpOp>(loc, b.create<mlir::arith::SubFOp>(loc, s, like(lse))),
+        zero);
+    mlir::Value kept = z ? b.create<mlir::arith::MulFOp>(loc, z, p).getResult() : p;
+    mlir::Value dp = z ? b.create<mlir::arith::MulFOp>(loc, z, valueDot).getResult() : valueDot;
+    mlir::Value ds = b.create<mlir::arith::MulFOp>(
+        loc, p, b.create<mlir::arith::SubFOp>(loc, dp, like(rowDelta)));
+    const double cap = spec_.getSoftcapOrZero();
+    if (cap > 0) {
+      mlir::Value ratio = b.create<mlir::arith::DivFOp>(
+          loc, s, lowering::f32Like(b, loc, type, static_cast<float>(cap)));
+      mlir::Value derivative = b.create<mlir::arith::SubFOp>(
+          loc, lowering::f32Like(b, loc, type, 1.0f),
+          b.create<mlir::arith::MulFOp>(loc, ratio, ratio));
+      ds = b.create<mlir::arith::MulFOp>(loc, ds, derivative);
+    }
+    // A pair of weight 0 (a masked key, an underflow, a row that contributes nothing) has
+    // dS = 0, also where dP − D or the cap's derivative is not finite.
+    mlir::Value none = b.create<mlir::arith::CmpFOp>(loc, mlir::arith::CmpFPredicate::OEQ, p, zero);
+    ds = b.create<mlir::arith::SelectOp>(loc, none, zero, ds);
+    return {kept, ds};
+  }
+
+  /// The position sizes (B, H, Sq, Sk) dropout's counter is built from.
+  llvm::SmallVector<mlir::Value, 4> positionSizes() const {
+    return {batches(), heads(), queries(), keys()};
+  }
+
+  /// combine() of one pair (query `query` of head `head`, key `key` of `kvHead`), scalars.
   Terms terms(mlir::OpBuilder& b, mlir::Value batch, mlir::Value head, mlir::Value kvHead,
               mlir::Value query, mlir::Value key, mlir::Value rowDelta,
               mlir::Value scale) const {
@@ -95,44 +145,13 @@ class Gradients {
     mlir::Value bias = spec_.getBias()
                            ? lowering::attentionBias(b, loc, spec_, batch, head, query, key)
                            : mlir::Value();
-    mlir::Value s = lowering::attentionScore(b, loc, spec_, raw, scale, bias);
-    mlir::Value lse = b.create<mlir::memref::LoadOp>(
-        loc, op_.getLse(), mlir::ValueRange{batch, head, query});
-    mlir::Value zero = lowering::f32Constant(b, loc, 0.0f);
-    // A row whose lse is not finite (every visible score -inf: a bias that masks the whole row)
-    // contributes nothing, whatever its dO and its NaN output.
-    mlir::Value finite = b.create<mlir::arith::CmpFOp>(
-        loc, mlir::arith::CmpFPredicate::OLT,
-        b.create<mlir::math::AbsFOp>(loc, lse),
-        lowering::f32Constant(b, loc, std::numeric_limits<float>::infinity()));
-    mlir::Value p = b.create<mlir::arith::SelectOp>(
-        loc, finite, b.create<mlir::math::ExpOp>(loc, b.create<mlir::arith::SubFOp>(loc, s, lse)),
-        zero);
-    const mlir::Value sizes[] = {batches(), heads(), queries(), keys()};
-    // Z: 1 without dropout, else 1/(1 − p) where the forward kept the weight and 0 where not.
-    mlir::Value z = lowering::droppedWeight(b, loc, spec_, lowering::f32Constant(b, loc, 1.0f),
-                                            {batch, head, query, key}, sizes);
-    mlir::Value kept = b.create<mlir::arith::MulFOp>(loc, z, p);
-    mlir::Value dp = b.create<mlir::arith::MulFOp>(
-        loc, z,
-        dot(b, valueDepth(), op_.getGradOutput(), {batch, head, query}, op_.getValue(),
-            {batch, kvHead, key}));
-    mlir::Value ds = b.create<mlir::arith::MulFOp>(
-        loc, p, b.create<mlir::arith::SubFOp>(loc, dp, rowDelta));
-    const double cap = spec_.getSoftcapOrZero();
-    if (cap > 0) {
-      mlir::Value ratio = b.create<mlir::arith::DivFOp>(
-          loc, s, lowering::f32Constant(b, loc, static_cast<float>(cap)));
-      mlir::Value derivative = b.create<mlir::arith::SubFOp>(
-          loc, lowering::f32Constant(b, loc, 1.0f),
-          b.create<mlir::arith::MulFOp>(loc, ratio, ratio));
-      ds = b.create<mlir::arith::MulFOp>(loc, ds, derivative);
-    }
-    // A pair of weight 0 (a masked key, an underflow, a row that contributes nothing) has
-    // dS = 0, also where dP − D or the cap's derivative is not finite.
-    mlir::Value none = b.create<mlir::arith::CmpFOp>(loc, mlir::arith::CmpFPredicate::OEQ, p, zero);
-    ds = b.create<mlir::arith::SelectOp>(loc, none, zero, ds);
-    return {kept, ds};
+    mlir::Value z = spec_.getDropoutOrZero() > 0
+                        ? lowering::droppedWeight(b, loc, spec_, lowering::f32Constant(b, loc, 1.0f),
+                                                  {batch, head, query, key}, positionSizes())
+                        : mlir::Value();
+    mlir::Value valueDot = dot(b, valueDepth(), op_.getGradOutput(), {batch, head, query},
+                               op_.getValue(), {batch, kvHead, key});
+    return combine(b, batch, head, query, raw, bias, z, valueDot, rowDelta, scale);
   }
 
   /// Whether key `key` is among the keys query `query` of `batch` sees (i1).
@@ -193,107 +212,352 @@ llvm::SmallVector<mlir::Value> forEachQueryOfKey(mlir::OpBuilder& b, const Gradi
 }  // namespace
 
 namespace host {
+namespace {
 
-// Per row: dQ rows (B·H·Sq) accumulate scale · dS_ij · K_j over their visible keys into an f32
-// heap row; dK/dV rows (B·Hkv·Sk) accumulate scale · dS_ij · Q_i and Z P_ij · dO_i over the
-// queries that see them. Rows run in parallel.
-void lowerAttentionBackward(mlir::OpBuilder& b, tile::AttentionBackwardOp op,
-                            ParallelLoops& parallel) {
-  mlir::Location loc = op.getLoc();
-  Gradients g(b, op);
-  mlir::Value scale = lowering::attentionScale(b, loc, g.spec(), g.depth());
-  mlir::Type f32 = b.getF32Type();
-  auto buffer = mlir::MemRefType::get({mlir::ShapedType::kDynamic}, f32);
-  mlir::Value zero = lowering::f32Constant(b, loc, 0.0f);
-  auto add = [&](mlir::OpBuilder& at, mlir::Value x, mlir::Value y) -> mlir::Value {
-    return at.create<mlir::arith::AddIOp>(loc, x, y);
-  };
-  // Adds `weight · row[d]` of `source` at `index` to the accumulators at `at` + d, d < size.
-  auto accumulate = [&](mlir::OpBuilder& in, mlir::Value accumulators, mlir::Value at,
-                        mlir::Value size, mlir::Value weight, mlir::Value source,
-                        llvm::ArrayRef<mlir::Value> index) {
-    forEachIndex(in, loc, mlir::ValueRange{size}, [&](mlir::OpBuilder& e, mlir::ValueRange d) {
-      llvm::SmallVector<mlir::Value> element(index.begin(), index.end());
-      element.push_back(d[0]);
-      mlir::Value slot = add(e, at, d[0]);
-      mlir::Value sum = e.create<mlir::memref::LoadOp>(loc, accumulators, slot);
-      mlir::Value term = e.create<mlir::arith::MulFOp>(
-          loc, weight, lowering::loadAsF32(e, loc, source, element));
-      e.create<mlir::memref::StoreOp>(loc, e.create<mlir::arith::AddFOp>(loc, sum, term),
-                                      accumulators, slot);
-    });
-  };
-  auto zeroFill = [&](mlir::OpBuilder& in, mlir::Value accumulators, mlir::Value size) {
-    forEachIndex(in, loc, mlir::ValueRange{size}, [&](mlir::OpBuilder& e, mlir::ValueRange d) {
-      e.create<mlir::memref::StoreOp>(loc, zero, accumulators, d);
-    });
-  };
-  auto storeRow = [&](mlir::OpBuilder& in, mlir::Value accumulators, mlir::Value at,
-                      mlir::Value size, mlir::Value memref, llvm::ArrayRef<mlir::Value> index) {
-    forEachIndex(in, loc, mlir::ValueRange{size}, [&](mlir::OpBuilder& e, mlir::ValueRange d) {
-      llvm::SmallVector<mlir::Value> element(index.begin(), index.end());
-      element.push_back(d[0]);
-      store(e, loc, e.create<mlir::memref::LoadOp>(loc, accumulators, add(e, at, d[0])), memref,
-            element);
-    });
-  };
+/// Host work units handle blocks of kLanes keys (dK/dV) or kLanes queries (dQ); a block of keys
+/// is packed transposed so that its scores are kLanes vector lanes.
+constexpr int64_t kBlock = kLanes;
 
-  // dQ.
-  mlir::Value queryRows = lowering::product(b, loc, {g.batches(), g.heads(), g.queries()});
-  mlir::Value cost = b.create<mlir::arith::MulIOp>(
-      loc, g.keys(), add(b, g.depth(), g.valueDepth()));
-  parallelForEachIndex(b, loc, mlir::ValueRange{queryRows}, cost, parallel,
-                       [&](mlir::OpBuilder& at, mlir::ValueRange linear) {
-    auto position = lowering::delinearize(at, loc, linear[0], {g.batches(), g.heads(), g.queries()});
-    mlir::Value batch = position[0], head = position[1], query = position[2];
+/// Index arithmetic at one location.
+struct IndexMath {
+  mlir::Location loc;
+  mlir::Value add(mlir::OpBuilder& b, mlir::Value x, mlir::Value y) const {
+    return b.create<mlir::arith::AddIOp>(loc, x, y);
+  }
+  mlir::Value mul(mlir::OpBuilder& b, mlir::Value x, mlir::Value y) const {
+    return b.create<mlir::arith::MulIOp>(loc, x, y);
+  }
+  mlir::Value less(mlir::OpBuilder& b, mlir::Value x, mlir::Value y) const {
+    return b.create<mlir::arith::CmpIOp>(loc, mlir::arith::CmpIPredicate::ult, x, y);
+  }
+  mlir::Value constant(mlir::OpBuilder& b, int64_t value) const {
+    return indexConstant(b, loc, value);
+  }
+};
+
+/// Packs keys [first, first + count) of (batch, kvHead) of `source` ([B, Hkv, Sk, W]) into
+/// `buffer` transposed, in f32: at + w·kBlock + l holds source[batch, kvHead, first + l, w],
+/// 0 for l ≥ count.
+void packBlock(mlir::OpBuilder& b, const IndexMath& m, mlir::Value source, mlir::Value batch,
+               mlir::Value kvHead, mlir::Value first, mlir::Value count, mlir::Value width,
+               mlir::Value buffer, mlir::Value at) {
+  mlir::Location loc = m.loc;
+  forEachIndex(b, loc, mlir::ValueRange{width, m.constant(b, kBlock)},
+               [&](mlir::OpBuilder& e, mlir::ValueRange wl) {
+    auto value = e.create<mlir::scf::IfOp>(
+        loc, m.less(e, wl[1], count),
+        [&](mlir::OpBuilder& t, mlir::Location) {
+          t.create<mlir::scf::YieldOp>(
+              loc, lowering::loadAsF32(t, loc, source, {batch, kvHead, m.add(t, first, wl[1]), wl[0]}));
+        },
+        [&](mlir::OpBuilder& t, mlir::Location) {
+          t.create<mlir::scf::YieldOp>(loc, lowering::f32Constant(t, loc, 0.0f));
+        });
+    e.create<mlir::memref::StoreOp>(
+        loc, value.getResult(0), buffer,
+        m.add(e, at, m.add(e, m.mul(e, wl[0], m.constant(e, kBlock)), wl[1])));
+  });
+}
+
+/// Σ_w row[w] · block[w] over w < width, ascending, for the kBlock keys of a packed block at
+/// `at`: lane l is bit for bit the scalar dot product of the row with key l.
+mlir::Value laneDot(mlir::OpBuilder& b, const IndexMath& m, mlir::Value rows,
+                    llvm::ArrayRef<mlir::Value> row, mlir::Value width, mlir::Value buffer,
+                    mlir::Value at) {
+  mlir::Location loc = m.loc;
+  auto loop = b.create<mlir::scf::ForOp>(
+      loc, m.constant(b, 0), width, m.constant(b, 1),
+      mlir::ValueRange{splat(b, loc, lowering::f32Constant(b, loc, 0.0f))},
+      [&](mlir::OpBuilder& in, mlir::Location, mlir::Value w, mlir::ValueRange sum) {
+        mlir::Value x = splat(in, loc, lowering::loadAsF32(in, loc, rows, lowering::append(row, w)));
+        mlir::Value y = in.create<mlir::vector::LoadOp>(
+            loc, laneType(in.getF32Type()), buffer,
+            mlir::ValueRange{m.add(in, at, m.mul(in, w, m.constant(in, kBlock)))});
+        in.create<mlir::scf::YieldOp>(
+            loc, mlir::ValueRange{in.create<mlir::arith::AddFOp>(
+                     loc, sum[0], in.create<mlir::arith::MulFOp>(loc, x, y))});
+      });
+  return loop.getResult(0);
+}
+
+/// The lanes [begin, end) of the block of keys [first, first + count) that a query seeing
+/// `range` sees, as a lane mask, and whether there is any.
+struct VisibleLanes {
+  mlir::Value begin, end, mask, any;
+};
+VisibleLanes visibleLanes(mlir::OpBuilder& b, const IndexMath& m, lowering::KeyRange range,
+                          mlir::Value first, mlir::Value count) {
+  mlir::Location loc = m.loc;
+  auto maxU = [&](mlir::Value x, mlir::Value y) -> mlir::Value {
+    return b.create<mlir::arith::MaxUIOp>(loc, x, y);
+  };
+  VisibleLanes lanes;
+  lanes.begin = b.create<mlir::arith::SubIOp>(loc, maxU(range.first, first), first);
+  lanes.end = b.create<mlir::arith::MinUIOp>(
+      loc, count, b.create<mlir::arith::SubIOp>(loc, maxU(range.end, first), first));
+  auto maskType = mlir::VectorType::get({kBlock}, b.getI1Type());
+  mlir::Value below = b.create<mlir::vector::CreateMaskOp>(loc, maskType, mlir::ValueRange{lanes.end});
+  mlir::Value before = b.create<mlir::vector::CreateMaskOp>(
+      loc, maskType, mlir::ValueRange{b.create<mlir::arith::MinUIOp>(loc, lanes.begin, lanes.end)});
+  mlir::Value all = b.create<mlir::arith::ConstantOp>(
+      loc, mlir::DenseElementsAttr::get(maskType, true));
+  lanes.mask = b.create<mlir::arith::AndIOp>(
+      loc, below, b.create<mlir::arith::XOrIOp>(loc, before, all));
+  lanes.any = m.less(b, lanes.begin, lanes.end);
+  return lanes;
+}
+
+/// Where a unit's packed K and V blocks and its scratch lanes live in its heap buffer.
+struct BlockLayout {
+  mlir::Value key, value;    ///< packed K (D · kBlock), packed V (Dv · kBlock)
+  mlir::Value bias, keep;    ///< kBlock lanes each: the block's biases, dropout's Z
+};
+
+/// Gradients::combine for query row (batch, head, query) against the packed block of keys
+/// [first, first + count) of kvHead, one key per lane.
+Gradients::Terms blockTerms(mlir::OpBuilder& b, const Gradients& g, const IndexMath& m,
+                            mlir::Value buffer, const BlockLayout& layout, mlir::Value batch,
+                            mlir::Value head, mlir::Value query, mlir::Value first,
+                            mlir::Value count, mlir::Value rowDelta, mlir::Value scale) {
+  mlir::Location loc = m.loc;
+  tile::AttentionBackwardOp op = g.op();
+  mlir::VectorType lanes = laneType(b.getF32Type());
+  // Per-lane values go through the scratch lanes (lanes ≥ count keep what they held: they
+  // are masked or never read).
+  auto perLane = [&](mlir::Value at,
+                     llvm::function_ref<mlir::Value(mlir::OpBuilder&, mlir::Value)> value) {
+    forEachIndex(b, loc, mlir::ValueRange{count}, [&](mlir::OpBuilder& e, mlir::ValueRange l) {
+      e.create<mlir::memref::StoreOp>(loc, value(e, m.add(e, first, l[0])), buffer,
+                                      m.add(e, at, l[0]));
+    });
+    return b.create<mlir::vector::LoadOp>(loc, lanes, buffer, mlir::ValueRange{at}).getResult();
+  };
+  mlir::Value raw = laneDot(b, m, op.getQuery(), {batch, head, query}, g.depth(), buffer,
+                            layout.key);
+  mlir::Value bias;
+  if (g.spec().getBias()) {
+    bias = perLane(layout.bias, [&](mlir::OpBuilder& e, mlir::Value key) {
+      return lowering::attentionBias(e, loc, g.spec(), batch, head, query, key);
+    });
+  }
+  mlir::Value z;
+  if (g.spec().getDropoutOrZero() > 0) {
+    z = perLane(layout.keep, [&](mlir::OpBuilder& e, mlir::Value key) {
+      return lowering::droppedWeight(e, loc, g.spec(), lowering::f32Constant(e, loc, 1.0f),
+                                     {batch, head, query, key}, g.positionSizes());
+    });
+  }
+  mlir::Value valueDot = laneDot(b, m, op.getGradOutput(), {batch, head, query}, g.valueDepth(),
+                                 buffer, layout.value);
+  return g.combine(b, batch, head, query, raw, bias, z, valueDot, rowDelta, scale);
+}
+
+/// `buffer[at, at + size)` = 0.
+void zeroFill(mlir::OpBuilder& b, const IndexMath& m, mlir::Value buffer, mlir::Value at,
+              mlir::Value size) {
+  mlir::Value zero = lowering::f32Constant(b, m.loc, 0.0f);
+  forEachIndex(b, m.loc, mlir::ValueRange{size}, [&](mlir::OpBuilder& e, mlir::ValueRange i) {
+    e.create<mlir::memref::StoreOp>(m.loc, zero, buffer, m.add(e, at, i[0]));
+  });
+}
+
+/// dK and dV: one unit per block of kBlock keys of (batch, kvHead). Its K and V rows are packed
+/// transposed, its dK and dV rows accumulate transposed in f32 lanes (one key per lane), and
+/// every query row of the KV head's query heads — heads, then queries, ascending — that sees a
+/// key of the block adds its terms to the lanes of the keys it sees.
+void lowerKeyGradients(mlir::OpBuilder& b, const Gradients& g, mlir::Value scale,
+                       ParallelLoops& parallel) {
+  const IndexMath m{g.op().getLoc()};
+  mlir::Location loc = m.loc;
+  tile::AttentionBackwardOp op = g.op();
+  mlir::Value block = m.constant(b, kBlock);
+  mlir::Value keyBlocks = lowering::ceilDiv(b, loc, g.keys(), kBlock);
+  mlir::Value width = m.add(b, g.depth(), g.valueDepth());
+  mlir::Value units = lowering::product(b, loc, {g.batches(), g.kvHeads(), keyBlocks});
+  mlir::Value cost = lowering::product(b, loc, {g.group(b), g.queries(), width, block});
+  auto buffer = mlir::MemRefType::get({mlir::ShapedType::kDynamic}, b.getF32Type());
+  parallelForEachIndex(b, loc, mlir::ValueRange{units}, cost, parallel,
+                       [&](mlir::OpBuilder& at, mlir::ValueRange unit) {
+    auto position = lowering::delinearize(at, loc, unit[0], {g.batches(), g.kvHeads(), keyBlocks});
+    mlir::Value batch = position[0], kvHead = position[1];
+    mlir::Value first = m.mul(at, position[2], block);
+    mlir::Value count = at.create<mlir::arith::MinUIOp>(
+        loc, block, at.create<mlir::arith::SubIOp>(loc, g.keys(), first));
+    // [packed K | packed V | dKᵀ | dVᵀ | bias lanes | Z lanes]
+    BlockLayout layout;
+    layout.key = m.constant(at, 0);
+    layout.value = m.mul(at, g.depth(), block);
+    mlir::Value keyGradient = m.mul(at, width, block);
+    mlir::Value valueGradient = m.add(at, keyGradient, layout.value);
+    layout.bias = m.mul(at, m.mul(at, width, block), m.constant(at, 2));
+    layout.keep = m.add(at, layout.bias, block);
+    mlir::Value size = m.add(at, layout.keep, block);
+    mlir::Value memory = at.create<mlir::memref::AllocOp>(loc, buffer, mlir::ValueRange{size});
+    packBlock(at, m, op.getKey(), batch, kvHead, first, count, g.depth(), memory, layout.key);
+    packBlock(at, m, op.getValue(), batch, kvHead, first, count, g.valueDepth(), memory,
+              layout.value);
+    zeroFill(at, m, memory, keyGradient, at.create<mlir::arith::SubIOp>(loc, size, keyGradient));
+    mlir::Value firstHead = m.mul(at, kvHead, g.group(at));
+    forEachIndex(at, loc, mlir::ValueRange{g.group(at), g.queries()},
+                 [&](mlir::OpBuilder& in, mlir::ValueRange hq) {
+      mlir::Value head = m.add(in, firstHead, hq[0]), query = hq[1];
+      VisibleLanes seen = visibleLanes(in, m, g.visible(in, batch, query), first, count);
+      auto ifSeen = in.create<mlir::scf::IfOp>(loc, seen.any, /*withElseRegion=*/false);
+      mlir::OpBuilder e = ifSeen.getThenBodyBuilder();
+      mlir::Value rowDelta = g.delta(e, batch, head, query);
+      Gradients::Terms t = blockTerms(e, g, m, memory, layout, batch, head, query, first, count,
+                                      rowDelta, scale);
+      mlir::Value weight = e.create<mlir::arith::MulFOp>(loc, t.score, splat(e, loc, scale));
+      // lanes[w] += factor · rows[query, w] on the lanes of the keys the query sees.
+      auto accumulate = [&](mlir::Value lanesAt, mlir::Value size, mlir::Value factor,
+                            mlir::Value rows) {
+        forEachIndex(e, loc, mlir::ValueRange{size}, [&](mlir::OpBuilder& f, mlir::ValueRange w) {
+          mlir::Value slot = m.add(f, lanesAt, m.mul(f, w[0], block));
+          mlir::Value sum = f.create<mlir::vector::LoadOp>(loc, laneType(f.getF32Type()), memory,
+                                                          mlir::ValueRange{slot});
+          mlir::Value term = f.create<mlir::arith::MulFOp>(
+              loc, factor,
+              splat(f, loc, lowering::loadAsF32(f, loc, rows, {batch, head, query, w[0]})));
+          mlir::Value next = f.create<mlir::arith::SelectOp>(
+              loc, seen.mask, f.create<mlir::arith::AddFOp>(loc, sum, term), sum);
+          f.create<mlir::vector::StoreOp>(loc, next, memory, mlir::ValueRange{slot});
+        });
+      };
+      accumulate(keyGradient, g.depth(), weight, op.getQuery());
+      accumulate(valueGradient, g.valueDepth(), t.kept, op.getGradOutput());
+    });
+    // Out, untransposed.
+    for (const bool value : {false, true}) {
+      mlir::Value lanesAt = value ? valueGradient : keyGradient;
+      forEachIndex(at, loc, mlir::ValueRange{count, value ? g.valueDepth() : g.depth()},
+                   [&](mlir::OpBuilder& e, mlir::ValueRange lw) {
+        mlir::Value sum = e.create<mlir::memref::LoadOp>(
+            loc, memory, m.add(e, lanesAt, m.add(e, m.mul(e, lw[1], block), lw[0])));
+        store(e, loc, sum, value ? op.getGradValue() : op.getGradKey(),
+              {batch, kvHead, m.add(e, first, lw[0]), lw[1]});
+      });
+    }
+    at.create<mlir::memref::DeallocOp>(loc, memory);
+  });
+}
+
+/// dQ: one unit per block of kBlock query rows of (batch, head). It visits the blocks of keys
+/// its rows see, ascending, packing each; a row's dS lanes for the block go to scratch, then
+/// its f32 dQ row accumulates dS_ij · scale · K_j over the keys it sees, ascending.
+void lowerQueryGradients(mlir::OpBuilder& b, const Gradients& g, mlir::Value scale,
+                         ParallelLoops& parallel) {
+  const IndexMath m{g.op().getLoc()};
+  mlir::Location loc = m.loc;
+  tile::AttentionBackwardOp op = g.op();
+  mlir::Value block = m.constant(b, kBlock);
+  mlir::Value queryBlocks = lowering::ceilDiv(b, loc, g.queries(), kBlock);
+  mlir::Value width = m.add(b, g.depth(), g.valueDepth());
+  mlir::Value units = lowering::product(b, loc, {g.batches(), g.heads(), queryBlocks});
+  mlir::Value cost = lowering::product(b, loc, {g.keys(), width, block});
+  auto buffer = mlir::MemRefType::get({mlir::ShapedType::kDynamic}, b.getF32Type());
+  parallelForEachIndex(b, loc, mlir::ValueRange{units}, cost, parallel,
+                       [&](mlir::OpBuilder& at, mlir::ValueRange unit) {
+    auto position = lowering::delinearize(at, loc, unit[0], {g.batches(), g.heads(), queryBlocks});
+    mlir::Value batch = position[0], head = position[1];
     mlir::Value kvHead = at.create<mlir::arith::DivUIOp>(loc, head, g.group(at));
-    mlir::Value row = at.create<mlir::memref::AllocOp>(loc, buffer, mlir::ValueRange{g.depth()});
-    zeroFill(at, row, g.depth());
-    lowering::KeyRange range = g.visible(at, batch, query);
-    mlir::Value rowDelta = g.delta(at, batch, head, query);
+    mlir::Value firstQuery = m.mul(at, position[2], block);
+    mlir::Value rows = at.create<mlir::arith::MinUIOp>(
+        loc, block, at.create<mlir::arith::SubIOp>(loc, g.queries(), firstQuery));
+    // [packed K | packed V | dQ rows (kBlock · D) | D_i | bias lanes | Z lanes | dS lanes]
+    BlockLayout layout;
+    layout.key = m.constant(at, 0);
+    layout.value = m.mul(at, g.depth(), block);
+    mlir::Value queryGradient = m.mul(at, width, block);
+    mlir::Value deltas = m.add(at, queryGradient, m.mul(at, g.depth(), block));
+    layout.bias = m.add(at, deltas, block);
+    layout.keep = m.add(at, layout.bias, block);
+    mlir::Value weights = m.add(at, layout.keep, block);
+    mlir::Value size = m.add(at, weights, block);
+    mlir::Value memory = at.create<mlir::memref::AllocOp>(loc, buffer, mlir::ValueRange{size});
+    zeroFill(at, m, memory, queryGradient, m.mul(at, g.depth(), block));
+    // Each row's D_i, and the keys [lowest, highest) some row sees.
+    mlir::Value none = m.constant(at, 0);
+    auto span = at.create<mlir::scf::ForOp>(
+        loc, m.constant(at, 0), rows, m.constant(at, 1),
+        mlir::ValueRange{g.keys(), none},
+        [&](mlir::OpBuilder& in, mlir::Location, mlir::Value r, mlir::ValueRange bounds) {
+          mlir::Value query = m.add(in, firstQuery, r);
+          in.create<mlir::memref::StoreOp>(loc, g.delta(in, batch, head, query), memory,
+                                           m.add(in, deltas, r));
+          lowering::KeyRange range = g.visible(in, batch, query);
+          mlir::Value empty = in.create<mlir::arith::CmpIOp>(
+              loc, mlir::arith::CmpIPredicate::eq, range.first, range.end);
+          mlir::Value lowest = in.create<mlir::arith::SelectOp>(
+              loc, empty, bounds[0],
+              in.create<mlir::arith::MinUIOp>(loc, bounds[0], range.first));
+          mlir::Value highest = in.create<mlir::arith::MaxUIOp>(loc, bounds[1], range.end);
+          in.create<mlir::scf::YieldOp>(loc, mlir::ValueRange{lowest, highest});
+        });
+    mlir::Value lowestKey =
+        at.create<mlir::arith::MinUIOp>(loc, span.getResult(0), span.getResult(1));
     at.create<mlir::scf::ForOp>(
-        loc, range.first, range.end, indexConstant(at, loc, 1), mlir::ValueRange{},
-        [&](mlir::OpBuilder& in, mlir::Location, mlir::Value key, mlir::ValueRange) {
-          Gradients::Terms t = g.terms(in, batch, head, kvHead, query, key, rowDelta, scale);
-          mlir::Value weight = in.create<mlir::arith::MulFOp>(loc, t.score, scale);
-          accumulate(in, row, indexConstant(in, loc, 0), g.depth(), weight, op.getKey(),
-                     {batch, kvHead, key});
+        loc, at.create<mlir::arith::DivUIOp>(loc, lowestKey, block),
+        lowering::ceilDiv(at, loc, span.getResult(1), kBlock), m.constant(at, 1),
+        mlir::ValueRange{},
+        [&](mlir::OpBuilder& in, mlir::Location, mlir::Value t, mlir::ValueRange) {
+          mlir::Value first = m.mul(in, t, block);
+          mlir::Value count = in.create<mlir::arith::MinUIOp>(
+              loc, block, in.create<mlir::arith::SubIOp>(loc, g.keys(), first));
+          packBlock(in, m, op.getKey(), batch, kvHead, first, count, g.depth(), memory,
+                    layout.key);
+          packBlock(in, m, op.getValue(), batch, kvHead, first, count, g.valueDepth(), memory,
+                    layout.value);
+          forEachIndex(in, loc, mlir::ValueRange{rows}, [&](mlir::OpBuilder& rb, mlir::ValueRange r) {
+            mlir::Value query = m.add(rb, firstQuery, r[0]);
+            VisibleLanes seen = visibleLanes(rb, m, g.visible(rb, batch, query), first, count);
+            auto ifSeen = rb.create<mlir::scf::IfOp>(loc, seen.any, /*withElseRegion=*/false);
+            mlir::OpBuilder e = ifSeen.getThenBodyBuilder();
+            mlir::Value rowDelta = e.create<mlir::memref::LoadOp>(loc, memory, m.add(e, deltas, r[0]));
+            Gradients::Terms terms = blockTerms(e, g, m, memory, layout, batch, head, query, first,
+                                                count, rowDelta, scale);
+            e.create<mlir::vector::StoreOp>(
+                loc, e.create<mlir::arith::MulFOp>(loc, terms.score, splat(e, loc, scale)), memory,
+                mlir::ValueRange{weights});
+            mlir::Value rowAt = m.add(e, queryGradient, m.mul(e, r[0], g.depth()));
+            e.create<mlir::scf::ForOp>(
+                loc, seen.begin, seen.end, m.constant(e, 1), mlir::ValueRange{},
+                [&](mlir::OpBuilder& lb, mlir::Location, mlir::Value l, mlir::ValueRange) {
+                  mlir::Value weight = lb.create<mlir::memref::LoadOp>(loc, memory, m.add(lb, weights, l));
+                  mlir::Value key = m.add(lb, first, l);
+                  forEachIndex(lb, loc, mlir::ValueRange{g.depth()},
+                               [&](mlir::OpBuilder& f, mlir::ValueRange d) {
+                    mlir::Value slot = m.add(f, rowAt, d[0]);
+                    mlir::Value sum = f.create<mlir::memref::LoadOp>(loc, memory, slot);
+                    mlir::Value term = f.create<mlir::arith::MulFOp>(
+                        loc, weight, lowering::loadAsF32(f, loc, op.getKey(), {batch, kvHead, key, d[0]}));
+                    f.create<mlir::memref::StoreOp>(
+                        loc, f.create<mlir::arith::AddFOp>(loc, sum, term), memory, slot);
+                  });
+                  lb.create<mlir::scf::YieldOp>(loc);
+                });
+          });
           in.create<mlir::scf::YieldOp>(loc);
         });
-    storeRow(at, row, indexConstant(at, loc, 0), g.depth(), op.getGradQuery(),
-             {batch, head, query});
-    at.create<mlir::memref::DeallocOp>(loc, row);
-  });
-
-  // dK and dV.
-  mlir::Value keyRows = lowering::product(b, loc, {g.batches(), g.kvHeads(), g.keys()});
-  mlir::Value keyCost = b.create<mlir::arith::MulIOp>(
-      loc, b.create<mlir::arith::MulIOp>(loc, g.queries(), g.group(b)),
-      add(b, g.depth(), g.valueDepth()));
-  parallelForEachIndex(b, loc, mlir::ValueRange{keyRows}, keyCost, parallel,
-                       [&](mlir::OpBuilder& at, mlir::ValueRange linear) {
-    auto position = lowering::delinearize(at, loc, linear[0], {g.batches(), g.kvHeads(), g.keys()});
-    mlir::Value batch = position[0], kvHead = position[1], key = position[2];
-    mlir::Value row = at.create<mlir::memref::AllocOp>(
-        loc, buffer, mlir::ValueRange{add(at, g.depth(), g.valueDepth())});
-    zeroFill(at, row, add(at, g.depth(), g.valueDepth()));
-    forEachQueryOfKey(at, g, batch, kvHead, key, mlir::ValueRange{},
-                      [&](mlir::OpBuilder& in, mlir::Value head, mlir::Value query,
-                          mlir::ValueRange) -> llvm::SmallVector<mlir::Value> {
-      mlir::Value rowDelta = g.delta(in, batch, head, query);
-      Gradients::Terms t = g.terms(in, batch, head, kvHead, query, key, rowDelta, scale);
-      accumulate(in, row, indexConstant(in, loc, 0), g.depth(),
-                 in.create<mlir::arith::MulFOp>(loc, t.score, scale), op.getQuery(),
-                 {batch, head, query});
-      accumulate(in, row, g.depth(), g.valueDepth(), t.kept, op.getGradOutput(),
-                 {batch, head, query});
-      return {};
+    forEachIndex(at, loc, mlir::ValueRange{rows, g.depth()},
+                 [&](mlir::OpBuilder& e, mlir::ValueRange rd) {
+      mlir::Value sum = e.create<mlir::memref::LoadOp>(
+          loc, memory, m.add(e, queryGradient, m.add(e, m.mul(e, rd[0], g.depth()), rd[1])));
+      store(e, loc, sum, op.getGradQuery(), {batch, head, m.add(e, firstQuery, rd[0]), rd[1]});
     });
-    storeRow(at, row, indexConstant(at, loc, 0), g.depth(), op.getGradKey(),
-             {batch, kvHead, key});
-    storeRow(at, row, g.depth(), g.valueDepth(), op.getGradValue(), {batch, kvHead, key});
-    at.create<mlir::memref::DeallocOp>(loc, row);
+    at.create<mlir::memref::DeallocOp>(loc, memory);
   });
+}
+
+}  // namespace
+
+// dQ by blocks of query rows, dK and dV by blocks of keys, each block's scores in vector lanes;
+// every output element sums its terms in f32 in the fixed order above. Blocks run in parallel.
+void lowerAttentionBackward(mlir::OpBuilder& b, tile::AttentionBackwardOp op,
+                            ParallelLoops& parallel) {
+  Gradients g(b, op);
+  mlir::Value scale = lowering::attentionScale(b, op.getLoc(), g.spec(), g.depth());
+  lowerQueryGradients(b, g, scale, parallel);
+  lowerKeyGradients(b, g, scale, parallel);
 }
 
 }  // namespace host

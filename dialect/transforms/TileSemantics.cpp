@@ -10,9 +10,7 @@
 #include "mlir/IR/IRMapping.h"
 
 namespace tessera::lowering {
-namespace {
 
-/// `value` as a constant of `type`: f32, or f32 lanes.
 mlir::Value f32Like(mlir::OpBuilder& b, mlir::Location loc, mlir::Type type, float value) {
   if (auto vector = llvm::dyn_cast<mlir::VectorType>(type)) {
     return b.create<mlir::arith::ConstantOp>(
@@ -20,8 +18,6 @@ mlir::Value f32Like(mlir::OpBuilder& b, mlir::Location loc, mlir::Type type, flo
   }
   return b.create<mlir::arith::ConstantOp>(loc, b.getF32FloatAttr(value));
 }
-
-}  // namespace
 
 mlir::Value f32Constant(mlir::OpBuilder& b, mlir::Location loc, float value) {
   return b.create<mlir::arith::ConstantOp>(loc, b.getF32FloatAttr(value));

@@ -73,6 +73,9 @@ std::pair<mlir::Value, mlir::Value> argCombine(mlir::OpBuilder& b, mlir::Locatio
                                                mlir::Value secondValue, mlir::Value secondIndex,
                                                bool max);
 
+/// `value` as a constant of `type`: f32, or f32 lanes (a vector of f32).
+mlir::Value f32Like(mlir::OpBuilder& b, mlir::Location loc, mlir::Type type, float value);
+
 /// An f32 constant.
 mlir::Value f32Constant(mlir::OpBuilder& b, mlir::Location loc, float value);
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """tile.attention_backward against float64 NumPy: an analytic reference written here (checked in
 turn against central finite differences of a float64 forward on tiny shapes), on the host
-target, for f32 and bf16 storage, grouped heads, Sq != Sk, windows that empty rows, bias, soft
-cap, dropout (both rules) and key lengths; and the same bits for 1 and 3 threads.
+target, for f32, f16 and bf16 storage, grouped heads, Sq != Sk, windows that empty rows, bias, soft
+cap, dropout (both rules), key lengths and several blocks of keys and queries; and the same
+bits for 1 and 3 threads.
 
     gradients.py [--junit PATH]
 
@@ -23,7 +24,7 @@ import numpy as np
 import tessera_jit as tj
 from checks import run_checks
 
-STORAGE = {"f32": np.float32, "bf16": ml_dtypes.bfloat16}
+STORAGE = {"f32": np.float32, "f16": np.float16, "bf16": ml_dtypes.bfloat16}
 
 
 def keeps(rule: str, seed: int, p: float, counter: int) -> bool:
@@ -186,6 +187,12 @@ CASES = [
     # with a soft cap, the masked keys keep weight 0 and the masked row contributes nothing.
     Case("masked_by_bias_softcap_f32", "f32", 1, 2, 1, 5, 6, 3, 4,
          {"bias": True, "mask_bias": True, "softcap": 3.0}),
+    # Several blocks of 32 keys and of 32 queries, the last ones partial, with block edges inside
+    # a row's window (the host's work units are such blocks).
+    Case("blocks_causal_window_f32", "f32", 1, 4, 2, 70, 45, 16, 12,
+         {"causal": True, "window": [40, 3]}),
+    Case("blocks_lengths_bias_dropout_f16", "f16", 2, 2, 1, 33, 97, 8, 8,
+         {"lengths": True, "bias": True, "dropout": [0.2, 5, "mix"], "softcap": 5.0}),
 ]
 
 
@@ -224,7 +231,7 @@ def check_close(name: str, got: np.ndarray, want: np.ndarray, storage: str) -> N
         raise AssertionError(f"{name}: {int((~np.isfinite(got)).sum())} element(s) not finite")
     # f32 sums of a few dozen terms, f32 probabilities from the f32 lse; bf16 outputs (and a bf16
     # O feeding D = dO·O) add their rounding.
-    relative = 2.0 ** -7 if storage == "bf16" else 2.0 ** -16
+    relative = {"bf16": 2.0 ** -7, "f16": 2.0 ** -10}.get(storage, 2.0 ** -16)
     bound = relative * (np.abs(want) + np.abs(want).max() + 1e-3)
     bad = ~(np.abs(got - want) <= bound)
     if bad.any():
@@ -346,7 +353,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     checks = [("analytic_matches_finite_differences", analytic_matches_finite_differences)]
     checks += [(f"compiled_{c.name}", (lambda c=c: compiled_matches_reference(ctx, c)))
                for c in CASES]
-    checks.append(("same_bits_for_thread_counts", lambda: same_bits_for_thread_counts(CASES[2])))
+    for case in (CASES[2], CASES[-1]):
+        checks.append((f"same_bits_for_thread_counts_{case.name}",
+                       lambda case=case: same_bits_for_thread_counts(case)))
     checks.append(("degenerate_shapes_write_every_output",
                    lambda: degenerate_shapes_write_every_output(ctx)))
     return run_checks("attention_gradients", checks, options.junit)
