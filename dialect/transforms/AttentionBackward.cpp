@@ -135,13 +135,25 @@ class Gradients {
     return {batches(), heads(), queries(), keys()};
   }
 
-  /// combine() of one pair (query `query` of head `head`, key `key` of `kvHead`), scalars.
+  /// A dot product Σ_w x[xRow, w] · y[yRow, w] over w < size, f32.
+  using Dot = llvm::function_ref<mlir::Value(mlir::OpBuilder&, mlir::Value size, mlir::Value x,
+                                             llvm::ArrayRef<mlir::Value> xRow, mlir::Value y,
+                                             llvm::ArrayRef<mlir::Value> yRow)>;
+
+  /// combine() of one pair (query `query` of head `head`, key `key` of `kvHead`), scalars, its
+  /// dot products by `dot` (null: dot() here, w ascending).
   Terms terms(mlir::OpBuilder& b, mlir::Value batch, mlir::Value head, mlir::Value kvHead,
-              mlir::Value query, mlir::Value key, mlir::Value rowDelta,
-              mlir::Value scale) const {
+              mlir::Value query, mlir::Value key, mlir::Value rowDelta, mlir::Value scale,
+              Dot dotBy = nullptr) const {
     mlir::Location loc = op_.getLoc();
-    mlir::Value raw =
-        dot(b, depth(), op_.getQuery(), {batch, head, query}, op_.getKey(), {batch, kvHead, key});
+    auto sequential = [&](mlir::OpBuilder& in, mlir::Value size, mlir::Value x,
+                          llvm::ArrayRef<mlir::Value> xRow, mlir::Value y,
+                          llvm::ArrayRef<mlir::Value> yRow) {
+      return dot(in, size, x, xRow, y, yRow);
+    };
+    Dot product = dotBy ? dotBy : Dot(sequential);
+    mlir::Value raw = product(b, depth(), op_.getQuery(), {batch, head, query}, op_.getKey(),
+                              {batch, kvHead, key});
     mlir::Value bias = spec_.getBias()
                            ? lowering::attentionBias(b, loc, spec_, batch, head, query, key)
                            : mlir::Value();
@@ -149,8 +161,8 @@ class Gradients {
                         ? lowering::droppedWeight(b, loc, spec_, lowering::f32Constant(b, loc, 1.0f),
                                                   {batch, head, query, key}, positionSizes())
                         : mlir::Value();
-    mlir::Value valueDot = dot(b, valueDepth(), op_.getGradOutput(), {batch, head, query},
-                               op_.getValue(), {batch, kvHead, key});
+    mlir::Value valueDot = product(b, valueDepth(), op_.getGradOutput(), {batch, head, query},
+                                   op_.getValue(), {batch, kvHead, key});
     return combine(b, batch, head, query, raw, bias, z, valueDot, rowDelta, scale);
   }
 
@@ -632,6 +644,167 @@ void lowerAttentionBackward(mlir::OpBuilder& b, tile::AttentionBackwardOp op,
                 {batch, kvHead, key, column});
         });
   }
+}
+
+namespace {
+
+/// Columns each lane of warp_per_row accumulates per pass over a row's columns.
+constexpr int64_t kColumnsPerLane = 4;
+constexpr int64_t kPassColumns = kWarp * kColumnsPerLane;
+
+/// Σ_w x[xRow, w] · y[yRow, w] by a warp: lane l folds w = l, l + 32, ... ascending, then the
+/// fixed butterfly; every lane gets the sum.
+mlir::Value warpDot(mlir::OpBuilder& b, mlir::Location loc, mlir::Value lane, mlir::Value size,
+                    mlir::Value x, llvm::ArrayRef<mlir::Value> xRow, mlir::Value y,
+                    llvm::ArrayRef<mlir::Value> yRow) {
+  mlir::Value partial = foldStrided(
+      b, loc, lane, size, lowering::f32Constant(b, loc, 0.0f),
+      [&](mlir::OpBuilder& in, mlir::Value sum, mlir::Value w) -> mlir::Value {
+        mlir::Value product = in.create<mlir::arith::MulFOp>(
+            loc, lowering::loadAsF32(in, loc, x, lowering::append(xRow, w)),
+            lowering::loadAsF32(in, loc, y, lowering::append(yRow, w)));
+        return in.create<mlir::arith::AddFOp>(loc, sum, product);
+      },
+      kWarp);
+  return warpReduce(b, loc, tile::ReduceKind::sum, partial);
+}
+
+/// Column `column` of row `row` of `memref` as f32, 0 past `size`.
+mlir::Value loadColumn(mlir::OpBuilder& b, mlir::Location loc, mlir::Value memref,
+                       llvm::ArrayRef<mlir::Value> row, mlir::Value column, mlir::Value size) {
+  auto value = b.create<mlir::scf::IfOp>(
+      loc, lessThan(b, loc, column, size),
+      [&](mlir::OpBuilder& t, mlir::Location) {
+        t.create<mlir::scf::YieldOp>(
+            loc, lowering::loadAsF32(t, loc, memref, lowering::append(row, column)));
+      },
+      [&](mlir::OpBuilder& e, mlir::Location) {
+        e.create<mlir::scf::YieldOp>(loc, lowering::f32Constant(e, loc, 0.0f));
+      });
+  return value.getResult(0);
+}
+
+/// Column pass + 32 r + lane, the r-th a lane accumulates in a pass.
+mlir::Value passColumn(mlir::OpBuilder& b, mlir::Location loc, mlir::Value pass, int64_t r,
+                       mlir::Value lane) {
+  return b.create<mlir::arith::AddIOp>(
+      loc, pass, b.create<mlir::arith::AddIOp>(loc, indexConstant(b, loc, r * kWarp), lane));
+}
+
+/// Runs `body(pass)` for pass = 0, kPassColumns, ... < width: the passes over a row's columns.
+void forEachPass(mlir::OpBuilder& b, mlir::Location loc, mlir::Value width,
+                 llvm::function_ref<void(mlir::OpBuilder&, mlir::Value pass)> body) {
+  b.create<mlir::scf::ForOp>(loc, indexConstant(b, loc, 0), width,
+                             indexConstant(b, loc, kPassColumns), mlir::ValueRange{},
+                             [&](mlir::OpBuilder& in, mlir::Location, mlir::Value pass,
+                                 mlir::ValueRange) {
+                               body(in, pass);
+                               in.create<mlir::scf::YieldOp>(loc);
+                             });
+}
+
+}  // namespace
+
+// warp_per_row: one warp per row of dQ (B·H·Sq) and one per row of dK and dV together
+// (B·Hkv·Sk). A pair's dot products are folded by the lanes (w strided by 32) and a fixed
+// butterfly; each lane accumulates kColumnsPerLane columns of the row per pass, over the
+// pairs in the baseline's order (keys ascending; heads, then queries, ascending).
+void lowerAttentionBackwardWarpPerRow(mlir::OpBuilder& b, tile::AttentionBackwardOp op,
+                                      KernelNamer& namer) {
+  mlir::Location loc = op.getLoc();
+  Gradients g(b, op);
+  auto zeros = [&](mlir::OpBuilder& at, int64_t count) {
+    return llvm::SmallVector<mlir::Value>(count, lowering::f32Constant(at, loc, 0.0f));
+  };
+
+  mlir::Value queryRows = lowering::product(b, loc, {g.batches(), g.heads(), g.queries()});
+  launchPerWarp(b, loc, queryRows, namer.next("attention_backward_dq_warp_per_row"),
+                [&](mlir::OpBuilder& k, mlir::Value lane, mlir::Value unit) {
+    auto dot = [&](mlir::OpBuilder& in, mlir::Value size, mlir::Value x,
+                   llvm::ArrayRef<mlir::Value> xRow, mlir::Value y,
+                   llvm::ArrayRef<mlir::Value> yRow) {
+      return warpDot(in, loc, lane, size, x, xRow, y, yRow);
+    };
+    auto position = lowering::delinearize(k, loc, unit, {g.batches(), g.heads(), g.queries()});
+    mlir::Value batch = position[0], head = position[1], query = position[2];
+    mlir::Value kvHead = k.create<mlir::arith::DivUIOp>(loc, head, g.group(k));
+    mlir::Value scale = lowering::attentionScale(k, loc, g.spec(), g.depth());
+    lowering::KeyRange range = g.visible(k, batch, query);
+    mlir::Value rowDelta = dot(k, g.valueDepth(), op.getGradOutput(), {batch, head, query},
+                               op.getOutput(), {batch, head, query});
+    forEachPass(k, loc, g.depth(), [&](mlir::OpBuilder& p, mlir::Value pass) {
+      auto keys = p.create<mlir::scf::ForOp>(
+          loc, range.first, range.end, indexConstant(p, loc, 1), zeros(p, kColumnsPerLane),
+          [&](mlir::OpBuilder& kb, mlir::Location, mlir::Value key, mlir::ValueRange acc) {
+            Gradients::Terms t =
+                g.terms(kb, batch, head, kvHead, query, key, rowDelta, scale, dot);
+            mlir::Value weight = kb.create<mlir::arith::MulFOp>(loc, t.score, scale);
+            llvm::SmallVector<mlir::Value> next;
+            for (int64_t r = 0; r < kColumnsPerLane; ++r) {
+              mlir::Value x = loadColumn(kb, loc, op.getKey(), {batch, kvHead, key},
+                                         passColumn(kb, loc, pass, r, lane), g.depth());
+              next.push_back(kb.create<mlir::arith::AddFOp>(
+                  loc, acc[r], kb.create<mlir::arith::MulFOp>(loc, weight, x)));
+            }
+            kb.create<mlir::scf::YieldOp>(loc, next);
+          });
+      for (int64_t r = 0; r < kColumnsPerLane; ++r) {
+        mlir::Value column = passColumn(p, loc, pass, r, lane);
+        ifThen(p, loc, lessThan(p, loc, column, g.depth()), [&](mlir::OpBuilder& in) {
+          store(in, loc, keys.getResult(r), op.getGradQuery(), {batch, head, query, column});
+        });
+      }
+    });
+  });
+
+  mlir::Value keyRows = lowering::product(b, loc, {g.batches(), g.kvHeads(), g.keys()});
+  launchPerWarp(b, loc, keyRows, namer.next("attention_backward_dkv_warp_per_row"),
+                [&](mlir::OpBuilder& k, mlir::Value lane, mlir::Value unit) {
+    auto dot = [&](mlir::OpBuilder& in, mlir::Value size, mlir::Value x,
+                   llvm::ArrayRef<mlir::Value> xRow, mlir::Value y,
+                   llvm::ArrayRef<mlir::Value> yRow) {
+      return warpDot(in, loc, lane, size, x, xRow, y, yRow);
+    };
+    auto position = lowering::delinearize(k, loc, unit, {g.batches(), g.kvHeads(), g.keys()});
+    mlir::Value batch = position[0], kvHead = position[1], key = position[2];
+    mlir::Value scale = lowering::attentionScale(k, loc, g.spec(), g.depth());
+    mlir::Value width = k.create<mlir::arith::MaxUIOp>(loc, g.depth(), g.valueDepth());
+    forEachPass(k, loc, width, [&](mlir::OpBuilder& p, mlir::Value pass) {
+      // Accumulators: kColumnsPerLane of dK, then kColumnsPerLane of dV.
+      auto sums = forEachQueryOfKey(
+          p, g, batch, kvHead, key, zeros(p, 2 * kColumnsPerLane),
+          [&](mlir::OpBuilder& qb, mlir::Value head, mlir::Value query,
+              mlir::ValueRange acc) -> llvm::SmallVector<mlir::Value> {
+            mlir::Value rowDelta = dot(qb, g.valueDepth(), op.getGradOutput(),
+                                       {batch, head, query}, op.getOutput(), {batch, head, query});
+            Gradients::Terms t =
+                g.terms(qb, batch, head, kvHead, query, key, rowDelta, scale, dot);
+            mlir::Value weight = qb.create<mlir::arith::MulFOp>(loc, t.score, scale);
+            llvm::SmallVector<mlir::Value> next;
+            for (const bool value : {false, true}) {
+              for (int64_t r = 0; r < kColumnsPerLane; ++r) {
+                mlir::Value x = loadColumn(qb, loc, value ? op.getGradOutput() : op.getQuery(),
+                                           {batch, head, query}, passColumn(qb, loc, pass, r, lane),
+                                           value ? g.valueDepth() : g.depth());
+                next.push_back(qb.create<mlir::arith::AddFOp>(
+                    loc, acc[(value ? kColumnsPerLane : 0) + r],
+                    qb.create<mlir::arith::MulFOp>(loc, value ? t.kept : weight, x)));
+              }
+            }
+            return next;
+          });
+      for (const bool value : {false, true}) {
+        for (int64_t r = 0; r < kColumnsPerLane; ++r) {
+          mlir::Value column = passColumn(p, loc, pass, r, lane);
+          ifThen(p, loc, lessThan(p, loc, column, value ? g.valueDepth() : g.depth()),
+                 [&](mlir::OpBuilder& in) {
+            store(in, loc, sums[(value ? kColumnsPerLane : 0) + r],
+                  value ? op.getGradValue() : op.getGradKey(), {batch, kvHead, key, column});
+          });
+        }
+      }
+    });
+  });
 }
 
 }  // namespace device

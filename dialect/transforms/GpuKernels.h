@@ -20,6 +20,8 @@ inline constexpr int64_t kBlockSize = 256;  // threads per block for map, reduce
 /// CUDA's grid limits. Kernels launch at most this many blocks and loop over the rest.
 inline constexpr int64_t kMaxGridX = 2147483647;
 inline constexpr int64_t kMaxGridYZ = 65535;
+/// Threads per warp.
+inline constexpr int64_t kWarp = 32;
 
 /// Names kernels `<function>_<op>_<n>`, unique within the function.
 class KernelNamer {
@@ -110,6 +112,18 @@ void launchMatmulTiles(
     std::array<int64_t, 2> block, mlir::TypeRange workgroup, llvm::StringRef name,
     llvm::function_ref<void(mlir::OpBuilder&, mlir::gpu::LaunchOp, const MatmulTile&)> body);
 
+/// `value` combined across the 32 lanes of a warp by a fixed xor butterfly (offsets 16, 8, 4,
+/// 2, 1); every lane gets the same result (each step combines one pair, and combining is
+/// commutative). Every lane of the warp must reach it.
+mlir::Value warpReduce(mlir::OpBuilder& b, mlir::Location loc, tile::ReduceKind kind,
+                       mlir::Value value);
+
+/// A launch of blocks of kBlockSize / kWarp warps in which each warp runs `body(lane, unit)`
+/// for unit = its global warp index, + the grid's warps, ... < units (uniform within a warp).
+void launchPerWarp(mlir::OpBuilder& b, mlir::Location loc, mlir::Value units, llvm::StringRef name,
+                   llvm::function_ref<void(mlir::OpBuilder&, mlir::Value lane, mlir::Value unit)>
+                       body);
+
 /// The kernel variants (KernelSchedules.h): GpuVariants.cpp. `baseline` emits the baseline
 /// lowering at the builder's position (the vectorized map falls back to it at run time).
 void lowerMapVectorized(mlir::OpBuilder& b, tile::MapOp op, KernelNamer& namer,
@@ -141,6 +155,10 @@ void lowerAttention(mlir::OpBuilder& b, tile::AttentionOp op, KernelNamer& namer
 /// tile.attention_backward's baseline: one thread per element of dQ, dK and dV, a fixed order
 /// (AttentionBackward.cpp).
 void lowerAttentionBackward(mlir::OpBuilder& b, tile::AttentionBackwardOp op, KernelNamer& namer);
+/// Its warp_per_row schedule: one warp per row of dQ and per row of dK and dV, dot products
+/// by warp butterflies (AttentionBackward.cpp).
+void lowerAttentionBackwardWarpPerRow(mlir::OpBuilder& b, tile::AttentionBackwardOp op,
+                                      KernelNamer& namer);
 void lowerRope(mlir::OpBuilder& b, tile::RopeOp op, KernelNamer& namer);
 
 }  // namespace tessera::device

@@ -32,7 +32,6 @@ namespace {
 
 using lowering::indexConstant;
 
-constexpr int64_t kWarp = 32;
 constexpr int64_t kMmaBlockTile = 64;   // C tile edge per block
 constexpr int64_t kMmaWarpTile = 32;    // C tile edge per warp (2x2 warps)
 constexpr int64_t kMmaThreads = 128;    // 4 warps

@@ -36,7 +36,6 @@ namespace {
 
 using lowering::indexConstant;
 
-constexpr int64_t kWarp = 32;
 constexpr int64_t kWarpsPerBlock = kBlockSize / kWarp;
 /// The vectorized map's grid: enough blocks to fill an H200 (132 SMs) twice over; past that,
 /// each thread takes several vectors.
@@ -61,9 +60,8 @@ mlir::Value flatten(mlir::OpBuilder& b, mlir::Location loc, mlir::Value memref) 
                                                  llvm::ArrayRef<mlir::ReassociationIndices>{all});
 }
 
-/// `value` combined across the 32 lanes of a warp by a fixed xor butterfly (offsets 16, 8, 4,
-/// 2, 1); every lane gets the same result (each step combines one pair, and combining is
-/// commutative).
+}  // namespace
+
 mlir::Value warpReduce(mlir::OpBuilder& b, mlir::Location loc, tile::ReduceKind kind,
                        mlir::Value value) {
   for (int32_t offset = kWarp / 2; offset > 0; offset /= 2) {
@@ -75,8 +73,6 @@ mlir::Value warpReduce(mlir::OpBuilder& b, mlir::Location loc, tile::ReduceKind 
   return value;
 }
 
-/// A launch of blocks of kWarpsPerBlock warps in which each warp runs `body(lane, unit)` for
-/// unit = its global warp index, + the grid's warps, ... < units (uniform within a warp).
 void launchPerWarp(mlir::OpBuilder& b, mlir::Location loc, mlir::Value units, llvm::StringRef name,
                    llvm::function_ref<void(mlir::OpBuilder&, mlir::Value lane, mlir::Value unit)>
                        body) {
@@ -100,6 +96,8 @@ void launchPerWarp(mlir::OpBuilder& b, mlir::Location loc, mlir::Value units, ll
                                       });
          });
 }
+
+namespace {
 
 /// One online-softmax state (max, sum) folded with another: the larger max, each sum rescaled
 /// to it (a state of -inf max and 0 sum is the identity).

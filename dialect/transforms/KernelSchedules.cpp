@@ -87,6 +87,14 @@ std::vector<KernelSchedule> schedulesFor(mlir::Operation* op) {
              "one warp per row: its sums by a fixed butterfly of warp shuffles, then the write",
              kPerRow}};
   }
+  if (llvm::isa<tile::AttentionBackwardOp>(op)) {
+    return {{kWarpPerRow,
+             "one warp per row of dQ and per row of dK and dV: each pair's dot products by lanes "
+             "and a fixed butterfly of warp shuffles, 4 columns per lane per pass, the pairs in "
+             "the baseline's order",
+             "each row of dQ, dK and dV is accumulated by its own warp in one fixed order, "
+             "whatever the batch"}};
+  }
   if (llvm::isa<tile::MatmulOp>(op)) {
     constexpr char kAlongK[] =
         "each output element accumulates over K in one fixed order; rows only split the grid";

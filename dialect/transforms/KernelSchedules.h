@@ -19,8 +19,8 @@ inline constexpr char kScheduleAttr[] = "tessera_jit.schedule";
 
 /// map: 128-bit vector loads and stores, grid-stride, several elements per thread.
 inline constexpr char kVectorized[] = "vectorized";
-/// reduce, softmax, norm: one warp per row, a fixed butterfly of warp shuffles (no shared
-/// memory).
+/// reduce, softmax, norm, attention_backward: one warp per row, a fixed butterfly of warp
+/// shuffles (no shared memory).
 inline constexpr char kWarpPerRow[] = "warp_per_row";
 /// softmax: one block per row, running max and sum in one pass (an online softmax).
 inline constexpr char kOnline[] = "online";

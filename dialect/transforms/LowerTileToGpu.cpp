@@ -359,7 +359,11 @@ class LowerTileToGpu : public impl::LowerTileToGpuBase<LowerTileToGpu> {
           })
           .Case([&](tile::AttentionOp attention) { device::lowerAttention(b, attention, namer); })
           .Case([&](tile::AttentionBackwardOp backward) {
-            device::lowerAttentionBackward(b, backward, namer);
+            if (schedule == device::kWarpPerRow) {
+              device::lowerAttentionBackwardWarpPerRow(b, backward, namer);
+            } else {
+              device::lowerAttentionBackward(b, backward, namer);
+            }
           })
           .Case([&](tile::RopeOp rope) { device::lowerRope(b, rope, namer); });
       op->erase();

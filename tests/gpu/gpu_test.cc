@@ -309,6 +309,26 @@ INSTANTIATE_TEST_SUITE_P(
                {{2, 4, 37, 64}, {2, 2, 700, 64}, {2, 2, 700, 300}, {2, 4, 37, 300},
                 {2, 4, 37, 300}},
                1e-5f, 1e-4f},
+        // Any finite lse will do: both targets recompute the same probabilities from it. Dv =
+        // 160 takes warp_per_row's rows through two passes of 128 columns.
+        OpCase{"attention_backward",
+               R"(func.func @f(%do: memref<?x?x?x?xf32>, %q: memref<?x?x?x?xf32>, %k: memref<?x?x?x?xf32>, %v: memref<?x?x?x?xf32>, %o: memref<?x?x?x?xf32>, %l: memref<?x?x?xf32>, %dq: memref<?x?x?x?xf32>, %dk: memref<?x?x?x?xf32>, %dv: memref<?x?x?x?xf32>) {
+  tile.attention_backward %do, %q, %k, %v, %o, %l -> %dq, %dk, %dv causal window(40, 3) softcap(4.0) dropout(0.2, 5)
+      : memref<?x?x?x?xf32>, memref<?x?x?x?xf32>, memref<?x?x?x?xf32>, memref<?x?x?x?xf32>, memref<?x?x?x?xf32>, memref<?x?x?xf32> -> memref<?x?x?x?xf32>, memref<?x?x?x?xf32>, memref<?x?x?x?xf32>
+  return
+})",
+               {{2, 4, 37, 160}, {2, 4, 37, 64}, {2, 2, 70, 64}, {2, 2, 70, 160}, {2, 4, 37, 160},
+                {2, 4, 37}, {2, 4, 37, 64}, {2, 2, 70, 64}, {2, 2, 70, 160}},
+               1e-5f, 1e-4f},
+        OpCase{"attention_backward_warp_per_row",
+               R"(func.func @f(%do: memref<?x?x?x?xf32>, %q: memref<?x?x?x?xf32>, %k: memref<?x?x?x?xf32>, %v: memref<?x?x?x?xf32>, %o: memref<?x?x?x?xf32>, %l: memref<?x?x?xf32>, %dq: memref<?x?x?x?xf32>, %dk: memref<?x?x?x?xf32>, %dv: memref<?x?x?x?xf32>) {
+  tile.attention_backward %do, %q, %k, %v, %o, %l -> %dq, %dk, %dv causal window(40, 3) softcap(4.0) dropout(0.2, 5) {tessera.candidate = "compiled.warp_per_row"}
+      : memref<?x?x?x?xf32>, memref<?x?x?x?xf32>, memref<?x?x?x?xf32>, memref<?x?x?x?xf32>, memref<?x?x?x?xf32>, memref<?x?x?xf32> -> memref<?x?x?x?xf32>, memref<?x?x?x?xf32>, memref<?x?x?x?xf32>
+  return
+})",
+               {{2, 4, 37, 160}, {2, 4, 37, 64}, {2, 2, 70, 64}, {2, 2, 70, 160}, {2, 4, 37, 160},
+                {2, 4, 37}, {2, 4, 37, 64}, {2, 2, 70, 64}, {2, 2, 70, 160}},
+               1e-5f, 1e-4f},
         OpCase{"rope",
                R"(func.func @f(%x: memref<?x?x?xf32>, %c: memref<?x?xf32>, %s: memref<?x?xf32>, %y: memref<?x?x?xf32>, %z: memref<?x?x?xf32>) {
   tile.rope half %x, %c, %s -> %y : memref<?x?x?xf32>, memref<?x?xf32>, memref<?x?xf32> -> memref<?x?x?xf32>

@@ -201,7 +201,9 @@ std::map<std::string, KernelResources> Resources(const DeviceImage& image,
 // 64 Ki).
 constexpr char kVariants[] = R"mlir(
 func.func @v(%x: memref<?x?xf32>, %y: memref<?x?xf32>, %s: memref<?xf32>, %m: memref<?xf32>,
-             %p: memref<?x?xf32>, %q: memref<?x?xf32>, %hx: memref<?x?xf16>, %hy: memref<?x?xf16>) {
+             %p: memref<?x?xf32>, %q: memref<?x?xf32>, %hx: memref<?x?xf16>, %hy: memref<?x?xf16>,
+             %t: memref<?x?x?x64xbf16>, %l: memref<?x?x?xf32>, %bias: memref<1x?x?x?xf32>,
+             %da: memref<?x?x?x64xbf16>, %db: memref<?x?x?x64xbf16>, %dc: memref<?x?x?x64xbf16>) {
   tile.map ins(%x, %y : memref<?x?xf32>, memref<?x?xf32>) outs(%p : memref<?x?xf32>)
       attributes {tessera.candidate = "compiled.vectorized"} {
   ^bb0(%a: f32, %b: f32):
@@ -221,6 +223,11 @@ func.func @v(%x: memref<?x?xf32>, %y: memref<?x?xf32>, %s: memref<?xf32>, %m: me
   tile.softmax %x -> %q {tessera.candidate = "compiled.online"} : memref<?x?xf32> -> memref<?x?xf32>
   tile.norm rms %x residual(%y : memref<?x?xf32>) -> %p residual_out(%q : memref<?x?xf32>) weight(%s : memref<?xf32>) {tessera.candidate = "compiled.warp_per_row"} : memref<?x?xf32> -> memref<?x?xf32>
   tile.norm layer %x -> %p weight(%s : memref<?xf32>) bias(%m : memref<?xf32>) {tessera.candidate = "compiled.warp_per_row"} : memref<?x?xf32> -> memref<?x?xf32>
+  tile.attention_backward %t, %t, %t, %t, %t, %l -> %da, %db, %dc bias(%bias : memref<1x?x?x?xf32>)
+      causal window(128, 0) softcap(30.0) dropout(0.1, 7) {tessera.candidate = "compiled.warp_per_row"}
+      : memref<?x?x?x64xbf16>, memref<?x?x?x64xbf16>, memref<?x?x?x64xbf16>, memref<?x?x?x64xbf16>,
+        memref<?x?x?x64xbf16>, memref<?x?x?xf32>
+        -> memref<?x?x?x64xbf16>, memref<?x?x?x64xbf16>, memref<?x?x?x64xbf16>
   return
 }
 )mlir";
@@ -278,7 +285,9 @@ TEST_P(NvptxArchTest, KernelVariantsHaveTheirInstructionsAndAssembleWithoutSpill
                                    "v_reduce_warp_per_row_5", "v_reduce_warp_per_row_6",
                                    "v_softmax_warp_per_row_vector_7", "v_softmax_warp_per_row_8",
                                    "v_softmax_online_9", "v_norm_warp_per_row_10",
-                                   "v_norm_warp_per_row_11"));
+                                   "v_norm_warp_per_row_11",
+                                   "v_attention_backward_dq_warp_per_row_12",
+                                   "v_attention_backward_dkv_warp_per_row_13"));
   for (const DeviceImage& image : module->device_images) {
     const std::string& kernel = image.kernels[0];
     if (kernel.find("map_vectorized") != std::string::npos) {
