@@ -8,7 +8,8 @@ scaled_dot_product_attention and its autograd on the same shapes, side by side.
         python3 bench/attention_bench.py [--seqs 512,1024] [--depths 64,128] [--json PATH]
 
 FLOPs counted as FlashAttention does: forward 4·B·H·S²·D (halved when causal), backward 2.5×
-the forward. Medians of --runs timed calls after one warm-up.
+the forward. The best of --runs timed calls after one warm-up (the least disturbed by other
+work on a shared machine).
 """
 from __future__ import annotations
 
@@ -51,7 +52,7 @@ def median_ms(call: Callable[[], Any], runs: int) -> float:
         start = time.perf_counter()
         call()
         samples.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(samples)
+    return min(samples)
 
 
 def torch_times(seq: int, depth: int, causal: bool, runs: int) -> Optional[tuple[float, float]]:

@@ -387,7 +387,6 @@ void lowerKeyGradients(mlir::OpBuilder& b, const Gradients& g, mlir::Value scale
   mlir::Value width = m.add(b, g.depth(), g.valueDepth());
   mlir::Value units = lowering::product(b, loc, {g.batches(), g.kvHeads(), keyBlocks});
   mlir::Value cost = lowering::product(b, loc, {g.group(b), g.queries(), width, block});
-  auto buffer = mlir::MemRefType::get({mlir::ShapedType::kDynamic}, b.getF32Type());
   parallelForEachIndex(b, loc, mlir::ValueRange{units}, cost, parallel,
                        [&](mlir::OpBuilder& at, mlir::ValueRange unit) {
     auto position = lowering::delinearize(at, loc, unit[0], {g.batches(), g.kvHeads(), keyBlocks});
@@ -404,7 +403,7 @@ void lowerKeyGradients(mlir::OpBuilder& b, const Gradients& g, mlir::Value scale
     layout.bias = m.mul(at, m.mul(at, width, block), m.constant(at, 2));
     layout.keep = m.add(at, layout.bias, block);
     mlir::Value size = m.add(at, layout.keep, block);
-    mlir::Value memory = at.create<mlir::memref::AllocOp>(loc, buffer, mlir::ValueRange{size});
+    mlir::Value memory = allocateF32(at, loc, size);
     packBlock(at, m, op.getKey(), batch, kvHead, first, count, g.depth(), memory, layout.key);
     packBlock(at, m, op.getValue(), batch, kvHead, first, count, g.valueDepth(), memory,
               layout.value);
@@ -420,23 +419,33 @@ void lowerKeyGradients(mlir::OpBuilder& b, const Gradients& g, mlir::Value scale
       Gradients::Terms t = blockTerms(e, g, m, memory, layout, batch, head, query, first, count,
                                       rowDelta, scale);
       mlir::Value weight = e.create<mlir::arith::MulFOp>(loc, t.score, splat(e, loc, scale));
-      // lanes[w] += factor · rows[query, w] on the lanes of the keys the query sees.
-      auto accumulate = [&](mlir::Value lanesAt, mlir::Value size, mlir::Value factor,
-                            mlir::Value rows) {
-        forEachIndex(e, loc, mlir::ValueRange{size}, [&](mlir::OpBuilder& f, mlir::ValueRange w) {
+      // lanes[w] += factor · rows[query, w] on the lanes of the keys the query sees (`masked`),
+      // or on every lane when it sees the whole block.
+      auto accumulate = [&](mlir::OpBuilder& at, bool masked, mlir::Value lanesAt,
+                            mlir::Value size, mlir::Value factor, mlir::Value rows) {
+        forEachIndex(at, loc, mlir::ValueRange{size}, [&](mlir::OpBuilder& f, mlir::ValueRange w) {
           mlir::Value slot = m.add(f, lanesAt, m.mul(f, w[0], block));
           mlir::Value sum = f.create<mlir::vector::LoadOp>(loc, laneType(f.getF32Type()), memory,
                                                           mlir::ValueRange{slot});
           mlir::Value term = f.create<mlir::arith::MulFOp>(
               loc, factor,
               splat(f, loc, lowering::loadAsF32(f, loc, rows, {batch, head, query, w[0]})));
-          mlir::Value next = f.create<mlir::arith::SelectOp>(
-              loc, seen.mask, f.create<mlir::arith::AddFOp>(loc, sum, term), sum);
+          mlir::Value next = f.create<mlir::arith::AddFOp>(loc, sum, term);
+          if (masked) next = f.create<mlir::arith::SelectOp>(loc, seen.mask, next, sum);
           f.create<mlir::vector::StoreOp>(loc, next, memory, mlir::ValueRange{slot});
         });
       };
-      accumulate(keyGradient, g.depth(), weight, op.getQuery());
-      accumulate(valueGradient, g.valueDepth(), t.kept, op.getGradOutput());
+      mlir::Value whole = e.create<mlir::arith::AndIOp>(
+          loc,
+          e.create<mlir::arith::CmpIOp>(loc, mlir::arith::CmpIPredicate::eq, seen.begin,
+                                        m.constant(e, 0)),
+          e.create<mlir::arith::CmpIOp>(loc, mlir::arith::CmpIPredicate::eq, seen.end, block));
+      auto paths = e.create<mlir::scf::IfOp>(loc, whole, /*withElseRegion=*/true);
+      for (const bool masked : {false, true}) {
+        mlir::OpBuilder at = masked ? paths.getElseBodyBuilder() : paths.getThenBodyBuilder();
+        accumulate(at, masked, keyGradient, g.depth(), weight, op.getQuery());
+        accumulate(at, masked, valueGradient, g.valueDepth(), t.kept, op.getGradOutput());
+      }
     });
     // Out, untransposed.
     for (const bool value : {false, true}) {
@@ -454,10 +463,14 @@ void lowerKeyGradients(mlir::OpBuilder& b, const Gradients& g, mlir::Value scale
 }
 
 /// dQ: one unit per block of kBlock query rows of (batch, head). It visits the blocks of keys
-/// its rows see, ascending, packing each; a row's dS lanes for the block go to scratch, then
-/// its f32 dQ row accumulates dS_ij · scale · K_j over the keys it sees, ascending.
+/// its rows see, ascending, packing each: every row's dS lanes for the block go to scratch,
+/// then groups of kRowGroup rows accumulate dS_ij · scale · K_j over the keys each sees,
+/// ascending, a chunk of kChunk columns at a time in registers, each row of K loaded once for
+/// the group.
 void lowerQueryGradients(mlir::OpBuilder& b, const Gradients& g, mlir::Value scale,
                          ParallelLoops& parallel) {
+  constexpr int64_t kRowGroup = 4;
+  constexpr int64_t kChunk = kBlock / 2;  // the group's accumulators fit 16 AVX2 registers
   const IndexMath m{g.op().getLoc()};
   mlir::Location loc = m.loc;
   tile::AttentionBackwardOp op = g.op();
@@ -467,6 +480,8 @@ void lowerQueryGradients(mlir::OpBuilder& b, const Gradients& g, mlir::Value sca
   mlir::Value units = lowering::product(b, loc, {g.batches(), g.heads(), queryBlocks});
   mlir::Value cost = lowering::product(b, loc, {g.keys(), width, block});
   auto buffer = mlir::MemRefType::get({mlir::ShapedType::kDynamic}, b.getF32Type());
+  const int64_t staticDepth = llvm::cast<mlir::MemRefType>(op.getKey().getType()).getDimSize(3);
+  const bool wholeChunks = !mlir::ShapedType::isDynamic(staticDepth) && staticDepth % kChunk == 0;
   parallelForEachIndex(b, loc, mlir::ValueRange{units}, cost, parallel,
                        [&](mlir::OpBuilder& at, mlir::ValueRange unit) {
     auto position = lowering::delinearize(at, loc, unit[0], {g.batches(), g.heads(), queryBlocks});
@@ -475,18 +490,23 @@ void lowerQueryGradients(mlir::OpBuilder& b, const Gradients& g, mlir::Value sca
     mlir::Value firstQuery = m.mul(at, position[2], block);
     mlir::Value rows = at.create<mlir::arith::MinUIOp>(
         loc, block, at.create<mlir::arith::SubIOp>(loc, g.queries(), firstQuery));
-    // [packed K | packed V | dQ rows (kBlock · D) | D_i | bias lanes | Z lanes | dS lanes]
+    // [packed K | packed V | dQ rows (D rounded up to whole chunks) | D_i | bias lanes |
+    //  Z lanes | dS lanes (rows of kBlock)], kBlock + kRowGroup rows of dQ and of dS (a group
+    //  may reach past the last row)
+    mlir::Value rowWidth =
+        m.mul(at, lowering::ceilDiv(at, loc, g.depth(), kChunk), m.constant(at, kChunk));
     BlockLayout layout;
     layout.key = m.constant(at, 0);
     layout.value = m.mul(at, g.depth(), block);
     mlir::Value queryGradient = m.mul(at, width, block);
-    mlir::Value deltas = m.add(at, queryGradient, m.mul(at, g.depth(), block));
+    mlir::Value slots = m.constant(at, kBlock + kRowGroup);
+    mlir::Value deltas = m.add(at, queryGradient, m.mul(at, rowWidth, slots));
     layout.bias = m.add(at, deltas, block);
     layout.keep = m.add(at, layout.bias, block);
     mlir::Value weights = m.add(at, layout.keep, block);
-    mlir::Value size = m.add(at, weights, block);
-    mlir::Value memory = at.create<mlir::memref::AllocOp>(loc, buffer, mlir::ValueRange{size});
-    zeroFill(at, m, memory, queryGradient, m.mul(at, g.depth(), block));
+    mlir::Value size = m.add(at, weights, m.mul(at, slots, block));
+    mlir::Value memory = allocateF32(at, loc, size);
+    zeroFill(at, m, memory, queryGradient, m.mul(at, rowWidth, slots));
     // Each row's D_i, and the keys [lowest, highest) some row sees.
     mlir::Value none = m.constant(at, 0);
     auto span = at.create<mlir::scf::ForOp>(
@@ -519,6 +539,7 @@ void lowerQueryGradients(mlir::OpBuilder& b, const Gradients& g, mlir::Value sca
                     layout.key);
           packBlock(in, m, op.getValue(), batch, kvHead, first, count, g.valueDepth(), memory,
                     layout.value);
+          // Each row's dS · scale lanes (rows that see no key of the block add nothing below).
           forEachIndex(in, loc, mlir::ValueRange{rows}, [&](mlir::OpBuilder& rb, mlir::ValueRange r) {
             mlir::Value query = m.add(rb, firstQuery, r[0]);
             VisibleLanes seen = visibleLanes(rb, m, g.visible(rb, batch, query), first, count);
@@ -529,31 +550,115 @@ void lowerQueryGradients(mlir::OpBuilder& b, const Gradients& g, mlir::Value sca
                                                 count, rowDelta, scale);
             e.create<mlir::vector::StoreOp>(
                 loc, e.create<mlir::arith::MulFOp>(loc, terms.score, splat(e, loc, scale)), memory,
-                mlir::ValueRange{weights});
-            mlir::Value rowAt = m.add(e, queryGradient, m.mul(e, r[0], g.depth()));
-            e.create<mlir::scf::ForOp>(
-                loc, seen.begin, seen.end, m.constant(e, 1), mlir::ValueRange{},
-                [&](mlir::OpBuilder& lb, mlir::Location, mlir::Value l, mlir::ValueRange) {
-                  mlir::Value weight = lb.create<mlir::memref::LoadOp>(loc, memory, m.add(lb, weights, l));
-                  mlir::Value key = m.add(lb, first, l);
-                  forEachIndex(lb, loc, mlir::ValueRange{g.depth()},
-                               [&](mlir::OpBuilder& f, mlir::ValueRange d) {
-                    mlir::Value slot = m.add(f, rowAt, d[0]);
-                    mlir::Value sum = f.create<mlir::memref::LoadOp>(loc, memory, slot);
-                    mlir::Value term = f.create<mlir::arith::MulFOp>(
-                        loc, weight, lowering::loadAsF32(f, loc, op.getKey(), {batch, kvHead, key, d[0]}));
-                    f.create<mlir::memref::StoreOp>(
-                        loc, f.create<mlir::arith::AddFOp>(loc, sum, term), memory, slot);
-                  });
-                  lb.create<mlir::scf::YieldOp>(loc);
-                });
+                mlir::ValueRange{m.add(e, weights, m.mul(e, r[0], block))});
           });
+          // Groups of kRowGroup rows (past `rows`: rows that see nothing).
+          in.create<mlir::scf::ForOp>(
+              loc, m.constant(in, 0), rows, m.constant(in, kRowGroup), mlir::ValueRange{},
+              [&](mlir::OpBuilder& gb, mlir::Location, mlir::Value firstRow, mlir::ValueRange) {
+                llvm::SmallVector<lowering::KeyRange> ranges;
+                llvm::SmallVector<mlir::Value> rowIndex;
+                mlir::Value keyBegin = m.add(gb, first, count), keyEnd = first;
+                for (int64_t k = 0; k < kRowGroup; ++k) {
+                  // Rows past `rows` have slots of their own (their sums are never read).
+                  mlir::Value r = m.add(gb, firstRow, m.constant(gb, k));
+                  mlir::Value real = m.less(gb, r, rows);
+                  mlir::Value query = m.add(
+                      gb, firstQuery,
+                      gb.create<mlir::arith::MinUIOp>(loc, r, m.add(gb, rows, m.constant(gb, -1))));
+                  lowering::KeyRange range = g.visible(gb, batch, query);
+                  // Clipped to the block; empty for a row past `rows`.
+                  mlir::Value from = gb.create<mlir::arith::MaxUIOp>(loc, range.first, first);
+                  mlir::Value to = gb.create<mlir::arith::MinUIOp>(loc, range.end, m.add(gb, first, count));
+                  to = gb.create<mlir::arith::SelectOp>(loc, real, to, from);
+                  to = gb.create<mlir::arith::MaxUIOp>(loc, to, from);
+                  mlir::Value empty = gb.create<mlir::arith::CmpIOp>(
+                      loc, mlir::arith::CmpIPredicate::eq, from, to);
+                  keyBegin = gb.create<mlir::arith::SelectOp>(
+                      loc, empty, keyBegin, gb.create<mlir::arith::MinUIOp>(loc, keyBegin, from));
+                  keyEnd = gb.create<mlir::arith::SelectOp>(
+                      loc, empty, keyEnd, gb.create<mlir::arith::MaxUIOp>(loc, keyEnd, to));
+                  ranges.push_back({from, to});
+                  rowIndex.push_back(r);
+                }
+                mlir::Value everySees = gb.create<mlir::arith::ConstantOp>(loc, gb.getBoolAttr(true));
+                for (const lowering::KeyRange& range : ranges) {
+                  everySees = gb.create<mlir::arith::AndIOp>(
+                      loc, everySees,
+                      gb.create<mlir::arith::AndIOp>(
+                          loc,
+                          gb.create<mlir::arith::CmpIOp>(loc, mlir::arith::CmpIPredicate::ule,
+                                                         range.first, keyBegin),
+                          gb.create<mlir::arith::CmpIOp>(loc, mlir::arith::CmpIPredicate::uge,
+                                                         range.end, keyEnd)));
+                }
+                mlir::VectorType chunkType = laneType(gb.getF32Type(), kChunk);
+                gb.create<mlir::scf::ForOp>(
+                    loc, m.constant(gb, 0), g.depth(), m.constant(gb, kChunk), mlir::ValueRange{},
+                    [&](mlir::OpBuilder& cb, mlir::Location, mlir::Value c, mlir::ValueRange) {
+                      mlir::Value mask = cb.create<mlir::vector::CreateMaskOp>(
+                          loc, mlir::VectorType::get({kChunk}, cb.getI1Type()),
+                          mlir::ValueRange{cb.create<mlir::arith::SubIOp>(loc, g.depth(), c)});
+                      llvm::SmallVector<mlir::Value> slots, accumulators;
+                      for (int64_t k = 0; k < kRowGroup; ++k) {
+                        slots.push_back(m.add(cb, queryGradient,
+                                              m.add(cb, m.mul(cb, rowIndex[k], rowWidth), c)));
+                        accumulators.push_back(cb.create<mlir::vector::LoadOp>(
+                            loc, chunkType, memory, mlir::ValueRange{slots.back()}));
+                      }
+                      // `masked`: only the rows that see key j add it; else all see every key.
+                      auto keyLoop = [&](mlir::OpBuilder& lb, bool masked) {
+                        return lb.create<mlir::scf::ForOp>(
+                            loc, keyBegin, keyEnd, m.constant(lb, 1), accumulators,
+                            [&](mlir::OpBuilder& e, mlir::Location, mlir::Value j,
+                                mlir::ValueRange acc) {
+                              mlir::Value key = loadLanes(e, loc, op.getKey(), {batch, kvHead, j}, c,
+                                                          wholeChunks ? mlir::Value() : mask, kChunk);
+                              mlir::Value lane = e.create<mlir::arith::SubIOp>(loc, j, first);
+                              llvm::SmallVector<mlir::Value> next;
+                              for (int64_t k = 0; k < kRowGroup; ++k) {
+                                mlir::Value weight = e.create<mlir::memref::LoadOp>(
+                                    loc, memory,
+                                    m.add(e, weights, m.add(e, m.mul(e, rowIndex[k], block), lane)));
+                                mlir::Value sum = e.create<mlir::arith::AddFOp>(
+                                    loc, acc[k],
+                                    e.create<mlir::arith::MulFOp>(loc, splat(e, loc, weight, kChunk),
+                                                                  key));
+                                if (masked) {
+                                  mlir::Value sees = e.create<mlir::arith::AndIOp>(
+                                      loc,
+                                      e.create<mlir::arith::CmpIOp>(
+                                          loc, mlir::arith::CmpIPredicate::uge, j, ranges[k].first),
+                                      m.less(e, j, ranges[k].end));
+                                  sum = e.create<mlir::arith::SelectOp>(loc, sees, sum, acc[k]);
+                                }
+                                next.push_back(sum);
+                              }
+                              e.create<mlir::scf::YieldOp>(loc, next);
+                            });
+                      };
+                      auto keys = cb.create<mlir::scf::IfOp>(
+                          loc, everySees,
+                          [&](mlir::OpBuilder& t, mlir::Location) {
+                            t.create<mlir::scf::YieldOp>(loc, keyLoop(t, false).getResults());
+                          },
+                          [&](mlir::OpBuilder& t, mlir::Location) {
+                            t.create<mlir::scf::YieldOp>(loc, keyLoop(t, true).getResults());
+                          });
+                      for (int64_t k = 0; k < kRowGroup; ++k) {
+                        cb.create<mlir::vector::StoreOp>(loc, keys.getResult(k), memory,
+                                                         mlir::ValueRange{slots[k]});
+                      }
+                      cb.create<mlir::scf::YieldOp>(loc);
+                    });
+                gb.create<mlir::scf::YieldOp>(loc);
+              });
           in.create<mlir::scf::YieldOp>(loc);
         });
     forEachIndex(at, loc, mlir::ValueRange{rows, g.depth()},
                  [&](mlir::OpBuilder& e, mlir::ValueRange rd) {
       mlir::Value sum = e.create<mlir::memref::LoadOp>(
-          loc, memory, m.add(e, queryGradient, m.add(e, m.mul(e, rd[0], g.depth()), rd[1])));
+          loc, memory, m.add(e, queryGradient, m.add(e, m.mul(e, rd[0], rowWidth), rd[1])));
       store(e, loc, sum, op.getGradQuery(), {batch, head, m.add(e, firstQuery, rd[0]), rd[1]});
     });
     at.create<mlir::memref::DeallocOp>(loc, memory);

@@ -114,29 +114,36 @@ void outlineParallelLoop(mlir::ModuleOp module, mlir::SymbolTable& symbols,
   loop.erase();
 }
 
-mlir::VectorType laneType(mlir::Type element) {
-  return mlir::VectorType::get({kLanes}, element);
+mlir::VectorType laneType(mlir::Type element, int64_t lanes) {
+  return mlir::VectorType::get({lanes}, element);
 }
 
-mlir::Value splat(mlir::OpBuilder& b, mlir::Location loc, mlir::Value scalar) {
-  return b.create<mlir::vector::BroadcastOp>(loc, laneType(scalar.getType()), scalar);
+mlir::Value splat(mlir::OpBuilder& b, mlir::Location loc, mlir::Value scalar, int64_t lanes) {
+  return b.create<mlir::vector::BroadcastOp>(loc, laneType(scalar.getType(), lanes), scalar);
+}
+
+mlir::Value allocateF32(mlir::OpBuilder& b, mlir::Location loc, mlir::Value size) {
+  constexpr int64_t kCacheLine = 64;
+  return b.create<mlir::memref::AllocOp>(
+      loc, mlir::MemRefType::get({mlir::ShapedType::kDynamic}, b.getF32Type()),
+      mlir::ValueRange{size}, mlir::ValueRange{}, b.getI64IntegerAttr(kCacheLine));
 }
 
 mlir::Value loadLanes(mlir::OpBuilder& b, mlir::Location loc, mlir::Value memref,
-                      mlir::ValueRange prefix, mlir::Value i, mlir::Value mask) {
+                      mlir::ValueRange prefix, mlir::Value i, mlir::Value mask, int64_t lanes) {
   mlir::Type element = llvm::cast<mlir::MemRefType>(memref.getType()).getElementType();
   auto index = lowering::insertAt(prefix, prefix.size(), i);
-  mlir::Value lanes;
+  mlir::Value loaded;
   if (mask) {
     mlir::Value padding = splat(
-        b, loc, b.create<mlir::arith::ConstantOp>(loc, b.getFloatAttr(element, 0.0)));
-    lanes = b.create<mlir::vector::MaskedLoadOp>(loc, laneType(element), memref, index, mask,
-                                                 padding);
+        b, loc, b.create<mlir::arith::ConstantOp>(loc, b.getFloatAttr(element, 0.0)), lanes);
+    loaded = b.create<mlir::vector::MaskedLoadOp>(loc, laneType(element, lanes), memref, index,
+                                                  mask, padding);
   } else {
-    lanes = b.create<mlir::vector::LoadOp>(loc, laneType(element), memref, index);
+    loaded = b.create<mlir::vector::LoadOp>(loc, laneType(element, lanes), memref, index);
   }
-  if (element.isF32()) return lanes;
-  return b.create<mlir::arith::ExtFOp>(loc, laneType(b.getF32Type()), lanes);
+  if (element.isF32()) return loaded;
+  return b.create<mlir::arith::ExtFOp>(loc, laneType(b.getF32Type(), lanes), loaded);
 }
 
 namespace {

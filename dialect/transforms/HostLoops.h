@@ -45,20 +45,23 @@ void outlineParallelLoop(mlir::ModuleOp module, mlir::SymbolTable& symbols,
 /// results do not depend on the machine.
 inline constexpr int64_t kLanes = 32;
 
-/// vector<kLanes x element>.
-mlir::VectorType laneType(mlir::Type element);
+/// vector<lanes x element>.
+mlir::VectorType laneType(mlir::Type element, int64_t lanes = kLanes);
 
-/// `scalar` in every lane.
-mlir::Value splat(mlir::OpBuilder& b, mlir::Location loc, mlir::Value scalar);
+/// `scalar` in every one of `lanes` lanes.
+mlir::Value splat(mlir::OpBuilder& b, mlir::Location loc, mlir::Value scalar,
+                  int64_t lanes = kLanes);
 
 /// The f32 lanes of elements [i, i + kLanes) of a row. `mask` is null for a full vector, else
 /// the lanes that are in the row (the others hold anything: the fold replaces them).
 using LaneLoad =
     llvm::function_ref<mlir::Value(mlir::OpBuilder&, mlir::Value i, mlir::Value mask)>;
 
-/// `memref[prefix..., i + lane]` as f32 lanes (a masked load reading zeros outside `mask`).
+/// `memref[prefix..., i + lane]` for `lanes` lanes as f32 (a masked load reading zeros outside
+/// `mask`, a vector<lanes x i1>; null: every lane).
 mlir::Value loadLanes(mlir::OpBuilder& b, mlir::Location loc, mlir::Value memref,
-                      mlir::ValueRange prefix, mlir::Value i, mlir::Value mask);
+                      mlir::ValueRange prefix, mlir::Value i, mlir::Value mask,
+                      int64_t lanes = kLanes);
 
 /// Folds the lanes `load` gives over i in [0, count) with `kind`: lane l accumulates
 /// i = l, l + kLanes, ... in order from the identity (the last partial vector masked, its
@@ -77,6 +80,10 @@ mlir::Value combineLanes(mlir::OpBuilder& b, mlir::Location loc, tile::ReduceKin
 mlir::Value laneArgFold(mlir::OpBuilder& b, mlir::Location loc, mlir::Value memref,
                         mlir::ValueRange prefix, mlir::Value count, bool max);
 
+/// A heap buffer of `size` f32 (memref<?xf32>), aligned to a cache line (64 bytes): the
+/// scratch of a work unit, whose vector loads then never split a line by accident.
+mlir::Value allocateF32(mlir::OpBuilder& b, mlir::Location loc, mlir::Value size);
+
 /// The product of `sizes` without its first entry: the elements of one outer iteration.
 mlir::Value innerProduct(mlir::OpBuilder& b, mlir::Location loc, mlir::ValueRange sizes);
 
@@ -86,8 +93,10 @@ mlir::Value innerProduct(mlir::OpBuilder& b, mlir::Location loc, mlir::ValueRang
 void lowerMatmul(mlir::OpBuilder& b, tile::MatmulOp op, ParallelLoops& parallel,
                  int64_t vectorBits);
 
-/// tile.norm, tile.attention, tile.rope: HostModelOps.cpp.
+/// tile.norm, tile.rope: HostModelOps.cpp.
 void lowerNorm(mlir::OpBuilder& b, tile::NormOp op, ParallelLoops& parallel);
+
+/// tile.attention: blocks of query rows sharing each packed block of keys (HostAttention.cpp).
 void lowerAttention(mlir::OpBuilder& b, tile::AttentionOp op, ParallelLoops& parallel);
 
 /// tile.attention_backward: dQ by query rows, dK and dV by key rows, each row in f32 in a fixed
