@@ -8,6 +8,8 @@
 * every feature together (bias, lse, window, alignment, softcap, dropout) gives the same bits
   for 1, 2 and 3 threads, and for a batch computed alone or inside a larger batch (the kept set
   is a function of the position, not of the schedule or the batch size);
+* the host's two paths give the same bits: query rows computed together (blocks of rows sharing
+  packed K) and each row alone (a decoding step, which reads K in place);
 * a bias or an lse of the wrong shape is INVALID_ARGUMENT before anything runs, naming both.
 
     properties.py [--junit PATH]
@@ -126,6 +128,49 @@ def same_bits_for_threads_and_batches() -> None:
         raise AssertionError("a row has no visible key: the case should not test empty rows")
 
 
+# Everything that does not depend on the query's position (so a row computed alone is that row),
+# with D and Dv not multiples of a vector and Sk of three blocks, the last partial.
+PATHS = """
+func.func @f(%q: memref<?x4x?x40xf32>, %k: memref<?x2x?x40xf32>, %v: memref<?x2x?x24xf32>,
+             %o: memref<?x4x?x24xf32>, %b: memref<1x4x?x?xf32>, %l: memref<?x4x?xf32>,
+             %n: memref<?xi32>) {
+  tile.attention %q, %k, %v -> %o key_lengths(%n : memref<?xi32>) bias(%b : memref<1x4x?x?xf32>)
+      lse(%l : memref<?x4x?xf32>) softcap(6.0)
+      : memref<?x4x?x40xf32>, memref<?x2x?x40xf32>, memref<?x2x?x24xf32> -> memref<?x4x?x24xf32>
+  return
+}
+"""
+
+
+def blocked_and_direct_paths_agree(ctx) -> None:
+    rng = np.random.default_rng(4)
+    batch, sq, sk = 2, 37, 70
+    q = rng.standard_normal((batch, 4, sq, 40)).astype(np.float32)
+    k = rng.standard_normal((batch, 2, sk, 40)).astype(np.float32)
+    v = rng.standard_normal((batch, 2, sk, 24)).astype(np.float32)
+    bias = (0.5 * rng.standard_normal((1, 4, sq, sk))).astype(np.float32)
+    lengths = np.array([70, 33], np.int32)
+
+    def run(module, rows: slice):
+        n = rows.stop - rows.start
+        o = np.full((batch, 4, n, 24), np.nan, np.float32)
+        lse = np.full((batch, 4, n), np.nan, np.float32)
+        module.f(np.ascontiguousarray(q[:, :, rows]), k, v, o, np.ascontiguousarray(bias[:, :, rows]),
+                 lse, lengths)
+        return o, lse
+
+    with ctx.compile(PATHS) as module:
+        together = run(module, slice(0, sq))
+        for i in range(sq):  # one row and H/Hkv = 2 heads: 2 rows per key, below the packing bar
+            alone = run(module, slice(i, i + 1))
+            for name, got, want in zip(("O", "lse"), alone, together):
+                if not np.array_equal(got.view(np.uint32), want[:, :, i:i + 1].view(np.uint32)):
+                    raise AssertionError(f"row {i} alone: {name} differs from the row computed "
+                                         "among the others")
+    if not np.isfinite(together[0]).all():
+        raise AssertionError("every row sees keys here: O must be finite")
+
+
 def wrong_shapes_are_refused(ctx) -> None:
     rng = np.random.default_rng(3)
     q, k, v, bias = features_inputs(rng, 2, 5, 6)
@@ -157,6 +202,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         ("dropout_zero_is_no_dropout", lambda: dropout_zero_is_no_dropout(ctx)),
         ("kept_fraction_is_binomial", lambda: kept_fraction_is_binomial(ctx)),
         ("same_bits_for_threads_and_batches", same_bits_for_threads_and_batches),
+        ("blocked_and_direct_paths_agree", lambda: blocked_and_direct_paths_agree(ctx)),
         ("wrong_shapes_are_refused", lambda: wrong_shapes_are_refused(ctx)),
     ]
     return run_checks("attention_properties", checks, options.junit)
