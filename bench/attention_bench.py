@@ -4,8 +4,12 @@ time per call and GFLOP/s at several sequence lengths, head sizes and masks, and
 PyTorch is importable in the interpreter that runs this — PyTorch's CPU
 scaled_dot_product_attention and its autograd on the same shapes, side by side.
 
+    bench/attention_bench.sh [--seqs 512,2048,8192] [--depths 64,128] [--runs N]
+
+(which makes a virtual environment with torch), or with an interpreter of your own:
+
     TESSERA_JIT_LIBRARY=bazel-bin/capi/libtessera_jit.so PYTHONPATH=capi/python \\
-        python3 bench/attention_bench.py [--seqs 512,1024] [--depths 64,128] [--json PATH]
+        python3 bench/attention_bench.py [--seqs 512,2048] [--depths 64,128] [--json PATH]
 
 FLOPs counted as FlashAttention does: forward 4·B·H·S²·D (halved when causal), backward 2.5×
 the forward. The best of --runs timed calls after one warm-up (the least disturbed by other
@@ -16,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import statistics
 import time
 from typing import Any, Callable, Optional
 
@@ -45,7 +48,7 @@ func.func @bwd(%do: {t}, %q: {t}, %k: {t}, %v: {t}, %o: {t}, %l: {lse}, %dq: {t}
 """
 
 
-def median_ms(call: Callable[[], Any], runs: int) -> float:
+def best_ms(call: Callable[[], Any], runs: int) -> float:
     call()
     samples = []
     for _ in range(runs):
@@ -74,12 +77,31 @@ def torch_times(seq: int, depth: int, causal: bool, runs: int) -> Optional[tuple
     def backward():
         torch.autograd.grad(out, (q, k, v), grad, retain_graph=True)
 
-    return median_ms(forward, runs), median_ms(backward, runs)
+    return best_ms(forward, runs), best_ms(backward, runs)
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def torch_version() -> Optional[str]:
+    try:
+        import torch  # noqa: PLC0415 - optional
+    except ImportError:
+        return None
+    return torch.__version__
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seqs", default="512,1024")
+    parser.add_argument("--seqs", default="512,2048")
     parser.add_argument("--depths", default="64,128")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--json", help="also write the rows as JSON here")
@@ -87,9 +109,9 @@ def main() -> int:
     ctx = tj.Context(num_threads=1, cache_dir="")
     rng = np.random.default_rng(0)
     rows = []
-    print(f"host attention, 1 thread, f32, B = 1, H = {HEADS} ({platform.processor() or platform.machine()})")
+    print(f"host attention, 1 thread, f32, B = 1, H = {HEADS} ({cpu_model()})")
     print(f"{'S':>5} {'D':>4} {'mask':>7} | {'fwd ms':>9} {'GFLOP/s':>8} | {'bwd ms':>9} {'GFLOP/s':>8}"
-          f" | {'torch fwd':>9} {'torch bwd':>9}")
+          f" | {'torch fwd':>9} {'torch bwd':>9} | {'fwd ×':>6} {'bwd ×':>6}")
     for seq in (int(s) for s in options.seqs.split(",")):
         for depth in (int(d) for d in options.depths.split(",")):
             for causal in (False, True):
@@ -99,8 +121,8 @@ def main() -> int:
                 o = np.empty_like(q)
                 lse = np.empty((1, HEADS, seq), np.float32)
                 grads = [np.empty_like(q) for _ in range(3)]
-                fwd = median_ms(lambda: module.fwd(q, k, v, o, lse), options.runs)
-                bwd = median_ms(lambda: module.bwd(do, q, k, v, o, lse, *grads), options.runs)
+                fwd = best_ms(lambda: module.fwd(q, k, v, o, lse), options.runs)
+                bwd = best_ms(lambda: module.bwd(do, q, k, v, o, lse, *grads), options.runs)
                 module.close()
                 flops = 4.0 * HEADS * seq * seq * depth / (2 if causal else 1)
                 torch_ms = torch_times(seq, depth, causal, options.runs)
@@ -110,15 +132,16 @@ def main() -> int:
                        "torch_forward_ms": torch_ms[0] if torch_ms else None,
                        "torch_backward_ms": torch_ms[1] if torch_ms else None}
                 rows.append(row)
-                t = (f"{torch_ms[0]:9.1f} {torch_ms[1]:9.1f}" if torch_ms
-                     else f"{'—':>9} {'—':>9}")
+                t = (f"{torch_ms[0]:9.1f} {torch_ms[1]:9.1f} | {fwd / torch_ms[0]:6.2f} "
+                     f"{bwd / torch_ms[1]:6.2f}" if torch_ms
+                     else f"{'—':>9} {'—':>9} | {'—':>6} {'—':>6}")
                 print(f"{seq:5d} {depth:4d} {'causal' if causal else 'full':>7} | {fwd:9.1f} "
                       f"{row['forward_gflops']:8.2f} | {bwd:9.1f} {row['backward_gflops']:8.2f}"
                       f" | {t}")
     if options.json:
         with open(options.json, "w") as f:
-            json.dump({"machine": platform.platform(), "processor": platform.processor(),
-                       "rows": rows}, f, indent=1)
+            json.dump({"machine": platform.platform(), "processor": cpu_model(),
+                       "torch": torch_version(), "rows": rows}, f, indent=1)
     return 0
 
 

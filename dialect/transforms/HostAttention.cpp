@@ -1,9 +1,9 @@
 // The host lowering of tile.attention: FlashAttention's tiling on the CPU. K is packed once,
-// block-major and transposed (kLanes keys per block); a work unit of kQueryRows query rows of
+// block-major and transposed (kLanes keys per block); a work unit of kUnitRows query rows of
 // one KV head (its query heads' rows, then queries, in order) walks the blocks of keys its rows
-// see, ascending: the block's scores for every row in vector lanes, an online softmax per row,
-// then the rows' V accumulation in vector registers, each row of V loaded once for all the
-// unit's rows. The direct path (decoding: too few query rows per key to pay for packing; or
+// see, ascending, and while a block is in L1 its rows use it kQueryRows at a time: their scores
+// in vector lanes, an online softmax per row, then their V accumulation in vector registers,
+// each row of V loaded once for the group. The direct path (decoding: too few query rows per key to pay for packing; or
 // the packed copy could not be allocated) reads K in place, row by row. Both compute every
 // value in the same order, so they give the same bits:
 //   score lane l = Σ_d q[d]·k_l[d], d ascending; per block the scaled, biased, capped and
@@ -24,7 +24,10 @@ namespace {
 using lowering::f32Constant;
 using lowering::indexConstant;
 
-/// Query rows per blocked work unit: they share each packed block of K and each row of V.
+/// Query rows per blocked work unit: they share each packed block of K while it is in L1.
+constexpr int64_t kUnitRows = 32;
+/// Rows of a group within a unit: they share each load of K and of V, their scores and V
+/// accumulators in registers.
 constexpr int64_t kQueryRows = 4;
 /// Lanes of one group of score accumulators and of one chunk of V: half a block, so that the
 /// rows' accumulators stay within 16 AVX2 registers. Grouping changes no value's order.
@@ -214,7 +217,10 @@ void lowerDirect(mlir::OpBuilder& b, const Attention& a, ParallelLoops& parallel
 }
 
 /// The blocked path over packed K (block t of (b, g) at ((b·Hkv + g)·T + t)·D·kLanes, lane l of
-/// row d holding K[b, g, 32t + l, d]): units of kQueryRows rows of a KV head, in parallel.
+/// row d holding K[b, g, 32t + l, d]): units of kUnitRows rows of a KV head, in parallel. Per
+/// block of keys (in L1 while the unit's rows use it), groups of kQueryRows rows that see a key
+/// of it compute their scores together and accumulate V in registers; each row's online-softmax
+/// state and accumulators live in the unit's heap between blocks.
 void lowerBlocked(mlir::OpBuilder& b, const Attention& a, mlir::Value packed,
                   ParallelLoops& parallel) {
   mlir::Location loc = a.loc;
@@ -226,212 +232,255 @@ void lowerBlocked(mlir::OpBuilder& b, const Attention& a, mlir::Value packed,
   const bool wholeChunks =
       !mlir::ShapedType::isDynamic(staticValueDepth) && staticValueDepth % kGroup == 0;
   mlir::Value rowsPerKvHead = a.mul(b, a.group, a.queries());
-  mlir::Value rowBlocks = lowering::ceilDiv(b, loc, rowsPerKvHead, kQueryRows);
+  mlir::Value rowBlocks = lowering::ceilDiv(b, loc, rowsPerKvHead, kUnitRows);
   mlir::Value units = lowering::product(b, loc, {a.batches(), a.kvHeads, rowBlocks});
   mlir::Value cost = lowering::product(
-      b, loc, {indexConstant(b, loc, kQueryRows), a.keys, a.add(b, a.depth(), a.valueDepth)});
+      b, loc, {indexConstant(b, loc, kUnitRows), a.keys, a.add(b, a.depth(), a.valueDepth)});
   parallelForEachIndex(b, loc, mlir::ValueRange{units}, cost, parallel,
                        [&](mlir::OpBuilder& at, mlir::ValueRange unit) {
     auto position = lowering::delinearize(at, loc, unit[0], {a.batches(), a.kvHeads, rowBlocks});
     mlir::Value batch = position[0], kvHead = position[1];
-    mlir::Value firstRow = a.mul(at, position[2], indexConstant(at, loc, kQueryRows));
+    mlir::Value firstRow = a.mul(at, position[2], indexConstant(at, loc, kUnitRows));
+    mlir::Value unitRows = at.create<mlir::arith::MinUIOp>(
+        loc, indexConstant(at, loc, kUnitRows), a.sub(at, rowsPerKvHead, firstRow));
     mlir::Value lastRow = a.sub(at, rowsPerKvHead, indexConstant(at, loc, 1));
-    // Row r of the unit: query head kvHead·group + ρ / Sq, query ρ mod Sq, ρ = firstRow + r;
-    // past the KV head's rows, a copy of its last row (computed, not stored).
+    // Row r of the unit: query head kvHead·group + ρ / Sq, query ρ mod Sq, ρ = firstRow + r; a
+    // group reaching past the unit's rows computes copies of its last row in slots of their own.
     struct Row {
-      mlir::Value head, query, real;
+      mlir::Value slot, head, query;
       lowering::KeyRange visible;
     };
-    llvm::SmallVector<Row> rows;
-    mlir::Value lowest = a.keys, highest = indexConstant(at, loc, 0);
-    for (int64_t r = 0; r < kQueryRows; ++r) {
-      mlir::Value rho = a.add(at, firstRow, indexConstant(at, loc, r));
+    auto rowAt = [&](mlir::OpBuilder& in, mlir::Value r) {
+      mlir::Value rho = in.create<mlir::arith::MinUIOp>(loc, a.add(in, firstRow, r), lastRow);
       Row row;
-      row.real = a.less(at, rho, rowsPerKvHead);
-      rho = at.create<mlir::arith::MinUIOp>(loc, rho, lastRow);
-      row.head = a.add(at, a.mul(at, kvHead, a.group),
-                       at.create<mlir::arith::DivUIOp>(loc, rho, a.queries()));
-      row.query = at.create<mlir::arith::RemUIOp>(loc, rho, a.queries());
-      row.visible = lowering::visibleKeys(at, loc, a.spec, batch, row.query, a.keys, a.queries());
-      mlir::Value empty = at.create<mlir::arith::CmpIOp>(
-          loc, mlir::arith::CmpIPredicate::eq, row.visible.first, row.visible.end);
-      lowest = at.create<mlir::arith::SelectOp>(
-          loc, empty, lowest, at.create<mlir::arith::MinUIOp>(loc, lowest, row.visible.first));
-      highest = at.create<mlir::arith::MaxUIOp>(loc, highest, row.visible.end);
-      rows.push_back(row);
-    }
-    lowest = at.create<mlir::arith::MinUIOp>(loc, lowest, highest);
-    // The heap: each row's accumulators (Dv rounded up to whole chunks), then per row a block's
-    // scores and weights, then a block's biases.
+      row.slot = r;
+      row.head = a.add(in, a.mul(in, kvHead, a.group),
+                       in.create<mlir::arith::DivUIOp>(loc, rho, a.queries()));
+      row.query = in.create<mlir::arith::RemUIOp>(loc, rho, a.queries());
+      row.visible = lowering::visibleKeys(in, loc, a.spec, batch, row.query, a.keys, a.queries());
+      return row;
+    };
+    // [lowest, highest): the keys some of `rows` see.
+    auto span = [&](mlir::OpBuilder& in, llvm::ArrayRef<Row> rows, mlir::Value lowest,
+                    mlir::Value highest) -> std::pair<mlir::Value, mlir::Value> {
+      for (const Row& row : rows) {
+        mlir::Value empty = in.create<mlir::arith::CmpIOp>(
+            loc, mlir::arith::CmpIPredicate::eq, row.visible.first, row.visible.end);
+        lowest = in.create<mlir::arith::SelectOp>(
+            loc, empty, lowest, in.create<mlir::arith::MinUIOp>(loc, lowest, row.visible.first));
+        highest = in.create<mlir::arith::MaxUIOp>(loc, highest, row.visible.end);
+      }
+      return {in.create<mlir::arith::MinUIOp>(loc, lowest, highest), highest};
+    };
+    // The heap: each slot's accumulators (Dv rounded up to whole chunks), its max and its sum;
+    // then per row of a group a block's scores and weights; then a block's biases.
     mlir::Value valueWidth =
         a.mul(at, lowering::ceilDiv(at, loc, a.valueDepth, kGroup), indexConstant(at, loc, kGroup));
+    mlir::Value slots = indexConstant(at, loc, kUnitRows + kQueryRows);
+    mlir::Value maxAt = a.mul(at, slots, valueWidth);
+    mlir::Value sumAt = a.add(at, maxAt, slots);
+    mlir::Value scoresAt = a.add(at, sumAt, slots);
     mlir::Value rowsConstant = indexConstant(at, loc, kQueryRows);
-    mlir::Value scoresAt = a.mul(at, rowsConstant, valueWidth);
     mlir::Value weightsAt = a.add(at, scoresAt, a.mul(at, rowsConstant, a.block));
     mlir::Value biasAt = a.add(at, weightsAt, a.mul(at, rowsConstant, a.block));
     mlir::Value memory = allocateF32(at, loc, a.add(at, biasAt, a.block));
     mlir::Value zero = f32Constant(at, loc, 0.0f);
-    forEachIndex(at, loc, mlir::ValueRange{scoresAt}, [&](mlir::OpBuilder& in, mlir::ValueRange i) {
+    mlir::Value negativeInfinity = f32Constant(at, loc, -std::numeric_limits<float>::infinity());
+    forEachIndex(at, loc, mlir::ValueRange{maxAt}, [&](mlir::OpBuilder& in, mlir::ValueRange i) {
       in.create<mlir::memref::StoreOp>(loc, zero, memory, i);
     });
+    forEachIndex(at, loc, mlir::ValueRange{slots}, [&](mlir::OpBuilder& in, mlir::ValueRange i) {
+      in.create<mlir::memref::StoreOp>(loc, negativeInfinity, memory, a.add(in, maxAt, i[0]));
+      in.create<mlir::memref::StoreOp>(loc, zero, memory, a.add(in, sumAt, i[0]));
+    });
+    auto unitSpan = at.create<mlir::scf::ForOp>(
+        loc, indexConstant(at, loc, 0), unitRows, indexConstant(at, loc, 1),
+        mlir::ValueRange{a.keys, indexConstant(at, loc, 0)},
+        [&](mlir::OpBuilder& in, mlir::Location, mlir::Value r, mlir::ValueRange bounds) {
+          auto [lowest, highest] = span(in, {rowAt(in, r)}, bounds[0], bounds[1]);
+          in.create<mlir::scf::YieldOp>(loc, mlir::ValueRange{lowest, highest});
+        });
+    mlir::Value unitLowest = at.create<mlir::arith::MinUIOp>(loc, unitSpan.getResult(0),
+                                                             unitSpan.getResult(1));
     mlir::VectorType group = laneType(f32, kGroup);
     auto at16 = [&](mlir::OpBuilder& in, int64_t r, mlir::Value base, mlir::Value offset) {
       return a.add(in, a.add(in, base, a.mul(in, indexConstant(in, loc, r), a.block)), offset);
     };
-    llvm::SmallVector<mlir::Value> initial(
-        kQueryRows, f32Constant(at, loc, -std::numeric_limits<float>::infinity()));
-    initial.append(kQueryRows, zero);
     mlir::Value pairBase = a.mul(at, a.add(at, a.mul(at, batch, a.kvHeads), kvHead), a.keyBlocks);
-    auto blocks = at.create<mlir::scf::ForOp>(
-        loc, at.create<mlir::arith::DivUIOp>(loc, lowest, a.block),
-        lowering::ceilDiv(at, loc, highest, kLanes), indexConstant(at, loc, 1), initial,
-        [&](mlir::OpBuilder& in, mlir::Location, mlir::Value t, mlir::ValueRange state) {
-          mlir::Value first = a.mul(in, t, a.block);
-          mlir::Value base = a.mul(in, a.mul(in, a.add(in, pairBase, t), a.depth()), a.block);
-          // The rows' scores, half a block at a time: lane l of row r = Σ_d q_r[d]·k_l[d].
-          for (int64_t half = 0; half < 2; ++half) {
-            mlir::Value halfAt = indexConstant(in, loc, half * kGroup);
-            llvm::SmallVector<mlir::Value> zeros(
-                kQueryRows, splat(in, loc, f32Constant(in, loc, 0.0f), kGroup));
-            auto dots = in.create<mlir::scf::ForOp>(
-                loc, indexConstant(in, loc, 0), a.depth(), indexConstant(in, loc, 1), zeros,
-                [&](mlir::OpBuilder& e, mlir::Location, mlir::Value d, mlir::ValueRange sums) {
-                  mlir::Value k = e.create<mlir::vector::LoadOp>(
-                      loc, group, packed,
-                      mlir::ValueRange{a.add(e, base, a.add(e, a.mul(e, d, a.block), halfAt))});
-                  llvm::SmallVector<mlir::Value> next;
-                  for (int64_t r = 0; r < kQueryRows; ++r) {
-                    mlir::Value qd = splat(
-                        e, loc,
-                        lowering::loadAsF32(e, loc, op.getQuery(),
-                                            {batch, rows[r].head, rows[r].query, d}),
-                        kGroup);
-                    next.push_back(e.create<mlir::arith::AddFOp>(
-                        loc, sums[r], e.create<mlir::arith::MulFOp>(loc, qd, k)));
-                  }
-                  e.create<mlir::scf::YieldOp>(loc, next);
-                });
-            for (int64_t r = 0; r < kQueryRows; ++r) {
-              in.create<mlir::vector::StoreOp>(loc, dots.getResult(r), memory,
-                                               mlir::ValueRange{at16(in, r, scoresAt, halfAt)});
-            }
-          }
-          llvm::SmallVector<mlir::Value> maxima, sums, corrections;
-          for (int64_t r = 0; r < kQueryRows; ++r) {
-            const Row& row = rows[r];
-            const mlir::Value index[] = {batch, row.head, row.query};
-            mlir::Value zeroAt = indexConstant(in, loc, 0);
-            mlir::Value raw = in.create<mlir::vector::LoadOp>(
-                loc, laneType(f32), memory, mlir::ValueRange{at16(in, r, scoresAt, zeroAt)});
-            SoftmaxStep step = softmaxStep(in, a, raw, index, first, row.visible.first,
-                                           row.visible.end, state[r], state[kQueryRows + r],
-                                           memory, biasAt);
-            mlir::Value weightsRow = at16(in, r, weightsAt, zeroAt);
-            in.create<mlir::vector::StoreOp>(loc, step.weights, memory, mlir::ValueRange{weightsRow});
-            if (op.getDropout()) {  // the weight each key's V is accumulated with
-              forEachIndex(in, loc, mlir::ValueRange{a.block}, [&](mlir::OpBuilder& e, mlir::ValueRange l) {
-                mlir::Value slot = a.add(e, weightsRow, l[0]);
-                e.create<mlir::memref::StoreOp>(
-                    loc,
-                    lowering::droppedWeight(e, loc, a.spec,
-                                            e.create<mlir::memref::LoadOp>(loc, memory, slot),
-                                            {batch, row.head, row.query, a.add(e, first, l[0])},
-                                            a.positionSizes()),
-                    memory, slot);
-              });
-            }
-            maxima.push_back(step.max);
-            sums.push_back(step.sum);
-            corrections.push_back(step.correction);
-          }
-          // acc_r = acc_r · correction_r, then acc_r += w_rj · V[j] over the block's keys in
-          // ascending order, for the rows that see key j — a chunk of V at a time, in registers.
-          mlir::Value keyBegin = in.create<mlir::arith::MaxUIOp>(loc, first, lowest);
-          mlir::Value keyEnd = in.create<mlir::arith::MinUIOp>(loc, a.add(in, first, a.block), highest);
-          // Whether every row sees every key of [keyBegin, keyEnd) (no per-key selects then).
-          mlir::Value everySees = in.create<mlir::arith::ConstantOp>(loc, in.getBoolAttr(true));
-          for (const Row& row : rows) {
-            everySees = in.create<mlir::arith::AndIOp>(
-                loc, everySees,
-                in.create<mlir::arith::AndIOp>(
-                    loc,
-                    in.create<mlir::arith::CmpIOp>(loc, mlir::arith::CmpIPredicate::ule,
-                                                   row.visible.first, keyBegin),
-                    in.create<mlir::arith::CmpIOp>(loc, mlir::arith::CmpIPredicate::uge,
-                                                   row.visible.end, keyEnd)));
-          }
-          in.create<mlir::scf::ForOp>(
-              loc, indexConstant(in, loc, 0), a.valueDepth, indexConstant(in, loc, kGroup),
-              mlir::ValueRange{},
-              [&](mlir::OpBuilder& cb, mlir::Location, mlir::Value c, mlir::ValueRange) {
-                mlir::Value mask = cb.create<mlir::vector::CreateMaskOp>(
-                    loc, mlir::VectorType::get({kGroup}, cb.getI1Type()),
-                    mlir::ValueRange{a.sub(cb, a.valueDepth, c)});
-                llvm::SmallVector<mlir::Value> accumulators;
+    at.create<mlir::scf::ForOp>(
+        loc, at.create<mlir::arith::DivUIOp>(loc, unitLowest, a.block),
+        lowering::ceilDiv(at, loc, unitSpan.getResult(1), kLanes), indexConstant(at, loc, 1),
+        mlir::ValueRange{},
+        [&](mlir::OpBuilder& tb, mlir::Location, mlir::Value t, mlir::ValueRange) {
+          mlir::Value first = a.mul(tb, t, a.block);
+          mlir::Value base = a.mul(tb, a.mul(tb, a.add(tb, pairBase, t), a.depth()), a.block);
+          tb.create<mlir::scf::ForOp>(
+              loc, indexConstant(tb, loc, 0), unitRows, rowsConstant, mlir::ValueRange{},
+              [&](mlir::OpBuilder& gb, mlir::Location, mlir::Value firstSlot, mlir::ValueRange) {
+                llvm::SmallVector<Row> rows;
                 for (int64_t r = 0; r < kQueryRows; ++r) {
-                  mlir::Value slot = a.add(cb, a.mul(cb, indexConstant(cb, loc, r), valueWidth), c);
-                  accumulators.push_back(cb.create<mlir::arith::MulFOp>(
-                      loc, cb.create<mlir::vector::LoadOp>(loc, group, memory, mlir::ValueRange{slot}),
-                      splat(cb, loc, corrections[r], kGroup)));
+                  rows.push_back(rowAt(gb, a.add(gb, firstSlot, indexConstant(gb, loc, r))));
                 }
-                // `masked`: only the rows that see key j add it; else every row sees every key.
-                auto keyLoop = [&](mlir::OpBuilder& lb, bool masked) {
-                  return lb.create<mlir::scf::ForOp>(
-                      loc, keyBegin, keyEnd, indexConstant(lb, loc, 1), accumulators,
-                      [&](mlir::OpBuilder& e, mlir::Location, mlir::Value j, mlir::ValueRange acc) {
-                        mlir::Value value = loadLanes(e, loc, op.getValue(), {batch, kvHead, j}, c,
-                                                      wholeChunks ? mlir::Value() : mask, kGroup);
-                        mlir::Value lane = a.sub(e, j, first);
+                auto [lowest, highest] = span(gb, rows, a.keys, indexConstant(gb, loc, 0));
+                mlir::Value keyBegin = gb.create<mlir::arith::MaxUIOp>(loc, first, lowest);
+                mlir::Value keyEnd =
+                    gb.create<mlir::arith::MinUIOp>(loc, a.add(gb, first, a.block), highest);
+                // A group none of whose rows sees a key of the block skips it (its state would
+                // not change: correction 1, weights 0).
+                auto sees = gb.create<mlir::scf::IfOp>(loc, a.less(gb, keyBegin, keyEnd),
+                                                       /*withElseRegion=*/false);
+                mlir::OpBuilder in = sees.getThenBodyBuilder();
+                // The rows' scores, half a block at a time: lane l of row r = Σ_d q_r[d]·k_l[d].
+                for (int64_t half = 0; half < 2; ++half) {
+                  mlir::Value halfAt = indexConstant(in, loc, half * kGroup);
+                  llvm::SmallVector<mlir::Value> zeros(
+                      kQueryRows, splat(in, loc, f32Constant(in, loc, 0.0f), kGroup));
+                  auto dots = in.create<mlir::scf::ForOp>(
+                      loc, indexConstant(in, loc, 0), a.depth(), indexConstant(in, loc, 1), zeros,
+                      [&](mlir::OpBuilder& e, mlir::Location, mlir::Value d, mlir::ValueRange sums) {
+                        mlir::Value k = e.create<mlir::vector::LoadOp>(
+                            loc, group, packed,
+                            mlir::ValueRange{a.add(e, base, a.add(e, a.mul(e, d, a.block), halfAt))});
                         llvm::SmallVector<mlir::Value> next;
                         for (int64_t r = 0; r < kQueryRows; ++r) {
-                          mlir::Value weight = e.create<mlir::memref::LoadOp>(
-                              loc, memory, at16(e, r, weightsAt, lane));
-                          mlir::Value sum = e.create<mlir::arith::AddFOp>(
-                              loc, acc[r],
-                              e.create<mlir::arith::MulFOp>(loc, splat(e, loc, weight, kGroup), value));
-                          if (masked) {
-                            mlir::Value sees = e.create<mlir::arith::AndIOp>(
-                                loc,
-                                e.create<mlir::arith::CmpIOp>(loc, mlir::arith::CmpIPredicate::uge,
-                                                              j, rows[r].visible.first),
-                                a.less(e, j, rows[r].visible.end));
-                            sum = e.create<mlir::arith::SelectOp>(loc, sees, sum, acc[r]);
-                          }
-                          next.push_back(sum);
+                          mlir::Value qd = splat(
+                              e, loc,
+                              lowering::loadAsF32(e, loc, op.getQuery(),
+                                                  {batch, rows[r].head, rows[r].query, d}),
+                              kGroup);
+                          next.push_back(e.create<mlir::arith::AddFOp>(
+                              loc, sums[r], e.create<mlir::arith::MulFOp>(loc, qd, k)));
                         }
                         e.create<mlir::scf::YieldOp>(loc, next);
                       });
-                };
-                auto keys = cb.create<mlir::scf::IfOp>(
-                    loc, everySees,
-                    [&](mlir::OpBuilder& t, mlir::Location) {
-                      t.create<mlir::scf::YieldOp>(loc, keyLoop(t, false).getResults());
-                    },
-                    [&](mlir::OpBuilder& t, mlir::Location) {
-                      t.create<mlir::scf::YieldOp>(loc, keyLoop(t, true).getResults());
-                    });
-                for (int64_t r = 0; r < kQueryRows; ++r) {
-                  mlir::Value slot = a.add(cb, a.mul(cb, indexConstant(cb, loc, r), valueWidth), c);
-                  cb.create<mlir::vector::StoreOp>(loc, keys.getResult(r), memory,
-                                                   mlir::ValueRange{slot});
+                  for (int64_t r = 0; r < kQueryRows; ++r) {
+                    in.create<mlir::vector::StoreOp>(loc, dots.getResult(r), memory,
+                                                     mlir::ValueRange{at16(in, r, scoresAt, halfAt)});
+                  }
                 }
-                cb.create<mlir::scf::YieldOp>(loc);
+                llvm::SmallVector<mlir::Value> corrections;
+                for (int64_t r = 0; r < kQueryRows; ++r) {
+                  const Row& row = rows[r];
+                  const mlir::Value index[] = {batch, row.head, row.query};
+                  mlir::Value zeroAt = indexConstant(in, loc, 0);
+                  mlir::Value raw = in.create<mlir::vector::LoadOp>(
+                      loc, laneType(f32), memory, mlir::ValueRange{at16(in, r, scoresAt, zeroAt)});
+                  mlir::Value maxSlot = a.add(in, maxAt, row.slot);
+                  mlir::Value sumSlot = a.add(in, sumAt, row.slot);
+                  SoftmaxStep step = softmaxStep(
+                      in, a, raw, index, first, row.visible.first, row.visible.end,
+                      in.create<mlir::memref::LoadOp>(loc, memory, maxSlot),
+                      in.create<mlir::memref::LoadOp>(loc, memory, sumSlot), memory, biasAt);
+                  in.create<mlir::memref::StoreOp>(loc, step.max, memory, maxSlot);
+                  in.create<mlir::memref::StoreOp>(loc, step.sum, memory, sumSlot);
+                  mlir::Value weightsRow = at16(in, r, weightsAt, zeroAt);
+                  in.create<mlir::vector::StoreOp>(loc, step.weights, memory,
+                                                   mlir::ValueRange{weightsRow});
+                  if (op.getDropout()) {  // the weight each key's V is accumulated with
+                    forEachIndex(in, loc, mlir::ValueRange{a.block},
+                                 [&](mlir::OpBuilder& e, mlir::ValueRange l) {
+                      mlir::Value slot = a.add(e, weightsRow, l[0]);
+                      e.create<mlir::memref::StoreOp>(
+                          loc,
+                          lowering::droppedWeight(e, loc, a.spec,
+                                                  e.create<mlir::memref::LoadOp>(loc, memory, slot),
+                                                  {batch, row.head, row.query, a.add(e, first, l[0])},
+                                                  a.positionSizes()),
+                          memory, slot);
+                    });
+                  }
+                  corrections.push_back(step.correction);
+                }
+                // Whether every row sees every key of [keyBegin, keyEnd) (no per-key selects).
+                mlir::Value everySees = in.create<mlir::arith::ConstantOp>(loc, in.getBoolAttr(true));
+                for (const Row& row : rows) {
+                  everySees = in.create<mlir::arith::AndIOp>(
+                      loc, everySees,
+                      in.create<mlir::arith::AndIOp>(
+                          loc,
+                          in.create<mlir::arith::CmpIOp>(loc, mlir::arith::CmpIPredicate::ule,
+                                                         row.visible.first, keyBegin),
+                          in.create<mlir::arith::CmpIOp>(loc, mlir::arith::CmpIPredicate::uge,
+                                                         row.visible.end, keyEnd)));
+                }
+                // acc_r = acc_r · correction_r, then acc_r += w_rj · V[j] over the block's keys
+                // in ascending order, for the rows that see key j — a chunk of V at a time.
+                in.create<mlir::scf::ForOp>(
+                    loc, indexConstant(in, loc, 0), a.valueDepth, indexConstant(in, loc, kGroup),
+                    mlir::ValueRange{},
+                    [&](mlir::OpBuilder& cb, mlir::Location, mlir::Value c, mlir::ValueRange) {
+                      mlir::Value mask = cb.create<mlir::vector::CreateMaskOp>(
+                          loc, mlir::VectorType::get({kGroup}, cb.getI1Type()),
+                          mlir::ValueRange{a.sub(cb, a.valueDepth, c)});
+                      llvm::SmallVector<mlir::Value> accumulatorSlots, accumulators;
+                      for (int64_t r = 0; r < kQueryRows; ++r) {
+                        accumulatorSlots.push_back(a.add(cb, a.mul(cb, rows[r].slot, valueWidth), c));
+                        accumulators.push_back(cb.create<mlir::arith::MulFOp>(
+                            loc,
+                            cb.create<mlir::vector::LoadOp>(loc, group, memory,
+                                                            mlir::ValueRange{accumulatorSlots[r]}),
+                            splat(cb, loc, corrections[r], kGroup)));
+                      }
+                      // `masked`: only the rows that see key j add it; else every row sees it.
+                      auto keyLoop = [&](mlir::OpBuilder& lb, bool masked) {
+                        return lb.create<mlir::scf::ForOp>(
+                            loc, keyBegin, keyEnd, indexConstant(lb, loc, 1), accumulators,
+                            [&](mlir::OpBuilder& e, mlir::Location, mlir::Value j,
+                                mlir::ValueRange acc) {
+                              mlir::Value value = loadLanes(e, loc, op.getValue(), {batch, kvHead, j},
+                                                            c, wholeChunks ? mlir::Value() : mask,
+                                                            kGroup);
+                              mlir::Value lane = a.sub(e, j, first);
+                              llvm::SmallVector<mlir::Value> next;
+                              for (int64_t r = 0; r < kQueryRows; ++r) {
+                                mlir::Value weight = e.create<mlir::memref::LoadOp>(
+                                    loc, memory, at16(e, r, weightsAt, lane));
+                                mlir::Value sum = e.create<mlir::arith::AddFOp>(
+                                    loc, acc[r],
+                                    e.create<mlir::arith::MulFOp>(
+                                        loc, splat(e, loc, weight, kGroup), value));
+                                if (masked) {
+                                  mlir::Value seen = e.create<mlir::arith::AndIOp>(
+                                      loc,
+                                      e.create<mlir::arith::CmpIOp>(
+                                          loc, mlir::arith::CmpIPredicate::uge, j,
+                                          rows[r].visible.first),
+                                      a.less(e, j, rows[r].visible.end));
+                                  sum = e.create<mlir::arith::SelectOp>(loc, seen, sum, acc[r]);
+                                }
+                                next.push_back(sum);
+                              }
+                              e.create<mlir::scf::YieldOp>(loc, next);
+                            });
+                      };
+                      auto keys = cb.create<mlir::scf::IfOp>(
+                          loc, everySees,
+                          [&](mlir::OpBuilder& t2, mlir::Location) {
+                            t2.create<mlir::scf::YieldOp>(loc, keyLoop(t2, false).getResults());
+                          },
+                          [&](mlir::OpBuilder& t2, mlir::Location) {
+                            t2.create<mlir::scf::YieldOp>(loc, keyLoop(t2, true).getResults());
+                          });
+                      for (int64_t r = 0; r < kQueryRows; ++r) {
+                        cb.create<mlir::vector::StoreOp>(loc, keys.getResult(r), memory,
+                                                         mlir::ValueRange{accumulatorSlots[r]});
+                      }
+                      cb.create<mlir::scf::YieldOp>(loc);
+                    });
+                gb.create<mlir::scf::YieldOp>(loc);
               });
-          llvm::SmallVector<mlir::Value> next(maxima);
-          next.append(sums);
-          in.create<mlir::scf::YieldOp>(loc, next);
+          tb.create<mlir::scf::YieldOp>(loc);
         });
-    for (int64_t r = 0; r < kQueryRows; ++r) {
-      const Row& row = rows[r];
-      auto real = at.create<mlir::scf::IfOp>(loc, row.real, /*withElseRegion=*/false);
-      mlir::OpBuilder in = real.getThenBodyBuilder();
-      mlir::Value rowAt = a.mul(in, indexConstant(in, loc, r), valueWidth);
+    forEachIndex(at, loc, mlir::ValueRange{unitRows}, [&](mlir::OpBuilder& in, mlir::ValueRange r) {
+      Row row = rowAt(in, r[0]);
+      mlir::Value rowAtHeap = a.mul(in, r[0], valueWidth);
       finishRow(in, a, {batch, row.head, row.query}, row.visible.first, row.visible.end,
-                blocks.getResult(r), blocks.getResult(kQueryRows + r),
+                in.create<mlir::memref::LoadOp>(loc, memory, a.add(in, maxAt, r[0])),
+                in.create<mlir::memref::LoadOp>(loc, memory, a.add(in, sumAt, r[0])),
                 [&](mlir::OpBuilder& e, mlir::Value d) -> mlir::Value {
-                  return e.create<mlir::memref::LoadOp>(loc, memory, a.add(e, rowAt, d));
+                  return e.create<mlir::memref::LoadOp>(loc, memory, a.add(e, rowAtHeap, d));
                 });
-    }
+    });
     at.create<mlir::memref::DeallocOp>(loc, memory);
   });
 }

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Tessera's host attention (forward with lse, backward) against PyTorch's CPU
+# scaled_dot_product_attention and its autograd, one thread (bench/attention_bench.py): builds
+# libtessera_jit.so and the package's extension with -c opt, makes a virtual environment with
+# NumPy, ml_dtypes and torch from PyPI under ~/.cache/tessera-jit/attention-bench-venv (PyPI's
+# Linux torch wheel brings its CUDA wheels: some 5 GB, once), and writes attention_bench.json.
+# Usage: bench/attention_bench.sh [--seqs 512,2048,8192] [--depths 64,128] [--runs N]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+venv="${HOME}/.cache/tessera-jit/attention-bench-venv"
+python="${TESSERA_BENCH_PYTHON:-/usr/bin/python3}"
+if [[ ! -x "$venv/bin/python" ]]; then
+  "$python" -m venv "$venv"
+  "$venv/bin/pip" install --quiet "numpy>=2.4" ml_dtypes torch
+fi
+bazel build -c opt --disk_cache="${HOME}/.cache/tessera-jit/bazel-disk-cache" \
+  --symlink_prefix=/ //capi:libtessera_jit.so //capi/python:package >/dev/null
+objects="$(bazel info -c opt output_path)/k8-opt/bin"
+export TESSERA_JIT_LIBRARY="$objects/capi/libtessera_jit.so" PYTHONPATH="$PWD/capi/python"
+export TESSERA_JIT_NATIVE="$objects/capi/python/tessera_jit/_native.abi3.so"
+OMP_NUM_THREADS=1 "$venv/bin/python" bench/attention_bench.py --json attention_bench.json "$@"
