@@ -229,6 +229,8 @@ namespace {
 /// Host work units handle blocks of kLanes keys (dK/dV) or kLanes queries (dQ); a block of keys
 /// is packed transposed so that its scores are kLanes vector lanes.
 constexpr int64_t kBlock = kLanes;
+/// Query rows that share each pass over a block's dK/dV lanes or each row of K for dQ.
+constexpr int64_t kRowGroup = 4;
 
 /// Index arithmetic at one location.
 struct IndexMath {
@@ -271,25 +273,52 @@ void packBlock(mlir::OpBuilder& b, const IndexMath& m, mlir::Value source, mlir:
   });
 }
 
-/// Σ_w row[w] · block[w] over w < width, ascending, for the kBlock keys of a packed block at
-/// `at`: lane l is bit for bit the scalar dot product of the row with key l.
-mlir::Value laneDot(mlir::OpBuilder& b, const IndexMath& m, mlir::Value rows,
-                    llvm::ArrayRef<mlir::Value> row, mlir::Value width, mlir::Value buffer,
-                    mlir::Value at) {
+/// For each of kRowGroup rows `rows[k]` of `source` (indices but the last): lane l of its
+/// result = Σ_w source[rows[k], w] · block[w][l] over w < width, ascending — bit for bit the
+/// scalar dot product with key l of the packed block at `at`. The rows' sums run interleaved,
+/// half a block at a time (independent chains that overlap), through `scratch` (kRowGroup ·
+/// kBlock f32 at `scratchAt`).
+llvm::SmallVector<mlir::Value> groupLaneDots(mlir::OpBuilder& b, const IndexMath& m,
+                                             mlir::Value source,
+                                             llvm::ArrayRef<llvm::SmallVector<mlir::Value, 3>> rows,
+                                             mlir::Value width, mlir::Value buffer, mlir::Value at,
+                                             mlir::Value scratchAt) {
   mlir::Location loc = m.loc;
-  auto loop = b.create<mlir::scf::ForOp>(
-      loc, m.constant(b, 0), width, m.constant(b, 1),
-      mlir::ValueRange{splat(b, loc, lowering::f32Constant(b, loc, 0.0f))},
-      [&](mlir::OpBuilder& in, mlir::Location, mlir::Value w, mlir::ValueRange sum) {
-        mlir::Value x = splat(in, loc, lowering::loadAsF32(in, loc, rows, lowering::append(row, w)));
-        mlir::Value y = in.create<mlir::vector::LoadOp>(
-            loc, laneType(in.getF32Type()), buffer,
-            mlir::ValueRange{m.add(in, at, m.mul(in, w, m.constant(in, kBlock)))});
-        in.create<mlir::scf::YieldOp>(
-            loc, mlir::ValueRange{in.create<mlir::arith::AddFOp>(
-                     loc, sum[0], in.create<mlir::arith::MulFOp>(loc, x, y))});
-      });
-  return loop.getResult(0);
+  constexpr int64_t kHalf = kBlock / 2;
+  mlir::VectorType half = laneType(b.getF32Type(), kHalf);
+  auto rowAt = [&](mlir::OpBuilder& in, size_t k, int64_t offset) {
+    return m.add(in, scratchAt, m.constant(in, static_cast<int64_t>(k) * kBlock + offset));
+  };
+  for (int64_t h = 0; h < 2; ++h) {
+    llvm::SmallVector<mlir::Value> zeros(rows.size(),
+                                         splat(b, loc, lowering::f32Constant(b, loc, 0.0f), kHalf));
+    auto loop = b.create<mlir::scf::ForOp>(
+        loc, m.constant(b, 0), width, m.constant(b, 1), zeros,
+        [&](mlir::OpBuilder& in, mlir::Location, mlir::Value w, mlir::ValueRange sums) {
+          mlir::Value y = in.create<mlir::vector::LoadOp>(
+              loc, half, buffer,
+              mlir::ValueRange{m.add(in, at, m.add(in, m.mul(in, w, m.constant(in, kBlock)),
+                                                   m.constant(in, h * kHalf)))});
+          llvm::SmallVector<mlir::Value> next;
+          for (size_t k = 0; k < rows.size(); ++k) {
+            mlir::Value x = splat(
+                in, loc, lowering::loadAsF32(in, loc, source, lowering::append(rows[k], w)), kHalf);
+            next.push_back(in.create<mlir::arith::AddFOp>(
+                loc, sums[k], in.create<mlir::arith::MulFOp>(loc, x, y)));
+          }
+          in.create<mlir::scf::YieldOp>(loc, next);
+        });
+    for (size_t k = 0; k < rows.size(); ++k) {
+      b.create<mlir::vector::StoreOp>(loc, loop.getResult(k), buffer,
+                                      mlir::ValueRange{rowAt(b, k, h * kHalf)});
+    }
+  }
+  llvm::SmallVector<mlir::Value> dots;
+  for (size_t k = 0; k < rows.size(); ++k) {
+    dots.push_back(b.create<mlir::vector::LoadOp>(loc, laneType(b.getF32Type()), buffer,
+                                                  mlir::ValueRange{rowAt(b, k, 0)}));
+  }
+  return dots;
 }
 
 /// The lanes [begin, end) of the block of keys [first, first + count) that a query seeing
@@ -323,14 +352,51 @@ VisibleLanes visibleLanes(mlir::OpBuilder& b, const IndexMath& m, lowering::KeyR
 struct BlockLayout {
   mlir::Value key, value;    ///< packed K (D · kBlock), packed V (Dv · kBlock)
   mlir::Value bias, keep;    ///< kBlock lanes each: the block's biases, dropout's Z
+  mlir::Value dots;          ///< kRowGroup · kBlock: a group's dot products on their way
 };
 
-/// Gradients::combine for query row (batch, head, query) against the packed block of keys
-/// [first, first + count) of kvHead, one key per lane.
-Gradients::Terms blockTerms(mlir::OpBuilder& b, const Gradients& g, const IndexMath& m,
-                            mlir::Value buffer, const BlockLayout& layout, mlir::Value batch,
-                            mlir::Value head, mlir::Value query, mlir::Value first,
-                            mlir::Value count, mlir::Value rowDelta, mlir::Value scale) {
+/// The scratch a unit's BlockLayout::bias, keep and dots take.
+constexpr int64_t kBlockScratch = (2 + kRowGroup) * kBlock;
+
+/// Places bias, keep and dots at `at` (kBlockScratch f32).
+void placeScratch(mlir::OpBuilder& b, const IndexMath& m, BlockLayout& layout, mlir::Value at) {
+  layout.bias = at;
+  layout.keep = m.add(b, at, m.constant(b, kBlock));
+  layout.dots = m.add(b, at, m.constant(b, 2 * kBlock));
+}
+
+/// D_i = dO_i · O_i of kRowGroup query rows (batch, heads[k], queries[k]), their sums
+/// interleaved (i ascending within each, as Gradients::delta).
+llvm::SmallVector<mlir::Value> groupDeltas(mlir::OpBuilder& b, const Gradients& g,
+                                           const IndexMath& m, mlir::Value batch,
+                                           llvm::ArrayRef<mlir::Value> heads,
+                                           llvm::ArrayRef<mlir::Value> queries) {
+  mlir::Location loc = m.loc;
+  tile::AttentionBackwardOp op = g.op();
+  llvm::SmallVector<mlir::Value> zeros(queries.size(), lowering::f32Constant(b, loc, 0.0f));
+  auto loop = b.create<mlir::scf::ForOp>(
+      loc, m.constant(b, 0), g.valueDepth(), m.constant(b, 1), zeros,
+      [&](mlir::OpBuilder& in, mlir::Location, mlir::Value e, mlir::ValueRange sums) {
+        llvm::SmallVector<mlir::Value> next;
+        for (size_t k = 0; k < queries.size(); ++k) {
+          const mlir::Value index[] = {batch, heads[k], queries[k], e};
+          mlir::Value product = in.create<mlir::arith::MulFOp>(
+              loc, lowering::loadAsF32(in, loc, op.getGradOutput(), index),
+              lowering::loadAsF32(in, loc, op.getOutput(), index));
+          next.push_back(in.create<mlir::arith::AddFOp>(loc, sums[k], product));
+        }
+        in.create<mlir::scf::YieldOp>(loc, next);
+      });
+  return llvm::SmallVector<mlir::Value>(loop.getResults());
+}
+
+/// Gradients::combine for kRowGroup query rows (batch, heads[k], queries[k]) against the
+/// packed block of keys [first, first + count) of their KV head, one key per lane.
+llvm::SmallVector<Gradients::Terms> groupTerms(
+    mlir::OpBuilder& b, const Gradients& g, const IndexMath& m, mlir::Value buffer,
+    const BlockLayout& layout, mlir::Value batch, llvm::ArrayRef<mlir::Value> heads,
+    llvm::ArrayRef<mlir::Value> queries, mlir::Value first, mlir::Value count,
+    llvm::ArrayRef<mlir::Value> deltas, mlir::Value scale) {
   mlir::Location loc = m.loc;
   tile::AttentionBackwardOp op = g.op();
   mlir::VectorType lanes = laneType(b.getF32Type());
@@ -344,24 +410,30 @@ Gradients::Terms blockTerms(mlir::OpBuilder& b, const Gradients& g, const IndexM
     });
     return b.create<mlir::vector::LoadOp>(loc, lanes, buffer, mlir::ValueRange{at}).getResult();
   };
-  mlir::Value raw = laneDot(b, m, op.getQuery(), {batch, head, query}, g.depth(), buffer,
-                            layout.key);
-  mlir::Value bias;
-  if (g.spec().getBias()) {
-    bias = perLane(layout.bias, [&](mlir::OpBuilder& e, mlir::Value key) {
-      return lowering::attentionBias(e, loc, g.spec(), batch, head, query, key);
-    });
+  llvm::SmallVector<llvm::SmallVector<mlir::Value, 3>> rows;
+  for (size_t k = 0; k < queries.size(); ++k) rows.push_back({batch, heads[k], queries[k]});
+  auto raws = groupLaneDots(b, m, op.getQuery(), rows, g.depth(), buffer, layout.key, layout.dots);
+  auto valueDots = groupLaneDots(b, m, op.getGradOutput(), rows, g.valueDepth(), buffer,
+                                 layout.value, layout.dots);
+  llvm::SmallVector<Gradients::Terms> terms;
+  for (size_t k = 0; k < queries.size(); ++k) {
+    mlir::Value bias;
+    if (g.spec().getBias()) {
+      bias = perLane(layout.bias, [&](mlir::OpBuilder& e, mlir::Value key) {
+        return lowering::attentionBias(e, loc, g.spec(), batch, heads[k], queries[k], key);
+      });
+    }
+    mlir::Value z;
+    if (g.spec().getDropoutOrZero() > 0) {
+      z = perLane(layout.keep, [&](mlir::OpBuilder& e, mlir::Value key) {
+        return lowering::droppedWeight(e, loc, g.spec(), lowering::f32Constant(e, loc, 1.0f),
+                                       {batch, heads[k], queries[k], key}, g.positionSizes());
+      });
+    }
+    terms.push_back(g.combine(b, batch, heads[k], queries[k], raws[k], bias, z, valueDots[k],
+                              deltas[k], scale));
   }
-  mlir::Value z;
-  if (g.spec().getDropoutOrZero() > 0) {
-    z = perLane(layout.keep, [&](mlir::OpBuilder& e, mlir::Value key) {
-      return lowering::droppedWeight(e, loc, g.spec(), lowering::f32Constant(e, loc, 1.0f),
-                                     {batch, head, query, key}, g.positionSizes());
-    });
-  }
-  mlir::Value valueDot = laneDot(b, m, op.getGradOutput(), {batch, head, query}, g.valueDepth(),
-                                 buffer, layout.value);
-  return g.combine(b, batch, head, query, raw, bias, z, valueDot, rowDelta, scale);
+  return terms;
 }
 
 /// `buffer[at, at + size)` = 0.
@@ -394,57 +466,98 @@ void lowerKeyGradients(mlir::OpBuilder& b, const Gradients& g, mlir::Value scale
     mlir::Value first = m.mul(at, position[2], block);
     mlir::Value count = at.create<mlir::arith::MinUIOp>(
         loc, block, at.create<mlir::arith::SubIOp>(loc, g.keys(), first));
-    // [packed K | packed V | dKᵀ | dVᵀ | bias lanes | Z lanes]
+    // [packed K | packed V | dKᵀ | dVᵀ | scratch]
     BlockLayout layout;
     layout.key = m.constant(at, 0);
     layout.value = m.mul(at, g.depth(), block);
     mlir::Value keyGradient = m.mul(at, width, block);
     mlir::Value valueGradient = m.add(at, keyGradient, layout.value);
-    layout.bias = m.mul(at, m.mul(at, width, block), m.constant(at, 2));
-    layout.keep = m.add(at, layout.bias, block);
-    mlir::Value size = m.add(at, layout.keep, block);
+    mlir::Value scratchAt = m.mul(at, m.mul(at, width, block), m.constant(at, 2));
+    placeScratch(at, m, layout, scratchAt);
+    mlir::Value size = m.add(at, scratchAt, m.constant(at, kBlockScratch));
     mlir::Value memory = allocateF32(at, loc, size);
     packBlock(at, m, op.getKey(), batch, kvHead, first, count, g.depth(), memory, layout.key);
     packBlock(at, m, op.getValue(), batch, kvHead, first, count, g.valueDepth(), memory,
               layout.value);
     zeroFill(at, m, memory, keyGradient, at.create<mlir::arith::SubIOp>(loc, size, keyGradient));
+    // The query rows of the KV head in groups of kRowGroup queries of one head: each row's
+    // terms for the block, then one pass over the dK/dV lanes adds the group's rows in order.
     mlir::Value firstHead = m.mul(at, kvHead, g.group(at));
-    forEachIndex(at, loc, mlir::ValueRange{g.group(at), g.queries()},
+    mlir::Value queryGroups = lowering::ceilDiv(at, loc, g.queries(), kRowGroup);
+    forEachIndex(at, loc, mlir::ValueRange{g.group(at), queryGroups},
                  [&](mlir::OpBuilder& in, mlir::ValueRange hq) {
-      mlir::Value head = m.add(in, firstHead, hq[0]), query = hq[1];
-      VisibleLanes seen = visibleLanes(in, m, g.visible(in, batch, query), first, count);
-      auto ifSeen = in.create<mlir::scf::IfOp>(loc, seen.any, /*withElseRegion=*/false);
+      mlir::Value head = m.add(in, firstHead, hq[0]);
+      mlir::Value firstQuery = m.mul(in, hq[1], m.constant(in, kRowGroup));
+      auto maskType = mlir::VectorType::get({kBlock}, in.getI1Type());
+      mlir::Value none = in.create<mlir::arith::ConstantOp>(
+          loc, mlir::DenseElementsAttr::get(maskType, false));
+      struct GroupRow {
+        mlir::Value query, mask, weight, kept;
+      };
+      llvm::SmallVector<GroupRow> rows;
+      mlir::Value anySeen = in.create<mlir::arith::ConstantOp>(loc, in.getBoolAttr(false));
+      mlir::Value allWhole = in.create<mlir::arith::ConstantOp>(loc, in.getBoolAttr(true));
+      for (int64_t k = 0; k < kRowGroup; ++k) {
+        // A row past Sq (the last group's) is a copy of the last row that sees nothing.
+        mlir::Value query = m.add(in, firstQuery, m.constant(in, k));
+        mlir::Value real = m.less(in, query, g.queries());
+        query = in.create<mlir::arith::MinUIOp>(
+            loc, query, in.create<mlir::arith::SubIOp>(loc, g.queries(), m.constant(in, 1)));
+        VisibleLanes seen = visibleLanes(in, m, g.visible(in, batch, query), first, count);
+        mlir::Value any = in.create<mlir::arith::AndIOp>(loc, real, seen.any);
+        mlir::Value whole = in.create<mlir::arith::AndIOp>(
+            loc, any,
+            in.create<mlir::arith::AndIOp>(
+                loc,
+                in.create<mlir::arith::CmpIOp>(loc, mlir::arith::CmpIPredicate::eq, seen.begin,
+                                               m.constant(in, 0)),
+                in.create<mlir::arith::CmpIOp>(loc, mlir::arith::CmpIPredicate::eq, seen.end,
+                                               block)));
+        anySeen = in.create<mlir::arith::OrIOp>(loc, anySeen, any);
+        allWhole = in.create<mlir::arith::AndIOp>(loc, allWhole, whole);
+        GroupRow row;
+        row.query = query;
+        row.mask = in.create<mlir::arith::SelectOp>(loc, any, seen.mask, none);
+        rows.push_back(row);
+      }
+      auto ifSeen = in.create<mlir::scf::IfOp>(loc, anySeen, /*withElseRegion=*/false);
       mlir::OpBuilder e = ifSeen.getThenBodyBuilder();
-      mlir::Value rowDelta = g.delta(e, batch, head, query);
-      Gradients::Terms t = blockTerms(e, g, m, memory, layout, batch, head, query, first, count,
-                                      rowDelta, scale);
-      mlir::Value weight = e.create<mlir::arith::MulFOp>(loc, t.score, splat(e, loc, scale));
-      // lanes[w] += factor · rows[query, w] on the lanes of the keys the query sees (`masked`),
-      // or on every lane when it sees the whole block.
+      // Every row's scale · dS and Z·P lanes (a row that sees no key of the block is masked).
+      {
+        llvm::SmallVector<mlir::Value> heads(kRowGroup, head), queries;
+        for (const GroupRow& row : rows) queries.push_back(row.query);
+        auto deltas = groupDeltas(e, g, m, batch, heads, queries);
+        auto terms = groupTerms(e, g, m, memory, layout, batch, heads, queries, first, count,
+                                deltas, scale);
+        for (int64_t k = 0; k < kRowGroup; ++k) {
+          rows[k].weight = e.create<mlir::arith::MulFOp>(loc, terms[k].score, splat(e, loc, scale));
+          rows[k].kept = terms[k].kept;
+        }
+      }
+      // lanes[w] += factor_k · source[query_k, w] for the group's rows in order, on the lanes of
+      // the keys each sees (`masked`), or on every lane when every row sees the whole block.
       auto accumulate = [&](mlir::OpBuilder& at, bool masked, mlir::Value lanesAt,
-                            mlir::Value size, mlir::Value factor, mlir::Value rows) {
+                            mlir::Value size, bool value, mlir::Value source) {
         forEachIndex(at, loc, mlir::ValueRange{size}, [&](mlir::OpBuilder& f, mlir::ValueRange w) {
           mlir::Value slot = m.add(f, lanesAt, m.mul(f, w[0], block));
           mlir::Value sum = f.create<mlir::vector::LoadOp>(loc, laneType(f.getF32Type()), memory,
                                                           mlir::ValueRange{slot});
-          mlir::Value term = f.create<mlir::arith::MulFOp>(
-              loc, factor,
-              splat(f, loc, lowering::loadAsF32(f, loc, rows, {batch, head, query, w[0]})));
-          mlir::Value next = f.create<mlir::arith::AddFOp>(loc, sum, term);
-          if (masked) next = f.create<mlir::arith::SelectOp>(loc, seen.mask, next, sum);
-          f.create<mlir::vector::StoreOp>(loc, next, memory, mlir::ValueRange{slot});
+          for (const GroupRow& row : rows) {
+            mlir::Value term = f.create<mlir::arith::MulFOp>(
+                loc, value ? row.kept : row.weight,
+                splat(f, loc, lowering::loadAsF32(f, loc, source, {batch, head, row.query, w[0]})));
+            mlir::Value next = f.create<mlir::arith::AddFOp>(loc, sum, term);
+            sum = masked ? f.create<mlir::arith::SelectOp>(loc, row.mask, next, sum).getResult()
+                         : next;
+          }
+          f.create<mlir::vector::StoreOp>(loc, sum, memory, mlir::ValueRange{slot});
         });
       };
-      mlir::Value whole = e.create<mlir::arith::AndIOp>(
-          loc,
-          e.create<mlir::arith::CmpIOp>(loc, mlir::arith::CmpIPredicate::eq, seen.begin,
-                                        m.constant(e, 0)),
-          e.create<mlir::arith::CmpIOp>(loc, mlir::arith::CmpIPredicate::eq, seen.end, block));
-      auto paths = e.create<mlir::scf::IfOp>(loc, whole, /*withElseRegion=*/true);
+      auto paths = e.create<mlir::scf::IfOp>(loc, allWhole, /*withElseRegion=*/true);
       for (const bool masked : {false, true}) {
         mlir::OpBuilder at = masked ? paths.getElseBodyBuilder() : paths.getThenBodyBuilder();
-        accumulate(at, masked, keyGradient, g.depth(), weight, op.getQuery());
-        accumulate(at, masked, valueGradient, g.valueDepth(), t.kept, op.getGradOutput());
+        accumulate(at, masked, keyGradient, g.depth(), false, op.getQuery());
+        accumulate(at, masked, valueGradient, g.valueDepth(), true, op.getGradOutput());
       }
     });
     // Out, untransposed.
@@ -469,7 +582,6 @@ void lowerKeyGradients(mlir::OpBuilder& b, const Gradients& g, mlir::Value scale
 /// the group.
 void lowerQueryGradients(mlir::OpBuilder& b, const Gradients& g, mlir::Value scale,
                          ParallelLoops& parallel) {
-  constexpr int64_t kRowGroup = 4;
   constexpr int64_t kChunk = kBlock / 2;  // the group's accumulators fit 16 AVX2 registers
   const IndexMath m{g.op().getLoc()};
   mlir::Location loc = m.loc;
@@ -501,9 +613,8 @@ void lowerQueryGradients(mlir::OpBuilder& b, const Gradients& g, mlir::Value sca
     mlir::Value queryGradient = m.mul(at, width, block);
     mlir::Value slots = m.constant(at, kBlock + kRowGroup);
     mlir::Value deltas = m.add(at, queryGradient, m.mul(at, rowWidth, slots));
-    layout.bias = m.add(at, deltas, block);
-    layout.keep = m.add(at, layout.bias, block);
-    mlir::Value weights = m.add(at, layout.keep, block);
+    placeScratch(at, m, layout, m.add(at, deltas, block));
+    mlir::Value weights = m.add(at, m.add(at, deltas, block), m.constant(at, kBlockScratch));
     mlir::Value size = m.add(at, weights, m.mul(at, slots, block));
     mlir::Value memory = allocateF32(at, loc, size);
     zeroFill(at, m, memory, queryGradient, m.mul(at, rowWidth, slots));
@@ -539,19 +650,30 @@ void lowerQueryGradients(mlir::OpBuilder& b, const Gradients& g, mlir::Value sca
                     layout.key);
           packBlock(in, m, op.getValue(), batch, kvHead, first, count, g.valueDepth(), memory,
                     layout.value);
-          // Each row's dS · scale lanes (rows that see no key of the block add nothing below).
-          forEachIndex(in, loc, mlir::ValueRange{rows}, [&](mlir::OpBuilder& rb, mlir::ValueRange r) {
-            mlir::Value query = m.add(rb, firstQuery, r[0]);
-            VisibleLanes seen = visibleLanes(rb, m, g.visible(rb, batch, query), first, count);
-            auto ifSeen = rb.create<mlir::scf::IfOp>(loc, seen.any, /*withElseRegion=*/false);
-            mlir::OpBuilder e = ifSeen.getThenBodyBuilder();
-            mlir::Value rowDelta = e.create<mlir::memref::LoadOp>(loc, memory, m.add(e, deltas, r[0]));
-            Gradients::Terms terms = blockTerms(e, g, m, memory, layout, batch, head, query, first,
-                                                count, rowDelta, scale);
-            e.create<mlir::vector::StoreOp>(
-                loc, e.create<mlir::arith::MulFOp>(loc, terms.score, splat(e, loc, scale)), memory,
-                mlir::ValueRange{m.add(e, weights, m.mul(e, r[0], block))});
-          });
+          // Each row's dS · scale lanes, kRowGroup rows at a time (a group reaching past `rows`
+          // computes copies of the last row into slots of their own; rows that see no key of
+          // the block add nothing below).
+          in.create<mlir::scf::ForOp>(
+              loc, m.constant(in, 0), rows, m.constant(in, kRowGroup), mlir::ValueRange{},
+              [&](mlir::OpBuilder& rb, mlir::Location, mlir::Value firstRow, mlir::ValueRange) {
+                llvm::SmallVector<mlir::Value> heads(kRowGroup, head), queries, rowDeltas;
+                mlir::Value lastRow = rb.create<mlir::arith::SubIOp>(loc, rows, m.constant(rb, 1));
+                for (int64_t k = 0; k < kRowGroup; ++k) {
+                  mlir::Value r = rb.create<mlir::arith::MinUIOp>(
+                      loc, m.add(rb, firstRow, m.constant(rb, k)), lastRow);
+                  queries.push_back(m.add(rb, firstQuery, r));
+                  rowDeltas.push_back(rb.create<mlir::memref::LoadOp>(loc, memory, m.add(rb, deltas, r)));
+                }
+                auto terms = groupTerms(rb, g, m, memory, layout, batch, heads, queries, first,
+                                        count, rowDeltas, scale);
+                for (int64_t k = 0; k < kRowGroup; ++k) {
+                  mlir::Value slot = m.add(rb, firstRow, m.constant(rb, k));
+                  rb.create<mlir::vector::StoreOp>(
+                      loc, rb.create<mlir::arith::MulFOp>(loc, terms[k].score, splat(rb, loc, scale)),
+                      memory, mlir::ValueRange{m.add(rb, weights, m.mul(rb, slot, block))});
+                }
+                rb.create<mlir::scf::YieldOp>(loc);
+              });
           // Groups of kRowGroup rows (past `rows`: rows that see nothing).
           in.create<mlir::scf::ForOp>(
               loc, m.constant(in, 0), rows, m.constant(in, kRowGroup), mlir::ValueRange{},
