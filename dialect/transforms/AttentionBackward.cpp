@@ -578,8 +578,8 @@ void lowerKeyGradients(mlir::OpBuilder& b, const Gradients& g, mlir::Value scale
 /// dQ: one unit per block of kBlock query rows of (batch, head). It visits the blocks of keys
 /// its rows see, ascending, packing each: every row's dS lanes for the block go to scratch,
 /// then groups of kRowGroup rows accumulate dS_ij · scale · K_j over the keys each sees,
-/// ascending, a chunk of kChunk columns at a time in registers, each row of K loaded once for
-/// the group.
+/// ascending, a chunk of kChunk columns at a time in registers, each row of K (copied into the
+/// unit's aligned scratch) loaded once for the group.
 void lowerQueryGradients(mlir::OpBuilder& b, const Gradients& g, mlir::Value scale,
                          ParallelLoops& parallel) {
   constexpr int64_t kChunk = kBlock / 2;  // the group's accumulators fit 16 AVX2 registers
@@ -592,8 +592,6 @@ void lowerQueryGradients(mlir::OpBuilder& b, const Gradients& g, mlir::Value sca
   mlir::Value units = lowering::product(b, loc, {g.batches(), g.heads(), queryBlocks});
   mlir::Value cost = lowering::product(b, loc, {g.keys(), width, block});
   auto buffer = mlir::MemRefType::get({mlir::ShapedType::kDynamic}, b.getF32Type());
-  const int64_t staticDepth = llvm::cast<mlir::MemRefType>(op.getKey().getType()).getDimSize(3);
-  const bool wholeChunks = !mlir::ShapedType::isDynamic(staticDepth) && staticDepth % kChunk == 0;
   parallelForEachIndex(b, loc, mlir::ValueRange{units}, cost, parallel,
                        [&](mlir::OpBuilder& at, mlir::ValueRange unit) {
     auto position = lowering::delinearize(at, loc, unit[0], {g.batches(), g.heads(), queryBlocks});
@@ -602,9 +600,9 @@ void lowerQueryGradients(mlir::OpBuilder& b, const Gradients& g, mlir::Value sca
     mlir::Value firstQuery = m.mul(at, position[2], block);
     mlir::Value rows = at.create<mlir::arith::MinUIOp>(
         loc, block, at.create<mlir::arith::SubIOp>(loc, g.queries(), firstQuery));
-    // [packed K | packed V | dQ rows (D rounded up to whole chunks) | D_i | bias lanes |
-    //  Z lanes | dS lanes (rows of kBlock)], kBlock + kRowGroup rows of dQ and of dS (a group
-    //  may reach past the last row)
+    // [packed K | packed V | dQ rows (D rounded up to whole chunks) | D_i | scratch |
+    //  dS lanes (rows of kBlock) | the block's K rows (rows of D rounded up, zero-padded)],
+    //  kBlock + kRowGroup rows of dQ and of dS (a group may reach past the last row)
     mlir::Value rowWidth =
         m.mul(at, lowering::ceilDiv(at, loc, g.depth(), kChunk), m.constant(at, kChunk));
     BlockLayout layout;
@@ -615,7 +613,8 @@ void lowerQueryGradients(mlir::OpBuilder& b, const Gradients& g, mlir::Value sca
     mlir::Value deltas = m.add(at, queryGradient, m.mul(at, rowWidth, slots));
     placeScratch(at, m, layout, m.add(at, deltas, block));
     mlir::Value weights = m.add(at, m.add(at, deltas, block), m.constant(at, kBlockScratch));
-    mlir::Value size = m.add(at, weights, m.mul(at, slots, block));
+    mlir::Value keyRows = m.add(at, weights, m.mul(at, slots, block));
+    mlir::Value size = m.add(at, keyRows, m.mul(at, block, rowWidth));
     mlir::Value memory = allocateF32(at, loc, size);
     zeroFill(at, m, memory, queryGradient, m.mul(at, rowWidth, slots));
     // Each row's D_i, and the keys [lowest, highest) some row sees.
@@ -650,6 +649,25 @@ void lowerQueryGradients(mlir::OpBuilder& b, const Gradients& g, mlir::Value sca
                     layout.key);
           packBlock(in, m, op.getValue(), batch, kvHead, first, count, g.valueDepth(), memory,
                     layout.value);
+          // The block's K rows as they are, in aligned rows of whole chunks.
+          forEachIndex(in, loc, mlir::ValueRange{block, rowWidth},
+                       [&](mlir::OpBuilder& e, mlir::ValueRange lc) {
+            auto value = e.create<mlir::scf::IfOp>(
+                loc,
+                e.create<mlir::arith::AndIOp>(loc, m.less(e, lc[0], count),
+                                              m.less(e, lc[1], g.depth())),
+                [&](mlir::OpBuilder& t, mlir::Location) {
+                  t.create<mlir::scf::YieldOp>(
+                      loc, lowering::loadAsF32(t, loc, op.getKey(),
+                                               {batch, kvHead, m.add(t, first, lc[0]), lc[1]}));
+                },
+                [&](mlir::OpBuilder& t, mlir::Location) {
+                  t.create<mlir::scf::YieldOp>(loc, lowering::f32Constant(t, loc, 0.0f));
+                });
+            e.create<mlir::memref::StoreOp>(
+                loc, value.getResult(0), memory,
+                m.add(e, keyRows, m.add(e, m.mul(e, lc[0], rowWidth), lc[1])));
+          });
           // Each row's dS · scale lanes, kRowGroup rows at a time (a group reaching past `rows`
           // computes copies of the last row into slots of their own; rows that see no key of
           // the block add nothing below).
@@ -718,9 +736,6 @@ void lowerQueryGradients(mlir::OpBuilder& b, const Gradients& g, mlir::Value sca
                 gb.create<mlir::scf::ForOp>(
                     loc, m.constant(gb, 0), g.depth(), m.constant(gb, kChunk), mlir::ValueRange{},
                     [&](mlir::OpBuilder& cb, mlir::Location, mlir::Value c, mlir::ValueRange) {
-                      mlir::Value mask = cb.create<mlir::vector::CreateMaskOp>(
-                          loc, mlir::VectorType::get({kChunk}, cb.getI1Type()),
-                          mlir::ValueRange{cb.create<mlir::arith::SubIOp>(loc, g.depth(), c)});
                       llvm::SmallVector<mlir::Value> slots, accumulators;
                       for (int64_t k = 0; k < kRowGroup; ++k) {
                         slots.push_back(m.add(cb, queryGradient,
@@ -734,9 +749,11 @@ void lowerQueryGradients(mlir::OpBuilder& b, const Gradients& g, mlir::Value sca
                             loc, keyBegin, keyEnd, m.constant(lb, 1), accumulators,
                             [&](mlir::OpBuilder& e, mlir::Location, mlir::Value j,
                                 mlir::ValueRange acc) {
-                              mlir::Value key = loadLanes(e, loc, op.getKey(), {batch, kvHead, j}, c,
-                                                          wholeChunks ? mlir::Value() : mask, kChunk);
                               mlir::Value lane = e.create<mlir::arith::SubIOp>(loc, j, first);
+                              mlir::Value key = e.create<mlir::vector::LoadOp>(
+                                  loc, chunkType, memory,
+                                  mlir::ValueRange{m.add(e, keyRows,
+                                                         m.add(e, m.mul(e, lane, rowWidth), c))});
                               llvm::SmallVector<mlir::Value> next;
                               for (int64_t k = 0; k < kRowGroup; ++k) {
                                 mlir::Value weight = e.create<mlir::memref::LoadOp>(

@@ -42,6 +42,7 @@ struct Attention {
   mlir::Value kvHeads, keys, valueDepth;
   mlir::Value group;  ///< H / Hkv
   mlir::Value scale, keyBlocks, block;
+  mlir::Value valueWidth;  ///< Dv rounded up to whole chunks of kGroup
   mlir::Type outputElement;
 
   mlir::Value batches() const { return q[0]; }
@@ -217,20 +218,16 @@ void lowerDirect(mlir::OpBuilder& b, const Attention& a, ParallelLoops& parallel
 }
 
 /// The blocked path over packed K (block t of (b, g) at ((b·Hkv + g)·T + t)·D·kLanes, lane l of
-/// row d holding K[b, g, 32t + l, d]): units of kUnitRows rows of a KV head, in parallel. Per
+/// row d holding K[b, g, 32t + l, d]) and packed V (from `valuesAt`, row ((b·Hkv + g)·T·32 + j)
+/// of valueWidth holding V[b, g, j, :], zero-padded): units of kUnitRows rows of a KV head, in parallel. Per
 /// block of keys (in L1 while the unit's rows use it), groups of kQueryRows rows that see a key
 /// of it compute their scores together and accumulate V in registers; each row's online-softmax
 /// state and accumulators live in the unit's heap between blocks.
 void lowerBlocked(mlir::OpBuilder& b, const Attention& a, mlir::Value packed,
-                  ParallelLoops& parallel) {
+                  mlir::Value valuesAt, ParallelLoops& parallel) {
   mlir::Location loc = a.loc;
   tile::AttentionOp op = a.op;
   mlir::Type f32 = b.getF32Type();
-  // A static Dv of whole chunks loads V unmasked.
-  const int64_t staticValueDepth =
-      llvm::cast<mlir::MemRefType>(op.getValue().getType()).getDimSize(3);
-  const bool wholeChunks =
-      !mlir::ShapedType::isDynamic(staticValueDepth) && staticValueDepth % kGroup == 0;
   mlir::Value rowsPerKvHead = a.mul(b, a.group, a.queries());
   mlir::Value rowBlocks = lowering::ceilDiv(b, loc, rowsPerKvHead, kUnitRows);
   mlir::Value units = lowering::product(b, loc, {a.batches(), a.kvHeads, rowBlocks});
@@ -274,8 +271,7 @@ void lowerBlocked(mlir::OpBuilder& b, const Attention& a, mlir::Value packed,
     };
     // The heap: each slot's accumulators (Dv rounded up to whole chunks), its max and its sum;
     // then per row of a group a block's scores and weights; then a block's biases.
-    mlir::Value valueWidth =
-        a.mul(at, lowering::ceilDiv(at, loc, a.valueDepth, kGroup), indexConstant(at, loc, kGroup));
+    mlir::Value valueWidth = a.valueWidth;
     mlir::Value slots = indexConstant(at, loc, kUnitRows + kQueryRows);
     mlir::Value maxAt = a.mul(at, slots, valueWidth);
     mlir::Value sumAt = a.add(at, maxAt, slots);
@@ -307,6 +303,7 @@ void lowerBlocked(mlir::OpBuilder& b, const Attention& a, mlir::Value packed,
       return a.add(in, a.add(in, base, a.mul(in, indexConstant(in, loc, r), a.block)), offset);
     };
     mlir::Value pairBase = a.mul(at, a.add(at, a.mul(at, batch, a.kvHeads), kvHead), a.keyBlocks);
+    mlir::Value pairRow = a.mul(at, pairBase, a.block);  // packed V's row of key 0 of (b, g)
     at.create<mlir::scf::ForOp>(
         loc, at.create<mlir::arith::DivUIOp>(loc, unitLowest, a.block),
         lowering::ceilDiv(at, loc, unitSpan.getResult(1), kLanes), indexConstant(at, loc, 1),
@@ -409,9 +406,6 @@ void lowerBlocked(mlir::OpBuilder& b, const Attention& a, mlir::Value packed,
                     loc, indexConstant(in, loc, 0), a.valueDepth, indexConstant(in, loc, kGroup),
                     mlir::ValueRange{},
                     [&](mlir::OpBuilder& cb, mlir::Location, mlir::Value c, mlir::ValueRange) {
-                      mlir::Value mask = cb.create<mlir::vector::CreateMaskOp>(
-                          loc, mlir::VectorType::get({kGroup}, cb.getI1Type()),
-                          mlir::ValueRange{a.sub(cb, a.valueDepth, c)});
                       llvm::SmallVector<mlir::Value> accumulatorSlots, accumulators;
                       for (int64_t r = 0; r < kQueryRows; ++r) {
                         accumulatorSlots.push_back(a.add(cb, a.mul(cb, rows[r].slot, valueWidth), c));
@@ -427,9 +421,11 @@ void lowerBlocked(mlir::OpBuilder& b, const Attention& a, mlir::Value packed,
                             loc, keyBegin, keyEnd, indexConstant(lb, loc, 1), accumulators,
                             [&](mlir::OpBuilder& e, mlir::Location, mlir::Value j,
                                 mlir::ValueRange acc) {
-                              mlir::Value value = loadLanes(e, loc, op.getValue(), {batch, kvHead, j},
-                                                            c, wholeChunks ? mlir::Value() : mask,
-                                                            kGroup);
+                              mlir::Value value = e.create<mlir::vector::LoadOp>(
+                                  loc, group, packed,
+                                  mlir::ValueRange{a.add(
+                                      e, a.add(e, valuesAt, a.mul(e, a.add(e, pairRow, j), valueWidth)),
+                                      c)});
                               mlir::Value lane = a.sub(e, j, first);
                               llvm::SmallVector<mlir::Value> next;
                               for (int64_t r = 0; r < kQueryRows; ++r) {
@@ -500,6 +496,8 @@ void lowerAttention(mlir::OpBuilder& b, tile::AttentionOp op, ParallelLoops& par
   a.group = b.create<mlir::arith::DivUIOp>(loc, a.heads(), a.kvHeads);
   a.scale = lowering::attentionScale(b, loc, a.spec, a.depth());
   a.keyBlocks = lowering::ceilDiv(b, loc, a.keys, kLanes);
+  a.valueWidth =
+      a.mul(b, lowering::ceilDiv(b, loc, a.valueDepth, kGroup), indexConstant(b, loc, kGroup));
   a.outputElement = llvm::cast<mlir::MemRefType>(op.getOutput().getType()).getElementType();
 
   // Pack K when each key serves at least kMinReuse query rows (Sq · H/Hkv; decoding reads K
@@ -510,9 +508,13 @@ void lowerAttention(mlir::OpBuilder& b, tile::AttentionOp op, ParallelLoops& par
                                           a.mul(at, a.queries(), a.group),
                                           indexConstant(at, loc, kMinReuse));
   };
+  // [K blocks | V rows]: K as below, V row-major in rows of valueWidth (aligned, zero-padded:
+  // the chunks of V load whole, whatever the caller's alignment).
   mlir::Value pairs = a.mul(b, a.batches(), a.kvHeads);
+  mlir::Value packedKeys = a.mul(b, a.mul(b, pairs, a.keyBlocks), a.block);
+  mlir::Value valuesAt = a.mul(b, packedKeys, a.depth());
   mlir::Value packedSize = b.create<mlir::arith::SelectOp>(
-      loc, worthPacking(b), a.mul(b, a.mul(b, a.mul(b, pairs, a.keyBlocks), a.depth()), a.block),
+      loc, worthPacking(b), a.add(b, valuesAt, a.mul(b, packedKeys, a.valueWidth)),
       indexConstant(b, loc, 1));
   packedSize = b.create<mlir::arith::MaxUIOp>(loc, packedSize, indexConstant(b, loc, 1));
   mlir::Value packed = allocateF32(b, loc, packedSize);
@@ -526,8 +528,9 @@ void lowerAttention(mlir::OpBuilder& b, tile::AttentionOp op, ParallelLoops& par
   auto paths = b.create<mlir::scf::IfOp>(loc, allocated, /*withElseRegion=*/true);
   {
     // Packing (in parallel): block t of (b, g) holds K[b, g, 32t + l, d] at
-    // ((((b·Hkv + g)·T + t)·D + d)·32 + l) in f32, zero past Sk; only the blocks some query of
-    // the batch sees (a KV cache's capacity may be far larger than its key length).
+    // ((((b·Hkv + g)·T + t)·D + d)·32 + l) in f32, zero past Sk, and its V rows; only the blocks
+    // some query of the batch sees (a KV cache's capacity may be far larger than its key
+    // length).
     mlir::OpBuilder at = paths.getThenBodyBuilder();
     mlir::Value zero = f32Constant(at, loc, 0.0f);
     parallelForEachIndex(
@@ -557,8 +560,29 @@ void lowerAttention(mlir::OpBuilder& b, tile::AttentionOp op, ParallelLoops& par
             e.create<mlir::memref::StoreOp>(loc, value.getResult(0), packed,
                                             a.add(e, base, a.add(e, a.mul(e, dl[0], a.block), dl[1])));
           });
+          mlir::Value rows = a.add(packer, valuesAt, a.mul(packer, a.mul(packer, unit[0], a.block),
+                                                           a.valueWidth));
+          forEachIndex(packer, loc, mlir::ValueRange{a.block, a.valueWidth},
+                       [&](mlir::OpBuilder& e, mlir::ValueRange lc) {
+            mlir::Value j = a.add(e, first, lc[0]);
+            auto value = e.create<mlir::scf::IfOp>(
+                loc,
+                e.create<mlir::arith::AndIOp>(loc, a.less(e, j, a.keys),
+                                              a.less(e, lc[1], a.valueDepth)),
+                [&](mlir::OpBuilder& t, mlir::Location) {
+                  t.create<mlir::scf::YieldOp>(
+                      loc, lowering::loadAsF32(t, loc, op.getValue(),
+                                               {position[0], position[1], j, lc[1]}));
+                },
+                [&](mlir::OpBuilder& t, mlir::Location) {
+                  t.create<mlir::scf::YieldOp>(loc, zero);
+                });
+            e.create<mlir::memref::StoreOp>(
+                loc, value.getResult(0), packed,
+                a.add(e, rows, a.add(e, a.mul(e, lc[0], a.valueWidth), lc[1])));
+          });
         });
-    lowerBlocked(at, a, packed, parallel);
+    lowerBlocked(at, a, packed, valuesAt, parallel);
   }
   {
     mlir::OpBuilder at = paths.getElseBodyBuilder();
