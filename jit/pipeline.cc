@@ -78,6 +78,7 @@ std::vector<PipelineStage> HostStages() {
   return {
       {"tile-to-loops",
        [](mlir::OpPassManager& pm) {
+         pm.addPass(createExactFloatOps());  // before the first canonicalization (atan2 folds)
          // Bounds checks for the memref accesses user IR makes itself (Tile ops are in bounds
          // by construction once invoke has checked the shape contract).
          pm.addPass(mlir::createGenerateRuntimeVerificationPass());
@@ -109,6 +110,7 @@ std::vector<PipelineStage> NvptxStages(const PipelineOptions& options) {
   return {
       {"tile-to-gpu",
        [options](mlir::OpPassManager& pm) {
+         pm.addPass(createExactFloatOps());  // before the first canonicalization (atan2 folds)
          pm.addPass(CreateLowerRuntimeChecksPass());  // integer division that cannot trap
          LowerTileToGpuOptions gpu;
          gpu.arch = options.arch;
