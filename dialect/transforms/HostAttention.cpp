@@ -3,9 +3,10 @@
 // one KV head (its query heads' rows, then queries, in order) walks the blocks of keys its rows
 // see, ascending, and while a block is in L1 its rows use it kQueryRows at a time: their scores
 // in vector lanes, an online softmax per row, then their V accumulation in vector registers,
-// each row of V loaded once for the group. The direct path (decoding: too few query rows per key to pay for packing; or
-// the packed copy could not be allocated) reads K in place, row by row. Both compute every
-// value in the same order, so they give the same bits:
+// each row of V (packed too: aligned, zero-padded rows) loaded once for the group. The direct
+// path (decoding: too few query rows per key to pay for packing; or the packed copy could not
+// be allocated) reads K and V in place, row by row. Both compute every value in the same
+// order, so they give the same bits:
 //   score lane l = Σ_d q[d]·k_l[d], d ascending; per block the scaled, biased, capped and
 //   masked scores, the block max and Σ p in the lane tree; acc = acc · exp(m_old − m), then
 //   acc += p_j · V[j] for the block's visible keys in ascending order; O = acc / Σ.
