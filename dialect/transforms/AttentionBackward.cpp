@@ -721,17 +721,6 @@ void lowerQueryGradients(mlir::OpBuilder& b, const Gradients& g, mlir::Value sca
                   ranges.push_back({from, to});
                   rowIndex.push_back(r);
                 }
-                mlir::Value everySees = gb.create<mlir::arith::ConstantOp>(loc, gb.getBoolAttr(true));
-                for (const lowering::KeyRange& range : ranges) {
-                  everySees = gb.create<mlir::arith::AndIOp>(
-                      loc, everySees,
-                      gb.create<mlir::arith::AndIOp>(
-                          loc,
-                          gb.create<mlir::arith::CmpIOp>(loc, mlir::arith::CmpIPredicate::ule,
-                                                         range.first, keyBegin),
-                          gb.create<mlir::arith::CmpIOp>(loc, mlir::arith::CmpIPredicate::uge,
-                                                         range.end, keyEnd)));
-                }
                 mlir::VectorType chunkType = laneType(gb.getF32Type(), kChunk);
                 gb.create<mlir::scf::ForOp>(
                     loc, m.constant(gb, 0), g.depth(), m.constant(gb, kChunk), mlir::ValueRange{},
@@ -743,49 +732,23 @@ void lowerQueryGradients(mlir::OpBuilder& b, const Gradients& g, mlir::Value sca
                         accumulators.push_back(cb.create<mlir::vector::LoadOp>(
                             loc, chunkType, memory, mlir::ValueRange{slots.back()}));
                       }
-                      // `masked`: only the rows that see key j add it; else all see every key.
-                      auto keyLoop = [&](mlir::OpBuilder& lb, bool masked) {
-                        return lb.create<mlir::scf::ForOp>(
-                            loc, keyBegin, keyEnd, m.constant(lb, 1), accumulators,
-                            [&](mlir::OpBuilder& e, mlir::Location, mlir::Value j,
-                                mlir::ValueRange acc) {
-                              mlir::Value lane = e.create<mlir::arith::SubIOp>(loc, j, first);
-                              mlir::Value key = e.create<mlir::vector::LoadOp>(
-                                  loc, chunkType, memory,
-                                  mlir::ValueRange{m.add(e, keyRows,
-                                                         m.add(e, m.mul(e, lane, rowWidth), c))});
-                              llvm::SmallVector<mlir::Value> next;
-                              for (int64_t k = 0; k < kRowGroup; ++k) {
-                                mlir::Value weight = e.create<mlir::memref::LoadOp>(
-                                    loc, memory,
-                                    m.add(e, weights, m.add(e, m.mul(e, rowIndex[k], block), lane)));
-                                mlir::Value sum = e.create<mlir::arith::AddFOp>(
-                                    loc, acc[k],
-                                    e.create<mlir::arith::MulFOp>(loc, splat(e, loc, weight, kChunk),
-                                                                  key));
-                                if (masked) {
-                                  mlir::Value sees = e.create<mlir::arith::AndIOp>(
-                                      loc,
-                                      e.create<mlir::arith::CmpIOp>(
-                                          loc, mlir::arith::CmpIPredicate::uge, j, ranges[k].first),
-                                      m.less(e, j, ranges[k].end));
-                                  sum = e.create<mlir::arith::SelectOp>(loc, sees, sum, acc[k]);
-                                }
-                                next.push_back(sum);
-                              }
-                              e.create<mlir::scf::YieldOp>(loc, next);
-                            });
-                      };
-                      auto keys = cb.create<mlir::scf::IfOp>(
-                          loc, everySees,
-                          [&](mlir::OpBuilder& t, mlir::Location) {
-                            t.create<mlir::scf::YieldOp>(loc, keyLoop(t, false).getResults());
+                      auto sums = accumulateRows(
+                          cb, loc, keyBegin, keyEnd, accumulators, ranges,
+                          [&](mlir::OpBuilder& e, mlir::Value j) -> mlir::Value {
+                            mlir::Value lane = e.create<mlir::arith::SubIOp>(loc, j, first);
+                            return e.create<mlir::vector::LoadOp>(
+                                loc, chunkType, memory,
+                                mlir::ValueRange{
+                                    m.add(e, keyRows, m.add(e, m.mul(e, lane, rowWidth), c))});
                           },
-                          [&](mlir::OpBuilder& t, mlir::Location) {
-                            t.create<mlir::scf::YieldOp>(loc, keyLoop(t, true).getResults());
+                          [&](mlir::OpBuilder& e, size_t k, mlir::Value j) -> mlir::Value {
+                            mlir::Value lane = e.create<mlir::arith::SubIOp>(loc, j, first);
+                            return e.create<mlir::memref::LoadOp>(
+                                loc, memory,
+                                m.add(e, weights, m.add(e, m.mul(e, rowIndex[k], block), lane)));
                           });
                       for (int64_t k = 0; k < kRowGroup; ++k) {
-                        cb.create<mlir::vector::StoreOp>(loc, keys.getResult(k), memory,
+                        cb.create<mlir::vector::StoreOp>(loc, sums[k], memory,
                                                          mlir::ValueRange{slots[k]});
                       }
                       cb.create<mlir::scf::YieldOp>(loc);
@@ -913,6 +876,17 @@ mlir::Value warpDot(mlir::OpBuilder& b, mlir::Location loc, mlir::Value lane, ml
   return warpReduce(b, loc, tile::ReduceKind::sum, partial);
 }
 
+/// warpDot as a Gradients::Dot for the lanes of one warp.
+struct WarpDot {
+  mlir::Location loc;
+  mlir::Value lane;
+  mlir::Value operator()(mlir::OpBuilder& b, mlir::Value size, mlir::Value x,
+                         llvm::ArrayRef<mlir::Value> xRow, mlir::Value y,
+                         llvm::ArrayRef<mlir::Value> yRow) const {
+    return warpDot(b, loc, lane, size, x, xRow, y, yRow);
+  }
+};
+
 /// Column `column` of row `row` of `memref` as f32, 0 past `size`.
 mlir::Value loadColumn(mlir::OpBuilder& b, mlir::Location loc, mlir::Value memref,
                        llvm::ArrayRef<mlir::Value> row, mlir::Value column, mlir::Value size) {
@@ -964,11 +938,7 @@ void lowerAttentionBackwardWarpPerRow(mlir::OpBuilder& b, tile::AttentionBackwar
   mlir::Value queryRows = lowering::product(b, loc, {g.batches(), g.heads(), g.queries()});
   launchPerWarp(b, loc, queryRows, namer.next("attention_backward_dq_warp_per_row"),
                 [&](mlir::OpBuilder& k, mlir::Value lane, mlir::Value unit) {
-    auto dot = [&](mlir::OpBuilder& in, mlir::Value size, mlir::Value x,
-                   llvm::ArrayRef<mlir::Value> xRow, mlir::Value y,
-                   llvm::ArrayRef<mlir::Value> yRow) {
-      return warpDot(in, loc, lane, size, x, xRow, y, yRow);
-    };
+    const WarpDot dot{loc, lane};
     auto position = lowering::delinearize(k, loc, unit, {g.batches(), g.heads(), g.queries()});
     mlir::Value batch = position[0], head = position[1], query = position[2];
     mlir::Value kvHead = k.create<mlir::arith::DivUIOp>(loc, head, g.group(k));
@@ -1004,11 +974,7 @@ void lowerAttentionBackwardWarpPerRow(mlir::OpBuilder& b, tile::AttentionBackwar
   mlir::Value keyRows = lowering::product(b, loc, {g.batches(), g.kvHeads(), g.keys()});
   launchPerWarp(b, loc, keyRows, namer.next("attention_backward_dkv_warp_per_row"),
                 [&](mlir::OpBuilder& k, mlir::Value lane, mlir::Value unit) {
-    auto dot = [&](mlir::OpBuilder& in, mlir::Value size, mlir::Value x,
-                   llvm::ArrayRef<mlir::Value> xRow, mlir::Value y,
-                   llvm::ArrayRef<mlir::Value> yRow) {
-      return warpDot(in, loc, lane, size, x, xRow, y, yRow);
-    };
+    const WarpDot dot{loc, lane};
     auto position = lowering::delinearize(k, loc, unit, {g.batches(), g.kvHeads(), g.keys()});
     mlir::Value batch = position[0], kvHead = position[1], key = position[2];
     mlir::Value scale = lowering::attentionScale(k, loc, g.spec(), g.depth());

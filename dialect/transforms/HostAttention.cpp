@@ -389,18 +389,8 @@ void lowerBlocked(mlir::OpBuilder& b, const Attention& a, mlir::Value packed,
                   }
                   corrections.push_back(step.correction);
                 }
-                // Whether every row sees every key of [keyBegin, keyEnd) (no per-key selects).
-                mlir::Value everySees = in.create<mlir::arith::ConstantOp>(loc, in.getBoolAttr(true));
-                for (const Row& row : rows) {
-                  everySees = in.create<mlir::arith::AndIOp>(
-                      loc, everySees,
-                      in.create<mlir::arith::AndIOp>(
-                          loc,
-                          in.create<mlir::arith::CmpIOp>(loc, mlir::arith::CmpIPredicate::ule,
-                                                         row.visible.first, keyBegin),
-                          in.create<mlir::arith::CmpIOp>(loc, mlir::arith::CmpIPredicate::uge,
-                                                         row.visible.end, keyEnd)));
-                }
+                llvm::SmallVector<lowering::KeyRange> ranges;
+                for (const Row& row : rows) ranges.push_back(row.visible);
                 // acc_r = acc_r · correction_r, then acc_r += w_rj · V[j] over the block's keys
                 // in ascending order, for the rows that see key j — a chunk of V at a time.
                 in.create<mlir::scf::ForOp>(
@@ -416,50 +406,22 @@ void lowerBlocked(mlir::OpBuilder& b, const Attention& a, mlir::Value packed,
                                                             mlir::ValueRange{accumulatorSlots[r]}),
                             splat(cb, loc, corrections[r], kGroup)));
                       }
-                      // `masked`: only the rows that see key j add it; else every row sees it.
-                      auto keyLoop = [&](mlir::OpBuilder& lb, bool masked) {
-                        return lb.create<mlir::scf::ForOp>(
-                            loc, keyBegin, keyEnd, indexConstant(lb, loc, 1), accumulators,
-                            [&](mlir::OpBuilder& e, mlir::Location, mlir::Value j,
-                                mlir::ValueRange acc) {
-                              mlir::Value value = e.create<mlir::vector::LoadOp>(
-                                  loc, group, packed,
-                                  mlir::ValueRange{a.add(
-                                      e, a.add(e, valuesAt, a.mul(e, a.add(e, pairRow, j), valueWidth)),
-                                      c)});
-                              mlir::Value lane = a.sub(e, j, first);
-                              llvm::SmallVector<mlir::Value> next;
-                              for (int64_t r = 0; r < kQueryRows; ++r) {
-                                mlir::Value weight = e.create<mlir::memref::LoadOp>(
-                                    loc, memory, at16(e, r, weightsAt, lane));
-                                mlir::Value sum = e.create<mlir::arith::AddFOp>(
-                                    loc, acc[r],
-                                    e.create<mlir::arith::MulFOp>(
-                                        loc, splat(e, loc, weight, kGroup), value));
-                                if (masked) {
-                                  mlir::Value seen = e.create<mlir::arith::AndIOp>(
-                                      loc,
-                                      e.create<mlir::arith::CmpIOp>(
-                                          loc, mlir::arith::CmpIPredicate::uge, j,
-                                          rows[r].visible.first),
-                                      a.less(e, j, rows[r].visible.end));
-                                  sum = e.create<mlir::arith::SelectOp>(loc, seen, sum, acc[r]);
-                                }
-                                next.push_back(sum);
-                              }
-                              e.create<mlir::scf::YieldOp>(loc, next);
-                            });
-                      };
-                      auto keys = cb.create<mlir::scf::IfOp>(
-                          loc, everySees,
-                          [&](mlir::OpBuilder& t2, mlir::Location) {
-                            t2.create<mlir::scf::YieldOp>(loc, keyLoop(t2, false).getResults());
+                      auto sums = accumulateRows(
+                          cb, loc, keyBegin, keyEnd, accumulators, ranges,
+                          [&](mlir::OpBuilder& e, mlir::Value j) -> mlir::Value {
+                            return e.create<mlir::vector::LoadOp>(
+                                loc, group, packed,
+                                mlir::ValueRange{a.add(
+                                    e, a.add(e, valuesAt, a.mul(e, a.add(e, pairRow, j), valueWidth)),
+                                    c)});
                           },
-                          [&](mlir::OpBuilder& t2, mlir::Location) {
-                            t2.create<mlir::scf::YieldOp>(loc, keyLoop(t2, true).getResults());
+                          [&](mlir::OpBuilder& e, size_t r, mlir::Value j) -> mlir::Value {
+                            return e.create<mlir::memref::LoadOp>(
+                                loc, memory,
+                                at16(e, static_cast<int64_t>(r), weightsAt, a.sub(e, j, first)));
                           });
                       for (int64_t r = 0; r < kQueryRows; ++r) {
-                        cb.create<mlir::vector::StoreOp>(loc, keys.getResult(r), memory,
+                        cb.create<mlir::vector::StoreOp>(loc, sums[r], memory,
                                                          mlir::ValueRange{accumulatorSlots[r]});
                       }
                       cb.create<mlir::scf::YieldOp>(loc);

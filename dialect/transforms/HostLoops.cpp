@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -127,6 +128,55 @@ mlir::Value allocateF32(mlir::OpBuilder& b, mlir::Location loc, mlir::Value size
   return b.create<mlir::memref::AllocOp>(
       loc, mlir::MemRefType::get({mlir::ShapedType::kDynamic}, b.getF32Type()),
       mlir::ValueRange{size}, mlir::ValueRange{}, b.getI64IntegerAttr(kCacheLine));
+}
+
+llvm::SmallVector<mlir::Value> accumulateRows(
+    mlir::OpBuilder& b, mlir::Location loc, mlir::Value begin, mlir::Value end,
+    mlir::ValueRange accumulators, llvm::ArrayRef<lowering::KeyRange> ranges,
+    llvm::function_ref<mlir::Value(mlir::OpBuilder&, mlir::Value j)> chunk,
+    llvm::function_ref<mlir::Value(mlir::OpBuilder&, size_t r, mlir::Value j)> weight) {
+  using mlir::arith::CmpIPredicate;
+  auto compare = [&](mlir::OpBuilder& at, CmpIPredicate predicate, mlir::Value x, mlir::Value y) {
+    return at.create<mlir::arith::CmpIOp>(loc, predicate, x, y).getResult();
+  };
+  mlir::Value everyHolds = b.create<mlir::arith::ConstantOp>(loc, b.getBoolAttr(true));
+  for (const lowering::KeyRange& range : ranges) {
+    everyHolds = b.create<mlir::arith::AndIOp>(
+        loc, everyHolds,
+        b.create<mlir::arith::AndIOp>(loc, compare(b, CmpIPredicate::ule, range.first, begin),
+                                      compare(b, CmpIPredicate::uge, range.end, end)));
+  }
+  auto rowLoop = [&](mlir::OpBuilder& lb, bool masked) {
+    return lb.create<mlir::scf::ForOp>(
+        loc, begin, end, lb.create<mlir::arith::ConstantIndexOp>(loc, 1), accumulators,
+        [&](mlir::OpBuilder& e, mlir::Location, mlir::Value j, mlir::ValueRange acc) {
+          mlir::Value row = chunk(e, j);
+          const int64_t lanes = llvm::cast<mlir::VectorType>(row.getType()).getNumElements();
+          llvm::SmallVector<mlir::Value> next;
+          for (size_t r = 0; r < ranges.size(); ++r) {
+            mlir::Value sum = e.create<mlir::arith::AddFOp>(
+                loc, acc[r],
+                e.create<mlir::arith::MulFOp>(loc, splat(e, loc, weight(e, r, j), lanes), row));
+            if (masked) {
+              mlir::Value holds = e.create<mlir::arith::AndIOp>(
+                  loc, compare(e, CmpIPredicate::uge, j, ranges[r].first),
+                  compare(e, CmpIPredicate::ult, j, ranges[r].end));
+              sum = e.create<mlir::arith::SelectOp>(loc, holds, sum, acc[r]);
+            }
+            next.push_back(sum);
+          }
+          e.create<mlir::scf::YieldOp>(loc, next);
+        });
+  };
+  auto paths = b.create<mlir::scf::IfOp>(
+      loc, everyHolds,
+      [&](mlir::OpBuilder& t, mlir::Location) {
+        t.create<mlir::scf::YieldOp>(loc, rowLoop(t, false).getResults());
+      },
+      [&](mlir::OpBuilder& t, mlir::Location) {
+        t.create<mlir::scf::YieldOp>(loc, rowLoop(t, true).getResults());
+      });
+  return llvm::SmallVector<mlir::Value>(paths.getResults());
 }
 
 mlir::Value loadLanes(mlir::OpBuilder& b, mlir::Location loc, mlir::Value memref,

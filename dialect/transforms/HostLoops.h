@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "dialect/TileOps.h"
+#include "dialect/transforms/TileSemantics.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -83,6 +84,17 @@ mlir::Value laneArgFold(mlir::OpBuilder& b, mlir::Location loc, mlir::Value memr
 /// A heap buffer of `size` f32 (memref<?xf32>), aligned to a cache line (64 bytes): the
 /// scratch of a work unit, whose vector loads then never split a line by accident.
 mlir::Value allocateF32(mlir::OpBuilder& b, mlir::Location loc, mlir::Value size);
+
+/// Rows of a block accumulated in registers: for j in [begin, end) ascending, accumulator r
+/// (a vector of f32 lanes) += splat(weight(r, j)) · chunk(j), only where ranges[r] holds j.
+/// When every range holds all of [begin, end) (checked at run time) the loop runs without the
+/// per-row selects; otherwise a row's sum is kept unchanged for a j it does not hold (a masked
+/// row's chunk never reaches the sum, even as 0 · inf). Returns the final accumulators.
+llvm::SmallVector<mlir::Value> accumulateRows(
+    mlir::OpBuilder& b, mlir::Location loc, mlir::Value begin, mlir::Value end,
+    mlir::ValueRange accumulators, llvm::ArrayRef<lowering::KeyRange> ranges,
+    llvm::function_ref<mlir::Value(mlir::OpBuilder&, mlir::Value j)> chunk,
+    llvm::function_ref<mlir::Value(mlir::OpBuilder&, size_t r, mlir::Value j)> weight);
 
 /// The product of `sizes` without its first entry: the elements of one outer iteration.
 mlir::Value innerProduct(mlir::OpBuilder& b, mlir::Location loc, mlir::ValueRange sizes);
