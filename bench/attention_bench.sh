@@ -7,15 +7,6 @@
 # Usage: bench/attention_bench.sh [--seqs 512,2048,8192] [--depths 64,128] [--runs N]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-venv="${HOME}/.cache/tessera-jit/attention-bench-venv"
-python="${TESSERA_BENCH_PYTHON:-/usr/bin/python3}"
-if [[ ! -x "$venv/bin/python" ]]; then
-  "$python" -m venv "$venv"
-  "$venv/bin/pip" install --quiet "numpy>=2.4" ml_dtypes torch
-fi
-bazel build -c opt --disk_cache="${HOME}/.cache/tessera-jit/bazel-disk-cache" \
-  --symlink_prefix=/ //capi:libtessera_jit.so //capi/python:package >/dev/null
-objects="$(bazel info -c opt output_path)/k8-opt/bin"
-export TESSERA_JIT_LIBRARY="$objects/capi/libtessera_jit.so" PYTHONPATH="$PWD/capi/python"
-export TESSERA_JIT_NATIVE="$objects/capi/python/tessera_jit/_native.abi3.so"
+source bench/python_bench_env.sh
+bench_env attention-bench "numpy>=2.4" ml_dtypes torch
 OMP_NUM_THREADS=1 "$venv/bin/python" bench/attention_bench.py --json attention_bench.json "$@"
