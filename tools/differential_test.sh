@@ -72,6 +72,24 @@ original_status=0
 "$work/venv/bin/python" tests/attention/gradients.py \
   --junit "${report%.xml}.attention_gradients.xml" | grep -v "^ok " || original_status=1
 artifacts="${TESSERA_DIFFERENTIAL_ARTIFACTS:-$(mktemp -d -t differential-artifacts.XXXXXX)}"
-"$work/venv/bin/python" tests/differential/run_differential.py --junit "$report" \
-  --artifacts "$artifacts" "$@"
+# A program that kills the driver (a fault in compiled code: every operand lies against an
+# inaccessible page, see tests/differential/guarded.py) leaves the case it was running in
+# $artifacts/in_progress.json; faulthandler prints where Python was.
+driver_status=0
+"$work/venv/bin/python" -X faulthandler tests/differential/run_differential.py --junit "$report" \
+  --artifacts "$artifacts" "$@" || driver_status=$?
+if [ "$driver_status" -gt 128 ]; then
+  crashed="$artifacts/in_progress.json"
+  message="the driver was killed by signal $((driver_status - 128)) while running the case in \
+$crashed (its reproducer: run_differential.py $crashed)"
+  if [ -f "$crashed" ]; then
+    message="$message"$'\n'"$("$work/venv/bin/python" -c \
+      'import json, sys; r = json.load(open(sys.argv[1])); print(r["name"]); print(r["mlir"])' \
+      "$crashed" 2>&1 || true)"
+  fi
+  echo "differential: FAIL $message" >&2
+  tessera_failed_report differential "$report" "$message"
+  exit 1
+fi
+[ "$driver_status" -eq 0 ] || exit "$driver_status"
 exit "$original_status"

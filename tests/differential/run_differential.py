@@ -36,11 +36,13 @@ from compare import Mismatch, compare_output  # noqa: E402
 from evaluator import Expected, evaluate  # noqa: E402
 from floats import FLOATS, INT_DTYPES, int_patterns, is_float  # noqa: E402
 from generator import Case, decode_input, generate, print_program  # noqa: E402
+from guarded import guarded_bytes  # noqa: E402
 from shrinker import shrink  # noqa: E402
 
 import tessera_jit as tj  # noqa: E402
 
 FILL = 0xA5  # outputs start as this byte pattern, so an element the program skips shows
+IN_PROGRESS = "in_progress.json"  # in the artifacts directory: the case being run
 
 
 class Watchdog:
@@ -100,9 +102,11 @@ class Outcome:
 
 
 def call_arguments(case: Case) -> list[Any]:
-    """The arguments of the entry: input arrays (copies), scalars, and filled outputs."""
+    """The arguments of the entry: input arrays (copies), scalars, and filled outputs. Every
+    array lies against an inaccessible page (guarded.py), after it for even argument positions
+    and before it for odd ones, so an access one element outside an operand faults."""
     values = []
-    for arg in case["program"]["args"]:
+    for position, arg in enumerate(case["program"]["args"]):
         t = arg["type"]
         if arg["role"] == "in":
             data = decode_input(case["inputs"][arg["name"]])
@@ -111,16 +115,18 @@ def call_arguments(case: Case) -> list[Any]:
                     values.append(float(data.astype(np.float64)))
                 else:
                     values.append(int(data))
-            else:
-                values.append(data)
+                continue
         else:
             dtype = FLOATS[t].dtype if is_float(t) else INT_DTYPES[t]
-            shape = tuple(arg["shape"])
-            nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
-            raw = np.full(nbytes, FILL, dtype=np.uint8)
+            count = int(np.prod(arg["shape"], dtype=np.int64))
+            data = np.full(count * np.dtype(dtype).itemsize, FILL, dtype=np.uint8)
             if t == "i1":
-                raw[:] = 1
-            values.append(raw.view(dtype).reshape(shape))
+                data[:] = 1
+            data = data.view(dtype).reshape(tuple(arg["shape"]))
+        raw = guarded_bytes(data.nbytes, after=position % 2 == 0)
+        array = raw.view(data.dtype).reshape(data.shape)
+        array[...] = data
+        values.append(array)
     return values
 
 
@@ -269,7 +275,7 @@ class Driver:
         the harness itself is a failure (status `evaluator`, a bug of the suite)."""
         self.current, self.shrinking = name, False
         try:
-            outcome = run_case(self.ctx, case)
+            outcome = self.attempt(name, case)
         except Exception:
             outcome = Outcome("evaluator", "harness", "the harness raised (a bug of the suite, "
                               "not of the compiler):\n" + traceback.format_exc())
@@ -284,6 +290,21 @@ class Driver:
             self.failures.append((name, case, outcome, path))
         return outcome
 
+    def attempt(self, name: str, case: Case) -> Outcome:
+        """run_case, with the case written to IN_PROGRESS first: a program that kills the
+        process (a fault in compiled code) leaves its reproducer there for
+        tools/differential_test.sh to report. `finish` removes it."""
+        record = {"name": name, **case, "mlir": safe_print(case)}
+        with open(os.path.join(self.artifacts, IN_PROGRESS), "w") as f:
+            json.dump(record, f, indent=1)
+        return run_case(self.ctx, case)
+
+    def finish(self) -> None:
+        try:
+            os.remove(os.path.join(self.artifacts, IN_PROGRESS))
+        except FileNotFoundError:
+            pass
+
     def reproduce(self, name: str, case: Case, outcome: Outcome,
                   shrink_it: bool = True) -> Optional[str]:
         """Shrinks a failing case (within the shrink budget) and writes the reproducer (a
@@ -296,14 +317,14 @@ class Driver:
         if shrink_it and not self.options.no_shrink and remaining > 1 and \
                 outcome.key != "harness":
             def still_fails(candidate: Case) -> bool:
-                return run_case(self.ctx, candidate).key == outcome.key
+                return self.attempt(name + "_shrink_candidate", candidate).key == outcome.key
             try:
                 self.shrinking = True
                 small, trials = shrink(case, still_fails, budget_s=min(remaining, 60.0),
                                        errors=errors)
                 self.shrinking = False
                 if small is not case:
-                    final = run_case(self.ctx, small)
+                    final = self.attempt(name, small)
                     if final.key != outcome.key:  # not reproducible after all: keep the original
                         notes.append(f"the shrunk case gave {final.key}; kept the original")
                         small, final = case, outcome
@@ -486,6 +507,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         if batch_messages or (ran and ran % options.batch and batch_start <= seed + ran - 1):
             report.append((f"fresh seeds {batch_start}..{seed + ran - 1}", time.monotonic() - t0,
                            "\n\n".join(batch_messages) if batch_messages else None))
+    driver.finish()
     if options.target == "nvptx":
         report += gpu_check(options, all_cases)
     failed = len(driver.failures)
