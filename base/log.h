@@ -9,7 +9,7 @@
 namespace tessera {
 
 /// The C API's TESSERA_JIT_LOG_* values.
-enum class LogLevel { kError = 0, kWarning = 1, kInfo = 2 };
+enum class LogLevel { kError = 0, kWarning = 1, kInfo = 2, kDebug = 3 };
 
 /// Writes "tessera-jit: <level>: <message>" to stderr when `level` is at most the threshold.
 /// Copyable; thread-safe (one fprintf per line).
@@ -22,11 +22,13 @@ class Logger {
     if (static_cast<int>(level) > static_cast<int>(threshold_)) return;
     const char* name = level == LogLevel::kError     ? "error"
                        : level == LogLevel::kWarning ? "warning"
-                                                     : "info";
+                       : level == LogLevel::kInfo    ? "info"
+                                                     : "debug";
     std::fprintf(stderr, "tessera-jit: %s: %s\n", name, message.c_str());
   }
   void Warning(const std::string& message) const { Log(LogLevel::kWarning, message); }
   void Info(const std::string& message) const { Log(LogLevel::kInfo, message); }
+  void Debug(const std::string& message) const { Log(LogLevel::kDebug, message); }
 
   LogLevel threshold() const { return threshold_; }
 

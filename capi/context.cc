@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "capi/handles.h"
+#include "jit/cuda_libraries.h"
 
 namespace tessera::capi {
 
@@ -43,6 +44,16 @@ tessera_jit_error_t* tessera_jit_context_create(const tessera_jit_context_option
   auto context = std::make_unique<tessera_jit_context>();
   context->device = options->device_ordinal;
   context->logger = tessera::Logger(static_cast<tessera::LogLevel>(options->log_level));
+  if (context->logger.threshold() >= tessera::LogLevel::kDebug) {
+    // Where NVRTC, nvJitLink and libdevice come from (searched once per process).
+    for (const tessera::jit::CudaComponent* component :
+         {&tessera::jit::NvrtcComponent(), &tessera::jit::NvJitLinkComponent(),
+          &tessera::jit::LibdeviceComponent()}) {
+      for (const std::string& step : component->steps) {
+        context->logger.Debug(absl::StrCat(component->name, ": ", step));
+      }
+    }
+  }
   tessera::service::CompileServiceOptions service;
   service.logger = context->logger;
   if (TESSERA_JIT_HOLDS(options, Options, cache_dir) && options->cache_dir != nullptr) {

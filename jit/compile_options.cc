@@ -6,6 +6,7 @@
 #include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "jit/cuda_libraries.h"
 
 namespace tessera::jit {
 
@@ -75,10 +76,7 @@ std::string EnvelopeArch(const CompileOptions& options) {
 
 std::string ResolveCudaToolkit(const CompileOptions& options) {
   if (!options.cuda_toolkit.empty()) return options.cuda_toolkit;
-  if (const char* home = std::getenv("CUDA_HOME"); home != nullptr && *home != '\0') {
-    return home;
-  }
-  return "/usr/local/cuda";
+  return LibdeviceComponent().root;
 }
 
 }  // namespace tessera::jit

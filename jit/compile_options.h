@@ -66,7 +66,8 @@ struct CompileOptions {
   bool dump_stages = false;
   /// The name diagnostics use for the source text, e.g. a file name.
   std::string source_name = "<source>";
-  /// The CUDA toolkit (libdevice for math functions). Empty: $CUDA_HOME, else /usr/local/cuda.
+  /// The CUDA root libdevice (math functions) is read from. Empty: the first root of the search
+  /// jit/cuda_libraries.h describes ($TESSERA_JIT_CUDA_HOME, NVIDIA's wheels, the toolkit).
   std::string cuda_toolkit;
   /// Where kernel_call callees resolve (null: nothing registered, so every delegate call fails
   /// to resolve). Shared, read-only during the compile.
@@ -116,7 +117,8 @@ struct CompileOptions {
 /// for nvptx.
 std::string EnvelopeArch(const CompileOptions& options);
 
-/// The toolkit `options` resolves to.
+/// The CUDA root libdevice is read from: `options.cuda_toolkit`, else the search's
+/// (LibdeviceComponent); empty when the search found none.
 std::string ResolveCudaToolkit(const CompileOptions& options);
 
 }  // namespace tessera::jit

@@ -16,6 +16,7 @@
 #include "dialect/TesseraDialect.h"
 #include "jit/compile_session.h"
 #include "jit/composed_accuracy.h"
+#include "jit/cuda_libraries.h"
 #include "jit/delegate_targets.h"
 #include "jit/delegates/delegate_passes.h"
 #include "jit/delegates/registry.h"
@@ -79,13 +80,16 @@ absl::Status CheckOptions(const CompileOptions& options) {
   if (options.target != Target::kNvptx) return absl::OkStatus();
   TESSERA_RETURN_IF_ERROR(ValidateArch(options.arch));
   // Without libdevice, gpu-module-to-binary only warns and leaves __nv_* calls unresolved.
+  if (options.cuda_toolkit.empty() && !LibdeviceComponent().found()) {
+    return LibdeviceComponent().Missing("an nvptx compile (kernels call libdevice's math)");
+  }
   std::filesystem::path libdevice = std::filesystem::path(ResolveCudaToolkit(options)) /
                                     "nvvm" / "libdevice" / "libdevice.10.bc";
   std::error_code error;
   if (!std::filesystem::exists(libdevice, error)) {
     return absl::FailedPreconditionError(
-        absl::StrCat("the CUDA toolkit is not usable: ", libdevice.string(),
-                     " is missing (set CompileOptions::cuda_toolkit or CUDA_HOME)"));
+        absl::StrCat("the CUDA root CompileOptions::cuda_toolkit names is not usable: ",
+                     libdevice.string(), " is missing"));
   }
   return absl::OkStatus();
 }

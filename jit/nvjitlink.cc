@@ -1,33 +1,35 @@
 // PTX → cubin with nvJitLink.
 #include "jit/nvjitlink.h"
 
-#include <nvJitLink.h>
-
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "jit/cuda_libraries.h"
 
 namespace tessera::jit {
 namespace {
 
 struct HandleDeleter {
-  void operator()(nvJitLinkHandle handle) const { nvJitLinkDestroy(&handle); }
+  const NvJitLinkApi* api;
+  void operator()(nvJitLinkHandle handle) const { api->nvJitLinkDestroy(&handle); }
 };
 using Handle = std::unique_ptr<std::remove_pointer_t<nvJitLinkHandle>, HandleDeleter>;
 
-std::string ErrorLog(nvJitLinkHandle handle) {
+std::string ErrorLog(const NvJitLinkApi& api, nvJitLinkHandle handle) {
   size_t size = 0;
-  if (nvJitLinkGetErrorLogSize(handle, &size) != NVJITLINK_SUCCESS || size <= 1) return "";
+  if (api.nvJitLinkGetErrorLogSize(handle, &size) != NVJITLINK_SUCCESS || size <= 1) return "";
   std::string log(size, '\0');
-  if (nvJitLinkGetErrorLog(handle, log.data()) != NVJITLINK_SUCCESS) return "";
+  if (api.nvJitLinkGetErrorLog(handle, log.data()) != NVJITLINK_SUCCESS) return "";
   log.resize(size - 1);  // drop the terminating NUL
   return log;
 }
 
-absl::Status Failure(absl::string_view call, nvJitLinkResult result, nvJitLinkHandle handle) {
-  std::string log = handle != nullptr ? ErrorLog(handle) : "";
+absl::Status Failure(const NvJitLinkApi& api, absl::string_view call, nvJitLinkResult result,
+                     nvJitLinkHandle handle) {
+  std::string log = handle != nullptr ? ErrorLog(api, handle) : "";
   return absl::InternalError(absl::StrCat(call, " failed (nvJitLinkResult ",
                                           static_cast<int>(result), ")",
                                           log.empty() ? "" : ": ", log));
@@ -42,36 +44,35 @@ absl::StatusOr<std::string> LinkPtxToCubin(absl::string_view ptx, absl::string_v
 
 absl::StatusOr<std::string> LinkPtxToCubin(const std::vector<absl::string_view>& ptx,
                                            absl::string_view arch, int opt_level) {
+  TESSERA_ASSIGN_OR_RETURN(const NvJitLinkApi* api, LoadNvJitLink("linking PTX into a cubin"));
   std::string arch_option = absl::StrCat("-arch=", arch);
   // nvJitLink accepts only -O0 and -O3.
   std::string opt_option = opt_level == 0 ? "-O0" : "-O3";
   const char* options[] = {arch_option.c_str(), opt_option.c_str()};
   nvJitLinkHandle raw = nullptr;
-  nvJitLinkResult result = nvJitLinkCreate(&raw, 2, options);
-  if (result != NVJITLINK_SUCCESS) return Failure("nvJitLinkCreate", result, raw);
-  Handle handle(raw);
+  nvJitLinkResult result = api->nvJitLinkCreate(&raw, 2, options);
+  if (result != NVJITLINK_SUCCESS) return Failure(*api, "nvJitLinkCreate", result, raw);
+  Handle handle(raw, HandleDeleter{api});
   for (size_t i = 0; i < ptx.size(); ++i) {
     const std::string name = absl::StrCat("tessera", i, ".ptx");
-    result = nvJitLinkAddData(raw, NVJITLINK_INPUT_PTX, ptx[i].data(), ptx[i].size(),
+    result = api->nvJitLinkAddData(raw, NVJITLINK_INPUT_PTX, ptx[i].data(), ptx[i].size(),
                               name.c_str());
-    if (result != NVJITLINK_SUCCESS) return Failure("nvJitLinkAddData", result, raw);
+    if (result != NVJITLINK_SUCCESS) return Failure(*api, "nvJitLinkAddData", result, raw);
   }
-  result = nvJitLinkComplete(raw);
-  if (result != NVJITLINK_SUCCESS) return Failure("nvJitLinkComplete", result, raw);
+  result = api->nvJitLinkComplete(raw);
+  if (result != NVJITLINK_SUCCESS) return Failure(*api, "nvJitLinkComplete", result, raw);
   size_t size = 0;
-  result = nvJitLinkGetLinkedCubinSize(raw, &size);
-  if (result != NVJITLINK_SUCCESS) return Failure("nvJitLinkGetLinkedCubinSize", result, raw);
+  result = api->nvJitLinkGetLinkedCubinSize(raw, &size);
+  if (result != NVJITLINK_SUCCESS) return Failure(*api, "nvJitLinkGetLinkedCubinSize", result, raw);
   std::string cubin(size, '\0');
-  result = nvJitLinkGetLinkedCubin(raw, cubin.data());
-  if (result != NVJITLINK_SUCCESS) return Failure("nvJitLinkGetLinkedCubin", result, raw);
+  result = api->nvJitLinkGetLinkedCubin(raw, cubin.data());
+  if (result != NVJITLINK_SUCCESS) return Failure(*api, "nvJitLinkGetLinkedCubin", result, raw);
   return cubin;
 }
 
 std::string NvJitLinkVersion() {
-  unsigned major = 0;
-  unsigned minor = 0;
-  if (nvJitLinkVersion(&major, &minor) != NVJITLINK_SUCCESS) return "nvJitLink unknown";
-  return absl::StrCat("nvJitLink ", major, ".", minor);
+  const CudaComponent& component = NvJitLinkComponent();
+  return component.found() ? absl::StrCat("nvJitLink ", component.version) : "nvJitLink missing";
 }
 
 }  // namespace tessera::jit

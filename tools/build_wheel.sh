@@ -3,9 +3,9 @@
 # the package's sources, its extension (tessera_jit._native, CPython's stable ABI: one wheel for
 # Python 3.9 and later) and, in tessera_jit/_lib/, libtessera_jit.so self-contained (MLIR and
 # LLVM linked in statically, only tessera_jit_* exported, stripped) with the abseil libraries it
-# links beside it (RUNPATH $ORIGIN, then /usr/local/cuda/lib64). At run time it needs only glibc/libstdc++ and the CUDA 13
-# toolkit's NVRTC and nvJitLink on the loader's path (as /usr/local/cuda's are), no source tree
-# and no environment variable:
+# links beside it (RUNPATH $ORIGIN). At run time it needs only glibc and libstdc++ — no source
+# tree, no environment variable and no CUDA: NVRTC, nvJitLink and libdevice are found when an
+# nvptx compile needs them (NVIDIA's wheels, `pip install tessera_jit[cuda]`, or a toolkit):
 #
 #   tools/build_wheel.sh && pip install dist/tessera_jit-*.whl
 #
@@ -48,12 +48,11 @@ cp "$objects/capi/python/tessera_jit/_native.abi3.so" "$stage/tessera_jit/"
 cp "$objects/capi/libtessera_jit.so" "$stage/tessera_jit/_lib/"
 chmod -R u+w "$stage"
 # The abseil shared libraries it links (machines without libabsl-dev have none); glibc,
-# libstdc++, zlib and zstd are the system's, NVRTC and nvJitLink the CUDA toolkit's.
+# libstdc++, zlib and zstd are the system's; the CUDA libraries are found at run time.
 for library in $(ldd "$stage/tessera_jit/_lib/libtessera_jit.so" | awk '/libabsl_/ {print $3}' | sort -u); do
   cp -L "$library" "$stage/tessera_jit/_lib/"
 done
-missing="$(ldd "$stage/tessera_jit/_lib/libtessera_jit.so" | awk '/not found/ {print $1}' |
-           grep -v -e '^libnvrtc' -e '^libnvJitLink' || true)"
+missing="$(ldd "$stage/tessera_jit/_lib/libtessera_jit.so" | awk '/not found/ {print $1}')"
 if [ -n "$missing" ]; then
   echo "tools/build_wheel.sh: libtessera_jit.so needs libraries this machine lacks: $missing" >&2
   exit 1
@@ -61,7 +60,7 @@ fi
 chmod u+w "$stage"/tessera_jit/_lib/*
 strip --strip-unneeded "$stage/tessera_jit/_native.abi3.so" "$stage"/tessera_jit/_lib/*.so*
 for library in "$stage"/tessera_jit/_lib/*.so*; do
-  patchelf --set-rpath '$ORIGIN:/usr/local/cuda/lib64' "$library"
+  patchelf --set-rpath '$ORIGIN' "$library"
 done
 
 # setuptools and wheel from PyPI, once, in a build environment of their own.

@@ -31,6 +31,10 @@ echo "== Python package (the wheel in a fresh venv with NumPy 2 and JAX from PyP
 tools/python_package_test.sh "$reports_dir/python_package.xml" || true
 reports+=("$reports_dir/python_package.xml" "$reports_dir/python_package.mypy.xml")
 
+echo "== CUDA optional (the wheel with the toolkit hidden: host only, then NVIDIA's wheels)"
+tools/cuda_optional_test.sh "$reports_dir/cuda_optional.xml" || true
+reports+=("$reports_dir/cuda_optional.xml")
+
 echo "== differential (tests/differential: the corpus and fresh generated programs vs NumPy;"
 echo "   tests/original: the original Tessera's launch-level fixtures vs NumPy;"
 echo "   tests/attention: attention's dropout statistics, invariances and gradients)"

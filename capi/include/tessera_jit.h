@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 #define TESSERA_JIT_API_MAJOR 0
-#define TESSERA_JIT_API_MINOR 13
+#define TESSERA_JIT_API_MINOR 14
 
 /* The size of `type` up to and including `last_field`: what a struct of the API version that
  * ended with `last_field` measures (API 0.5). */
@@ -39,6 +39,13 @@ extern "C" {
 
 /* The API version the library implements. Thread-safe. */
 void tessera_jit_get_api_version(int* out_major, int* out_minor);
+
+/* API 0.14: what this library is built from and what it found at run time, as a JSON object:
+ * "tessera" (build identity), "llvm", "cuda_headers", "host_cpu", "cuda" — for each of "nvrtc",
+ * "nvjitlink" and "libdevice": "found", "path", "origin", "version" and the "steps" of the
+ * search (docs/building.md) — and "driver" ("found", "message"). Searches for what was not yet
+ * searched for. A static NUL-terminated string, the same on every call. Thread-safe. */
+const char* tessera_jit_get_build_info(void);
 
 /* ------------------------------------------------------------------------------------------- */
 /* Errors                                                                                       */
@@ -83,6 +90,8 @@ typedef enum tessera_jit_log_level_t {
   TESSERA_JIT_LOG_ERROR = 0,
   TESSERA_JIT_LOG_WARNING = 1,
   TESSERA_JIT_LOG_INFO = 2,
+  TESSERA_JIT_LOG_DEBUG = 3, /* API 0.14: also where the CUDA libraries were searched for, once
+                                per context, when it is created */
 } tessera_jit_log_level_t;
 
 typedef struct tessera_jit_context_options_t {

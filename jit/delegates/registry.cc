@@ -2,10 +2,11 @@
 #include "jit/delegates/registry.h"
 
 #include <dlfcn.h>
-#include <nvrtc.h>
 
 #include <climits>
+#include <filesystem>
 #include <cstdlib>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
@@ -13,6 +14,7 @@
 #include "base/files.h"
 #include "base/sha256.h"
 #include "base/status_macros.h"
+#include "jit/cuda_libraries.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Object/ObjectFile.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -246,29 +248,40 @@ absl::Status DelegateRegistry::RegisterCudaSource(const std::string& name,
     if (auto it = nvrtc_cache_.find(key); it != nvrtc_cache_.end()) ptx = it->second;
   }
   if (ptx.empty()) {
+    TESSERA_ASSIGN_OR_RETURN(
+        const jit::NvrtcApi* nvrtc,
+        jit::LoadNvrtc(absl::StrCat("compiling CUDA C++ kernel source '", name, "'")));
     nvrtcProgram program;
-    if (nvrtcCreateProgram(&program, source.c_str(), (name + ".cu").c_str(), 0, nullptr,
-                           nullptr) != NVRTC_SUCCESS) {
+    if (nvrtc->nvrtcCreateProgram(&program, source.c_str(), (name + ".cu").c_str(), 0, nullptr,
+                                  nullptr) != NVRTC_SUCCESS) {
       return absl::InternalError("nvrtcCreateProgram failed");
     }
     std::string arch_option = absl::StrCat("-arch=compute_", arch.substr(3));
-    const char* options[] = {arch_option.c_str(), "-default-device",
-                             "-I/usr/local/cuda/include"};
-    nvrtcResult result = nvrtcCompileProgram(program, 3, options);
+    std::vector<std::string> option_text = {arch_option, "-default-device"};
+    // The CUDA headers of the root NVRTC came from, when it has them (a toolkit does; NVIDIA's
+    // NVRTC wheel has nvrtc.h only, and NVRTC's built-in headers serve device code).
+    if (const std::string& root = jit::NvrtcComponent().root;
+        !root.empty() && std::filesystem::exists(root + "/include/cuda.h")) {
+      option_text.push_back("-I" + root + "/include");
+    }
+    std::vector<const char*> options;
+    for (const std::string& option : option_text) options.push_back(option.c_str());
+    nvrtcResult result = nvrtc->nvrtcCompileProgram(program, static_cast<int>(options.size()),
+                                                    options.data());
     size_t log_size = 0;
-    nvrtcGetProgramLogSize(program, &log_size);
+    nvrtc->nvrtcGetProgramLogSize(program, &log_size);
     std::string log(log_size, '\0');
-    nvrtcGetProgramLog(program, log.data());
+    nvrtc->nvrtcGetProgramLog(program, log.data());
     if (result != NVRTC_SUCCESS) {
-      nvrtcDestroyProgram(&program);
+      nvrtc->nvrtcDestroyProgram(&program);
       return absl::InvalidArgumentError(absl::StrCat(
           "NVRTC could not compile kernel source '", name, "' for ", arch, ":\n", log));
     }
     size_t size = 0;
-    nvrtcGetPTXSize(program, &size);
+    nvrtc->nvrtcGetPTXSize(program, &size);
     ptx.resize(size);
-    nvrtcGetPTX(program, ptx.data());
-    nvrtcDestroyProgram(&program);
+    nvrtc->nvrtcGetPTX(program, ptx.data());
+    nvrtc->nvrtcDestroyProgram(&program);
     if (!ptx.empty() && ptx.back() == '\0') ptx.pop_back();
     absl::MutexLock lock(&mu_);
     nvrtc_cache_[key] = ptx;

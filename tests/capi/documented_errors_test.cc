@@ -685,12 +685,14 @@ TEST_F(DocumentedErrorsTest, CompileErrorsHaveTheirDocumentedCodesAndLocations) 
   });
 }
 
-// docs/capi.md: "no usable CUDA toolkit → FAILED_PRECONDITION" (an nvptx compile; CUDA_HOME
-// names the toolkit).
+// docs/capi.md: "no usable CUDA toolkit → FAILED_PRECONDITION" (an nvptx compile, when the
+// search for libdevice found none). Only where no CUDA root is present:
+// tools/cuda_optional_test.sh runs it with the toolkit hidden (a mount namespace).
 TEST(DocumentedErrorsToolkitTest, AnNvptxCompileWithoutAUsableToolkitFailsItsPrecondition) {
-  const char* previous = std::getenv("CUDA_HOME");
-  const std::string saved = previous != nullptr ? previous : "";
-  ASSERT_EQ(setenv("CUDA_HOME", "/nonexistent/cuda", 1), 0);
+  const std::string info = tessera_jit_get_build_info();
+  if (info.find("\"libdevice\":{\"found\":true") != std::string::npos) {
+    GTEST_SKIP() << "libdevice is present (tools/cuda_optional_test.sh hides it): " << info;
+  }
   tessera_jit_context_t* context = MemoryOnlyHostContext();
   ASSERT_NE(context, nullptr);
   tessera_jit_compile_options_t options;
@@ -700,13 +702,9 @@ TEST(DocumentedErrorsToolkitTest, AnNvptxCompileWithoutAUsableToolkitFailsItsPre
   tessera_jit_module_t* module = nullptr;
   Error error(
       tessera_jit_compile(context, kDeviceSource, sizeof(kDeviceSource) - 1, &options, &module));
-  if (previous != nullptr) {
-    setenv("CUDA_HOME", saved.c_str(), 1);
-  } else {
-    unsetenv("CUDA_HOME");
-  }
   EXPECT_EQ(CodeName(error.code()), CodeName(TESSERA_JIT_FAILED_PRECONDITION)) << error.message();
-  EXPECT_THAT(error.message(), HasSubstr("the CUDA toolkit is not usable: /nonexistent/cuda"));
+  EXPECT_THAT(error.message(), HasSubstr("needs libdevice, which was not found; looked in: "));
+  EXPECT_THAT(error.message(), HasSubstr("/usr/local/cuda"));
   EXPECT_EQ(module, nullptr);
   tessera_jit_context_destroy(context);
 }

@@ -547,9 +547,28 @@ func.func @mm(%a: memref<32x32xf32>, %b: memref<32x32xf32>, %c: memref<32x32xf32
             ptx_only.close()
 
     def test_api_version_and_library(self):
-        self.assertEqual(tj.api_version(), (0, 13))
+        self.assertEqual(tj.api_version(), (0, 14))
         self.assertTrue(tj.library_path().endswith("libtessera_jit.so"))
         self.assertIn("sm_90", tj.supported_archs())
+
+    def test_build_info_says_where_each_cuda_component_was_found(self):
+        info = tj.build_info()
+        self.assertEqual(info["api"], "0.14")
+        self.assertEqual(info["cuda_headers"], "13.0")
+        self.assertTrue(info["host_cpu"])
+        for name in ("nvrtc", "nvjitlink", "libdevice"):
+            component = info["cuda"][name]
+            self.assertTrue(component["steps"], name)  # every search says where it looked
+            if component["found"]:
+                self.assertTrue(os.path.isfile(component["path"]), component)
+                self.assertIn(component["origin"], ("$TESSERA_JIT_CUDA_HOME", "NVIDIA wheel",
+                                                    "$CUDA_HOME", "$CUDA_PATH", "toolkit",
+                                                    "system loader path"))
+        for name in ("nvrtc", "nvjitlink"):
+            if info["cuda"][name]["found"]:
+                self.assertRegex(info["cuda"][name]["version"], r"^13\.\d+$")
+        self.assertIn("found", info["driver"])
+        self.assertEqual(tj.build_info(), info)  # one search per process: the same answer
 
 
 class GpuPackageTest(unittest.TestCase):

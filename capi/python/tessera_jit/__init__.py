@@ -10,7 +10,7 @@ Arrays are any object with __dlpack__ (NumPy ≥ 1.22, PyTorch, CuPy, JAX, Devic
 passed zero-copy; bfloat16 NumPy arrays come from ml_dtypes. Errors raise a subclass of
 TesseraError per C API code (tessera_jit.errors). docs/capi.md, "Python", has the whole API.
 """
-from typing import List, Tuple
+from typing import Any, Dict, List, Tuple
 
 import numpy as np
 
@@ -24,7 +24,7 @@ from .errors import TesseraError, make_error
 from .module import ArgSpec, Function, Module
 from .streams import Event, Stream
 
-__version__ = "0.13.0"
+__version__ = "0.14.0"
 
 _configure(
     invoke=_L.address("tessera_jit_function_invoke"),
@@ -46,6 +46,15 @@ def api_version() -> Tuple[int, int]:
     major, minor = ctypes.c_int(), ctypes.c_int()
     _L.get_api_version(ctypes.byref(major), ctypes.byref(minor))
     return major.value, minor.value
+
+
+def build_info() -> Dict[str, Any]:
+    """What the loaded library is built from and what it found at run time: its build identity,
+    LLVM, the CUDA headers it was built with, the host CPU, and for NVRTC, nvJitLink and
+    libdevice whether, where and from which origin ($TESSERA_JIT_CUDA_HOME, an NVIDIA wheel, the
+    toolkit) they were found, with every step of the search; and whether a CUDA driver loaded."""
+    import json
+    return json.loads(_L.get_build_info().decode())
 
 
 def library_path() -> str:
@@ -72,6 +81,6 @@ def supported_archs() -> List[str]:
 
 
 __all__ = ["ArgSpec", "Context", "DeviceArray", "Event", "Function", "Module", "Stream",
-           "TesseraError", "api_version", "delegate_dispatch_count", "device_count",
+           "TesseraError", "api_version", "build_info", "delegate_dispatch_count", "device_count",
            "is_gpu_available", "library_path", "supported_archs"] + [
     name for name in dir() if name.endswith("Error") and name != "TesseraError"]

@@ -85,6 +85,7 @@ error_message = _declare("tessera_jit_error_message", ctypes.c_char_p, _ERR,
 error_destroy = _declare("tessera_jit_error_destroy", None, _ERR)
 get_api_version = _declare("tessera_jit_get_api_version", None, ctypes.POINTER(ctypes.c_int),
                            ctypes.POINTER(ctypes.c_int))
+get_build_info = _declare("tessera_jit_get_build_info", ctypes.c_char_p)
 context_create = _declare("tessera_jit_context_create", _ERR, ctypes.POINTER(S.ContextOptions),
                           ctypes.POINTER(_P))
 context_destroy = _declare("tessera_jit_context_destroy", None, _P)
