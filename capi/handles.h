@@ -84,6 +84,9 @@ struct tessera_jit_module {
   mutable absl::StatusOr<std::string> all_cubin = std::string();
   std::string decisions_json;
   std::string plan_json;
+  /// The module as a package (TESSERA_JIT_TEXT_PACKAGE), made on first request.
+  mutable absl::once_flag package_once;
+  mutable absl::StatusOr<std::string> package = std::string();
 
   /// nvptx: the JIT'd host code that launches the kernels, created on first lookup.
   absl::once_flag device_host_once;

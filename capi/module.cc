@@ -16,6 +16,7 @@
 #include "jit/runtime/gpu_runtime.h"
 #include "jit/runtime/invocation.h"
 #include "jit/runtime/thread_pool.h"
+#include "service/package.h"
 
 using tessera::capi::CheckStructSize;
 using tessera::capi::InvalidArgument;
@@ -25,6 +26,27 @@ using tessera::jit::runtime::GpuRuntime;
 using tessera::jit::ElementType;
 using tessera::jit::EntryArgument;
 using tessera::jit::EntryFunction;
+
+namespace tessera::capi {
+namespace {
+
+/// A module handle over `compiled` (which holds a reference on `context`).
+std::unique_ptr<tessera_jit_module> WrapModule(
+    tessera_jit_context* context, std::shared_ptr<const tessera::jit::CompiledModule> compiled) {
+  auto module = std::make_unique<tessera_jit_module>();
+  context->references.fetch_add(1, std::memory_order_relaxed);
+  module->context = context;
+  module->compiled = std::move(compiled);
+  for (const auto& image : module->compiled->device_images) {
+    absl::StrAppend(&module->all_ptx, "// gpu.module @", image.module_name, "\n", image.ptx);
+  }
+  module->decisions_json = tessera::arbiter::ToJson(module->compiled->decisions);
+  module->plan_json = tessera::arbiter::Plan::FromRecords(module->compiled->decisions).ToJson();
+  return module;
+}
+
+}  // namespace
+}  // namespace tessera::capi
 
 extern "C" {
 
@@ -109,15 +131,8 @@ tessera_jit_error_t* tessera_jit_compile(tessera_jit_context_t* context, const c
     absl::MutexLock lock(&context->mu);
     context->last_miss_reason = compiled->miss.ToString();
   }
-  auto module = std::make_unique<tessera_jit_module>();
-  context->references.fetch_add(1, std::memory_order_relaxed);
-  module->context = context;
-  module->compiled = std::move(compiled->module);
-  for (const auto& image : module->compiled->device_images) {
-    absl::StrAppend(&module->all_ptx, "// gpu.module @", image.module_name, "\n", image.ptx);
-  }
-  module->decisions_json = tessera::arbiter::ToJson(module->compiled->decisions);
-  module->plan_json = tessera::arbiter::Plan::FromRecords(module->compiled->decisions).ToJson();
+  std::unique_ptr<tessera_jit_module> module =
+      tessera::capi::WrapModule(context, std::move(compiled->module));
   module->background_requested = background;
   module->background_deterministic = compile.background_deterministic;
   {
@@ -131,6 +146,46 @@ tessera_jit_error_t* tessera_jit_compile(tessera_jit_context_t* context, const c
       module->pending =
           context->background->Submit(std::string(source, source_size), compile);
     }
+  }
+  *out_module = module.release();
+  return nullptr;
+}
+
+tessera_jit_error_t* tessera_jit_module_load(tessera_jit_context_t* context, const void* data,
+                                             size_t size, const char* target, const char* arch,
+                                             tessera_jit_module_t** out_module) {
+  if (context == nullptr) return InvalidArgument("context is NULL");
+  if (data == nullptr && size > 0) return InvalidArgument("data is NULL");
+  if (out_module == nullptr) return InvalidArgument("out_module is NULL");
+  tessera::jit::CompileOptions load;
+  load.target = context->default_target;
+  if (target != nullptr) {
+    auto parsed = tessera::jit::ParseTarget(target);
+    if (!parsed.ok()) {
+      return MakeError(absl::InvalidArgumentError(
+          absl::StrCat("tessera_jit_module_load: target: ", parsed.status().message())));
+    }
+    load.target = *parsed;
+  }
+  if (arch != nullptr) {
+    load.arch = arch;
+  } else if (load.target == Target::kNvptx) {
+    absl::StatusOr<std::string> device_arch = tessera::capi::DefaultArch(context);
+    if (!device_arch.ok()) return MakeError(device_arch.status());
+    load.arch = *device_arch;
+  }
+  load.delegates = context->delegates;
+  absl::StatusOr<std::shared_ptr<const tessera::jit::CompiledModule>> loaded =
+      context->service->LoadPackage(
+          data == nullptr ? absl::string_view()
+                          : absl::string_view(static_cast<const char*>(data), size),
+          load);
+  if (!loaded.ok()) return MakeError(loaded.status());
+  std::unique_ptr<tessera_jit_module> module =
+      tessera::capi::WrapModule(context, std::move(*loaded));
+  {
+    absl::MutexLock lock(&context->mu);
+    context->decided.AddRecords(module->compiled->decisions);
   }
   *out_module = module.release();
   return nullptr;
@@ -197,6 +252,19 @@ tessera_jit_error_t* tessera_jit_module_get_text(const tessera_jit_module_t* mod
         text = &*module->all_cubin;
       }
       break;
+    }
+    case TESSERA_JIT_TEXT_PACKAGE: {
+      absl::call_once(module->package_once, [module] {
+        const bool swapped = module->swapped.load(std::memory_order_acquire);
+        const tessera::jit::CompiledModule& serving =
+            swapped ? *module->measured : *module->compiled;
+        module->package =
+            tessera::service::WritePackage({tessera::service::MakePackageEntry(serving)});
+      });
+      if (!module->package.ok()) return MakeError(module->package.status());
+      *out_data = module->package->data();
+      *out_size = module->package->size();
+      return nullptr;
     }
     case TESSERA_JIT_TEXT_DECISIONS:
     case TESSERA_JIT_TEXT_PLAN: {

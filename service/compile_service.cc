@@ -2,11 +2,14 @@
 #include "service/compile_service.h"
 
 #include <new>
+#include <vector>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "jit/compiler.h"
+#include "base/status_macros.h"
 #include "service/artifact.h"
+#include "service/package.h"
 
 namespace tessera::service {
 namespace {
@@ -263,6 +266,24 @@ std::shared_ptr<const jit::CompiledModule> CompileService::LoadPayload(
     return nullptr;
   }
   return *std::move(loaded);
+}
+
+absl::StatusOr<std::shared_ptr<const jit::CompiledModule>> CompileService::LoadPackage(
+    absl::string_view bytes, const jit::CompileOptions& options) {
+  TESSERA_ASSIGN_OR_RETURN(std::vector<PackageEntry> entries, ReadPackage(bytes));
+  TESSERA_ASSIGN_OR_RETURN(const PackageEntry* entry,
+                           SelectPackageEntry(entries, options.target, options.arch));
+  absl::StatusOr<std::unique_ptr<jit::CompiledModule>> module =
+      DeserializeArtifact(entry->artifact);
+  if (!module.ok()) {
+    return absl::DataLossError(absl::StrCat("a damaged Tessera package: its ",
+                                            jit::TargetName(entry->target), " ", entry->machine,
+                                            " module: ", module.status().message()));
+  }
+  // Its diagnostics keep the name of the source it was compiled from.
+  jit::CompileOptions ready = options;
+  ready.source_name = (*module)->options.source_name;
+  return Load(std::move(*module), ready);
 }
 
 std::shared_ptr<const jit::CompiledModule> CompileService::LoadFromDisk(

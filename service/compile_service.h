@@ -101,6 +101,14 @@ class CompileService {
   absl::StatusOr<Explanation> Explain(absl::string_view source,
                                       const jit::CompileOptions& options);
 
+  /// The module a package (service/package.h) holds for `target` (nvptx: `arch`) on this
+  /// machine, made ready like a cache hit (delegates resolve in `options.delegates`, host code
+  /// linked from its machine code): no code generation, no cache tier touched. Damaged or
+  /// foreign bytes are DATA_LOSS or INVALID_ARGUMENT; a package that fits nothing here is
+  /// FAILED_PRECONDITION naming what differs. Thread-safe.
+  absl::StatusOr<std::shared_ptr<const jit::CompiledModule>> LoadPackage(
+      absl::string_view bytes, const jit::CompileOptions& options);
+
   ServiceStats stats() const;
   /// Null without a disk tier.
   cache::DiskCache* disk() { return disk_.get(); }

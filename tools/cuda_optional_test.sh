@@ -25,27 +25,7 @@ trap 'rm -rf "$work"' EXIT
 cases=()  # "name|message" (message empty: passed)
 record() { cases+=("$1|$2"); if [ -n "$2" ]; then echo "cuda optional: FAIL $1: $2" >&2;
                               else echo "cuda optional: ok $1"; fi; }
-write_report() {
-  python3 - "$report" "$@" <<'PY'
-import sys
-from xml.sax.saxutils import quoteattr
-path, *cases = sys.argv[1:]
-failures = sum(1 for c in cases if c.split("|", 1)[1])
-skipped = sum(1 for c in cases if c.split("|", 1)[1].startswith("SKIP:"))
-with open(path, "w") as f:
-    f.write(f'<testsuites><testsuite name="cuda_optional" tests="{len(cases)}" '
-            f'failures="{failures - skipped}" skipped="{skipped}">')
-    for case in cases:
-        name, message = case.split("|", 1)
-        f.write(f'<testcase classname="cuda_optional" name={quoteattr(name)}>')
-        if message.startswith("SKIP:"):
-            f.write(f'<skipped message={quoteattr(message[5:].strip())}/>')
-        elif message:
-            f.write(f'<failure message={quoteattr(message)}/>')
-        f.write("</testcase>")
-    f.write("</testsuite></testsuites>\n")
-PY
-}
+write_report() { tessera_junit_report cuda_optional "$report" "$@"; }
 
 if ! unshare -m true 2>/dev/null; then
   record "toolkit hidden" "SKIP: unshare -m is refused here (needs root)"

@@ -19,7 +19,8 @@ sanitizer_bazel() { bazel --output_base="$TESSERA_SANITIZER_OUTPUT_BASE" "$@"; }
 
 
 if ! sanitizer_bazel build --symlink_prefix=/ "${TESSERA_BAZEL_FLAGS[@]}" --config=fuzz \
-    //tests/fuzz:compile_fuzzer //tests/fuzz:invoke_fuzzer >"$artifacts/build.log" 2>&1; then
+    //tests/fuzz:compile_fuzzer //tests/fuzz:invoke_fuzzer //tests/fuzz:package_fuzzer \
+    >"$artifacts/build.log" 2>&1; then
   cat "$artifacts/build.log" >&2
   echo "fuzz: building the fuzzers failed" >&2
   exit 1
@@ -27,10 +28,11 @@ fi
 bin="$(sanitizer_bazel info --config=fuzz bazel-bin 2>/dev/null)/tests/fuzz"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/compile" "$work/invoke"
+mkdir -p "$work/compile" "$work/invoke" "$work/package"
 cp tests/fuzz/regressions/compile/* examples/*.mlir tests/dialect/*.mlir tests/jit/*.mlir \
   tests/original/*.mlir "$work/compile/"
 cp tests/fuzz/regressions/invoke/* "$work/invoke/"
+cp tests/fuzz/regressions/package/* "$work/package/"
 
 status=0
 cases=""
@@ -41,7 +43,7 @@ write_report() {
 }
 # Whatever a fuzzer does to its process group, this script reports.
 trap '' HUP TERM
-for target in compile invoke; do
+for target in compile invoke package; do
   # Until the fuzzer has finished, the report says it did not.
   write_report "<testcase classname=\"fuzz\" name=\"${target}_fuzzer\"><failure message=\"did not finish\"/></testcase>"
   log="$artifacts/${target}_fuzzer.log"

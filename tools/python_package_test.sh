@@ -37,8 +37,14 @@ tools/build_wheel.sh --mode fastbuild --out "$work/dist" || fail "the wheel did 
 "$python" -m venv "$work/venv" || fail "$python -m venv failed"
 pip=("$work/venv/bin/python" -m pip install -q --disable-pip-version-check)
 "${pip[@]}" "$work"/dist/tessera_jit-*.whl || fail "pip install of the wheel failed"
-"${pip[@]}" "numpy>=2" "jax[cpu]" ml_dtypes pytest mypy ||
-  fail "installing NumPy, JAX, ml_dtypes, pytest and mypy from PyPI failed"
+"${pip[@]}" "numpy>=2" "jax[cpu]" ml_dtypes pytest mypy auditwheel ||
+  fail "installing NumPy, JAX, ml_dtypes, pytest, mypy and auditwheel from PyPI failed"
+# The wheel's platform tag as a package index checks it (docs/building.md, "The Python wheel").
+shown="$("$work/venv/bin/auditwheel" show "$work"/dist/tessera_jit-*.whl 2>&1)" ||
+  fail "auditwheel show failed: $shown"
+echo "$shown" | tr '\n' ' ' | grep -q '"manylinux_2_36_x86_64"' ||
+  fail "auditwheel show does not name manylinux_2_36_x86_64: $shown"
+echo "python package: $(basename "$work"/dist/tessera_jit-*.whl): auditwheel: manylinux_2_36_x86_64"
 
 "$work/venv/bin/python" -m pip list --disable-pip-version-check 2>/dev/null |
   grep -i -E '^(numpy|jax|jaxlib|ml.dtypes|pytest|mypy) ' | tr -s ' ' | paste -sd, |

@@ -35,6 +35,10 @@ echo "== CUDA optional (the wheel with the toolkit hidden: host only, then NVIDI
 tools/cuda_optional_test.sh "$reports_dir/cuda_optional.xml" || true
 reports+=("$reports_dir/cuda_optional.xml")
 
+echo "== C and C++ programs (tools/install.sh into a prefix; pkg-config and CMake consumers)"
+tools/install_test.sh "$reports_dir/install.xml" || true
+reports+=("$reports_dir/install.xml")
+
 echo "== differential (tests/differential: the corpus and fresh generated programs vs NumPy;"
 echo "   tests/original: the original Tessera's launch-level fixtures vs NumPy;"
 echo "   tests/attention: attention's dropout statistics, invariances and gradients)"

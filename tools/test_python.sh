@@ -1,5 +1,5 @@
-# Shared by the Python test scripts (tools/python_package_test.sh, tools/differential_test.sh);
-# sourced, defines functions only.
+# Shared by the test scripts (tools/python_package_test.sh, tools/differential_test.sh,
+# tools/cuda_optional_test.sh, tools/install_test.sh); sourced, defines functions only.
 
 # tessera_test_python — prints a CPython >= 3.9 that is not the distribution's (the tests want
 # a Python a user would install into): $TESSERA_TEST_PYTHON, else pyenv's newest, else PATH's
@@ -33,5 +33,29 @@ with open(path, "w") as f:
     f.write(f'<testsuites><testsuite name="{suite}" tests="1" failures="1">'
             f'<testcase classname="{suite}" name="setup"><failure message={quoteattr(message)}/>'
             "</testcase></testsuite></testsuites>\n")
+PY
+}
+
+# tessera_junit_report SUITE REPORT.xml "NAME|MESSAGE"... — a JUnit report of the cases given:
+# an empty MESSAGE passed, "SKIP: why" was skipped, anything else failed with that message.
+tessera_junit_report() {
+  python3 - "$@" <<'PY'
+import sys
+from xml.sax.saxutils import quoteattr
+suite, path, *cases = sys.argv[1:]
+parsed = [case.split("|", 1) for case in cases]
+skipped = sum(1 for _, message in parsed if message.startswith("SKIP:"))
+failures = sum(1 for _, message in parsed if message) - skipped
+with open(path, "w") as f:
+    f.write(f'<testsuites><testsuite name="{suite}" tests="{len(parsed)}" '
+            f'failures="{failures}" skipped="{skipped}">')
+    for name, message in parsed:
+        f.write(f'<testcase classname="{suite}" name={quoteattr(name)}>')
+        if message.startswith("SKIP:"):
+            f.write(f'<skipped message={quoteattr(message[5:].strip())}/>')
+        elif message:
+            f.write(f'<failure message={quoteattr(message)}/>')
+        f.write("</testcase>")
+    f.write("</testsuite></testsuites>\n")
 PY
 }

@@ -417,6 +417,12 @@ typedef enum tessera_jit_text_kind_t {
                                      as a JSON array (docs/arbiter.md) */
   TESSERA_JIT_TEXT_PLAN = 4, /* API 0.10: the module's decisions as a plan file (JSON) that
                                 tessera_jit_context_options_t.plan_path replays */
+  TESSERA_JIT_TEXT_PACKAGE = 5, /* API 0.14: the module as an ahead-of-time package (binary;
+                                   docs/capi.md, "Packages") that tessera_jit_module_load
+                                   loads in another process: its code for this target (host:
+                                   this CPU; nvptx: its arch), shape contracts and decision
+                                   records, made on the first request from the code serving
+                                   then */
   TESSERA_JIT_TEXT_ENUM_MAX = 0x7FFFFFFF, /* not a value (see TESSERA_JIT_POINTERS_ENUM_MAX) */
 } tessera_jit_text_kind_t;
 
@@ -425,6 +431,18 @@ typedef enum tessera_jit_text_kind_t {
 tessera_jit_error_t* tessera_jit_module_get_text(const tessera_jit_module_t* module,
                                                  tessera_jit_text_kind_t kind,
                                                  const char** out_data, size_t* out_size);
+
+/* API 0.14: loads an ahead-of-time package (`data`, `size` bytes: TESSERA_JIT_TEXT_PACKAGE of a
+ * module, or `tessera-jit compile --emit package`) into a module the caller owns, with no code
+ * generation and no cache directory. `target` picks the package's entry: "host" (the CPU it
+ * was made for must be this one) or "nvptx" (`arch`, or the context's device's when NULL);
+ * NULL: the context's default target. Both must come from this build of the library.
+ * INVALID_ARGUMENT: not a package, another format, a bad target; DATA_LOSS: truncated or
+ * altered bytes; FAILED_PRECONDITION: no entry fits, naming what differs for each.
+ * Thread-safe. */
+tessera_jit_error_t* tessera_jit_module_load(tessera_jit_context_t* context, const void* data,
+                                             size_t size, const char* target, const char* arch,
+                                             tessera_jit_module_t** out_module);
 
 /* Looks up entry `name`; the function is borrowed from the module. NOT_FOUND names the entries
  * that exist. Thread-safe. */

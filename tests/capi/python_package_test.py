@@ -9,8 +9,10 @@ import ctypes
 import gc
 import json
 import os
+import subprocess
 import sys
 import tempfile
+import textwrap
 import threading
 import unittest
 
@@ -550,6 +552,52 @@ func.func @mm(%a: memref<32x32xf32>, %b: memref<32x32xf32>, %c: memref<32x32xf32
         self.assertEqual(tj.api_version(), (0, 14))
         self.assertTrue(tj.library_path().endswith("libtessera_jit.so"))
         self.assertIn("sm_90", tj.supported_archs())
+
+    def test_a_package_made_here_loads_in_another_process_without_compiling(self):
+        with tj.Context(default_target="host", cache_dir="") as ctx:
+            module = ctx.compile(SOURCE)
+            package = module.serialize()
+            self.assertEqual(module.serialize(), package)
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "saxpy.tjp")
+            with open(path, "wb") as f:
+                f.write(package)
+            child = textwrap.dedent(f"""
+                import numpy as np, tessera_jit as tj
+                data = open({path!r}, "rb").read()
+                with tj.Context(default_target="host", cache_dir="") as ctx:  # no cache at all
+                    module = ctx.load(data)
+                    x = np.arange(5, dtype=np.float32); y = np.ones(5, np.float32)
+                    out = np.empty_like(x)
+                    module.saxpy(3.0, x, y, out)
+                    assert np.array_equal(out, 3 * x + y), out
+                    stats = ctx.cache_stats()
+                    assert stats["compiles"] == 0, stats
+                    assert module.serialize() == data  # the same module, the same bytes
+                print("loaded")
+                """)
+            run = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True,
+                                 timeout=300)
+            self.assertEqual(run.returncode, 0, run.stderr)
+            self.assertIn("loaded", run.stdout)
+        with tj.Context(default_target="host", cache_dir="") as ctx:
+            with self.assertRaises(tj.DataLossError):
+                ctx.load(package[:-1])
+            flipped = bytearray(package)
+            flipped[len(flipped) // 2] ^= 1
+            with self.assertRaises(tj.DataLossError):
+                ctx.load(bytes(flipped))
+            with self.assertRaises(tj.InvalidArgumentError):
+                ctx.load(b"")
+            with self.assertRaises(tj.InvalidArgumentError):
+                ctx.load(b"\x7fELF" + bytes(100))
+            with self.assertRaises(tj.FailedPreconditionError) as refused:
+                ctx.load(package, target="nvptx", arch="sm_90")
+            self.assertIn("no entry of the package fits nvptx sm_90", str(refused.exception))
+            with self.assertRaises(tj.InvalidArgumentError):
+                ctx.load(package, target="tpu")
+            loaded = ctx.load(memoryview(package))  # any bytes-like object
+            self.assertEqual(loaded.entries[0], "saxpy")
 
     def test_build_info_says_where_each_cuda_component_was_found(self):
         info = tj.build_info()

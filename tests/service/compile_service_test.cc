@@ -53,22 +53,6 @@ CompileServiceOptions OnDisk(const std::string& root) {
   return options;
 }
 
-/// Runs saxpy from a host module and checks the result: a cached module must still work.
-void ExpectSaxpyWorks(const jit::CompiledModule& module) {
-  ASSERT_NE(module.host, nullptr);
-  auto entry = module.host->Lookup("saxpy");
-  ASSERT_TRUE(entry.ok()) << entry.status();
-  float x[3] = {1, 2, 3}, y[3] = {1, 1, 1}, out[3] = {};
-  jit::MemRefDescriptor descriptors[3] = {jit::MakeMemRefDescriptor(x, {3}),
-                                          jit::MakeMemRefDescriptor(y, {3}),
-                                          jit::MakeMemRefDescriptor(out, {3})};
-  float alpha = 2.0f;
-  void* args[] = {&alpha, descriptors[0].data(), descriptors[1].data(), descriptors[2].data()};
-  (*entry)(args);
-  EXPECT_EQ(out[0], 3.0f);
-  EXPECT_EQ(out[2], 7.0f);
-}
-
 fs::path EntryDir(const std::string& root, const std::string& digest) {
   return fs::path(root) / "v1" / "entries" / digest;
 }

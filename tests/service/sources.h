@@ -1,7 +1,12 @@
 // The programs the compile service tests compile: saxpy, and the same program spelled
-// differently (comments, whitespace, SSA names).
+// differently (comments, whitespace, SSA names); and the check that a module's saxpy computes.
 #ifndef TESSERA_TESTS_SERVICE_SOURCES_H_
 #define TESSERA_TESTS_SERVICE_SOURCES_H_
+
+#include "gtest/gtest.h"
+#include "jit/compiled_module.h"
+#include "jit/host_executable.h"
+#include "jit/memref_descriptor.h"
 
 namespace tessera::service {
 
@@ -28,6 +33,23 @@ func.func @saxpy(%s: f32, %in: memref<?xf32>, %acc: memref<?xf32>, %o: memref<?x
   }
   return
 })mlir";
+
+/// Runs saxpy from a host module and checks the result: a cached or loaded module must work.
+inline void ExpectSaxpyWorks(const jit::CompiledModule& module) {
+  ASSERT_NE(module.host, nullptr);
+  auto entry = module.host->Lookup("saxpy");
+  ASSERT_TRUE(entry.ok()) << entry.status();
+  float x[3] = {1, 2, 3}, y[3] = {1, 1, 1}, out[3] = {};
+  jit::MemRefDescriptor descriptors[3] = {jit::MakeMemRefDescriptor(x, {3}),
+                                          jit::MakeMemRefDescriptor(y, {3}),
+                                          jit::MakeMemRefDescriptor(out, {3})};
+  float alpha = 2.0f;
+  void* args[] = {&alpha, descriptors[0].data(), descriptors[1].data(), descriptors[2].data()};
+  (*entry)(args);
+  EXPECT_EQ(out[0], 3.0f);
+  EXPECT_EQ(out[1], 5.0f);
+  EXPECT_EQ(out[2], 7.0f);
+}
 
 }  // namespace tessera::service
 

@@ -8,6 +8,7 @@
 #include <memory>
 #include <random>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -112,6 +113,22 @@ double Checksum(const Argument& argument) {
   return sum;
 }
 
+/// The module for `compile`'s target: loaded when `source` is an ahead-of-time package
+/// (`tessera-jit compile --emit package`), else compiled. Returns the error, or null.
+tessera_jit_error_t* LoadOrCompile(tessera_jit_context_t* context, const std::string& source,
+                                   const tessera_jit_compile_options_t& compile,
+                                   tessera_jit_module_t** module) {
+  tessera_jit_error_t* loaded = tessera_jit_module_load(
+      context, source.data(), source.size(), compile.target, compile.arch, module);
+  if (loaded == nullptr) return nullptr;
+  if (tessera_jit_error_code(loaded) != TESSERA_JIT_INVALID_ARGUMENT ||
+      !absl::StartsWith(tessera_jit_error_message(loaded, nullptr), "not a Tessera package")) {
+    return loaded;  // a package, but not one that loads here
+  }
+  tessera_jit_error_destroy(loaded);
+  return tessera_jit_compile(context, source.data(), source.size(), &compile, module);
+}
+
 /// Compiles for `target`, prepares `arguments` (shapes and data already set) and runs the entry
 /// `runs` times after one warm-up; returns the per-run times.
 struct Execution {
@@ -130,8 +147,7 @@ std::string Run(tessera_jit_context_t* context, const std::string& source,
   if (!options.matmul_delegate.empty()) compile.matmul_delegate = options.matmul_delegate.c_str();
   if (!options.arch.empty()) compile.arch = options.arch.c_str();
   Module module;
-  if (Error e(tessera_jit_compile(context, source.data(), source.size(), &compile, &module.handle));
-      !e.ok()) {
+  if (Error e(LoadOrCompile(context, source, compile, &module.handle)); !e.ok()) {
     return e.text();
   }
   tessera_jit_function_t* function = nullptr;
@@ -301,9 +317,7 @@ int RunEntry(const std::string& source, const std::string& source_name, const Ru
   describe.target = target.c_str();
   if (!options.arch.empty()) describe.arch = options.arch.c_str();
   Module module;
-  if (Error e(tessera_jit_compile(context.handle, source.data(), source.size(), &describe,
-                                  &module.handle));
-      !e.ok()) {
+  if (Error e(LoadOrCompile(context.handle, source, describe, &module.handle)); !e.ok()) {
     out << source_name << ": " << e.text() << "\n";
     return 1;
   }

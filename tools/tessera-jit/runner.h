@@ -31,7 +31,8 @@ struct RunOptions {
   std::string matmul_delegate;
 };
 
-/// Compiles `source`, runs `options.entry` and prints the report to `out`. Returns the process
+/// Compiles `source` (or loads it, when it is an ahead-of-time package), runs `options.entry`
+/// and prints the report to `out`. Returns the process
 /// exit status (0 on success); errors are printed to `out` with their code.
 int RunEntry(const std::string& source, const std::string& source_name, const RunOptions& options,
              std::ostream& out);

@@ -24,6 +24,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "base/files.h"
@@ -32,6 +33,7 @@
 #include "arbiter/plan.h"
 #include "service/background_decisions.h"
 #include "service/compile_service.h"
+#include "service/package.h"
 #include "jit/compile_options.h"
 #include "jit/compiler.h"
 #include "jit/delegates/registry.h"
@@ -80,6 +82,10 @@ compile options:
                         llvm  the host code as LLVM IR
                         ptx   the PTX of every device image (nvptx)
                         cubin one cubin with every kernel (nvptx; needs -o)
+                        package an ahead-of-time package `run` (and the C API's
+                              tessera_jit_module_load) loads with no compiling: this
+                              CPU's code, or one entry per --arch sm_90,sm_100,…
+                              (nvptx; needs -o)
                         (default: nothing; the compile is checked and a summary printed)
   -o OUT                write the output to OUT instead of standard output
   --library NAME=PATH   register a vendor library as delegate NAME (repeatable); CUDA
@@ -177,14 +183,15 @@ std::string ParseCompile(int argc, char** argv, Arguments& args) {
   std::string error =
       tessera::tools::Flags()
           .CompileOptions(&args.options, &args.delegates)
-          .Value("--emit", "mlir, llvm, ptx or cubin",
+          .Value("--emit", "mlir, llvm, ptx, cubin or package",
                  [&](const std::string& value) {
                    args.emit = value;
-                   if (value == "mlir" || value == "llvm" || value == "ptx" || value == "cubin") {
+                   if (value == "mlir" || value == "llvm" || value == "ptx" || value == "cubin" ||
+                       value == "package") {
                      return std::string();
                    }
                    return absl::StrCat("unknown --emit '", value,
-                                       "'; expected mlir, llvm, ptx or cubin");
+                                       "'; expected mlir, llvm, ptx, cubin or package");
                  })
           .String("-o", &args.output, "a path")
           .Switch("--json", &args.json)
@@ -201,7 +208,12 @@ std::string ParseCompile(int argc, char** argv, Arguments& args) {
       args.options.target != tessera::jit::Target::kNvptx) {
     return absl::StrCat("--emit ", args.emit, " needs --target nvptx");
   }
-  if (args.emit == "cubin" && args.output.empty()) return "--emit cubin needs -o OUT";
+  if ((args.emit == "cubin" || args.emit == "package") && args.output.empty()) {
+    return absl::StrCat("--emit ", args.emit, " needs -o OUT");
+  }
+  if (args.emit != "package" && args.options.arch.find(',') != std::string::npos) {
+    return "several --arch values (sm_90,sm_100) are for --emit package";
+  }
   return "";
 }
 
@@ -265,6 +277,26 @@ int ReportFailure(const Arguments& args, const absl::Status& status) {
   return 1;
 }
 
+/// `compile --emit package`: one entry for the host (this CPU), or one per --arch of a
+/// comma-separated list for nvptx; written to -o.
+int CompilePackage(Arguments& args) {
+  std::vector<std::string> archs = {args.options.arch};
+  if (args.options.target == tessera::jit::Target::kNvptx) {
+    archs = absl::StrSplit(args.options.arch, ',', absl::SkipEmpty());
+    if (archs.empty()) return Fail("--emit package --target nvptx needs --arch (sm_90,sm_100,…)");
+  }
+  std::vector<tessera::service::PackageEntry> entries;
+  for (const std::string& arch : archs) {
+    args.options.arch = arch;
+    auto compiled = CompileFile(args);
+    if (!compiled.ok()) return ReportFailure(args, compiled.status());
+    entries.push_back(tessera::service::MakePackageEntry(**compiled));
+  }
+  auto package = tessera::service::WritePackage(entries);
+  if (!package.ok()) return ReportFailure(args, package.status());
+  return WriteOutput(args.output, *package) ? 0 : Fail("cannot write " + args.output);
+}
+
 int Compile(int argc, char** argv) {
   Arguments args;
   if (std::string error = ParseCompile(argc, argv, args); !error.empty()) {
@@ -276,6 +308,7 @@ int Compile(int argc, char** argv) {
   args.options.dump_stages = args.emit == "mlir";
   if (args.emit == "ptx") args.options.link_cubin = false;  // nothing reads the cubin
   if (args.emit == "cubin" && !args.options.link_cubin) return Fail("--emit cubin and --ptx-only");
+  if (args.emit == "package") return CompilePackage(args);
   auto compiled = CompileFile(args);
   if (!compiled.ok()) return ReportFailure(args, compiled.status());
   if (args.emit == "cubin") {

@@ -114,6 +114,8 @@ supported_arch_count = _declare("tessera_jit_get_supported_arch_count", _SIZE)
 supported_arch = _declare("tessera_jit_get_supported_arch", ctypes.c_char_p, _SIZE)
 compile = _declare("tessera_jit_compile", _ERR, _P, ctypes.c_char_p, _SIZE,
                    ctypes.POINTER(S.CompileOptions), ctypes.POINTER(_P))
+module_load = _declare("tessera_jit_module_load", _ERR, _P, ctypes.c_char_p, _SIZE,
+                       ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(_P))
 module_destroy = _declare("tessera_jit_module_destroy", None, _P)
 module_entry_count = _declare("tessera_jit_module_get_entry_count", _SIZE, _P)
 module_entry_name = _declare("tessera_jit_module_get_entry_name", ctypes.c_char_p, _P, _SIZE,

@@ -170,6 +170,22 @@ class Context(Closable):
         self._modules.add(module)
         return module
 
+    def load(self, package: Any, target: Optional[str] = None,
+             arch: Optional[str] = None) -> Module:
+        """Loads an ahead-of-time package (bytes of Module.serialize(), or a file of
+        `tessera-jit compile --emit package`) into a Module, with no code generation and no
+        cache: the entry for `target` (default: the context's) on this machine. DataLossError
+        for damaged bytes, FailedPreconditionError when no entry fits this machine (naming what
+        differs), InvalidArgumentError for bytes that are not a package."""
+        data = memoryview(package).tobytes() if not isinstance(package, bytes) else package
+        handle = ctypes.c_void_p()
+        h = self._live()
+        check(L.module_load(h.value, data, len(data), _encode(target), _encode(arch),
+                            ctypes.byref(handle)))
+        module = Module(self, int(handle.value or 0))
+        self._modules.add(module)
+        return module
+
     def write_plan(self, path: str) -> None:
         """Writes the decisions of every module this context compiled as a plan file, which
         Context(plan=path) replays."""

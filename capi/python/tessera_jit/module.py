@@ -133,6 +133,11 @@ class Module(Closable):
     def cubin(self) -> bytes:
         return self._text(S.TEXT_CUBIN)
 
+    def serialize(self) -> bytes:
+        """The module as an ahead-of-time package: Context.load (in any process of this build,
+        on a machine with this CPU, or this arch for nvptx) runs it with no code generation."""
+        return self._text(S.TEXT_PACKAGE)
+
     def decisions(self) -> List[Dict[str, Any]]:
         """The arbiter's decision records, one dict per Tile op (docs/arbiter.md)."""
         return json.loads(self._text(S.TEXT_DECISIONS).decode())
