@@ -219,19 +219,43 @@ struct Classify : mlir::OpRewritePattern<Op> {
   }
 };
 
-/// math.atan2 of two scalar constants, folded as the target computes it: libm's atan2 in the
-/// operands' type (f16 and bf16 through f32, rounded once). MLIR 22's own folder gives NaN for
-/// atan2(±0, ±0), which is ±0 or ±π; this pass runs with folding off, before any
-/// canonicalization.
+/// `value` as a float constant: a constant, or what upstream's folder makes of the f32/f64 op
+/// defining it when its operands are (up to 8 levels down) such constants — what
+/// canonicalization would fold it to anyway, seen here first. math.atan2 is never folded by
+/// upstream's folder (Atan2OfConstants folds it); ops on other types are left alone.
+mlir::FloatAttr FoldedFloatConstant(mlir::Value value, int depth = 0) {
+  mlir::FloatAttr constant;
+  if (mlir::matchPattern(value, mlir::m_Constant(&constant))) return constant;
+  auto wide = [](mlir::Type type) { return type.isF32() || type.isF64(); };
+  mlir::Operation* op = value.getDefiningOp();
+  if (op == nullptr || depth >= 8 || op->getNumResults() != 1 || op->getNumRegions() != 0 ||
+      !wide(value.getType()) || llvm::isa<mlir::math::Atan2Op>(op)) {
+    return {};
+  }
+  llvm::SmallVector<mlir::Attribute> operands;
+  for (mlir::Value operand : op->getOperands()) {
+    mlir::FloatAttr folded = wide(operand.getType()) ? FoldedFloatConstant(operand, depth + 1)
+                                                     : mlir::FloatAttr();
+    if (!folded) return {};
+    operands.push_back(folded);
+  }
+  llvm::SmallVector<mlir::OpFoldResult> results;
+  if (mlir::failed(op->fold(operands, results)) || results.size() != 1) return {};
+  return llvm::dyn_cast_if_present<mlir::FloatAttr>(
+      llvm::dyn_cast_if_present<mlir::Attribute>(results[0]));
+}
+
+/// math.atan2 of two scalar constants — or of operands that fold to constants, such as
+/// log2(1.0) — folded as the target computes it: libm's atan2 in the operands' type (f16 and
+/// bf16 through f32, rounded once). MLIR 22's own folder gives NaN for atan2(±0, ±0), which is
+/// ±0 or ±π; this pass runs with folding off, before any canonicalization.
 struct Atan2OfConstants : mlir::OpRewritePattern<mlir::math::Atan2Op> {
   using OpRewritePattern::OpRewritePattern;
   mlir::LogicalResult matchAndRewrite(mlir::math::Atan2Op op,
                                       mlir::PatternRewriter& rewriter) const override {
-    mlir::FloatAttr y, x;
-    if (!mlir::matchPattern(op.getLhs(), mlir::m_Constant(&y)) ||
-        !mlir::matchPattern(op.getRhs(), mlir::m_Constant(&x))) {
-      return mlir::failure();
-    }
+    const mlir::FloatAttr y = FoldedFloatConstant(op.getLhs());
+    const mlir::FloatAttr x = y ? FoldedFloatConstant(op.getRhs()) : mlir::FloatAttr();
+    if (!y || !x) return mlir::failure();
     auto type = llvm::cast<mlir::FloatType>(op.getType());
     llvm::APFloat result(0.0);
     if (type.isF64()) {

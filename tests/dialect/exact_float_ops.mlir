@@ -66,3 +66,29 @@ func.func @classify(%a: f16) -> (i1, i1) {
   %n = math.isnormal %a : f16
   return %i, %n : i1, i1
 }
+
+// math.atan2 of constants, and of f32/f64 operand chains that fold to constants (log2(1.0) = 0),
+// folds as libm computes it: atan2(0, 0) = 0, atan2(0, -1) = π. Upstream's folder gives NaN for
+// (0, 0), and canonicalization would have folded log2 first.
+// CHECK-LABEL: func.func @atan2_of_folded_zeros
+// CHECK-NOT: math.atan2
+// CHECK-DAG: arith.constant 0.000000e+00 : f32
+// CHECK-DAG: arith.constant 3.14159274 : f32
+func.func @atan2_of_folded_zeros() -> (f32, f32) {
+  %one = arith.constant 1.0 : f32
+  %zero = math.log2 %one : f32
+  %a = math.atan2 %zero, %zero : f32
+  %minus = arith.constant -1.0 : f32
+  %b = math.atan2 %zero, %minus : f32
+  return %a, %b : f32, f32
+}
+
+// Chains through other types are left to canonicalization (their folders may round otherwise).
+// CHECK-LABEL: func.func @atan2_of_an_integer_chain
+// CHECK: math.atan2
+func.func @atan2_of_an_integer_chain() -> f32 {
+  %i = arith.constant 0 : i32
+  %z = arith.sitofp %i : i32 to f32
+  %r = math.atan2 %z, %z : f32
+  return %r : f32
+}
