@@ -133,104 +133,100 @@ void* Open(const std::string& path, std::string& problem) {
   return handle;
 }
 
-struct LoadedNvrtc {
+template <typename Api>
+struct LoadedLibrary {
   CudaComponent component;
-  NvrtcApi api{};
+  Api api{};
 };
 
-struct LoadedNvJitLink {
-  CudaComponent component;
-  NvJitLinkApi api{};
-};
+/// Searches for lib<stem>.so.<major> (CudaComponent `name`) and loads the first that
+/// `resolve(handle, api, major, minor, problem)` accepts: it fills the entry points and the
+/// version the library reports. A library of another CUDA major is a step, not the answer.
+template <typename Api>
+LoadedLibrary<Api> LoadLibrary(
+    const std::string& name, const std::string& stem,
+    const std::function<bool(void*, Api&, int&, int&, std::string&)>& resolve) {
+  LoadedLibrary<Api> loaded;
+  const std::string soname = absl::StrCat("lib", stem, ".so.", kCudaMajor);
+  std::string version;
+  loaded.component = Search(
+      name, {absl::StrCat("lib64/", soname), absl::StrCat("lib/", soname)}, soname,
+      [&](const std::string& path, std::string& problem) {
+        void* handle = Open(path, problem);
+        if (handle == nullptr) return false;
+        Api api{};
+        int major = 0;
+        int minor = 0;
+        bool ok = resolve(handle, api, major, minor, problem);
+        if (ok && major != kCudaMajor) {
+          ok = false;
+          problem = absl::StrCat("it is ", name, " ", major, ".", minor, ", not ", kCudaMajor,
+                                 ".x");
+        }
+        if (!ok) {
+          dlclose(handle);
+          return false;
+        }
+        loaded.api = api;
+        version = absl::StrCat(major, ".", minor);
+        return true;
+      });
+  loaded.component.version = version;
+  return loaded;
+}
 
-const LoadedNvrtc& Nvrtc() {
-  static absl::once_flag once;
-  static LoadedNvrtc* loaded = new LoadedNvrtc();
-  absl::call_once(once, [] {
-    const std::string soname = absl::StrCat("libnvrtc.so.", kCudaMajor);
-    std::string version;
-    loaded->component = Search(
-        "NVRTC", {absl::StrCat("lib64/", soname), absl::StrCat("lib/", soname)}, soname,
-        [&version](const std::string& path, std::string& problem) {
-          void* handle = Open(path, problem);
-          if (handle == nullptr) return false;
-          NvrtcApi api{};
-          bool ok = true;
+const LoadedLibrary<NvrtcApi>& Nvrtc() {
+  static const auto* loaded = new LoadedLibrary<NvrtcApi>(LoadLibrary<NvrtcApi>(
+      "NVRTC", "nvrtc",
+      [](void* handle, NvrtcApi& api, int& major, int& minor, std::string& problem) {
+        bool ok = true;
 #define TESSERA_RESOLVE(fn) ok = ok && Resolve(handle, #fn, api.fn, problem)
-          TESSERA_RESOLVE(nvrtcVersion);
-          TESSERA_RESOLVE(nvrtcGetErrorString);
-          TESSERA_RESOLVE(nvrtcCreateProgram);
-          TESSERA_RESOLVE(nvrtcCompileProgram);
-          TESSERA_RESOLVE(nvrtcDestroyProgram);
-          TESSERA_RESOLVE(nvrtcGetProgramLogSize);
-          TESSERA_RESOLVE(nvrtcGetProgramLog);
-          TESSERA_RESOLVE(nvrtcGetPTXSize);
-          TESSERA_RESOLVE(nvrtcGetPTX);
-          TESSERA_RESOLVE(nvrtcGetCUBINSize);
-          TESSERA_RESOLVE(nvrtcGetCUBIN);
+        TESSERA_RESOLVE(nvrtcVersion);
+        TESSERA_RESOLVE(nvrtcGetErrorString);
+        TESSERA_RESOLVE(nvrtcCreateProgram);
+        TESSERA_RESOLVE(nvrtcCompileProgram);
+        TESSERA_RESOLVE(nvrtcDestroyProgram);
+        TESSERA_RESOLVE(nvrtcGetProgramLogSize);
+        TESSERA_RESOLVE(nvrtcGetProgramLog);
+        TESSERA_RESOLVE(nvrtcGetPTXSize);
+        TESSERA_RESOLVE(nvrtcGetPTX);
+        TESSERA_RESOLVE(nvrtcGetCUBINSize);
+        TESSERA_RESOLVE(nvrtcGetCUBIN);
 #undef TESSERA_RESOLVE
-          int major = 0;
-          int minor = 0;
-          if (ok && api.nvrtcVersion(&major, &minor) != NVRTC_SUCCESS) {
-            ok = false;
-            problem = "nvrtcVersion failed";
-          }
-          if (ok && major != kCudaMajor) {
-            ok = false;
-            problem = absl::StrCat("it is NVRTC ", major, ".", minor, ", not ", kCudaMajor, ".x");
-          }
-          if (!ok) {
-            dlclose(handle);
-            return false;
-          }
-          loaded->api = api;
-          version = absl::StrCat(major, ".", minor);
-          return true;
-        });
-    loaded->component.version = version;
-  });
+        if (ok && api.nvrtcVersion(&major, &minor) != NVRTC_SUCCESS) {
+          ok = false;
+          problem = "nvrtcVersion failed";
+        }
+        return ok;
+      }));
   return *loaded;
 }
 
-const LoadedNvJitLink& NvJitLink() {
-  static absl::once_flag once;
-  static LoadedNvJitLink* loaded = new LoadedNvJitLink();
-  absl::call_once(once, [] {
-    const std::string soname = absl::StrCat("libnvJitLink.so.", kCudaMajor);
-    std::string version;
-    loaded->component = Search(
-        "nvJitLink", {absl::StrCat("lib64/", soname), absl::StrCat("lib/", soname)}, soname,
-        [&version](const std::string& path, std::string& problem) {
-          void* handle = Open(path, problem);
-          if (handle == nullptr) return false;
-          NvJitLinkApi api{};
-          bool ok = Resolve(handle, "nvJitLinkVersion", api.nvJitLinkVersion, problem);
+const LoadedLibrary<NvJitLinkApi>& NvJitLink() {
+  static const auto* loaded = new LoadedLibrary<NvJitLinkApi>(LoadLibrary<NvJitLinkApi>(
+      "nvJitLink", "nvJitLink",
+      [](void* handle, NvJitLinkApi& api, int& major, int& minor, std::string& problem) {
+        bool ok = Resolve(handle, "nvJitLinkVersion", api.nvJitLinkVersion, problem);
 #define TESSERA_RESOLVE(fn) ok = ok && Resolve(handle, "__" #fn "_13_0", api.fn, problem)
-          TESSERA_RESOLVE(nvJitLinkCreate);
-          TESSERA_RESOLVE(nvJitLinkDestroy);
-          TESSERA_RESOLVE(nvJitLinkAddData);
-          TESSERA_RESOLVE(nvJitLinkComplete);
-          TESSERA_RESOLVE(nvJitLinkGetLinkedCubinSize);
-          TESSERA_RESOLVE(nvJitLinkGetLinkedCubin);
-          TESSERA_RESOLVE(nvJitLinkGetErrorLogSize);
-          TESSERA_RESOLVE(nvJitLinkGetErrorLog);
+        TESSERA_RESOLVE(nvJitLinkCreate);
+        TESSERA_RESOLVE(nvJitLinkDestroy);
+        TESSERA_RESOLVE(nvJitLinkAddData);
+        TESSERA_RESOLVE(nvJitLinkComplete);
+        TESSERA_RESOLVE(nvJitLinkGetLinkedCubinSize);
+        TESSERA_RESOLVE(nvJitLinkGetLinkedCubin);
+        TESSERA_RESOLVE(nvJitLinkGetErrorLogSize);
+        TESSERA_RESOLVE(nvJitLinkGetErrorLog);
 #undef TESSERA_RESOLVE
-          unsigned major = 0;
-          unsigned minor = 0;
-          if (ok && api.nvJitLinkVersion(&major, &minor) != NVJITLINK_SUCCESS) {
-            ok = false;
-            problem = "nvJitLinkVersion failed";
-          }
-          if (!ok) {
-            dlclose(handle);
-            return false;
-          }
-          loaded->api = api;
-          version = absl::StrCat(major, ".", minor);
-          return true;
-        });
-    loaded->component.version = version;
-  });
+        unsigned reported_major = 0;
+        unsigned reported_minor = 0;
+        if (ok && api.nvJitLinkVersion(&reported_major, &reported_minor) != NVJITLINK_SUCCESS) {
+          ok = false;
+          problem = "nvJitLinkVersion failed";
+        }
+        major = static_cast<int>(reported_major);
+        minor = static_cast<int>(reported_minor);
+        return ok;
+      }));
   return *loaded;
 }
 
@@ -302,13 +298,13 @@ const CudaComponent& LibdeviceComponent() {
 }
 
 absl::StatusOr<const NvrtcApi*> LoadNvrtc(absl::string_view what) {
-  const LoadedNvrtc& loaded = Nvrtc();
+  const auto& loaded = Nvrtc();
   if (!loaded.component.found()) return loaded.component.Missing(what);
   return &loaded.api;
 }
 
 absl::StatusOr<const NvJitLinkApi*> LoadNvJitLink(absl::string_view what) {
-  const LoadedNvJitLink& loaded = NvJitLink();
+  const auto& loaded = NvJitLink();
   if (!loaded.component.found()) return loaded.component.Missing(what);
   return &loaded.api;
 }

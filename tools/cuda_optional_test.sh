@@ -23,8 +23,7 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
 cases=()  # "name|message" (message empty: passed)
-record() { cases+=("$1|$2"); if [ -n "$2" ]; then echo "cuda optional: FAIL $1: $2" >&2;
-                              else echo "cuda optional: ok $1"; fi; }
+record() { tessera_record_case "cuda optional" "$1" "$2"; }
 write_report() { tessera_junit_report cuda_optional "$report" "$@"; }
 
 if ! unshare -m true 2>/dev/null; then

@@ -17,10 +17,7 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
 cases=()
-record() {
-  cases+=("$1|$2")
-  if [ -n "$2" ]; then echo "install: FAIL $1: $2" >&2; else echo "install: ok $1"; fi
-}
+record() { tessera_record_case install "$1" "$2"; }
 write_report() { tessera_junit_report install "$report" "${cases[@]}"; }
 finish() {
   write_report

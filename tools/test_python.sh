@@ -59,3 +59,10 @@ with open(path, "w") as f:
     f.write("</testsuite></testsuites>\n")
 PY
 }
+
+# tessera_record_case LABEL NAME MESSAGE — appends "NAME|MESSAGE" to the caller's `cases` array
+# (for tessera_junit_report) and prints "LABEL: ok NAME" or "LABEL: FAIL NAME: MESSAGE".
+tessera_record_case() {
+  cases+=("$2|$3")
+  if [ -n "$3" ]; then echo "$1: FAIL $2: $3" >&2; else echo "$1: ok $2"; fi
+}
