@@ -256,10 +256,16 @@ absl::Status CheckHostSymbols(const HostObject& object, const RuntimeSymbolList&
   for (const llvm::object::SymbolRef& symbol : (*file)->symbols()) {
     auto flags = symbol.getFlags();
     auto name = symbol.getName();
+    // A symbol that cannot be read refuses the object: a symbol table whose size runs past the
+    // end of the file would otherwise yield billions of unreadable entries, one by one.
     if (!flags || !name) {
-      llvm::consumeError(flags.takeError());
-      llvm::consumeError(name.takeError());
-      continue;
+      std::string why = flags ? "" : ToString(flags.takeError());
+      if (!name) {
+        std::string name_error = ToString(name.takeError());
+        if (why.empty()) why = std::move(name_error);
+      }
+      return absl::InvalidArgumentError(
+          absl::StrCat("the host code's symbol table is malformed: ", why));
     }
     // (JITLink defines the GOT symbol itself.)
     if (!(*flags & llvm::object::SymbolRef::SF_Undefined) || name->empty() ||

@@ -20,10 +20,14 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>
 for need in "$cuda/nvvm/libdevice/libdevice.10.bc"; do
   [ -f "$need" ] || echo "warning: $need is missing (kernels using math functions will not compile)"
 done
-if ! ldd "$here/lib/libtessera_jit.so" | grep -q "libnvJitLink.so.13 => /"; then
-  echo "error: libnvJitLink.so.13 not found (looked in $cuda/lib64); set CUDA_HOME" >&2
-  exit 1
-fi
+# The library opens NVRTC and nvJitLink at run time ($CUDA_HOME/lib64 or lib among the places
+# it looks; jit/cuda_libraries.cc): without them nothing for the GPU compiles.
+for soname in libnvJitLink.so.13 libnvrtc.so.13; do
+  if [ ! -e "$cuda/lib64/$soname" ] && [ ! -e "$cuda/lib/$soname" ]; then
+    echo "error: $soname not found (looked in $cuda/lib64 and $cuda/lib); set CUDA_HOME" >&2
+    exit 1
+  fi
+done
 
 echo "== host smoke test (C API, host target)"
 smoke_status=0

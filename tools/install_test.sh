@@ -44,9 +44,11 @@ layout() {
     { echo "libtessera_jit.so.$major does not link to the library"; return 1; }
   [ "$(readlink "$lib/libtessera_jit.so")" = "libtessera_jit.so.$major" ] ||
     { echo "libtessera_jit.so does not link to the SONAME"; return 1; }
-  readelf -d "$lib/libtessera_jit.so.$major.$minor" | grep -q "SONAME.*\[libtessera_jit.so.$major\]" ||
+  local dynamic
+  dynamic="$(readelf -d "$lib/libtessera_jit.so.$major.$minor")"
+  grep -q "SONAME.*\[libtessera_jit.so.$major\]" <<<"$dynamic" ||
     { echo "SONAME is not libtessera_jit.so.$major"; return 1; }
-  ! readelf -d "$lib/libtessera_jit.so.$major.$minor" | grep NEEDED | grep -i -E "nvrtc|nvjitlink|cuda" ||
+  ! grep NEEDED <<<"$dynamic" | grep -i -E "nvrtc|nvjitlink|cuda" ||
     { echo "the library needs a CUDA library"; return 1; }
   for file in include/tessera_jit.h include/dlpack/dlpack.h lib/pkgconfig/tessera-jit.pc \
       lib/cmake/TesseraJIT/TesseraJITConfig.cmake lib/cmake/TesseraJIT/TesseraJITConfigVersion.cmake; do
@@ -63,21 +65,25 @@ cp -r capi/examples "$examples"
 rm -f "$examples/BUILD"
 cp examples/mlp.mlir "$work/mlp.mlir"
 
+# describe_module's output names the MLP's signature. (Its output is captured first: with
+# pipefail, `program | grep -q` fails when grep exits before the program's last write.)
+described() { grep -q "^@mlp(%x: memref<?x784xf32>" <<<"$1"; }
 # Out of the tree, from the prefix alone: no source tree on the include or library path.
 with_make() {
-  local prefix="$1"
+  local prefix="$1" out
   make -C "$examples" clean >/dev/null
   PKG_CONFIG_PATH="$prefix/lib/pkgconfig" make -C "$examples" &&
     LD_LIBRARY_PATH="$prefix/lib" "$examples/run_mlp" "$work/mlp.mlir" &&
-    LD_LIBRARY_PATH="$prefix/lib" "$examples/describe_module" "$work/mlp.mlir" |
-      grep -q "^@mlp(%x: memref<?x784xf32>"
+    out="$(LD_LIBRARY_PATH="$prefix/lib" "$examples/describe_module" "$work/mlp.mlir")" &&
+    described "$out"
 }
 with_cmake() {
-  local prefix="$1" build="$work/build-$RANDOM"
+  local prefix="$1" build out
+  build="$(mktemp -d "$work/build-XXXXXX")"
   cmake -S "$examples" -B "$build" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null &&
     cmake --build "$build" &&
     "$build/run_mlp" "$work/mlp.mlir" &&
-    "$build/describe_module" "$work/mlp.mlir" | grep -q "^@mlp(%x: memref<?x784xf32>"
+    out="$("$build/describe_module" "$work/mlp.mlir")" && described "$out"
 }
 step "pkg-config + Makefile: run_mlp and describe_module build and run" with_make "$prefix" || true
 step "CMake find_package(TesseraJIT): run_mlp and describe_module build and run" \
@@ -87,7 +93,7 @@ moved="$work/moved/elsewhere"
 mkdir -p "$(dirname "$moved")"
 mv "$prefix" "$moved"
 step "relocated prefix: pkg-config and CMake still build and run" \
-  bash -c "$(declare -f with_make with_cmake); work='$work' examples='$examples'
+  bash -c "$(declare -f described with_make with_cmake); work='$work' examples='$examples'
            with_make '$moved' && with_cmake '$moved'" || true
 
 # A version the prefix does not serve is refused by CMake (the version file).

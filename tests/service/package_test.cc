@@ -3,6 +3,8 @@
 // another machine or build.
 #include "service/package.h"
 
+#include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -225,6 +227,43 @@ define void @_tessera_packed_saxpy(ptr %args) {
   EXPECT_THAT(refused.status().message(),
               HasSubstr("the host code references symbols outside the runtime allowlist"));
   EXPECT_THAT(refused.status().message(), HasSubstr("system"));
+}
+
+// An object whose symbol table claims far more entries than the file holds (found by the
+// package fuzzer: reading them one by one took minutes) is refused at its first unreadable
+// symbol.
+TEST(PackageTest, SymbolTableRunningPastTheEndOfTheObjectIsRefused) {
+  CompileService maker(MemoryOnly());
+  auto compiled = maker.Compile(kSaxpy, jit::CompileOptions());
+  ASSERT_TRUE(compiled.ok());
+  auto forged = DeserializeArtifact(SerializeArtifact(*compiled->module));
+  ASSERT_TRUE(forged.ok()) << forged.status();
+  std::string& object = (*forged)->host_object.object;
+  ASSERT_GE(object.size(), 64u);
+  ASSERT_EQ(object.compare(0, 4, "\x7f" "ELF"), 0);
+  auto read = [&](size_t offset, size_t bytes) {
+    uint64_t value = 0;
+    EXPECT_LE(offset + bytes, object.size());
+    std::memcpy(&value, object.data() + offset, bytes);  // ELF64 little-endian, as x86-64
+    return value;
+  };
+  const uint64_t section_headers = read(0x28, 8);
+  const uint64_t header_size = read(0x3a, 2), headers = read(0x3c, 2);
+  bool stretched = false;
+  for (uint64_t i = 0; i < headers; ++i) {
+    const uint64_t header = section_headers + i * header_size;
+    if (read(header + 4, 4) != 2 /* SHT_SYMTAB */) continue;
+    const uint64_t huge = uint64_t{24} << 36;  // 2^36 symbols of 24 bytes
+    std::memcpy(object.data() + header + 0x20, &huge, sizeof(huge));
+    stretched = true;
+  }
+  ASSERT_TRUE(stretched) << "the host object has no symbol table";
+  auto bytes = WritePackage({MakePackageEntry(**forged)});
+  ASSERT_TRUE(bytes.ok());
+  CompileService loader(MemoryOnly());
+  auto refused = loader.LoadPackage(*bytes, jit::CompileOptions());
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(refused.status().message(), HasSubstr("the host code's symbol table is malformed"));
 }
 
 }  // namespace
