@@ -52,6 +52,12 @@ struct CompileOptions {
   Target target = Target::kHost;
   /// GPU architecture for nvptx, e.g. "sm_90". Ignored for host.
   std::string arch = "sm_90";
+  /// Host: the CPU machine code is generated for (jit/host_target.h) — "" or "native" for this
+  /// machine's, or a 64-bit x86 CPU LLVM knows ("x86-64-v3", "skylake-avx512", "znver4"), whose
+  /// code runs on any machine with its features. A module for a CPU whose code cannot run here
+  /// is compiled but not linked (it is for a package), and its Tile ops are not measured: each
+  /// runs its compiled lowering unless forced. Ignored for nvptx (launch code is this machine's).
+  std::string host_cpu;
   /// 0–3, for both LLVM (host code) and the NVPTX backend.
   int opt_level = 2;
   /// Treat every function as `tessera.deterministic` (the C API's deterministic flag).

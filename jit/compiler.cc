@@ -24,6 +24,7 @@
 #include "jit/diagnostics.h"
 #include "jit/entry_description.h"
 #include "jit/host_code.h"
+#include "jit/host_target.h"
 #include "jit/ir_allowlist.h"
 #include "jit/pipeline.h"
 #include "jit/probers.h"
@@ -77,7 +78,7 @@ absl::Status CheckOptions(const CompileOptions& options) {
         absl::StrCat("arbitration_budget_ms must be in (0, 3600000], found ",
                      options.arbitration_budget_ms));
   }
-  if (options.target != Target::kNvptx) return absl::OkStatus();
+  if (options.target == Target::kHost) return ResolveHostTarget(options.host_cpu).status();
   TESSERA_RETURN_IF_ERROR(ValidateArch(options.arch));
   // Without libdevice, gpu-module-to-binary only warns and leaves __nv_* calls unresolved.
   if (options.cuda_toolkit.empty() && !LibdeviceComponent().found()) {
@@ -107,7 +108,10 @@ absl::Status ArbitrateModule(mlir::ModuleOp module, CompiledModule& out) {
   selection.registry = options.delegates.get();
   selection.toolchain = Toolchain::Current().ToString();
   std::unique_ptr<arbiter::Prober> prober;  // made on the first contest
-  if (options.arbitrate) {
+  // Candidates are measured by running them: not for a CPU whose code cannot run here.
+  const bool measurable = options.target != Target::kHost ||
+                          CheckHostCodeRunsHere(ResolveHostTarget(options.host_cpu)->id).ok();
+  if (options.arbitrate && measurable) {
     selection.arbitrate = [&](const arbiter::ArbitrationPoint& decided,
                               const std::vector<arbiter::Candidate>& candidates) {
       arbiter::ArbitrationPoint point = decided;
@@ -138,7 +142,8 @@ absl::Status ArbitrateModule(mlir::ModuleOp module, CompiledModule& out) {
 /// Everything that changes the passes a stage adds.
 std::string PipelineKey(const CompileOptions& options, const PipelineOptions& pipeline) {
   return absl::StrCat(TargetName(options.target), "/", pipeline.arch, "/O", pipeline.opt_level,
-                      pipeline.deterministic ? "/det" : "", "/", pipeline.cuda_toolkit, "/",
+                      pipeline.deterministic ? "/det" : "", "/", pipeline.cuda_toolkit, "/v",
+                      pipeline.host_vector_bits, "/",
                       reinterpret_cast<uintptr_t>(options.delegates.get()));
 }
 
@@ -161,6 +166,9 @@ absl::Status CompileInSession(CompileSession& session, absl::string_view source,
 
   PipelineOptions pipeline{options.arch, options.opt_level, options.deterministic,
                            ResolveCudaToolkit(options)};
+  if (options.target == Target::kHost) {
+    pipeline.host_vector_bits = ResolveHostTarget(options.host_cpu)->vector_bits;  // checked
+  }
   const std::string key = PipelineKey(options, pipeline);
   // Every Tile op is arbitrated first; a winning delegate becomes a kernel_call, so the
   // contract checks see it.
@@ -187,7 +195,7 @@ absl::Status CompileInSession(CompileSession& session, absl::string_view source,
     function->setAttr("llvm.emit_c_interface", mlir::UnitAttr::get(&context));
   }
   const std::vector<PipelineStage> stages =
-      options.target == Target::kHost ? HostStages() : NvptxStages(pipeline);
+      options.target == Target::kHost ? HostStages(pipeline) : NvptxStages(pipeline);
   for (const PipelineStage& stage : stages) {
     TESSERA_RETURN_IF_ERROR(RunStage(session, key, *module, stage, diagnostics, out));
   }

@@ -9,6 +9,7 @@
 #include "base/status_macros.h"
 #include "jit/compiler.h"
 #include "jit/delegates/registry.h"
+#include "jit/host_target.h"
 #include "jit/runtime/checked_call.h"
 #include "jit/runtime/delegate_entry_points.h"
 #include "jit/runtime/thread_pool.h"
@@ -86,8 +87,11 @@ absl::Status EmitHostCode(mlir::ModuleOp module, CompiledModule& out) {
     llvm::raw_string_ostream os(out.host_llvm_ir);
     llvm_module->print(os, nullptr);
   }
+  TESSERA_ASSIGN_OR_RETURN(HostTarget target, ResolveHostTarget(out.options.host_cpu));
   TESSERA_ASSIGN_OR_RETURN(out.host_object,
-                           CompileHostObject(*llvm_module, out.options.opt_level));
+                           CompileHostObject(*llvm_module, out.options.opt_level, target));
+  // Code for a CPU this one cannot run is for a package: compiled, not linked.
+  if (!CheckHostCodeRunsHere(target.id).ok()) return absl::OkStatus();
   TESSERA_ASSIGN_OR_RETURN(RuntimeSymbolList symbols, HostSymbols(out));
   TESSERA_ASSIGN_OR_RETURN(out.host, HostExecutable::Load(out.host_object, names, symbols));
   return absl::OkStatus();

@@ -19,7 +19,7 @@
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "base/status_macros.h"
-#include "jit/toolchain.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/Object/ObjectFile.h"
@@ -83,13 +83,19 @@ std::string ToString(llvm::Error error) { return llvm::toString(std::move(error)
 
 std::atomic<uint64_t> codegen_runs{0};
 
-/// The host CPU, with the relocation and code models LLJIT gives JITLink (PIC, small): what the
-/// object is generated with and what the session links.
-absl::StatusOr<llvm::orc::JITTargetMachineBuilder> HostMachineBuilder() {
+/// This machine's CPU, or the named CPU of `target`, with the relocation and code models
+/// LLJIT gives JITLink (PIC, small): what the object is generated with and what the session
+/// links.
+absl::StatusOr<llvm::orc::JITTargetMachineBuilder> HostMachineBuilder(
+    const HostTarget& target = ThisMachineHostTarget()) {
   auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!builder) {
     return absl::InternalError(
         absl::StrCat("cannot target the host CPU: ", ToString(builder.takeError())));
+  }
+  if (target.id != ThisMachineHostTarget().id) {
+    builder->setCPU(target.cpu);
+    builder->getFeatures() = llvm::SubtargetFeatures(target.features);
   }
   builder->setRelocationModel(llvm::Reloc::PIC_);
   builder->setCodeModel(llvm::CodeModel::Small);
@@ -213,13 +219,15 @@ void HostExecutable::RunAll(const std::vector<std::string>& functions) const {
   }
 }
 
-absl::StatusOr<HostObject> CompileHostObject(llvm::Module& module, int opt_level) {
+absl::StatusOr<HostObject> CompileHostObject(llvm::Module& module, int opt_level,
+                                             const HostTarget& target) {
   InitializeNativeTarget();
   HostObject out;
-  out.cpu = HostCpu();
+  out.cpu = target.id;
   out.initializers = TakeStructors(module, "llvm.global_ctors", "_tessera_init_");
   out.finalizers = TakeStructors(module, "llvm.global_dtors", "_tessera_fini_");
-  TESSERA_ASSIGN_OR_RETURN(llvm::orc::JITTargetMachineBuilder builder, HostMachineBuilder());
+  TESSERA_ASSIGN_OR_RETURN(llvm::orc::JITTargetMachineBuilder builder,
+                           HostMachineBuilder(target));
   builder.setCodeGenOptLevel(opt_level == 0 ? llvm::CodeGenOptLevel::None
                                             : llvm::CodeGenOptLevel::Default);
   auto machine = builder.createTargetMachine();
@@ -288,11 +296,7 @@ absl::StatusOr<std::unique_ptr<HostExecutable>> HostExecutable::Load(
     const HostObject& object, const std::vector<std::string>& entries,
     const RuntimeSymbolList& runtime) {
   InitializeNativeTarget();
-  if (object.cpu != HostCpu()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "the host code was generated for CPU ", object.cpu, ", and this machine's is ",
-        HostCpu()));
-  }
+  TESSERA_RETURN_IF_ERROR(CheckHostCodeRunsHere(object.cpu));
   TESSERA_RETURN_IF_ERROR(CheckHostSymbols(object, runtime));
   TESSERA_ASSIGN_OR_RETURN(llvm::orc::LLJIT * jit, SharedJit());
   static std::atomic<uint64_t> next_dylib{0};

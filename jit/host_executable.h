@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "jit/host_target.h"
 
 namespace llvm {
 class LLVMContext;
@@ -43,16 +44,18 @@ using RuntimeSymbolList = std::vector<std::pair<std::string, void*>>;
 /// links it and generates no code.
 struct HostObject {
   std::string object;  ///< a relocatable object file (ELF)
-  std::string cpu;     ///< the CPU it was generated for (jit/toolchain.h HostCpu)
+  std::string cpu;     ///< the CPU it was generated for (HostTarget::id)
   /// The module's static constructors and destructors, renamed `_tessera_init_<i>` /
   /// `_tessera_fini_<i>`, in the order they run.
   std::vector<std::string> initializers;
   std::vector<std::string> finalizers;
 };
 
-/// Optimises `module` at `opt_level` (0–3) and generates machine code for this host's CPU
-/// (LLVM's host detection). Thread-safe; counts one code generation (HostCodegenCount).
-absl::StatusOr<HostObject> CompileHostObject(llvm::Module& module, int opt_level);
+/// Optimises `module` at `opt_level` (0–3) and generates machine code for `target`'s CPU
+/// (by default this machine's, as LLVM's host detection sees it). Thread-safe; counts one code
+/// generation (HostCodegenCount).
+absl::StatusOr<HostObject> CompileHostObject(
+    llvm::Module& module, int opt_level, const HostTarget& target = ThisMachineHostTarget());
 
 /// OK when every external symbol `object` needs is in the allowlist or `runtime` — read from its
 /// symbol table, before anything is linked; InvalidArgument naming the others.
@@ -70,7 +73,8 @@ class HostExecutable {
   /// Links `object` (which must define `_tessera_packed_<name>` for every name in `entries`)
   /// with ORC's object linking layer and resolves every entry now, so a missing or forbidden
   /// symbol is an InvalidArgument naming it. Besides the allowlist, external symbols resolve
-  /// against `runtime` only. FailedPrecondition when the object was generated for another CPU.
+  /// against `runtime` only. FailedPrecondition when the object was generated for a CPU whose
+  /// code does not run here (CheckHostCodeRunsHere).
   /// The static constructors and destructors do not run here: see RunInitializers.
   static absl::StatusOr<std::unique_ptr<HostExecutable>> Load(
       const HostObject& object, const std::vector<std::string>& entries,

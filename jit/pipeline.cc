@@ -6,7 +6,7 @@
 #include "jit/parallel_dispatch.h"
 #include "jit/ptx_codegen.h"
 #include "jit/runtime_checks.h"
-#include "jit/toolchain.h"
+#include "jit/host_target.h"
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -52,9 +52,13 @@ struct PipelineCliOptions : mlir::PassPipelineOptions<PipelineCliOptions> {
                              llvm::cl::init(false)};
   Option<std::string> toolkit{*this, "cuda-toolkit", llvm::cl::desc("CUDA toolkit path"),
                               llvm::cl::init("/usr/local/cuda")};
+  Option<int64_t> hostVectorBits{
+      *this, "host-vector-bits",
+      llvm::cl::desc("host: widest vector register in bits (0: this machine's)"),
+      llvm::cl::init(0)};
 
   PipelineOptions ToOptions() const {
-    return PipelineOptions{arch, optLevel, deterministic, toolkit};
+    return PipelineOptions{arch, optLevel, deterministic, toolkit, hostVectorBits};
   }
 };
 
@@ -74,17 +78,20 @@ PipelineStage ContractStage(const PipelineOptions& options) {
           }};
 }
 
-std::vector<PipelineStage> HostStages() {
+std::vector<PipelineStage> HostStages(const PipelineOptions& options) {
+  const int64_t vector_bits = options.host_vector_bits > 0
+                                  ? options.host_vector_bits
+                                  : ThisMachineHostTarget().vector_bits;
   return {
       {"tile-to-loops",
-       [](mlir::OpPassManager& pm) {
+       [vector_bits](mlir::OpPassManager& pm) {
          pm.addPass(createExactFloatOps());  // before the first canonicalization (atan2 folds)
          // Bounds checks for the memref accesses user IR makes itself (Tile ops are in bounds
          // by construction once invoke has checked the shape contract).
          pm.addPass(mlir::createGenerateRuntimeVerificationPass());
          pm.addPass(CreateLowerRuntimeChecksPass());
          LowerTileToLoopsOptions loops;
-         loops.vectorBits = HostVectorBits();
+         loops.vectorBits = vector_bits;
          pm.addPass(createLowerTileToLoops(loops));
          AddCleanup(pm);
        }},
@@ -157,7 +164,7 @@ void RegisterPipelines() {
       "tessera-lower-to-host",
       "Lower Tessera IR to the LLVM dialect for the host target (the stages of a host compile)",
       [](mlir::OpPassManager& pm, const PipelineCliOptions& cli) {
-        AddStages(pm, cli.ToOptions(), HostStages());
+        AddStages(pm, cli.ToOptions(), HostStages(cli.ToOptions()));
       });
   mlir::PassPipelineRegistration<PipelineCliOptions>(
       "tessera-lower-to-nvvm",

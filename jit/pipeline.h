@@ -3,6 +3,7 @@
 #ifndef TESSERA_JIT_PIPELINE_H_
 #define TESSERA_JIT_PIPELINE_H_
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -18,6 +19,9 @@ struct PipelineOptions {
   int opt_level = 2;
   bool deterministic = false;
   std::string cuda_toolkit = "/usr/local/cuda";
+  /// Host: the widest vector register of the CPU code is generated for (HostTarget); 0 for
+  /// this machine's.
+  int64_t host_vector_bits = 0;
 };
 
 /// One named step of a pipeline.
@@ -31,7 +35,7 @@ struct PipelineStage {
 PipelineStage ContractStage(const PipelineOptions& options);
 
 /// Host lowering: tile-to-loops → llvm (LLVM dialect, ready for translation and ORC).
-std::vector<PipelineStage> HostStages();
+std::vector<PipelineStage> HostStages(const PipelineOptions& options);
 
 /// nvptx lowering: tile-to-gpu (kernels outlined into gpu.modules) → nvvm (device code in the
 /// NVVM/LLVM dialects) → host-llvm (launching code) → ptx (gpu.binary objects holding PTX,

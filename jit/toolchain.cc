@@ -81,20 +81,6 @@ const std::string& HostCpu() {
   return *cpu;
 }
 
-int64_t HostVectorBits() {
-  static const int64_t bits = [] {
-    const auto features = llvm::sys::getHostCPUFeatures();
-    auto has = [&](const char* name) {
-      auto it = features.find(name);
-      return it != features.end() && it->second;
-    };
-    if (has("avx512f")) return int64_t{512};
-    if (has("avx")) return int64_t{256};
-    return int64_t{128};
-  }();
-  return bits;
-}
-
 const Toolchain& Toolchain::Current() {
   static const Toolchain* current = [] {
     auto* toolchain = new Toolchain();

@@ -24,13 +24,9 @@ struct Toolchain {
 };
 
 /// This machine's CPU as LLVM's host detection sees it, which is what host machine code is
-/// generated for: its name and an XXH3-64 of its enabled features, e.g.
+/// generated for unless a compile names another (jit/host_target.h): its name and an XXH3-64 of its enabled features, e.g.
 /// "sapphirerapids+1f0c9a3b5d7e2468". Computed once. Thread-safe.
 const std::string& HostCpu();
-
-/// The widest vector register of that CPU in bits (512 with AVX-512F, 256 with AVX, else 128):
-/// sizes the host matmul's register tile.
-int64_t HostVectorBits();
 
 /// The CUDA toolkit an nvptx compile reads at run time (libdevice for math functions).
 struct CudaToolkitIdentity {

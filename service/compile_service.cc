@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "jit/compiler.h"
+#include "jit/host_target.h"
 #include "base/status_macros.h"
 #include "service/artifact.h"
 #include "service/package.h"
@@ -30,13 +31,16 @@ uint64_t MemoryFootprint(const jit::CompiledModule& module) {
 
 /// A module from the cache made ready for this caller: its delegates resolve in the caller's
 /// registry, its diagnostics use the caller's source name, and host code is linked (no code
-/// generation).
+/// generation) — unless it was compiled for a CPU whose code does not run here, as a package's
+/// (jit/compile_options.h host_cpu); then it stays unlinked, as its compile left it.
 /// (nvptx modules load their launch code when a function is first looked up: capi/module.cc.)
 absl::StatusOr<std::shared_ptr<const jit::CompiledModule>> Load(
     std::unique_ptr<jit::CompiledModule> module, const jit::CompileOptions& options) {
   module->options.delegates = options.delegates;
   module->options.source_name = options.source_name;
-  if (module->options.target == jit::Target::kHost) {
+  const bool foreign_cpu = !options.host_cpu.empty() &&
+                           !jit::CheckHostCodeRunsHere(module->host_object.cpu).ok();
+  if (module->options.target == jit::Target::kHost && !foreign_cpu) {
     auto host = jit::LoadHostCode(*module);
     if (!host.ok()) return host.status();
     module->host = std::move(*host);

@@ -53,7 +53,10 @@ void ForEachComponent(absl::string_view ir, const jit::CompileOptions& options,
   add("llvm", toolchain.llvm);
   add("cuda", toolchain.cuda);
   add("nvjitlink", toolchain.nvjitlink);
-  add("host_cpu", toolchain.host_cpu);  // the cache stores host machine code
+  // The cache stores host machine code: for this machine's CPU unless the compile names one.
+  add("host_cpu", !nvptx && !options.host_cpu.empty() && options.host_cpu != "native"
+                      ? options.host_cpu
+                      : toolchain.host_cpu);
   // Only device code reads the toolkit at compile time (libdevice).
   if (!nvptx) {
     add("cuda_toolkit", "-");

@@ -2,6 +2,7 @@
 #include "service/package.h"
 
 #include <algorithm>
+#include <limits>
 #include <set>
 #include <utility>
 
@@ -9,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "base/sha256.h"
+#include "jit/host_target.h"
 #include "jit/toolchain.h"
 #include "service/artifact.h"
 #include "service/binary_io.h"
@@ -44,8 +46,8 @@ std::string CurrentPackageToolchain() {
 PackageEntry MakePackageEntry(const jit::CompiledModule& module) {
   PackageEntry entry;
   entry.target = module.options.target;
-  entry.machine =
-      module.options.target == jit::Target::kHost ? jit::HostCpu() : module.options.arch;
+  entry.machine = module.options.target == jit::Target::kHost ? module.host_object.cpu
+                                                               : module.options.arch;
   entry.toolchain = CurrentPackageToolchain();
   entry.artifact = SerializeArtifact(module);
   return entry;
@@ -131,25 +133,47 @@ absl::StatusOr<const PackageEntry*> SelectPackageEntry(const std::vector<Package
                                                        jit::Target target,
                                                        const std::string& arch) {
   const std::string toolchain = CurrentPackageToolchain();
-  const std::string machine = target == jit::Target::kHost ? jit::HostCpu() : arch;
+  const bool host = target == jit::Target::kHost;
+  const std::string machine = host ? jit::HostCpu() : arch;
   std::vector<std::string> reasons;
+  const PackageEntry* best = nullptr;
+  int best_rank = -1;
   for (const PackageEntry& entry : entries) {
     std::vector<std::string> differences;
     if (entry.target != target) {
       differences.push_back(absl::StrCat("target ", jit::TargetName(entry.target)));
+    } else if (host) {
+      // This machine's own code, else a named CPU whose features this one has.
+      absl::StatusOr<std::vector<std::string>> missing = jit::MissingHostFeatures(entry.machine);
+      if (!missing.ok()) {
+        differences.push_back(absl::StrCat("host CPU ", entry.machine, " (here ", machine, ")"));
+      } else if (!missing->empty()) {
+        differences.push_back(absl::StrCat("host CPU ", entry.machine, " needs ",
+                                           absl::StrJoin(*missing, ", "), ", which this CPU (",
+                                           machine, ") lacks"));
+      }
     } else if (entry.machine != machine) {
-      differences.push_back(absl::StrCat(target == jit::Target::kHost ? "host CPU " : "arch ",
-                                         entry.machine, " (here ", machine, ")"));
+      differences.push_back(absl::StrCat("arch ", entry.machine, " (here ", machine, ")"));
     }
     if (entry.toolchain != toolchain) {
       for (std::string& difference : ToolchainDifferences(entry.toolchain)) {
         differences.push_back(std::move(difference));
       }
     }
-    if (differences.empty()) return &entry;
-    reasons.push_back(absl::StrCat(jit::TargetName(entry.target), " ", entry.machine, ": ",
-                                   absl::StrJoin(differences, ", ")));
+    if (!differences.empty()) {
+      reasons.push_back(absl::StrCat(jit::TargetName(entry.target), " ", entry.machine, ": ",
+                                     absl::StrJoin(differences, ", ")));
+      continue;
+    }
+    // Of several that run here: this machine's own code, else the most specific CPU.
+    const int rank = entry.machine == machine ? std::numeric_limits<int>::max()
+                                              : jit::HostFeatureCount(entry.machine);
+    if (rank > best_rank) {
+      best = &entry;
+      best_rank = rank;
+    }
   }
+  if (best != nullptr) return best;
   return absl::FailedPreconditionError(absl::StrCat(
       "no entry of the package fits ", jit::TargetName(target), " ", machine, " with this build: ",
       absl::StrJoin(reasons, "; ")));

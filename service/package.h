@@ -2,8 +2,8 @@
 // another process, on another machine — with no code generation and no cache directory
 // (PJRT's Executable_Serialize / DeserializeAndLoad; the original Tessera's AOT manifest).
 //
-// A package holds one entry per target it was compiled for (the host CPU it was made on, or an
-// nvptx arch), each an artifact (service/artifact.h) with the identity of what made it. Loading
+// A package holds one entry per target it was compiled for (the host CPU it was made on or a
+// named x86-64 CPU — several may be there — or an nvptx arch), each an artifact (service/artifact.h) with the identity of what made it. Loading
 // picks the entry that fits this machine; a package that fits nothing is FAILED_PRECONDITION
 // naming what differs. Bytes that are not a whole package of this format (truncated, flipped,
 // foreign, absurd counts) are DATA_LOSS or INVALID_ARGUMENT, never a crash: a SHA-256 of the
@@ -29,7 +29,8 @@ inline constexpr uint64_t kMaxPackageEntries = 64;
 /// One target's compiled module and what must match for it to load.
 struct PackageEntry {
   jit::Target target = jit::Target::kHost;
-  /// host: the CPU its machine code is for (jit::HostCpu()); nvptx: the arch ("sm_90").
+  /// host: the CPU its machine code is for (jit::HostTarget::id: this machine's HostCpu(), or
+  /// a named CPU such as "x86-64-v3"); nvptx: the arch ("sm_90").
   std::string machine;
   /// What else made it, as "name=value" lines in a fixed order: the compiler's build identity,
   /// LLVM, the CUDA headers, the artifact format. All must equal this build's to load.
@@ -51,9 +52,10 @@ absl::StatusOr<std::string> WritePackage(const std::vector<PackageEntry>& entrie
 /// INVALID_ARGUMENT when they are not a Tessera package at all or of another format version.
 absl::StatusOr<std::vector<PackageEntry>> ReadPackage(absl::string_view bytes);
 
-/// The entry that serves `target` here: host — this build's toolchain and this CPU; nvptx —
-/// this build's toolchain and `arch`. FAILED_PRECONDITION naming, for every entry, what
-/// differs.
+/// The entry that serves `target` here, made by this build: host — code for this machine's
+/// exact CPU if the package has it, else for the named CPU with the most features among those
+/// whose features this CPU has; nvptx — code for `arch`. FAILED_PRECONDITION naming, for every
+/// entry, what differs (for a named CPU, the features this one lacks).
 absl::StatusOr<const PackageEntry*> SelectPackageEntry(const std::vector<PackageEntry>& entries,
                                                        jit::Target target,
                                                        const std::string& arch);

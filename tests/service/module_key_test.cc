@@ -133,6 +133,15 @@ TEST(ModuleKeyTest, EveryInputThatShapesTheOutputChangesTheKey) {
        [](Request& r) { r.toolchain.host_cpu = "znver4+0123456789abcdef"; }},
       {"toolchain: host CPU (nvptx launch code)", Nvptx,
        [](Request& r) { r.toolchain.host_cpu = "znver4+0123456789abcdef"; }},
+      // Code for a named CPU (a package's) is not this machine's, nor another named CPU's.
+      {"a named host CPU", host, [](Request& r) { r.options.host_cpu = "x86-64-v3"; }},
+      {"another named host CPU",
+       [] {
+         Request r;
+         r.options.host_cpu = "x86-64-v2";
+         return r;
+       },
+       [](Request& r) { r.options.host_cpu = "x86-64-v3"; }},
       {"CUDA toolkit version",
        [] {
          Request r = Nvptx();
@@ -210,6 +219,10 @@ TEST(ModuleKeyTest, WhatCannotChangeTheOutputLeavesTheKeyAlone) {
        }},
       {"source_name", [] { return Request(); }, [](Request& r) { r.options.source_name = "a.mlir"; }},
       {"arch on the host target", [] { return Request(); }, [](Request& r) { r.options.arch = "sm_80"; }},
+      {"native, which is the default host CPU", [] { return Request(); },
+       [](Request& r) { r.options.host_cpu = "native"; }},
+      // (nvptx launch code is always this machine's.)
+      {"a host CPU on the nvptx target", Nvptx, [](Request& r) { r.options.host_cpu = "x86-64-v3"; }},
       {"the CUDA toolkit on the host target", [] { return Request(); },
        [](Request& r) { r.options.cuda_toolkit = FakeToolkit("e", "1.0", "other"); }},
   };
@@ -228,6 +241,7 @@ TEST(ModuleKeyTest, WhatCannotChangeTheOutputLeavesTheKeyAlone) {
 struct KnownCompileOptions {
   jit::Target target;
   std::string arch;
+  std::string host_cpu;
   int opt_level;
   bool deterministic;
   bool batch_invariant;

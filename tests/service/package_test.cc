@@ -12,6 +12,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "jit/host_executable.h"
+#include "jit/host_target.h"
 #include "jit/memref_descriptor.h"
 #include "jit/toolchain.h"
 #include "llvm/AsmParser/Parser.h"
@@ -194,6 +195,68 @@ TEST(PackageTest, HostileBytesAreCleanErrors) {
     EXPECT_EQ(code(Sealed(body(kPackageFormatVersion, 1) + w.Take())),
               absl::StatusCode::kDataLoss);
   }
+}
+
+/// The first of two CPUs no x86 machine has both of (AMX is Intel's, MWAITX AMD's) whose code
+/// cannot run here.
+std::string ACpuThatCannotRunHere() {
+  for (const char* cpu : {"graniterapids", "znver5"}) {
+    if (!jit::CheckHostCodeRunsHere(cpu).ok()) return cpu;
+  }
+  ADD_FAILURE() << "this CPU has the features of both graniterapids and znver5";
+  return "";
+}
+
+PackageEntry SaxpyEntryFor(const std::string& cpu) {
+  CompileService maker(MemoryOnly());
+  jit::CompileOptions options;
+  options.host_cpu = cpu;
+  auto compiled = maker.Compile(kSaxpy, options);
+  EXPECT_TRUE(compiled.ok()) << cpu << ": " << compiled.status();
+  if (!compiled.ok()) return PackageEntry();
+  return MakePackageEntry(*compiled->module);
+}
+
+// One package for several machines: host code for named CPUs beside this machine's own. Loading
+// takes this machine's exact code when the package has it, else the most specific named CPU
+// whose features this one has; a package none of whose CPUs runs here is refused naming the
+// features this CPU lacks.
+TEST(PackageTest, HostCodeForSeveralCpusLoadsTheMostSpecificThatRunsHere) {
+  const std::string foreign = ACpuThatCannotRunHere();
+  const PackageEntry baseline = SaxpyEntryFor("x86-64");
+  const PackageEntry v3 = SaxpyEntryFor("x86-64-v3");
+  const PackageEntry native = SaxpyEntryFor("native");
+  const PackageEntry elsewhere = SaxpyEntryFor(foreign);
+  EXPECT_EQ(baseline.machine, "x86-64");
+  EXPECT_EQ(native.machine, jit::HostCpu());
+  EXPECT_EQ(elsewhere.machine, foreign);
+  CompileService loader(MemoryOnly());
+  const uint64_t before = jit::HostCodegenCount();
+  auto load = [&](const std::vector<PackageEntry>& entries) {
+    auto bytes = WritePackage(entries);
+    EXPECT_TRUE(bytes.ok()) << bytes.status();
+    return loader.LoadPackage(*bytes, jit::CompileOptions());
+  };
+
+  auto loaded = load({baseline, elsewhere, native, v3});
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ((*loaded)->host_object.cpu, jit::HostCpu());
+  ExpectSaxpyWorks(**loaded);
+
+  // Every x86-64 machine runs baseline code; x86-64-v3 (AVX2, FMA) is preferred where it runs.
+  loaded = load({baseline, elsewhere, v3});
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ((*loaded)->host_object.cpu,
+            jit::CheckHostCodeRunsHere("x86-64-v3").ok() ? "x86-64-v3" : "x86-64");
+  ExpectSaxpyWorks(**loaded);
+  EXPECT_EQ(jit::HostCodegenCount(), before) << "loading a package generated host code";
+
+  auto refused = load({elsewhere});
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(refused.status().message(),
+              HasSubstr("host " + foreign + ": host CPU " + foreign + " needs "));
+  EXPECT_THAT(refused.status().message(), HasSubstr("which this CPU (" + jit::HostCpu() +
+                                                    ") lacks"));
 }
 
 // Machine code in a package is held to the same trust boundary as the cache's: an object that

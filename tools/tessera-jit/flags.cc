@@ -75,6 +75,7 @@ Flags& Flags::CompileOptions(jit::CompileOptions* options, DelegateFlags* delega
     return std::string();
   });
   String("--arch", &options->arch);
+  String("--host-cpu", &options->host_cpu, "a CPU name");
   Int("-O", &options->opt_level, 0, "a level 0-3");
   Switch("--deterministic", &options->deterministic);
   Switch("--batch-invariant", &options->batch_invariant);

@@ -68,6 +68,10 @@ constexpr char kUsage[] = R"(usage:
 compile options:
   --target host|nvptx   target (default: host)
   --arch sm_XX          GPU architecture for nvptx (default: sm_90; the list is at the end)
+  --host-cpu CPU        host: the CPU machine code is for (default: native, this machine's
+                        with every feature it has): a 64-bit x86 CPU LLVM knows (x86-64-v3,
+                        skylake-avx512, znver4…), whose code runs wherever its features are;
+                        code a CPU here cannot run is compiled, not run, its Tile ops unmeasured
   -O N                  optimisation level 0-3 (default: 2)
   --deterministic       treat every function as tessera.deterministic
   --batch-invariant     … at the batch_invariant level: only candidates whose rows do not
@@ -83,9 +87,9 @@ compile options:
                         ptx   the PTX of every device image (nvptx)
                         cubin one cubin with every kernel (nvptx; needs -o)
                         package an ahead-of-time package `run` (and the C API's
-                              tessera_jit_module_load) loads with no compiling: this
-                              CPU's code, or one entry per --arch sm_90,sm_100,…
-                              (nvptx; needs -o)
+                              tessera_jit_module_load) loads with no compiling: one
+                              entry per --host-cpu native,x86-64-v3,… (host; default
+                              this CPU's) or per --arch sm_90,sm_100,… (nvptx); needs -o
                         (default: nothing; the compile is checked and a summary printed)
   -o OUT                write the output to OUT instead of standard output
   --library NAME=PATH   register a vendor library as delegate NAME (repeatable); CUDA
@@ -214,6 +218,9 @@ std::string ParseCompile(int argc, char** argv, Arguments& args) {
   if (args.emit != "package" && args.options.arch.find(',') != std::string::npos) {
     return "several --arch values (sm_90,sm_100) are for --emit package";
   }
+  if (args.emit != "package" && args.options.host_cpu.find(',') != std::string::npos) {
+    return "several --host-cpu values (native,x86-64-v3) are for --emit package";
+  }
   return "";
 }
 
@@ -231,9 +238,11 @@ std::string Render(const tessera::jit::CompiledModule& module, const std::string
     }
   } else if (emit.empty()) {
     absl::StrAppend(&text, "compiled for ", tessera::jit::TargetName(module.options.target),
+                    " (",
                     module.options.target == tessera::jit::Target::kNvptx
-                        ? absl::StrCat(" (", module.options.arch, ")")
-                        : "",
+                        ? module.options.arch
+                        : module.host_object.cpu,
+                    ")",
                     "\n");
     for (const auto& entry : module.entries) {
       absl::StrAppend(&text, "entry @", entry.name, " (", entry.arguments.size(),
@@ -277,17 +286,19 @@ int ReportFailure(const Arguments& args, const absl::Status& status) {
   return 1;
 }
 
-/// `compile --emit package`: one entry for the host (this CPU), or one per --arch of a
-/// comma-separated list for nvptx; written to -o.
+/// `compile --emit package`: one entry per --host-cpu of a comma-separated list for the host
+/// (default: this CPU), or one per --arch for nvptx; written to -o.
 int CompilePackage(Arguments& args) {
-  std::vector<std::string> archs = {args.options.arch};
-  if (args.options.target == tessera::jit::Target::kNvptx) {
-    archs = absl::StrSplit(args.options.arch, ',', absl::SkipEmpty());
-    if (archs.empty()) return Fail("--emit package --target nvptx needs --arch (sm_90,sm_100,…)");
+  const bool nvptx = args.options.target == tessera::jit::Target::kNvptx;
+  std::vector<std::string> machines =
+      absl::StrSplit(nvptx ? args.options.arch : args.options.host_cpu, ',', absl::SkipEmpty());
+  if (machines.empty() && nvptx) {
+    return Fail("--emit package --target nvptx needs --arch (sm_90,sm_100,…)");
   }
+  if (machines.empty()) machines.push_back("native");
   std::vector<tessera::service::PackageEntry> entries;
-  for (const std::string& arch : archs) {
-    args.options.arch = arch;
+  for (const std::string& machine : machines) {
+    (nvptx ? args.options.arch : args.options.host_cpu) = machine;
     auto compiled = CompileFile(args);
     if (!compiled.ok()) return ReportFailure(args, compiled.status());
     entries.push_back(tessera::service::MakePackageEntry(**compiled));
