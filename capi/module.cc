@@ -1,5 +1,6 @@
 // Modules and functions: compile through the context's compile service, entries and texts,
 // function lookup (nvptx: the launch code is JIT-loaded on the first lookup) and argument info.
+#include <cstring>
 #include <memory>
 #include <string>
 #include <utility>
@@ -12,6 +13,7 @@
 #include "capi/arguments.h"
 #include "capi/handles.h"
 #include "jit/compiler.h"
+#include "jit/host_target.h"
 #include "jit/nvjitlink.h"
 #include "jit/runtime/gpu_runtime.h"
 #include "jit/runtime/invocation.h"
@@ -122,6 +124,10 @@ tessera_jit_error_t* tessera_jit_compile(tessera_jit_context_t* context, const c
       options->matmul_delegate != nullptr) {
     compile.matmul_delegate = options->matmul_delegate;
   }
+  if (TESSERA_JIT_HOLDS(options, tessera_jit_compile_options_t, host_cpu) &&
+      options->host_cpu != nullptr && compile.target == Target::kHost) {
+    compile.host_cpu = options->host_cpu;
+  }
   // The kernels of an nvptx module compile (and link) in parallel on the context's threads.
   tessera::jit::runtime::ScopedThreadPool threads(context->threads);
   absl::StatusOr<tessera::service::CompileResult> compiled =
@@ -148,6 +154,39 @@ tessera_jit_error_t* tessera_jit_compile(tessera_jit_context_t* context, const c
     }
   }
   *out_module = module.release();
+  return nullptr;
+}
+
+tessera_jit_error_t* tessera_jit_package_write(const tessera_jit_module_t* const* modules,
+                                               size_t count, void* buffer, size_t buffer_size,
+                                               size_t* out_size) {
+  if (modules == nullptr && count > 0) return InvalidArgument("modules is NULL");
+  if (out_size == nullptr) return InvalidArgument("out_size is NULL");
+  if (buffer == nullptr && buffer_size > 0) return InvalidArgument("buffer is NULL");
+  if (count == 0 || count > tessera::service::kMaxPackageEntries) {
+    return InvalidArgument(absl::StrCat("a package holds 1 to ",
+                                        tessera::service::kMaxPackageEntries,
+                                        " modules, not ", count));
+  }
+  std::vector<tessera::service::PackageEntry> entries;
+  entries.reserve(count);
+  for (size_t i = 0; i < count; ++i) {
+    const tessera_jit_module_t* module = modules[i];
+    if (module == nullptr) return InvalidArgument(absl::StrCat("modules[", i, "] is NULL"));
+    // The code serving now, as TESSERA_JIT_TEXT_PACKAGE takes it.
+    const bool swapped = module->swapped.load(std::memory_order_acquire);
+    entries.push_back(
+        tessera::service::MakePackageEntry(swapped ? *module->measured : *module->compiled));
+  }
+  absl::StatusOr<std::string> package = tessera::service::WritePackage(entries);
+  if (!package.ok()) return MakeError(package.status());
+  *out_size = package->size();
+  if (buffer_size < package->size()) {
+    if (buffer == nullptr) return nullptr;  // the size query
+    return MakeError(absl::OutOfRangeError(absl::StrCat(
+        "the package is ", package->size(), " bytes; the buffer holds ", buffer_size)));
+  }
+  std::memcpy(buffer, package->data(), package->size());
   return nullptr;
 }
 
@@ -312,6 +351,13 @@ tessera_jit_error_t* tessera_jit_module_get_function(tessera_jit_module_t* modul
   if (entry == nullptr) {
     return MakeError(absl::NotFoundError(absl::StrCat(
         "no entry function @", key, "; the module has: ", absl::StrJoin(names, ", "))));
+  }
+  if (module->compiled->options.target == Target::kHost && module->compiled->host == nullptr) {
+    // Compiled for a CPU whose code cannot run here (tessera_jit_compile_options_t.host_cpu).
+    absl::Status runs = tessera::jit::CheckHostCodeRunsHere(module->compiled->host_object.cpu);
+    return MakeError(absl::FailedPreconditionError(absl::StrCat(
+        "@", key, " cannot run here: ", runs.message(),
+        "; package the module (tessera_jit_package_write) for a machine that has them")));
   }
   if (module->compiled->options.target == Target::kNvptx) {
     absl::call_once(module->device_host_once, [module] {

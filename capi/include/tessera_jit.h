@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 #define TESSERA_JIT_API_MAJOR 0
-#define TESSERA_JIT_API_MINOR 14
+#define TESSERA_JIT_API_MINOR 15
 
 /* The size of `type` up to and including `last_field`: what a struct of the API version that
  * ended with `last_field` measures (API 0.5). */
@@ -374,9 +374,18 @@ typedef struct tessera_jit_compile_options_t {
                                   NULL: the arbiter chooses (ops with `delegate = "…"` are forced) */
   /* --- API 0.10 --- */
   int32_t arbitration_budget_ms; /* 1-3600000; 0: the context's */
+  /* --- API 0.15 --- */
+  const char* host_cpu; /* host: the CPU machine code is generated for. NULL, "" or "native":
+                           this machine's, with every feature it has; else a 64-bit x86 CPU LLVM
+                           knows ("x86-64-v3", "skylake-avx512", "znver4"), whose code runs on
+                           any machine with its features (an unknown name is INVALID_ARGUMENT
+                           listing them). Code this machine cannot run compiles, with every Tile
+                           op on its compiled lowering (nothing can be measured), for a package
+                           (tessera_jit_package_write): its functions are FAILED_PRECONDITION
+                           here. Ignored for nvptx. */
 } tessera_jit_compile_options_t;
 #define TESSERA_JIT_COMPILE_OPTIONS_STRUCT_SIZE \
-  TESSERA_JIT_STRUCT_SIZE(tessera_jit_compile_options_t, arbitration_budget_ms)
+  TESSERA_JIT_STRUCT_SIZE(tessera_jit_compile_options_t, host_cpu)
 
 /* Fills `out_options` with the defaults (inline, like tessera_jit_context_options_init). */
 static inline void tessera_jit_compile_options_init(tessera_jit_compile_options_t* out_options) {
@@ -420,9 +429,9 @@ typedef enum tessera_jit_text_kind_t {
   TESSERA_JIT_TEXT_PACKAGE = 5, /* API 0.14: the module as an ahead-of-time package (binary;
                                    docs/capi.md, "Packages") that tessera_jit_module_load
                                    loads in another process: its code for this target (host:
-                                   this CPU; nvptx: its arch), shape contracts and decision
-                                   records, made on the first request from the code serving
-                                   then */
+                                   the CPU it was compiled for; nvptx: its arch), shape
+                                   contracts and decision records, made on the first request
+                                   from the code serving then */
   TESSERA_JIT_TEXT_ENUM_MAX = 0x7FFFFFFF, /* not a value (see TESSERA_JIT_POINTERS_ENUM_MAX) */
 } tessera_jit_text_kind_t;
 
@@ -433,16 +442,30 @@ tessera_jit_error_t* tessera_jit_module_get_text(const tessera_jit_module_t* mod
                                                  const char** out_data, size_t* out_size);
 
 /* API 0.14: loads an ahead-of-time package (`data`, `size` bytes: TESSERA_JIT_TEXT_PACKAGE of a
- * module, or `tessera-jit compile --emit package`) into a module the caller owns, with no code
- * generation and no cache directory. `target` picks the package's entry: "host" (the CPU it
- * was made for must be this one) or "nvptx" (`arch`, or the context's device's when NULL);
- * NULL: the context's default target. Both must come from this build of the library.
+ * module, tessera_jit_package_write, or `tessera-jit compile --emit package`) into a module the
+ * caller owns, with no code generation and no cache directory. `target` picks the package's
+ * entry: "host" (this machine's exact CPU if the package has code for it, else the named CPU
+ * with the most features among those whose features this CPU has) or "nvptx" (`arch`, or the
+ * context's device's when NULL); NULL: the context's default target. Both must come from this
+ * build of the library.
  * INVALID_ARGUMENT: not a package, another format, a bad target; DATA_LOSS: truncated or
  * altered bytes; FAILED_PRECONDITION: no entry fits, naming what differs for each.
  * Thread-safe. */
 tessera_jit_error_t* tessera_jit_module_load(tessera_jit_context_t* context, const void* data,
                                              size_t size, const char* target, const char* arch,
                                              tessera_jit_module_t** out_module);
+
+/* API 0.15: one package holding every module of `modules` (`count` of them, 1-64), each an
+ * entry for the target and machine it was compiled for — host code for several CPUs
+ * (tessera_jit_compile_options_t.host_cpu), device code for several archs — so that
+ * tessera_jit_module_load picks the one that fits where it runs. Writes it to `buffer` when
+ * `buffer_size` holds it, and its size to `*out_size` always: call with NULL and 0 to learn the
+ * size (OK), then with a buffer that large. OUT_OF_RANGE when `buffer_size` is too small (nothing
+ * written); INVALID_ARGUMENT for a NULL module, a count of 0 or over 64, or two modules for the
+ * same target and machine. Thread-safe. */
+tessera_jit_error_t* tessera_jit_package_write(const tessera_jit_module_t* const* modules,
+                                               size_t count, void* buffer, size_t buffer_size,
+                                               size_t* out_size);
 
 /* Looks up entry `name`; the function is borrowed from the module. NOT_FOUND names the entries
  * that exist. Thread-safe. */

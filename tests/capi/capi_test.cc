@@ -359,6 +359,111 @@ TEST_F(CapiTest, InvokesSaxpyAgainstReference) {
   for (int i = 0; i < 1000; ++i) EXPECT_EQ(out.data[i], 2.5f * x.data[i] + y.data[i]) << i;
 }
 
+// API 0.15: host code for named CPUs, and packages holding several modules. x86-64 code runs
+// on every x86-64 machine; of graniterapids (AMX, Intel's) and znver5 (MWAITX, AMD's) at least
+// one cannot run here, and compiles anyway, for a package.
+TEST_F(CapiTest, PackagesHoldHostCodeForSeveralCpus) {
+  auto compile_for = [&](const char* cpu, tessera_jit_module_t** module) {
+    tessera_jit_compile_options_t options;
+    tessera_jit_compile_options_init(&options);
+    options.host_cpu = cpu;
+    return Error(tessera_jit_compile(context_, kSource, sizeof(kSource) - 1, &options, module));
+  };
+  auto expect_saxpy = [](tessera_jit_module_t* module) {
+    tessera_jit_function_t* saxpy = nullptr;
+    ASSERT_OK(tessera_jit_module_get_function(module, "saxpy", 5, &saxpy));
+    Tensor x({33}), y({33}), out({33});
+    for (int i = 0; i < 33; ++i) {
+      x.data[i] = 0.5f * i;
+      y.data[i] = 1.0f - i;
+    }
+    tessera_jit_arg_t args[] = {Float(3.0), x.arg(), y.arg(), out.arg()};
+    ASSERT_OK(tessera_jit_function_invoke(saxpy, args, 4, nullptr, nullptr));
+    for (int i = 0; i < 33; ++i) EXPECT_EQ(out.data[i], 3.0f * x.data[i] + y.data[i]) << i;
+  };
+  tessera_jit_module_t* baseline = nullptr;
+  ASSERT_EQ(compile_for("x86-64", &baseline).code(), TESSERA_JIT_OK);
+  expect_saxpy(baseline);
+  tessera_jit_module_t* foreign = nullptr;
+  for (const char* cpu : {"graniterapids", "znver5"}) {
+    tessera_jit_module_t* module = nullptr;
+    ASSERT_EQ(compile_for(cpu, &module).code(), TESSERA_JIT_OK) << cpu;
+    tessera_jit_function_t* saxpy = nullptr;
+    Error error(tessera_jit_module_get_function(module, "saxpy", 5, &saxpy));
+    if (error.code() == TESSERA_JIT_OK || foreign != nullptr) {
+      tessera_jit_module_destroy(module);
+      continue;
+    }
+    EXPECT_EQ(error.code(), TESSERA_JIT_FAILED_PRECONDITION);
+    EXPECT_THAT(error.message(), HasSubstr("@saxpy cannot run here"));
+    EXPECT_THAT(error.message(), HasSubstr("lacks its features"));
+    EXPECT_EQ(saxpy, nullptr);
+    foreign = module;
+  }
+  ASSERT_NE(foreign, nullptr) << "this CPU runs both graniterapids and znver5 code";
+
+  const tessera_jit_module_t* modules[] = {foreign, baseline};
+  size_t size = 0;
+  ASSERT_OK(tessera_jit_package_write(modules, 2, nullptr, 0, &size));
+  ASSERT_GT(size, 0u);
+  std::vector<char> bytes(size);
+  size_t written = 0;
+  Error small(tessera_jit_package_write(modules, 2, bytes.data(), size - 1, &written));
+  EXPECT_EQ(small.code(), TESSERA_JIT_OUT_OF_RANGE);
+  EXPECT_EQ(written, size);
+  ASSERT_OK(tessera_jit_package_write(modules, 2, bytes.data(), bytes.size(), &written));
+  EXPECT_EQ(written, size);
+  tessera_jit_module_t* loaded = nullptr;
+  ASSERT_OK(tessera_jit_module_load(context_, bytes.data(), bytes.size(), "host", nullptr,
+                                    &loaded));
+  expect_saxpy(loaded);  // the x86-64 entry: the other cannot run here
+  tessera_jit_module_destroy(loaded);
+  // Only the foreign entry: refused, naming what this CPU lacks.
+  ASSERT_OK(tessera_jit_package_write(modules, 1, nullptr, 0, &size));
+  bytes.assign(size, 0);
+  ASSERT_OK(tessera_jit_package_write(modules, 1, bytes.data(), bytes.size(), &size));
+  Error refused(tessera_jit_module_load(context_, bytes.data(), bytes.size(), "host", nullptr,
+                                        &loaded));
+  EXPECT_EQ(refused.code(), TESSERA_JIT_FAILED_PRECONDITION);
+  EXPECT_THAT(refused.message(), HasSubstr("which this CPU"));
+
+  // The hostile caller.
+  const tessera_jit_module_t* twice[] = {baseline, baseline};
+  EXPECT_EQ(Error(tessera_jit_package_write(twice, 2, nullptr, 0, &size)).code(),
+            TESSERA_JIT_INVALID_ARGUMENT);
+  const tessera_jit_module_t* with_null[] = {baseline, nullptr};
+  EXPECT_EQ(Error(tessera_jit_package_write(with_null, 2, nullptr, 0, &size)).code(),
+            TESSERA_JIT_INVALID_ARGUMENT);
+  EXPECT_EQ(Error(tessera_jit_package_write(nullptr, 1, nullptr, 0, &size)).code(),
+            TESSERA_JIT_INVALID_ARGUMENT);
+  EXPECT_EQ(Error(tessera_jit_package_write(modules, 0, nullptr, 0, &size)).code(),
+            TESSERA_JIT_INVALID_ARGUMENT);
+  EXPECT_EQ(Error(tessera_jit_package_write(modules, 1, nullptr, 0, nullptr)).code(),
+            TESSERA_JIT_INVALID_ARGUMENT);
+  EXPECT_EQ(Error(tessera_jit_package_write(modules, 1, nullptr, 5, &size)).code(),
+            TESSERA_JIT_INVALID_ARGUMENT);
+  std::vector<const tessera_jit_module_t*> many(65, baseline);
+  Error too_many(tessera_jit_package_write(many.data(), many.size(), nullptr, 0, &size));
+  EXPECT_EQ(too_many.code(), TESSERA_JIT_INVALID_ARGUMENT);
+  EXPECT_THAT(too_many.message(), HasSubstr("1 to 64 modules, not 65"));
+  tessera_jit_module_t* unknown = nullptr;
+  Error bad_cpu = compile_for("pentium-9000", &unknown);
+  EXPECT_EQ(bad_cpu.code(), TESSERA_JIT_INVALID_ARGUMENT);
+  EXPECT_THAT(bad_cpu.message(), HasSubstr("unknown host CPU 'pentium-9000'"));
+  EXPECT_EQ(unknown, nullptr);
+  // A caller built against API 0.10 has no host_cpu: whatever lies beyond its struct is unread.
+  tessera_jit_compile_options_t old;
+  tessera_jit_compile_options_init(&old);
+  old.struct_size = TESSERA_JIT_STRUCT_SIZE(tessera_jit_compile_options_t, arbitration_budget_ms);
+  old.host_cpu = "pentium-9000";
+  tessera_jit_module_t* native = nullptr;
+  ASSERT_OK(tessera_jit_compile(context_, kSource, sizeof(kSource) - 1, &old, &native));
+  expect_saxpy(native);
+  tessera_jit_module_destroy(native);
+  tessera_jit_module_destroy(foreign);
+  tessera_jit_module_destroy(baseline);
+}
+
 TEST_F(CapiTest, InvokesReductionAndReturnsScalars) {
   Tensor x({3, 8}), y({3});
   for (size_t i = 0; i < x.data.size(); ++i) x.data[i] = static_cast<float>((i * 7) % 11);

@@ -549,7 +549,7 @@ func.func @mm(%a: memref<32x32xf32>, %b: memref<32x32xf32>, %c: memref<32x32xf32
             ptx_only.close()
 
     def test_api_version_and_library(self):
-        self.assertEqual(tj.api_version(), (0, 14))
+        self.assertEqual(tj.api_version(), (0, 15))
         self.assertTrue(tj.library_path().endswith("libtessera_jit.so"))
         self.assertIn("sm_90", tj.supported_archs())
 
@@ -599,9 +599,42 @@ func.func @mm(%a: memref<32x32xf32>, %b: memref<32x32xf32>, %c: memref<32x32xf32
             loaded = ctx.load(memoryview(package))  # any bytes-like object
             self.assertEqual(loaded.entries[0], "saxpy")
 
+    def test_one_package_carries_host_code_for_several_cpus(self):
+        x = np.arange(9, dtype=np.float32)
+        y = np.ones(9, np.float32)
+        with tj.Context(default_target="host", cache_dir="") as ctx:
+            baseline = ctx.compile(SOURCE, host_cpu="x86-64")  # runs on every x86-64 CPU
+            out = np.empty_like(x)
+            baseline.saxpy(2.0, x, y, out)
+            np.testing.assert_array_equal(out, 2 * x + y)
+            # AMX is Intel's, MWAITX AMD's: no CPU runs code for both of these.
+            foreign = []
+            for cpu in ("graniterapids", "znver5"):
+                module = ctx.compile(SOURCE, host_cpu=cpu)
+                try:
+                    module.saxpy(2.0, x, y, out)
+                except tj.FailedPreconditionError as error:
+                    self.assertIn("lacks its features", str(error))
+                    foreign.append(module)
+            self.assertTrue(foreign)
+            package = tj.write_package([foreign[0], baseline, ctx.compile(SOURCE)])
+            loaded = ctx.load(package)
+            out[:] = 0
+            loaded.saxpy(2.0, x, y, out)
+            np.testing.assert_array_equal(out, 2 * x + y)
+            with self.assertRaises(tj.FailedPreconditionError) as refused:
+                ctx.load(tj.write_package(foreign[:1]))
+            self.assertIn("which this CPU", str(refused.exception))
+            with self.assertRaises(tj.InvalidArgumentError):
+                tj.write_package([baseline, baseline])
+            with self.assertRaises(ValueError):
+                tj.write_package([])
+            with self.assertRaises(tj.InvalidArgumentError):
+                ctx.compile(SOURCE, host_cpu="pentium-9000")
+
     def test_build_info_says_where_each_cuda_component_was_found(self):
         info = tj.build_info()
-        self.assertEqual(info["api"], "0.14")
+        self.assertEqual(info["api"], "0.15")
         self.assertEqual(info["cuda_headers"], "13.0")
         self.assertTrue(info["host_cpu"])
         for name in ("nvrtc", "nvjitlink", "libdevice"):

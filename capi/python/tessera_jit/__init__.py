@@ -10,7 +10,7 @@ Arrays are any object with __dlpack__ (NumPy ≥ 1.22, PyTorch, CuPy, JAX, Devic
 passed zero-copy; bfloat16 NumPy arrays come from ml_dtypes. Errors raise a subclass of
 TesseraError per C API code (tessera_jit.errors). docs/capi.md, "Python", has the whole API.
 """
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Sequence, Tuple
 
 import numpy as np
 
@@ -21,10 +21,12 @@ from .arrays import DeviceArray
 from .context import Context
 from .errors import *  # noqa: F401,F403 - the exception classes
 from .errors import TesseraError, make_error
+from ._check import check
+from ._handle import live
 from .module import ArgSpec, Function, Module
 from .streams import Event, Stream
 
-__version__ = "0.14.0"
+__version__ = "0.15.0"
 
 _configure(
     invoke=_L.address("tessera_jit_function_invoke"),
@@ -57,6 +59,24 @@ def build_info() -> Dict[str, Any]:
     return json.loads(_L.get_build_info().decode())
 
 
+def write_package(modules: Sequence[Module]) -> bytes:
+    """One ahead-of-time package holding every module (1 to 64): host code compiled for
+    several CPUs (Context.compile(host_cpu=...)) and device code for several archs, one entry
+    each, so that Context.load on any machine picks the entry that fits it. ValueError for no
+    modules; InvalidArgumentError for two of the same target and machine."""
+    import ctypes
+    modules = list(modules)
+    if not modules:
+        raise ValueError("write_package needs at least one module")
+    handles = [live(m._handle, "module") for m in modules]  # alive while the package is made
+    array = (ctypes.c_void_p * len(handles))(*[h.value for h in handles])
+    size = ctypes.c_size_t()
+    check(_L.package_write(array, len(handles), None, 0, ctypes.byref(size)))
+    buffer = ctypes.create_string_buffer(size.value)
+    check(_L.package_write(array, len(handles), buffer, size.value, ctypes.byref(size)))
+    return buffer.raw[:size.value]
+
+
 def library_path() -> str:
     """The libtessera_jit.so this package loaded."""
     return _L.library_path()
@@ -82,5 +102,5 @@ def supported_archs() -> List[str]:
 
 __all__ = ["ArgSpec", "Context", "DeviceArray", "Event", "Function", "Module", "Stream",
            "TesseraError", "api_version", "build_info", "delegate_dispatch_count", "device_count",
-           "is_gpu_available", "library_path", "supported_archs"] + [
+           "is_gpu_available", "library_path", "supported_archs", "write_package"] + [
     name for name in dir() if name.endswith("Error") and name != "TesseraError"]

@@ -116,6 +116,8 @@ compile = _declare("tessera_jit_compile", _ERR, _P, ctypes.c_char_p, _SIZE,
                    ctypes.POINTER(S.CompileOptions), ctypes.POINTER(_P))
 module_load = _declare("tessera_jit_module_load", _ERR, _P, ctypes.c_char_p, _SIZE,
                        ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(_P))
+package_write = _declare("tessera_jit_package_write", _ERR, ctypes.POINTER(_P), _SIZE,
+                         ctypes.c_void_p, _SIZE, ctypes.POINTER(_SIZE))
 module_destroy = _declare("tessera_jit_module_destroy", None, _P)
 module_entry_count = _declare("tessera_jit_module_get_entry_count", _SIZE, _P)
 module_entry_name = _declare("tessera_jit_module_get_entry_name", ctypes.c_char_p, _P, _SIZE,

@@ -60,7 +60,7 @@ class CompileOptions(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_size_t), ("target", ctypes.c_char_p),
                 ("arch", ctypes.c_char_p), ("flags", ctypes.c_uint32),
                 ("opt_level", ctypes.c_int32), ("matmul_delegate", ctypes.c_char_p),
-                ("arbitration_budget_ms", ctypes.c_int32)]
+                ("arbitration_budget_ms", ctypes.c_int32), ("host_cpu", ctypes.c_char_p)]
 
 
 class MatmulProvider(ctypes.Structure):

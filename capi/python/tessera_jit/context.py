@@ -137,7 +137,8 @@ class Context(Closable):
                 deterministic: bool = False, opt_level: int = 2,
                 matmul_delegate: Optional[str] = None, batch_invariant: bool = False,
                 arbitration_budget_ms: int = 0, background: bool = False,
-                background_deterministic: bool = False, ptx_only: bool = False) -> Module:
+                background_deterministic: bool = False, ptx_only: bool = False,
+                host_cpu: Optional[str] = None) -> Module:
         """Compiles Tessera IR (str or bytes) into a Module; errors carry every diagnostic with
         its location (InvalidArgumentError for bad IR or a broken contract). batch_invariant:
         every function deterministic at the batch_invariant level (docs/arbiter.md);
@@ -145,7 +146,10 @@ class Context(Closable):
         incumbent while a worker measures them; the module switches at a later call
         (Module.decision_states, Module.wait_decisions); background_deterministic allows that
         in deterministic functions too. ptx_only (nvptx): no cubin; the driver compiles the
-        PTX when the module first loads (docs/capi.md)."""
+        PTX when the module first loads (docs/capi.md). host_cpu (host): the CPU machine code
+        is for — None or "native" for this machine's, else an x86-64 CPU LLVM knows
+        ("x86-64-v3", "skylake-avx512"); code this machine cannot run is for
+        tessera_jit.write_package, and calling its functions raises FailedPreconditionError."""
         if not isinstance(arbitration_budget_ms, int) or not 0 <= arbitration_budget_ms < 2**31:
             raise ValueError("arbitration_budget_ms must be an int from 0 to 2**31 - 1, found "
                              f"{arbitration_budget_ms!r}")
@@ -154,6 +158,7 @@ class Context(Closable):
         options.matmul_delegate = _encode(matmul_delegate)
         options.target = _encode(target)
         options.arch = _encode(arch)
+        options.host_cpu = _encode(host_cpu)
         options.flags = ((S.DETERMINISTIC if deterministic else 0) |
                          (S.BATCH_INVARIANT if batch_invariant else 0) |
                          (S.BACKGROUND_DECISIONS if background else 0) |
@@ -172,9 +177,11 @@ class Context(Closable):
 
     def load(self, package: Any, target: Optional[str] = None,
              arch: Optional[str] = None) -> Module:
-        """Loads an ahead-of-time package (bytes of Module.serialize(), or a file of
-        `tessera-jit compile --emit package`) into a Module, with no code generation and no
-        cache: the entry for `target` (default: the context's) on this machine. DataLossError
+        """Loads an ahead-of-time package (bytes of Module.serialize() or
+        tessera_jit.write_package, or a file of `tessera-jit compile --emit package`) into a
+        Module, with no code generation and no cache: the entry for `target` (default: the
+        context's) that fits this machine — for the host, this CPU's own code, else the most
+        specific named CPU whose features this one has. DataLossError
         for damaged bytes, FailedPreconditionError when no entry fits this machine (naming what
         differs), InvalidArgumentError for bytes that are not a package."""
         data = memoryview(package).tobytes() if not isinstance(package, bytes) else package

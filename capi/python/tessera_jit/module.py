@@ -135,7 +135,8 @@ class Module(Closable):
 
     def serialize(self) -> bytes:
         """The module as an ahead-of-time package: Context.load (in any process of this build,
-        on a machine with this CPU, or this arch for nvptx) runs it with no code generation."""
+        on a machine with the CPU it was compiled for, or this arch for nvptx) runs it with no
+        code generation. tessera_jit.write_package puts several modules in one package."""
         return self._text(S.TEXT_PACKAGE)
 
     def decisions(self) -> List[Dict[str, Any]]:
