@@ -239,7 +239,10 @@ class Selection {
   /// do not cover (ProbeCoverage), or no prober or device.
   std::string CannotProbe() const {
     if (std::string uncovered = ProbeCoverage(point_); !uncovered.empty()) return uncovered;
-    if (context_.prober == nullptr) return "no prober for this target";
+    if (context_.prober == nullptr) {
+      return context_.no_prober_reason.empty() ? "no prober for this target"
+                                               : context_.no_prober_reason;
+    }
     return context_.prober->Unavailable();
   }
 

@@ -27,6 +27,8 @@ struct ArbitrationContext {
   /// Runs candidates on probes; null when nothing can run (then only the compiled lowering, or
   /// a forced delegate taken as declared, can be chosen).
   Prober* prober = nullptr;
+  /// Why there is no prober, for the record (empty: "no prober for this target").
+  std::string no_prober_reason;
   /// Where decisions are reused from and kept; null: every compile decides afresh.
   DecisionCache* cache = nullptr;
   /// The toolchain digest (Tessera, LLVM, CUDA, nvJitLink versions) that keys decisions.

@@ -107,11 +107,16 @@ absl::Status ArbitrateModule(mlir::ModuleOp module, CompiledModule& out) {
   selection.forced_every_op = options.forced_candidate;
   selection.registry = options.delegates.get();
   selection.toolchain = Toolchain::Current().ToString();
+  // Host code for a named CPU is measured (where it runs) apart from this machine's own code.
+  const HostTarget host = *ResolveHostTarget(options.host_cpu);  // CheckOptions checked it
+  if (options.target == Target::kHost && host.id != HostCpu()) {
+    absl::StrAppend(&selection.toolchain, ", host code for ", host.id);
+  }
   std::unique_ptr<arbiter::Prober> prober;  // made on the first contest
-  // Candidates are measured by running them: not for a CPU whose code cannot run here.
-  const bool measurable = options.target != Target::kHost ||
-                          CheckHostCodeRunsHere(ResolveHostTarget(options.host_cpu)->id).ok();
-  if (options.arbitrate && measurable) {
+  // Candidates are measured by running them: not for a CPU whose code cannot run here. Such a
+  // contest is decided unprobed (a plan or a forced candidate still applies) and not cached.
+  const bool measurable = options.target != Target::kHost || CheckHostCodeRunsHere(host.id).ok();
+  if (options.arbitrate) {
     selection.arbitrate = [&](const arbiter::ArbitrationPoint& decided,
                               const std::vector<arbiter::Candidate>& candidates) {
       arbiter::ArbitrationPoint point = decided;
@@ -122,16 +127,20 @@ absl::Status ArbitrateModule(mlir::ModuleOp module, CompiledModule& out) {
       }
       arbiter::ArbitrationContext context;
       // A prober (for nvptx: the CUDA driver and a context) only for a contest it can run.
-      if (candidates.size() > 1 && arbiter::ProbeCoverage(point).empty()) {
+      if (measurable && candidates.size() > 1 && arbiter::ProbeCoverage(point).empty()) {
         if (prober == nullptr) prober = MakeProber(options);
         context.prober = prober.get();
       }
-      context.cache = options.decisions.get();
+      if (!measurable) {
+        context.no_prober_reason =
+            absl::StrCat("the host code is for CPU ", host.id, ", which cannot run here");
+      }
+      context.cache = measurable ? options.decisions.get() : nullptr;
       context.toolchain = selection.toolchain;
       context.budget_s = options.arbitration_budget_ms / 1e3;
       context.plan = options.plan.get();
       context.plan_strict = options.plan_strict;
-      context.defer = options.background_decisions;
+      context.defer = measurable && options.background_decisions;
       context.defer_deterministic = options.background_deterministic;
       return arbiter::Arbitrate(point, candidates, context);
     };

@@ -97,9 +97,11 @@ absl::StatusOr<std::vector<std::string>> MissingHostFeatures(absl::string_view i
   }
   std::vector<std::string> missing;
   for (const std::string& feature : CpuFeatures(id)) {
-    // A feature the detection does not report at all (x87) is part of every x86-64 CPU.
     auto it = HostFeatures().find(feature);
-    if (it != HostFeatures().end() && !it->second) missing.push_back(feature);
+    if (it != HostFeatures().end() ? it->second : feature == "x87" || feature == "64bit") {
+      continue;  // present (the detection leaves out only what every x86-64 CPU has)
+    }
+    missing.push_back(feature);
   }
   return missing;
 }

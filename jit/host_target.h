@@ -44,8 +44,8 @@ absl::Status CheckHostCodeRunsHere(absl::string_view id);
 /// for a named CPU that runs here); INVALID_ARGUMENT for an id that is neither.
 absl::StatusOr<std::vector<std::string>> MissingHostFeatures(absl::string_view id);
 
-/// How many features the named CPU `id` implies (0 for anything else): the more, the more
-/// specific its code — what picks among several package entries that run here.
+/// How many features the named CPU `id` implies (0 for anything else): after the vector width,
+/// what picks among several package entries that run here.
 int HostFeatureCount(absl::string_view id);
 
 }  // namespace tessera::jit

@@ -38,8 +38,16 @@ absl::StatusOr<std::shared_ptr<const jit::CompiledModule>> Load(
     std::unique_ptr<jit::CompiledModule> module, const jit::CompileOptions& options) {
   module->options.delegates = options.delegates;
   module->options.source_name = options.source_name;
-  const bool foreign_cpu = !options.host_cpu.empty() &&
-                           !jit::CheckHostCodeRunsHere(module->host_object.cpu).ok();
+  bool foreign_cpu = false;
+  if (module->options.target == jit::Target::kHost && !options.host_cpu.empty()) {
+    // A compile naming a CPU: the entry must hold code for that CPU (the key says so).
+    TESSERA_ASSIGN_OR_RETURN(jit::HostTarget wanted, jit::ResolveHostTarget(options.host_cpu));
+    if (module->host_object.cpu != wanted.id) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the entry holds host code for CPU ", module->host_object.cpu, ", not ", wanted.id));
+    }
+    foreign_cpu = !jit::CheckHostCodeRunsHere(wanted.id).ok();
+  }
   if (module->options.target == jit::Target::kHost && !foreign_cpu) {
     auto host = jit::LoadHostCode(*module);
     if (!host.ok()) return host.status();

@@ -53,9 +53,10 @@ void ForEachComponent(absl::string_view ir, const jit::CompileOptions& options,
   add("llvm", toolchain.llvm);
   add("cuda", toolchain.cuda);
   add("nvjitlink", toolchain.nvjitlink);
-  // The cache stores host machine code: for this machine's CPU unless the compile names one.
+  // The cache stores host machine code: for this machine's CPU unless the compile names one —
+  // then for that CPU, with its Tile ops decided (measured or not) on this machine.
   add("host_cpu", !nvptx && !options.host_cpu.empty() && options.host_cpu != "native"
-                      ? options.host_cpu
+                      ? absl::StrCat(options.host_cpu, ", decided on ", toolchain.host_cpu)
                       : toolchain.host_cpu);
   // Only device code reads the toolkit at compile time (libdevice).
   if (!nvptx) {

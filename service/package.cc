@@ -165,9 +165,16 @@ absl::StatusOr<const PackageEntry*> SelectPackageEntry(const std::vector<Package
                                      absl::StrJoin(differences, ", ")));
       continue;
     }
-    // Of several that run here: this machine's own code, else the most specific CPU.
-    const int rank = entry.machine == machine ? std::numeric_limits<int>::max()
-                                              : jit::HostFeatureCount(entry.machine);
+    // Of several that run here: this machine's own code, else the widest vectors, then the
+    // most features (x86-64-v4 before znver3, znver3 before x86-64-v3).
+    int rank = 0;  // (nvptx: the one entry for the arch)
+    if (host) {
+      absl::StatusOr<jit::HostTarget> named = jit::ResolveHostTarget(entry.machine);
+      rank = entry.machine == machine ? std::numeric_limits<int>::max()
+             : named.ok() ? static_cast<int>(named->vector_bits) * 1000 +
+                                jit::HostFeatureCount(entry.machine)
+                          : 0;
+    }
     if (rank > best_rank) {
       best = &entry;
       best_rank = rank;

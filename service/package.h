@@ -53,8 +53,8 @@ absl::StatusOr<std::string> WritePackage(const std::vector<PackageEntry>& entrie
 absl::StatusOr<std::vector<PackageEntry>> ReadPackage(absl::string_view bytes);
 
 /// The entry that serves `target` here, made by this build: host — code for this machine's
-/// exact CPU if the package has it, else for the named CPU with the most features among those
-/// whose features this CPU has; nvptx — code for `arch`. FAILED_PRECONDITION naming, for every
+/// exact CPU if the package has it, else, among the named CPUs whose features this CPU has,
+/// the one with the widest vectors, then the most features; nvptx — code for `arch`. FAILED_PRECONDITION naming, for every
 /// entry, what differs (for a named CPU, the features this one lacks).
 absl::StatusOr<const PackageEntry*> SelectPackageEntry(const std::vector<PackageEntry>& entries,
                                                        jit::Target target,

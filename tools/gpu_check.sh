@@ -23,8 +23,9 @@ done
 # The library opens NVRTC and nvJitLink at run time ($CUDA_HOME/lib64 or lib among the places
 # it looks; jit/cuda_libraries.cc): without them nothing for the GPU compiles.
 for soname in libnvJitLink.so.13 libnvrtc.so.13; do
-  if [ ! -e "$cuda/lib64/$soname" ] && [ ! -e "$cuda/lib/$soname" ]; then
-    echo "error: $soname not found (looked in $cuda/lib64 and $cuda/lib); set CUDA_HOME" >&2
+  if [ ! -e "$cuda/lib64/$soname" ] && [ ! -e "$cuda/lib/$soname" ] &&
+     [ ! -e "$cuda/targets/x86_64-linux/lib/$soname" ] && ! ldconfig -p 2>/dev/null | grep "$soname" >/dev/null; then
+    echo "error: $soname not found (looked in $cuda and the loader's cache); set CUDA_HOME" >&2
     exit 1
   fi
 done

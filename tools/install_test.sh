@@ -79,7 +79,7 @@ with_make() {
 }
 with_cmake() {
   local prefix="$1" build out
-  build="$(mktemp -d "$work/build-XXXXXX")"
+  build="$(mktemp -d "$work/build-XXXXXX")" || return 1
   cmake -S "$examples" -B "$build" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null &&
     cmake --build "$build" &&
     "$build/run_mlp" "$work/mlp.mlir" &&

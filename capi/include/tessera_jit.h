@@ -444,8 +444,9 @@ tessera_jit_error_t* tessera_jit_module_get_text(const tessera_jit_module_t* mod
 /* API 0.14: loads an ahead-of-time package (`data`, `size` bytes: TESSERA_JIT_TEXT_PACKAGE of a
  * module, tessera_jit_package_write, or `tessera-jit compile --emit package`) into a module the
  * caller owns, with no code generation and no cache directory. `target` picks the package's
- * entry: "host" (this machine's exact CPU if the package has code for it, else the named CPU
- * with the most features among those whose features this CPU has) or "nvptx" (`arch`, or the
+ * entry: "host" (this machine's exact CPU if the package has code for it, else, of the named
+ * CPUs whose features this CPU has, the one with the widest vectors, then the most features) or
+ * "nvptx" (`arch`, or the
  * context's device's when NULL); NULL: the context's default target. Both must come from this
  * build of the library.
  * INVALID_ARGUMENT: not a package, another format, a bad target; DATA_LOSS: truncated or
@@ -458,11 +459,15 @@ tessera_jit_error_t* tessera_jit_module_load(tessera_jit_context_t* context, con
 /* API 0.15: one package holding every module of `modules` (`count` of them, 1-64), each an
  * entry for the target and machine it was compiled for — host code for several CPUs
  * (tessera_jit_compile_options_t.host_cpu), device code for several archs — so that
- * tessera_jit_module_load picks the one that fits where it runs. Writes it to `buffer` when
- * `buffer_size` holds it, and its size to `*out_size` always: call with NULL and 0 to learn the
- * size (OK), then with a buffer that large. OUT_OF_RANGE when `buffer_size` is too small (nothing
- * written); INVALID_ARGUMENT for a NULL module, a count of 0 or over 64, or two modules for the
- * same target and machine. Thread-safe. */
+ * tessera_jit_module_load picks the one that fits where it runs. Each module contributes the
+ * code serving at the call (after a background swap, the measured code). Writes the package to
+ * `buffer` when `buffer_size` holds it, and its size to `*out_size` whenever it could be made:
+ * call with NULL and 0 to learn the size (OK), then with a buffer that large. OUT_OF_RANGE when
+ * `buffer_size` is too small (nothing written; `*out_size` says what is needed — it can grow
+ * between the two calls when background decisions land in between: call again).
+ * INVALID_ARGUMENT for NULL `modules`, a NULL module, NULL `out_size`, a NULL `buffer` with a
+ * non-zero size, a count of 0 or over 64, or two modules for the same target and machine.
+ * Thread-safe. */
 tessera_jit_error_t* tessera_jit_package_write(const tessera_jit_module_t* const* modules,
                                                size_t count, void* buffer, size_t buffer_size,
                                                size_t* out_size);

@@ -135,6 +135,14 @@ TEST(ModuleKeyTest, EveryInputThatShapesTheOutputChangesTheKey) {
        [](Request& r) { r.toolchain.host_cpu = "znver4+0123456789abcdef"; }},
       // Code for a named CPU (a package's) is not this machine's, nor another named CPU's.
       {"a named host CPU", host, [](Request& r) { r.options.host_cpu = "x86-64-v3"; }},
+      // … and its Tile ops were decided on this machine (measured here, or not at all).
+      {"the machine that decided a named CPU's code",
+       [] {
+         Request r;
+         r.options.host_cpu = "x86-64-v3";
+         return r;
+       },
+       [](Request& r) { r.toolchain.host_cpu = "znver4+0123456789abcdef"; }},
       {"another named host CPU",
        [] {
          Request r;

@@ -21,8 +21,6 @@ from .arrays import DeviceArray
 from .context import Context
 from .errors import *  # noqa: F401,F403 - the exception classes
 from .errors import TesseraError, make_error
-from ._check import check
-from ._handle import live
 from .module import ArgSpec, Function, Module
 from .streams import Event, Stream
 
@@ -65,6 +63,8 @@ def write_package(modules: Sequence[Module]) -> bytes:
     each, so that Context.load on any machine picks the entry that fits it. ValueError for no
     modules; InvalidArgumentError for two of the same target and machine."""
     import ctypes
+    from ._check import check
+    from ._handle import live
     modules = list(modules)
     if not modules:
         raise ValueError("write_package needs at least one module")
@@ -72,9 +72,13 @@ def write_package(modules: Sequence[Module]) -> bytes:
     array = (ctypes.c_void_p * len(handles))(*[h.value for h in handles])
     size = ctypes.c_size_t()
     check(_L.package_write(array, len(handles), None, 0, ctypes.byref(size)))
-    buffer = ctypes.create_string_buffer(size.value)
-    check(_L.package_write(array, len(handles), buffer, size.value, ctypes.byref(size)))
-    return buffer.raw[:size.value]
+    while True:  # the size grows if background decisions land between the two calls
+        buffer = ctypes.create_string_buffer(max(size.value, 1))
+        try:
+            check(_L.package_write(array, len(handles), buffer, size.value, ctypes.byref(size)))
+            return buffer.raw[:size.value]
+        except OutOfRangeError:
+            continue
 
 
 def library_path() -> str:
