@@ -65,6 +65,7 @@ def write_package(modules: Sequence[Module]) -> bytes:
     import ctypes
     from ._check import check
     from ._handle import live
+    from .errors import OutOfRangeError
     modules = list(modules)
     if not modules:
         raise ValueError("write_package needs at least one module")
