@@ -168,12 +168,11 @@ absl::StatusOr<const PackageEntry*> SelectPackageEntry(const std::vector<Package
     // Of several that run here: this machine's own code, else the widest vectors, then the
     // most features (x86-64-v4 before znver3, znver3 before x86-64-v3).
     int rank = 0;  // (nvptx: the one entry for the arch)
-    if (host) {
-      absl::StatusOr<jit::HostTarget> named = jit::ResolveHostTarget(entry.machine);
-      rank = entry.machine == machine ? std::numeric_limits<int>::max()
-             : named.ok() ? static_cast<int>(named->vector_bits) * 1000 +
-                                jit::HostFeatureCount(entry.machine)
-                          : 0;
+    if (host && entry.machine == machine) {
+      rank = std::numeric_limits<int>::max();
+    } else if (host) {  // a named CPU (MissingHostFeatures accepted it)
+      rank = static_cast<int>(jit::ResolveHostTarget(entry.machine)->vector_bits) * 1000 +
+             jit::HostFeatureCount(entry.machine);
     }
     if (rank > best_rank) {
       best = &entry;

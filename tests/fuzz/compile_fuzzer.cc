@@ -7,24 +7,9 @@
 #include <cstdlib>
 
 #include "tessera_jit.h"
+#include "tests/fuzz/fuzz_context.h"
 
-namespace {
-
-tessera_jit_context_t* Context() {
-  static tessera_jit_context_t* context = [] {
-    tessera_jit_context_options_t options;
-    tessera_jit_context_options_init(&options);
-    options.default_target = "host";
-    options.cache_dir = "";  // memory only: nothing left behind, nothing stale reused
-    options.cache_memory_bytes = 64 << 20;
-    tessera_jit_context_t* created = nullptr;
-    if (tessera_jit_context_create(&options, &created) != nullptr) std::abort();
-    return created;
-  }();
-  return context;
-}
-
-}  // namespace
+using tessera::fuzz::MemoryOnlyHostContext;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
@@ -33,8 +18,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   options.target = (data[0] & 1) != 0 ? "nvptx" : "host";
   options.arch = "sm_90";
   tessera_jit_module_t* module = nullptr;
-  tessera_jit_error_t* error = tessera_jit_compile(
-      Context(), reinterpret_cast<const char*>(data + 1), size - 1, &options, &module);
+  tessera_jit_error_t* error =
+      tessera_jit_compile(MemoryOnlyHostContext(), reinterpret_cast<const char*>(data + 1),
+                          size - 1, &options, &module);
   if (error != nullptr) {
     // Every failure has a code and a message.
     if (tessera_jit_error_code(error) == TESSERA_JIT_OK) std::abort();

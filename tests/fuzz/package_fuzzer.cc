@@ -11,24 +11,9 @@
 
 #include "base/sha256.h"
 #include "tessera_jit.h"
+#include "tests/fuzz/fuzz_context.h"
 
-namespace {
-
-tessera_jit_context_t* Context() {
-  static tessera_jit_context_t* context = [] {
-    tessera_jit_context_options_t options;
-    tessera_jit_context_options_init(&options);
-    options.default_target = "host";
-    options.cache_dir = "";
-    options.log_level = TESSERA_JIT_LOG_ERROR;
-    tessera_jit_context_t* made = nullptr;
-    if (tessera_jit_context_create(&options, &made) != nullptr) std::abort();
-    return made;
-  }();
-  return context;
-}
-
-}  // namespace
+using tessera::fuzz::MemoryOnlyHostContext;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
@@ -36,9 +21,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if ((data[0] & 1) != 0) bytes += tessera::Sha256Hex(bytes);
   const char* target = (data[0] & 2) != 0 ? "nvptx" : nullptr;
   tessera_jit_module_t* module = nullptr;
-  tessera_jit_error_t* error = tessera_jit_module_load(Context(), bytes.data(), bytes.size(),
-                                                       target, target ? "sm_90" : nullptr,
-                                                       &module);
+  tessera_jit_error_t* error =
+      tessera_jit_module_load(MemoryOnlyHostContext(), bytes.data(), bytes.size(), target,
+                              target ? "sm_90" : nullptr, &module);
   if (error != nullptr) {
     if (module != nullptr) std::abort();  // an error leaves no module behind
     tessera_jit_error_destroy(error);
