@@ -100,7 +100,7 @@ absl::Status EmitDeviceCode(mlir::ModuleOp module, CompiledModule& out) {
   // selection cost ~7 ms per compile (docs/performance.md).
   TESSERA_ASSIGN_OR_RETURN(out.host_object, CompileHostObject(*host, /*opt_level=*/0));
   TESSERA_ASSIGN_OR_RETURN(RuntimeSymbolList symbols, HostSymbols(out));
-  return CheckHostSymbols(out.host_object, symbols);
+  return CheckHostObject(out.host_object, symbols);
 }
 
 }  // namespace tessera::jit

@@ -93,7 +93,7 @@ absl::Status EmitHostCode(mlir::ModuleOp module, CompiledModule& out) {
   TESSERA_ASSIGN_OR_RETURN(RuntimeSymbolList symbols, HostSymbols(out));
   // Code for a CPU this one cannot run is for a package: compiled, held to the trust boundary
   // here too, not linked.
-  if (!CheckHostCodeRunsHere(target.id).ok()) return CheckHostSymbols(out.host_object, symbols);
+  if (!CheckHostCodeRunsHere(target.id).ok()) return CheckHostObject(out.host_object, symbols);
   TESSERA_ASSIGN_OR_RETURN(out.host, HostExecutable::Load(out.host_object, names, symbols));
   return absl::OkStatus();
 }

@@ -1,6 +1,7 @@
 // Host code through LLVM ORC (LLJIT) with an allowlist-only symbol generator.
 #include "jit/host_executable.h"
 
+#include "jit/link_graph_checks.h"
 #include "jit/llvm_optimize.h"
 #include "jit/soft_float.h"
 
@@ -16,12 +17,15 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
+#include "llvm/ExecutionEngine/JITLink/JITLink.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/ExecutionEngine/Orc/ObjectLinkingLayer.h"
 #include "base/status_macros.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/LegacyPassManager.h"
+#include "llvm/Object/ELFObjectFile.h"
 #include "llvm/Object/ObjectFile.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
@@ -105,6 +109,9 @@ absl::StatusOr<llvm::orc::JITTargetMachineBuilder> HostMachineBuilder(
 
 void InitializeNativeTarget();
 
+/// The shared session's object layer (set with it): Load hands it link graphs it checked.
+llvm::orc::ObjectLinkingLayer* object_linking_layer = nullptr;
+
 /// The process's one ORC session for host code, made on first use and kept for the life of
 /// the process. Thread-safe.
 absl::StatusOr<llvm::orc::LLJIT*> SharedJit() {
@@ -121,6 +128,13 @@ absl::StatusOr<llvm::orc::LLJIT*> SharedJit() {
     auto created = llvm::orc::LLJITBuilder()
                        .setJITTargetMachineBuilder(std::move(*builder))
                        .setLinkProcessSymbolsByDefault(false)
+                       .setObjectLinkingLayerCreator([](llvm::orc::ExecutionSession& session)
+                                                         -> llvm::Expected<std::unique_ptr<
+                                                             llvm::orc::ObjectLayer>> {
+                         auto layer = std::make_unique<llvm::orc::ObjectLinkingLayer>(session);
+                         object_linking_layer = layer.get();
+                         return layer;
+                       })
                        // No static initializers to run, so no native platform (which would
                        // also require a JITDylib exposing the whole process).
                        .setPlatformSetUp(llvm::orc::setUpInactivePlatform)
@@ -251,12 +265,32 @@ absl::StatusOr<HostObject> CompileHostObject(llvm::Module& module, int opt_level
   return out;
 }
 
-absl::Status CheckHostSymbols(const HostObject& object, const RuntimeSymbolList& runtime) {
+absl::Status CheckHostObject(const HostObject& object, const RuntimeSymbolList& runtime) {
   auto file = llvm::object::ObjectFile::createObjectFile(llvm::MemoryBufferRef(
       llvm::StringRef(object.object.data(), object.object.size()), "host-code"));
   if (!file) {
     return absl::InvalidArgumentError(absl::StrCat("the host code is not an object file: ",
                                                    ToString(file.takeError())));
+  }
+  // JITLink's readers are not hardened against forged input: only the format it is compiled
+  // to (no COFF or Mach-O from a package), and relocations only with the symbol table they
+  // index (JITLink dereferences it unchecked).
+  const auto* elf = llvm::dyn_cast<llvm::object::ELF64LEObjectFile>(file->get());
+  if (elf == nullptr || elf->getArch() != llvm::Triple::x86_64 ||
+      elf->getELFFile().getHeader().e_type != llvm::ELF::ET_REL) {
+    return absl::InvalidArgumentError(
+        "the host code is not an x86-64 ELF relocatable object");
+  }
+  int symbol_tables = 0;
+  bool relocations = false;
+  for (const llvm::object::ELFSectionRef section : elf->sections()) {
+    symbol_tables += section.getType() == llvm::ELF::SHT_SYMTAB;
+    relocations |= section.getType() == llvm::ELF::SHT_RELA || section.getType() == llvm::ELF::SHT_REL;
+  }
+  if (symbol_tables > 1 || (relocations && symbol_tables == 0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the host code's symbol table is malformed: ", symbol_tables,
+        " symbol tables (SHT_SYMTAB) in an object with", relocations ? "" : "out", " relocations"));
   }
   absl::flat_hash_set<std::string> provided;
   for (const auto& [name, address] : runtime) provided.insert(name);
@@ -297,7 +331,7 @@ absl::StatusOr<std::unique_ptr<HostExecutable>> HostExecutable::Load(
     const RuntimeSymbolList& runtime) {
   InitializeNativeTarget();
   TESSERA_RETURN_IF_ERROR(CheckHostCodeRunsHere(object.cpu));
-  TESSERA_RETURN_IF_ERROR(CheckHostSymbols(object, runtime));
+  TESSERA_RETURN_IF_ERROR(CheckHostObject(object, runtime));
   TESSERA_ASSIGN_OR_RETURN(llvm::orc::LLJIT * jit, SharedJit());
   static std::atomic<uint64_t> next_dylib{0};
   auto dylib = jit->createJITDylib(
@@ -321,18 +355,33 @@ absl::StatusOr<std::unique_ptr<HostExecutable>> HostExecutable::Load(
           absl::StrCat("cannot define the runtime symbols: ", ToString(std::move(error))));
     }
   }
-  if (llvm::Error error = jit->addObjectFile(
-          *dylib, llvm::MemoryBuffer::getMemBufferCopy(
-                      llvm::StringRef(object.object.data(), object.object.size()), "host-code"))) {
-    return absl::InvalidArgumentError(absl::StrCat("cannot link the host code: ",
-                                                   ToString(std::move(error))));
-  }
   // Link every entry and structor now (what a link can still report, ORC's session reporter
-  // drops: the object's needs were checked against the boundary above).
+  // drops: the object's needs were checked against the boundary above). An object with none
+  // has nothing that could ever be called, and is not linked.
   std::vector<std::string> symbols;
   for (const std::string& entry : entries) symbols.push_back(absl::StrCat(kPackedEntryPrefix, entry));
   for (const std::string& name : executable->initializers_) symbols.push_back(name);
   for (const std::string& name : executable->finalizers_) symbols.push_back(name);
+  if (symbols.empty()) return executable;
+  // The link graph is built here rather than by the layer, so that its bounds are checked
+  // before JITLink writes a fixup where the object says (a damaged or forged package). Its
+  // blocks point into `object`: the lookups below link the whole graph before Load returns.
+  auto graph = llvm::jitlink::createLinkGraphFromObject(
+      llvm::MemoryBufferRef(llvm::StringRef(object.object.data(), object.object.size()),
+                            "host-code"),
+      jit->getExecutionSession().getSymbolStringPool());
+  if (!graph) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot read the host code: ", ToString(graph.takeError())));
+  }
+  if (llvm::Error error = CheckLinkGraphBounds(**graph)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot link the host code: ", ToString(std::move(error))));
+  }
+  if (llvm::Error error = object_linking_layer->add(*dylib, std::move(*graph))) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot link the host code: ", ToString(std::move(error))));
+  }
   for (const std::string& symbol_name : symbols) {
     auto symbol = jit->lookup(*dylib, symbol_name);
     if (!symbol) {
