@@ -1,6 +1,7 @@
 // Host code through LLVM ORC (LLJIT) with an allowlist-only symbol generator.
 #include "jit/host_executable.h"
 
+#include "jit/host_object_shape.h"
 #include "jit/link_graph_checks.h"
 #include "jit/llvm_optimize.h"
 #include "jit/soft_float.h"
@@ -25,7 +26,6 @@
 #include "llvm/TargetParser/SubtargetFeature.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/LegacyPassManager.h"
-#include "llvm/Object/ELFObjectFile.h"
 #include "llvm/Object/ObjectFile.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
@@ -249,6 +249,13 @@ absl::StatusOr<HostObject> CompileHostObject(llvm::Module& module, int opt_level
     return absl::InternalError(
         absl::StrCat("cannot create a host target machine: ", ToString(machine.takeError())));
   }
+  // Host code never unwinds (nothing it calls throws, and no unwinder is registered for its
+  // frames): without unwind tables its object has no .eh_frame, which JITLink would parse and
+  // CheckHostObjectShape refuses.
+  for (llvm::Function& function : module) {
+    function.addFnAttr(llvm::Attribute::NoUnwind);
+    function.setUWTableKind(llvm::UWTableKind::None);
+  }
   module.setDataLayout((*machine)->createDataLayout());
   module.setTargetTriple((*machine)->getTargetTriple());
   if (opt_level > 0) OptimizeModule(module, **machine, opt_level);
@@ -272,26 +279,7 @@ absl::Status CheckHostObject(const HostObject& object, const RuntimeSymbolList& 
     return absl::InvalidArgumentError(absl::StrCat("the host code is not an object file: ",
                                                    ToString(file.takeError())));
   }
-  // JITLink's readers are not hardened against forged input: only the format it is compiled
-  // to (no COFF or Mach-O from a package), and relocations only with the symbol table they
-  // index (JITLink dereferences it unchecked).
-  const auto* elf = llvm::dyn_cast<llvm::object::ELF64LEObjectFile>(file->get());
-  if (elf == nullptr || elf->getArch() != llvm::Triple::x86_64 ||
-      elf->getELFFile().getHeader().e_type != llvm::ELF::ET_REL) {
-    return absl::InvalidArgumentError(
-        "the host code is not an x86-64 ELF relocatable object");
-  }
-  int symbol_tables = 0;
-  bool relocations = false;
-  for (const llvm::object::ELFSectionRef section : elf->sections()) {
-    symbol_tables += section.getType() == llvm::ELF::SHT_SYMTAB;
-    relocations |= section.getType() == llvm::ELF::SHT_RELA || section.getType() == llvm::ELF::SHT_REL;
-  }
-  if (symbol_tables > 1 || (relocations && symbol_tables == 0)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the host code's symbol table is malformed: ", symbol_tables,
-        " symbol tables (SHT_SYMTAB) in an object with", relocations ? "" : "out", " relocations"));
-  }
+  TESSERA_RETURN_IF_ERROR(CheckHostObjectShape(object.object));
   absl::flat_hash_set<std::string> provided;
   for (const auto& [name, address] : runtime) provided.insert(name);
   std::vector<std::string> forbidden;

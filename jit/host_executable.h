@@ -57,10 +57,10 @@ struct HostObject {
 absl::StatusOr<HostObject> CompileHostObject(
     llvm::Module& module, int opt_level, const HostTarget& target = ThisMachineHostTarget());
 
-/// OK when `object` is an x86-64 ELF relocatable object whose structure JITLink can read (its
-/// relocations have the one symbol table they index) and every external symbol it needs is in
-/// the allowlist or `runtime` — read before anything is linked; InvalidArgument naming what is
-/// not. (Relocation and symbol bounds are checked on the link graph, at Load.)
+/// OK when `object` has the shape CompileHostObject gives it (CheckHostObjectShape: nothing a
+/// forged object could use to make JITLink read or write outside it) and every external symbol
+/// it needs is in the allowlist or `runtime` — read before anything is linked; InvalidArgument
+/// naming what is not. (Relocation and symbol bounds are checked on the link graph, at Load.)
 absl::Status CheckHostObject(const HostObject& object, const RuntimeSymbolList& runtime);
 
 /// The host code generations this process has run (CompileHostObject calls). A compile cache

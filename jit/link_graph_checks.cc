@@ -88,6 +88,11 @@ llvm::Error CheckLinkGraphBounds(llvm::jitlink::LinkGraph& graph) {
   }
   for (llvm::jitlink::Block* block : graph.blocks()) {
     const uint64_t size = block->getSize();
+    // A zero-fill block has no working memory before it is allocated: JITLink would patch it
+    // at address `offset`.
+    if (block->isZeroFill() && !block->edges_empty()) {
+      return Malformed(graph, *block, "relocations patch a block with no contents");
+    }
     for (const llvm::jitlink::Edge& edge : block->edges()) {
       if (!edge.isRelocation()) continue;  // keep-alive edges touch no bytes
       FixupExtent extent;

@@ -126,6 +126,16 @@ TEST(LinkGraphChecksTest, DefinedSymbolsLieInsideTheirBlock) {
   }
 }
 
+TEST(LinkGraphChecksTest, ABlockWithNoContentsTakesNoRelocations) {
+  // (JITLink asserts on an edge added to a zero-fill block; the block loses its contents
+  // after the edge instead, as a section retyped to NOBITS would.)
+  Graph graph;
+  graph.block->addEdge(x86_64::Pointer64, 0, *graph.target, 0);
+  EXPECT_EQ(graph.Check(), "");
+  graph.block->setZeroFillSize(kBlockBytes);
+  EXPECT_THAT(graph.Check(), HasSubstr("relocations patch a block with no contents"));
+}
+
 TEST(LinkGraphChecksTest, OnlyX86_64GraphsAreLinked) {
   Graph graph("aarch64-unknown-linux-gnu");
   EXPECT_THAT(graph.Check(), HasSubstr("the host JIT links x86-64 code only"));
