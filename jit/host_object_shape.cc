@@ -1,6 +1,7 @@
 #include "jit/host_object_shape.h"
 
 #include <string>
+#include <vector>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
@@ -98,6 +99,20 @@ absl::Status CheckHostObjectShape(absl::string_view object) {
   auto sections_or = file->sections();
   if (!sections_or) return Malformed(TakeMessage(sections_or.takeError()));
   const llvm::ArrayRef<Section> sections = *sections_or;
+  // Section 0 is the null section, all zero (JITLink reads every section that is not of type
+  // SHT_NULL, index 0 included; ELF's extended numbering, which keeps counts there, is more
+  // sections than host code has).
+  if (sections.empty() || header.e_shstrndx >= llvm::ELF::SHN_LORESERVE) {
+    return Malformed("no sections, or extended section numbering");
+  }
+  {
+    const Section& null = sections[0];
+    if (null.sh_name != 0 || null.sh_type != llvm::ELF::SHT_NULL || null.sh_flags != 0 ||
+        null.sh_addr != 0 || null.sh_offset != 0 || null.sh_size != 0 || null.sh_link != 0 ||
+        null.sh_info != 0 || null.sh_addralign != 0 || null.sh_entsize != 0) {
+      return Malformed("section 0 is not the null section");
+    }
+  }
 
   // Sections.
   const Section* symbol_table = nullptr;
@@ -136,6 +151,7 @@ absl::Status CheckHostObjectShape(absl::string_view object) {
 
   // Symbols.
   llvm::ArrayRef<Symbol> symbols;
+  std::vector<llvm::StringRef> symbol_names;  // by index
   if (symbol_table != nullptr) {
     auto symbols_or = file->symbols(symbol_table);
     if (!symbols_or) return Malformed(TakeMessage(symbols_or.takeError()));
@@ -150,19 +166,22 @@ absl::Status CheckHostObjectShape(absl::string_view object) {
       }
     }
     absl::flat_hash_set<absl::string_view> names;
+    symbol_names.resize(symbols.size());
     for (size_t i = 1; i < symbols.size(); ++i) {
       const Symbol& symbol = symbols[i];
       auto name = symbol.getName(*strings);
       if (!name) return Malformed(TakeMessage(name.takeError()));
+      symbol_names[i] = *name;
       const std::string where = absl::StrCat("symbol ", i, " (", name->str(), ")");
       const Section* section = nullptr;
       if (absl::Status status = SymbolSection(symbol, sections, section); !status.ok()) {
         return Malformed(absl::StrCat(where, ": ", status.message()));
       }
-      const bool section_or_file =
-          symbol.getType() == llvm::ELF::STT_SECTION || symbol.getType() == llvm::ELF::STT_FILE;
+      const bool local_section_or_file =
+          symbol.getBinding() == llvm::ELF::STB_LOCAL &&
+          (symbol.getType() == llvm::ELF::STT_SECTION || symbol.getType() == llvm::ELF::STT_FILE);
       if (section != nullptr && (section->sh_flags & llvm::ELF::SHF_ALLOC) == 0 &&
-          !section_or_file) {
+          !local_section_or_file) {
         return Malformed(absl::StrCat(where, " is defined in a section that is not allocated"));
       }
       if (symbol.st_shndx == llvm::ELF::SHN_COMMON) {
@@ -221,7 +240,7 @@ absl::Status CheckHostObjectShape(absl::string_view object) {
       if (defined_in != nullptr && (defined_in->sh_flags & llvm::ELF::SHF_ALLOC) == 0) {
         return Malformed(absl::StrCat(at, " refers to a section that is not allocated"));
       }
-      if (IsGotRelocation(type) && symbol.st_name == 0) {
+      if (IsGotRelocation(type) && symbol_names[index].empty()) {
         return Malformed(absl::StrCat(at, " asks for a GOT entry of an unnamed symbol"));
       }
     }

@@ -20,11 +20,12 @@ namespace tessera::jit {
 inline constexpr uint64_t kMaxHostObjectZeroFillBytes = uint64_t{64} << 20;
 
 /// OK when `object` is an x86-64 ELF64 relocatable object shaped as CompileHostObject emits it:
-/// - sections of the types PROGBITS, NOBITS (allocated), NOTE, SYMTAB (one), STRTAB and RELA,
+/// - a null section 0, then sections of the types PROGBITS, NOBITS (allocated), NOTE, SYMTAB
+///   (one), STRTAB and RELA,
 ///   at address 0, aligned to a power of two up to 4096, none named `$__…` (JITLink's own) or
 ///   `.eh_frame` (host code carries no unwind tables);
 /// - a null first symbol; every symbol's section index in range; defined symbols in allocated
-///   sections (but section and file symbols); names unique;
+///   sections (but local section and file symbols); names unique;
 /// - relocations of the kinds the x86-64 code model uses (64, PC32, PLT32, 32, 32S, PC64,
 ///   GOTPCREL, GOTPCRELX, REX_GOTPCRELX) against the one symbol table, patching an allocated
 ///   section with contents, naming a symbol (GOT relocations a named one) that is not in a

@@ -86,6 +86,17 @@ llvm::Error CheckLinkGraphBounds(llvm::jitlink::LinkGraph& graph) {
             .str(),
         llvm::inconvertibleErrorCode());
   }
+  // (Also refused by the object's shape check: sections JITLink's passes would parse or adopt
+  // as their own.)
+  for (llvm::jitlink::Section& section : graph.sections()) {
+    if (section.getName() == ".eh_frame" || section.getName().starts_with("$__")) {
+      return llvm::make_error<llvm::StringError>(
+          llvm::formatv("malformed object {0}: host code has no section {1}", graph.getName(),
+                        section.getName())
+              .str(),
+          llvm::inconvertibleErrorCode());
+    }
+  }
   for (llvm::jitlink::Block* block : graph.blocks()) {
     const uint64_t size = block->getSize();
     // A zero-fill block has no working memory before it is allocated: JITLink would patch it

@@ -17,8 +17,10 @@ namespace tessera::jit {
 
 /// Fails, naming the section, block offset and edge, unless every x86-64 relocation edge of
 /// `graph` (with the instruction bytes before it that GOT relaxation rewrites) lies inside its
-/// block and every defined symbol lies inside its block. A relocation kind it cannot bound
-/// fails too. For graphs of other architectures it fails: the host JIT links only x86-64.
+/// block and every defined symbol lies inside its block, no zero-fill block is patched, and no
+/// section is one JITLink's passes parse or adopt (.eh_frame, `$__…`). A relocation kind it
+/// cannot bound fails too. For graphs of other architectures it fails: the host JIT links only
+/// x86-64.
 llvm::Error CheckLinkGraphBounds(llvm::jitlink::LinkGraph& graph);
 
 }  // namespace tessera::jit

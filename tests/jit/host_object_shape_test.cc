@@ -100,6 +100,16 @@ TEST(HostObjectShapeTest, SectionsAreOfTheCompiledKindsAtAddressZeroSanelyAligne
   }, "is aligned to 1048576");
 }
 
+TEST(HostObjectShapeTest, SectionZeroIsTheNullSection) {
+  // JITLink reads section 0 like any other unless it is SHT_NULL: a forged one would carry an
+  // .eh_frame or a symbol table past every other check.
+  ExpectRefused([](ElfEdit& elf) {
+    elf.Write(elf.SectionHeaders()[0] + ElfEdit::kShType, 1 /* PROGBITS */, 4);
+  }, "section 0 is not the null section");
+  ExpectRefused([](ElfEdit& elf) { elf.Write(elf.SectionHeaders()[0] + ElfEdit::kShSize, 64); },
+                "section 0 is not the null section");
+}
+
 TEST(HostObjectShapeTest, ZeroFilledMemoryIsAllocatedAndBounded) {
   ExpectRefused([](ElfEdit& elf) {
     const uint64_t bss = SectionOfType(elf, ElfEdit::kNobits);
@@ -122,6 +132,39 @@ TEST(HostObjectShapeTest, SymbolsStartNullAndNameSectionsThatExist) {
     const uint64_t symbols = elf.Read(SectionOfType(elf, ElfEdit::kSymtab) + ElfEdit::kShOffset, 8);
     elf.Write(symbols + 24 + 6 /* symbol 1's st_shndx */, 0xfff0, 2);
   }, "is out of range");
+}
+
+TEST(HostObjectShapeTest, OnlyLocalSectionSymbolsMayNameUnallocatedSections) {
+  ExpectRefused([](ElfEdit& elf) {
+    const uint64_t symtab = SectionOfType(elf, ElfEdit::kSymtab);
+    const uint64_t strtab_index = elf.Read(symtab + ElfEdit::kShLink, 4);
+    const uint64_t symbol = elf.Read(symtab + ElfEdit::kShOffset, 8) + 24;  // symbol 1
+    elf.Write(symbol + 4, (1 /* STB_GLOBAL */ << 4) | 3 /* STT_SECTION */, 1);  // st_info
+    elf.Write(symbol + 6, strtab_index, 2);  // st_shndx: the (unallocated) string table
+  }, "is defined in a section that is not allocated");
+}
+
+TEST(HostObjectShapeTest, GotRelocationsNameTheirSymbol) {
+  // JITLink keys GOT entries by name: every unnamed target would share one entry. An st_name
+  // pointing at any NUL byte names a symbol "" as well as st_name 0 does.
+  ExpectRefused([](ElfEdit& elf) {
+    const uint64_t symtab = SectionOfType(elf, ElfEdit::kSymtab);
+    const uint64_t strtab = elf.SectionHeaders().at(elf.Read(symtab + ElfEdit::kShLink, 4));
+    const uint64_t last_nul = elf.Read(strtab + ElfEdit::kShSize, 8) - 1;
+    const uint64_t rela = SectionOfType(elf, ElfEdit::kRela);
+    const uint64_t first = elf.Read(rela + ElfEdit::kShOffset, 8);
+    bool found = false;
+    for (uint64_t entry = first; entry < first + elf.Read(rela + ElfEdit::kShSize, 8);
+         entry += 24) {
+      const uint64_t info = elf.Read(entry + 8, 8), type = info & 0xffffffff;
+      if (type != 9 && type != 41 && type != 42) continue;  // GOTPCREL, GOTPCRELX, REX_…
+      const uint64_t symbol = elf.Read(symtab + ElfEdit::kShOffset, 8) + 24 * (info >> 32);
+      elf.Write(symbol, last_nul, 4);  // st_name
+      found = true;
+      break;
+    }
+    EXPECT_TRUE(found) << "the real object reaches @buffer without a GOT relocation";
+  }, "asks for a GOT entry of an unnamed symbol");
 }
 
 TEST(HostObjectShapeTest, RelocationsUseTheSymbolTableAndPatchAllocatedContents) {

@@ -136,6 +136,14 @@ TEST(LinkGraphChecksTest, ABlockWithNoContentsTakesNoRelocations) {
   EXPECT_THAT(graph.Check(), HasSubstr("relocations patch a block with no contents"));
 }
 
+TEST(LinkGraphChecksTest, SectionsJITLinksPassesParseOrAdoptAreRefused) {
+  for (const char* name : {".eh_frame", "$__GOT", "$__STUBS"}) {
+    Graph graph;
+    graph.graph->createSection(name, llvm::orc::MemProt::Read);
+    EXPECT_THAT(graph.Check(), HasSubstr(std::string("host code has no section ") + name));
+  }
+}
+
 TEST(LinkGraphChecksTest, OnlyX86_64GraphsAreLinked) {
   Graph graph("aarch64-unknown-linux-gnu");
   EXPECT_THAT(graph.Check(), HasSubstr("the host JIT links x86-64 code only"));
