@@ -17,13 +17,6 @@ using Elf = llvm::object::ELF64LEFile;
 using Section = Elf::Elf_Shdr;
 using Symbol = Elf::Elf_Sym;
 
-std::string TakeMessage(llvm::Error error) {
-  std::string message;
-  llvm::handleAllErrors(std::move(error),
-                        [&](const llvm::ErrorInfoBase& info) { message = info.message(); });
-  return message;
-}
-
 absl::Status Malformed(absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat("the host code is malformed: ", what));
 }
@@ -89,7 +82,7 @@ absl::Status SymbolSection(const Symbol& symbol, llvm::ArrayRef<Section> section
 
 absl::Status CheckHostObjectShape(absl::string_view object) {
   auto file = Elf::create(llvm::StringRef(object.data(), object.size()));
-  if (!file) return Malformed(TakeMessage(file.takeError()));
+  if (!file) return Malformed(llvm::toString(file.takeError()));
   const auto& header = file->getHeader();
   if (header.e_ident[llvm::ELF::EI_CLASS] != llvm::ELF::ELFCLASS64 ||
       header.e_ident[llvm::ELF::EI_DATA] != llvm::ELF::ELFDATA2LSB ||
@@ -97,7 +90,7 @@ absl::Status CheckHostObjectShape(absl::string_view object) {
     return absl::InvalidArgumentError("the host code is not an x86-64 ELF relocatable object");
   }
   auto sections_or = file->sections();
-  if (!sections_or) return Malformed(TakeMessage(sections_or.takeError()));
+  if (!sections_or) return Malformed(llvm::toString(sections_or.takeError()));
   const llvm::ArrayRef<Section> sections = *sections_or;
   // Section 0 is the null section, all zero (JITLink reads every section that is not of type
   // SHT_NULL, index 0 included; ELF's extended numbering, which keeps counts there, is more
@@ -120,7 +113,7 @@ absl::Status CheckHostObjectShape(absl::string_view object) {
   for (size_t i = 1; i < sections.size(); ++i) {
     const Section& section = sections[i];
     auto name = file->getSectionName(section);
-    if (!name) return Malformed(TakeMessage(name.takeError()));
+    if (!name) return Malformed(llvm::toString(name.takeError()));
     const std::string where = absl::StrCat("section ", i, " (", name->str(), ")");
     if (!IsAllowedSectionType(section.sh_type)) {
       return Malformed(absl::StrCat(where, " has type ", uint64_t{section.sh_type},
@@ -154,10 +147,10 @@ absl::Status CheckHostObjectShape(absl::string_view object) {
   std::vector<llvm::StringRef> symbol_names;  // by index
   if (symbol_table != nullptr) {
     auto symbols_or = file->symbols(symbol_table);
-    if (!symbols_or) return Malformed(TakeMessage(symbols_or.takeError()));
+    if (!symbols_or) return Malformed(llvm::toString(symbols_or.takeError()));
     symbols = *symbols_or;
     auto strings = file->getStringTableForSymtab(*symbol_table, sections);
-    if (!strings) return Malformed(TakeMessage(strings.takeError()));
+    if (!strings) return Malformed(llvm::toString(strings.takeError()));
     if (!symbols.empty()) {
       const Symbol& null = symbols[0];
       if (null.st_name != 0 || null.st_info != 0 || null.st_other != 0 || null.st_shndx != 0 ||
@@ -170,7 +163,7 @@ absl::Status CheckHostObjectShape(absl::string_view object) {
     for (size_t i = 1; i < symbols.size(); ++i) {
       const Symbol& symbol = symbols[i];
       auto name = symbol.getName(*strings);
-      if (!name) return Malformed(TakeMessage(name.takeError()));
+      if (!name) return Malformed(llvm::toString(name.takeError()));
       symbol_names[i] = *name;
       const std::string where = absl::StrCat("symbol ", i, " (", name->str(), ")");
       const Section* section = nullptr;
@@ -221,7 +214,7 @@ absl::Status CheckHostObjectShape(absl::string_view object) {
                                     ", which is not allocated with contents"));
     }
     auto relocations = file->relas(section);
-    if (!relocations) return Malformed(TakeMessage(relocations.takeError()));
+    if (!relocations) return Malformed(llvm::toString(relocations.takeError()));
     for (const auto& relocation : *relocations) {
       const uint32_t type = relocation.getType(/*isMips64EL=*/false);
       const uint32_t index = relocation.getSymbol(/*isMips64EL=*/false);

@@ -67,34 +67,31 @@ bool X86FixupExtent(llvm::jitlink::Edge::Kind kind, FixupExtent& extent) {
   }
 }
 
+llvm::Error Refuse(const llvm::jitlink::LinkGraph& graph, const std::string& what) {
+  return llvm::make_error<llvm::StringError>(
+      llvm::formatv("malformed object {0}: {1}", graph.getName(), what).str(),
+      llvm::inconvertibleErrorCode());
+}
+
 llvm::Error Malformed(const llvm::jitlink::LinkGraph& graph, const llvm::jitlink::Block& block,
                       const std::string& what) {
-  return llvm::make_error<llvm::StringError>(
-      llvm::formatv("malformed object {0}: in section {1} (block of {2} bytes): {3}",
-                    graph.getName(), block.getSection().getName(), block.getSize(), what)
-          .str(),
-      llvm::inconvertibleErrorCode());
+  return Refuse(graph, llvm::formatv("in section {0} (block of {1} bytes): {2}",
+                                     block.getSection().getName(), block.getSize(), what)
+                           .str());
 }
 
 }  // namespace
 
 llvm::Error CheckLinkGraphBounds(llvm::jitlink::LinkGraph& graph) {
   if (graph.getTargetTriple().getArch() != llvm::Triple::x86_64) {
-    return llvm::make_error<llvm::StringError>(
-        llvm::formatv("object {0} is for {1}; the host JIT links x86-64 code only",
-                      graph.getName(), graph.getTargetTriple().str())
-            .str(),
-        llvm::inconvertibleErrorCode());
+    return Refuse(graph, "it is for " + graph.getTargetTriple().str() +
+                             "; the host JIT links x86-64 code only");
   }
   // (Also refused by the object's shape check: sections JITLink's passes would parse or adopt
   // as their own.)
   for (llvm::jitlink::Section& section : graph.sections()) {
     if (section.getName() == ".eh_frame" || section.getName().starts_with("$__")) {
-      return llvm::make_error<llvm::StringError>(
-          llvm::formatv("malformed object {0}: host code has no section {1}", graph.getName(),
-                        section.getName())
-              .str(),
-          llvm::inconvertibleErrorCode());
+      return Refuse(graph, "host code has no section " + section.getName().str());
     }
   }
   for (llvm::jitlink::Block* block : graph.blocks()) {
