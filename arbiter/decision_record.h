@@ -69,7 +69,7 @@ struct DecisionRecord {
   /// "sole candidate", "forced", "unprobed", "pinned", "replay: not in the plan", "pending"
   /// (background decisions), "reverted" (by the composed accuracy check).
   std::string source;
-  /// What the composed accuracy check found for the entry this op is in (jit/composed_accuracy.h);
+  /// What the composed accuracy check found for the entry this op is in (jit/arbitration/composed_accuracy.h);
   /// empty when it did not run (no delegate in the entry, not a host compile).
   std::string composed;
 

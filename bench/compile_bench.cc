@@ -29,8 +29,8 @@
 #include "absl/strings/str_format.h"
 #include "jit/compile_options.h"
 #include "jit/compiler.h"
-#include "jit/nvjitlink.h"
-#include "jit/runtime/thread_pool.h"
+#include "jit/codegen/nvjitlink.h"
+#include "runtime/thread_pool.h"
 #include "llvm/Support/JSON.h"
 
 namespace {
@@ -452,17 +452,17 @@ int main(int argc, char** argv) {
   }
   absl::StrAppend(&json, "  ],\n  \"parallel_kernels\": [\n");
   // The kernels of one module: each is an image, compiled and linked on the thread's pool.
-  const int cores = tessera::jit::runtime::DefaultThreadCount();
+  const int cores = tessera::runtime::DefaultThreadCount();
   std::cout << absl::StrFormat(
       "\nFive kernels in one module (MLP), median ms: 1 thread vs %d threads (this machine's "
       "cores)\n\n",
       cores);
   for (bool cubin : {false, true}) {
     double first = 0;
-    tessera::jit::runtime::ThreadPool one(1), all(cores);
-    auto on = [&](tessera::jit::runtime::ThreadPool& pool) {
+    tessera::runtime::ThreadPool one(1), all(cores);
+    auto on = [&](tessera::runtime::ThreadPool& pool) {
       return Measure("tessera", runs, first, [&] {
-        tessera::jit::runtime::ScopedThreadPool scope(&pool);
+        tessera::runtime::ScopedThreadPool scope(&pool);
         Tessera(kMlpIr, arch, cubin, nullptr);
       });
     };

@@ -22,12 +22,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "jit/runtime/gpu_runtime.h"
+#include "runtime/gpu_runtime.h"
 #include "tessera_jit.h"
 
 namespace {
 
-using tessera::jit::runtime::GpuRuntime;
+using tessera::runtime::GpuRuntime;
 
 void Die(const std::string& what, tessera_jit_error_t* error) {
   if (error == nullptr) return;

@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/float16.h"
-#include "jit/entry_contract.h"
+#include "jit/admission/entry_contract.h"
 
 namespace tessera::capi {
 
@@ -70,7 +70,7 @@ std::string ShapeText(const int64_t* shape, int ndim) {
 
 absl::Status BuildDescriptor(const EntryFunction& entry, size_t index, const DLTensor* tensor,
                              bool read_only, Target target, int device,
-                             tessera::jit::MemRefDescriptor& descriptor) {
+                             tessera::runtime::MemRefDescriptor& descriptor) {
   const EntryArgument& expected = entry.arguments[index];
   auto where = [&] {
     return absl::StrCat(tessera::jit::DescribeArgument(entry, index), " of @", entry.name, " (",
@@ -161,7 +161,7 @@ absl::Status BuildDescriptor(const EntryFunction& entry, size_t index, const DLT
   }
   // `address` (data + byte_offset, computed as an integer: NULL data with an offset is no
   // pointer arithmetic) was checked above not to overflow.
-  descriptor = tessera::jit::MakeMemRefDescriptor(
+  descriptor = tessera::runtime::MakeMemRefDescriptor(
       address, absl::MakeConstSpan(tensor->shape, static_cast<size_t>(tensor->ndim)));
   return absl::OkStatus();
 }

@@ -10,7 +10,7 @@
 #include "capi/include/tessera_jit.h"
 #include "jit/compile_options.h"
 #include "jit/compiled_module.h"
-#include "jit/memref_descriptor.h"
+#include "runtime/memref_descriptor.h"
 
 namespace tessera::capi {
 
@@ -20,7 +20,7 @@ namespace tessera::capi {
 /// argument, and the device (host memory for `target` host, CUDA device `device` for nvptx).
 absl::Status BuildDescriptor(const jit::EntryFunction& entry, size_t index,
                              const DLTensor* tensor, bool read_only, jit::Target target,
-                             int device, jit::MemRefDescriptor& descriptor);
+                             int device, runtime::MemRefDescriptor& descriptor);
 
 /// Scalar argument `index` of `entry` in the entry's type, in `slot`: the kind must match
 /// and integers must fit.

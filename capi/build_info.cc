@@ -2,9 +2,9 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "jit/cuda_libraries.h"
-#include "jit/runtime/gpu_runtime.h"
-#include "jit/toolchain.h"
+#include "jit/codegen/cuda_libraries.h"
+#include "runtime/gpu_runtime.h"
+#include "jit/codegen/toolchain.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 #include "capi/include/tessera_jit.h"
@@ -15,7 +15,7 @@ const char* tessera_jit_get_build_info(void) {
   static const std::string* info = [] {
     const tessera::jit::Toolchain& toolchain = tessera::jit::Toolchain::Current();
     auto cuda = llvm::json::parse(tessera::jit::CudaComponentsJson());
-    const absl::Status driver = tessera::jit::runtime::GpuRuntime::Get().status();
+    const absl::Status driver = tessera::runtime::GpuRuntime::Get().status();
     llvm::json::Object object{
         {"tessera", toolchain.tessera},
         {"api", absl::StrCat(TESSERA_JIT_API_MAJOR, ".", TESSERA_JIT_API_MINOR)},

@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "capi/handles.h"
-#include "jit/cuda_libraries.h"
+#include "jit/codegen/cuda_libraries.h"
 
 namespace tessera::capi {
 
@@ -96,10 +96,10 @@ tessera_jit_error_t* tessera_jit_context_create(const tessera_jit_context_option
           "found ", options->num_threads));
     }
     context->own_threads =
-        std::make_unique<tessera::jit::runtime::ThreadPool>(options->num_threads);
+        std::make_unique<tessera::runtime::ThreadPool>(options->num_threads);
     context->threads = context->own_threads.get();
   } else {
-    context->threads = &tessera::jit::runtime::DefaultThreadPool();
+    context->threads = &tessera::runtime::DefaultThreadPool();
   }
   if (TESSERA_JIT_HOLDS(options, Options, plan_path) && options->plan_path != nullptr &&
       options->plan_path[0] != '\0') {

@@ -48,10 +48,10 @@ void SwapInMeasuredDecisions(tessera_jit_module* module) {
     matches = measured->decisions[i].point.location ==
               module->compiled->decisions[i].point.location;
   }
-  std::map<std::string, jit::PackedEntry> entry_points;
+  std::map<std::string, runtime::PackedEntry> entry_points;
   for (const auto& [name, function] : module->functions) {
     if (!matches) break;
-    absl::StatusOr<jit::PackedEntry> entry_point = measured->host->Lookup(name);
+    absl::StatusOr<runtime::PackedEntry> entry_point = measured->host->Lookup(name);
     matches = entry_point.ok();
     if (matches) entry_points[name] = *entry_point;
   }

@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "capi/handles.h"
 #include "jit/delegates/matmul_provider.h"
-#include "jit/runtime/delegate_entry_points.h"
+#include "runtime/delegate_entry_points.h"
 
 using tessera::capi::CheckStructSize;
 using tessera::capi::InvalidArgument;
@@ -135,7 +135,7 @@ const char* tessera_jit_context_get_delegate_identity(tessera_jit_context_t* con
 }
 
 uint64_t tessera_jit_get_delegate_dispatch_count(void) {
-  return tessera::jit::runtime::DelegateDispatchCount();
+  return tessera::runtime::DelegateDispatchCount();
 }
 
 }  // extern "C"

@@ -1,18 +1,18 @@
-// Devices and device buffers, over the GPU runtime (jit/runtime/gpu_runtime.h).
+// Devices and device buffers, over the GPU runtime (runtime/gpu_runtime.h).
 #include <cstdio>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "capi/handles.h"
 #include "jit/compile_options.h"
-#include "jit/runtime/gpu_runtime.h"
+#include "runtime/gpu_runtime.h"
 
 namespace tessera::capi {
 
-bool GpuAvailable() { return jit::runtime::GpuRuntime::Get().ok(); }
+bool GpuAvailable() { return runtime::GpuRuntime::Get().ok(); }
 
 absl::StatusOr<std::string> DefaultArch(const tessera_jit_context* context) {
-  auto runtime = jit::runtime::GpuRuntime::Get();
+  auto runtime = runtime::GpuRuntime::Get();
   if (!runtime.ok()) return std::string("sm_90");
   auto info = (*runtime)->Info(context->device);
   if (!info.ok()) return std::string("sm_90");
@@ -31,7 +31,7 @@ using tessera::capi::CheckStructSize;
 using tessera::capi::InvalidArgument;
 using tessera::capi::MakeError;
 using tessera::jit::Target;
-using tessera::jit::runtime::GpuRuntime;
+using tessera::runtime::GpuRuntime;
 
 extern "C" {
 
@@ -79,7 +79,7 @@ tessera_jit_error_t* tessera_jit_buffer_alloc(tessera_jit_context_t* context, si
   if (out_device_pointer == nullptr) return InvalidArgument("out_device_pointer is NULL");
   auto runtime = GpuRuntime::Get();
   if (!runtime.ok()) return MakeError(runtime.status());
-  tessera::jit::runtime::ScopedCurrentContext keep_callers_context;
+  tessera::runtime::ScopedCurrentContext keep_callers_context;
   auto pointer = (*runtime)->Allocate(context->device, size);
   if (!pointer.ok()) return MakeError(pointer.status());
   *out_device_pointer = reinterpret_cast<void*>(*pointer);
@@ -92,7 +92,7 @@ tessera_jit_error_t* tessera_jit_buffer_free(tessera_jit_context_t* context,
   if (device_pointer == nullptr) return nullptr;
   auto runtime = GpuRuntime::Get();
   if (!runtime.ok()) return MakeError(runtime.status());
-  tessera::jit::runtime::ScopedCurrentContext keep_callers_context;
+  tessera::runtime::ScopedCurrentContext keep_callers_context;
   return MakeError(
       (*runtime)->Free(context->device, reinterpret_cast<CUdeviceptr>(device_pointer)));
 }
@@ -109,8 +109,8 @@ tessera_jit_error_t* tessera_jit_buffer_copy(tessera_jit_context_t* context, voi
   }
   auto runtime = GpuRuntime::Get();
   if (!runtime.ok()) return MakeError(runtime.status());
-  tessera::jit::runtime::ScopedCurrentContext keep_callers_context;
-  using tessera::jit::runtime::CopyKind;
+  tessera::runtime::ScopedCurrentContext keep_callers_context;
+  using tessera::runtime::CopyKind;
   const CopyKind copy = kind == TESSERA_JIT_COPY_HOST_TO_DEVICE   ? CopyKind::kHostToDevice
                         : kind == TESSERA_JIT_COPY_DEVICE_TO_HOST ? CopyKind::kDeviceToHost
                                                                   : CopyKind::kDeviceToDevice;

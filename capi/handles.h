@@ -13,7 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
-#include "jit/runtime/thread_pool.h"
+#include "runtime/thread_pool.h"
 #include "arbiter/decision_cache.h"
 #include "arbiter/plan.h"
 #include "base/log.h"
@@ -21,7 +21,7 @@
 #include "jit/compile_options.h"
 #include "jit/compiled_module.h"
 #include "jit/delegates/registry.h"
-#include "jit/host_executable.h"
+#include "runtime/host_executable.h"
 #include "service/background_decisions.h"
 #include "service/compile_service.h"
 
@@ -46,8 +46,8 @@ struct tessera_jit_context {
   double arbitration_budget_ms = 300;
   /// The threads host code's parallel loops run on: the context's own pool when
   /// num_threads was given, else the process's default pool.
-  std::unique_ptr<tessera::jit::runtime::ThreadPool> own_threads;
-  tessera::jit::runtime::ThreadPool* threads = nullptr;
+  std::unique_ptr<tessera::runtime::ThreadPool> own_threads;
+  tessera::runtime::ThreadPool* threads = nullptr;
   absl::Mutex mu;
   std::string last_miss_reason ABSL_GUARDED_BY(mu);
   /// Every identity text handed out by _get_delegate_identity: interned, so each pointer stays
@@ -68,9 +68,9 @@ struct tessera_jit_context {
 struct tessera_jit_function {
   tessera_jit_module* module = nullptr;
   const tessera::jit::EntryFunction* entry = nullptr;
-  tessera::jit::PackedEntry entry_point = nullptr;
+  tessera::runtime::PackedEntry entry_point = nullptr;
   /// The same entry in the module's measured code, once swapped in (background decisions).
-  std::atomic<tessera::jit::PackedEntry> measured_entry_point{nullptr};
+  std::atomic<tessera::runtime::PackedEntry> measured_entry_point{nullptr};
 };
 
 /// Thread-safe: the compiled module is immutable; lazily made parts are once-only or guarded.
@@ -91,7 +91,7 @@ struct tessera_jit_module {
   /// nvptx: the JIT'd host code that launches the kernels, created on first lookup.
   absl::once_flag device_host_once;
   absl::Status device_host_status;
-  std::unique_ptr<tessera::jit::HostExecutable> device_host;
+  std::unique_ptr<tessera::runtime::HostExecutable> device_host;
 
   absl::Mutex mu;
   std::map<std::string, std::unique_ptr<tessera_jit_function>> functions ABSL_GUARDED_BY(mu);
@@ -109,7 +109,7 @@ struct tessera_jit_module {
   std::string measured_plan_json;
   std::string failure_text ABSL_GUARDED_BY(mu);  ///< set once when the worker failed
 
-  const tessera::jit::HostExecutable* executable() const {
+  const tessera::runtime::HostExecutable* executable() const {
     return compiled->host != nullptr ? compiled->host.get() : device_host.get();
   }
 };

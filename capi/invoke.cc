@@ -1,6 +1,6 @@
 // Invoke: every argument checked (capi/arguments.h) and the entry's shape contract
-// (jit/entry_contract.h) before anything runs; then the entry runs on the host, or enqueues its
-// kernels on the caller's stream, with run-time checks caught (jit/runtime/checked_call.h).
+// (jit/admission/entry_contract.h) before anything runs; then the entry runs on the host, or enqueues its
+// kernels on the caller's stream, with run-time checks caught (runtime/checked_call.h).
 #include <array>
 #include <string>
 #include <vector>
@@ -10,17 +10,17 @@
 #include "absl/strings/str_cat.h"
 #include "capi/arguments.h"
 #include "capi/handles.h"
-#include "jit/entry_contract.h"
-#include "jit/memref_descriptor.h"
-#include "jit/runtime/checked_call.h"
-#include "jit/runtime/gpu_runtime.h"
-#include "jit/runtime/invocation.h"
+#include "jit/admission/entry_contract.h"
+#include "runtime/memref_descriptor.h"
+#include "runtime/checked_call.h"
+#include "runtime/gpu_runtime.h"
+#include "runtime/invocation.h"
 
 using tessera::capi::CheckStructSize;
 using tessera::capi::InvalidArgument;
 using tessera::capi::MakeError;
 using tessera::jit::Target;
-using tessera::jit::runtime::GpuRuntime;
+using tessera::runtime::GpuRuntime;
 using tessera::jit::EntryArgument;
 using tessera::jit::EntryFunction;
 
@@ -37,7 +37,7 @@ tessera_jit_error_t* tessera_jit_function_invoke(tessera_jit_function_t* functio
   if (module->pending != nullptr) tessera::capi::SwapInMeasuredDecisions(module);
   const bool swapped = module->swapped.load(std::memory_order_acquire);
   const tessera::jit::CompiledModule& serving = swapped ? *module->measured : *module->compiled;
-  const tessera::jit::PackedEntry entry_point =
+  const tessera::runtime::PackedEntry entry_point =
       swapped ? function->measured_entry_point.load(std::memory_order_acquire)
               : function->entry_point;
   const Target target = serving.options.target;
@@ -49,7 +49,7 @@ tessera_jit_error_t* tessera_jit_function_invoke(tessera_jit_function_t* functio
   if (num_args > 0 && args == nullptr) return InvalidArgument("args is NULL");
 
   // Inline storage: no heap allocation on the invoke path for up to 16 arguments of rank ≤ 4.
-  absl::InlinedVector<tessera::jit::MemRefDescriptor, 16> descriptors(num_args);
+  absl::InlinedVector<tessera::runtime::MemRefDescriptor, 16> descriptors(num_args);
   absl::InlinedVector<std::array<unsigned char, 8>, 17> scalars(num_args + 1);
   absl::InlinedVector<void*, 17> packed(num_args + 1, nullptr);
   absl::InlinedVector<tessera::jit::PassedArgument, 16> passed(num_args);
@@ -85,12 +85,12 @@ tessera_jit_error_t* tessera_jit_function_invoke(tessera_jit_function_t* functio
   // Runs the entry; with run-time checks in its code, a failed one ends it with OUT_OF_RANGE.
   const std::vector<std::string>& checks = serving.runtime_checks;
   auto run = [&]() -> absl::Status {
-    tessera::jit::runtime::ScopedThreadPool threads(module->context->threads);
+    tessera::runtime::ScopedThreadPool threads(module->context->threads);
     if (checks.empty()) {
       entry_point(packed.data());
       return absl::OkStatus();
     }
-    const int64_t failed = tessera::jit::runtime::CallChecked(entry_point, packed.data());
+    const int64_t failed = tessera::runtime::CallChecked(entry_point, packed.data());
     if (failed < 0) return absl::OkStatus();
     return absl::OutOfRangeError(absl::StrCat(
         "@", entry.name, ": run-time check failed at ",
@@ -106,9 +106,9 @@ tessera_jit_error_t* tessera_jit_function_invoke(tessera_jit_function_t* functio
           "@", entry.name, " runs on the GPU, which is not available: ",
           runtime.status().message())));
     }
-    tessera::jit::runtime::ScopedCurrentContext keep_callers_context;
+    tessera::runtime::ScopedCurrentContext keep_callers_context;
     const auto& registry = serving.options.delegates;
-    tessera::jit::runtime::InvocationScope scope(device, static_cast<CUstream>(stream),
+    tessera::runtime::InvocationScope scope(device, static_cast<CUstream>(stream),
                                                  registry != nullptr ? registry->runtime() : nullptr);
     if (absl::Status status = (*runtime)->Activate(device); !status.ok()) {
       return MakeError(status);

@@ -13,18 +13,18 @@
 #include "capi/arguments.h"
 #include "capi/handles.h"
 #include "jit/compiler.h"
-#include "jit/host_target.h"
-#include "jit/nvjitlink.h"
-#include "jit/runtime/gpu_runtime.h"
-#include "jit/runtime/invocation.h"
-#include "jit/runtime/thread_pool.h"
+#include "runtime/host_target.h"
+#include "jit/codegen/nvjitlink.h"
+#include "runtime/gpu_runtime.h"
+#include "runtime/invocation.h"
+#include "runtime/thread_pool.h"
 #include "service/package.h"
 
 using tessera::capi::CheckStructSize;
 using tessera::capi::InvalidArgument;
 using tessera::capi::MakeError;
 using tessera::jit::Target;
-using tessera::jit::runtime::GpuRuntime;
+using tessera::runtime::GpuRuntime;
 using tessera::jit::ElementType;
 using tessera::jit::EntryArgument;
 using tessera::jit::EntryFunction;
@@ -129,7 +129,7 @@ tessera_jit_error_t* tessera_jit_compile(tessera_jit_context_t* context, const c
     compile.host_cpu = options->host_cpu;
   }
   // The kernels of an nvptx module compile (and link) in parallel on the context's threads.
-  tessera::jit::runtime::ScopedThreadPool threads(context->threads);
+  tessera::runtime::ScopedThreadPool threads(context->threads);
   absl::StatusOr<tessera::service::CompileResult> compiled =
       context->service->Compile(absl::string_view(source, source_size), compile);
   if (!compiled.ok()) return MakeError(compiled.status());
@@ -235,9 +235,9 @@ void tessera_jit_module_destroy(tessera_jit_module_t* module) {
   tessera_jit_context* context = module->context;
   if (module->pending != nullptr) module->pending->Abandon();
   if (module->device_host != nullptr) {
-    tessera::jit::runtime::ScopedCurrentContext keep_callers_context;
+    tessera::runtime::ScopedCurrentContext keep_callers_context;
     // The host code's destructors unload the device image on the module's device.
-    tessera::jit::runtime::InvocationScope scope(module->context->device, nullptr);
+    tessera::runtime::InvocationScope scope(module->context->device, nullptr);
     if (auto runtime = GpuRuntime::Get(); runtime.ok()) {
       (void)(*runtime)->Activate(module->context->device);
     }
@@ -354,7 +354,7 @@ tessera_jit_error_t* tessera_jit_module_get_function(tessera_jit_module_t* modul
   }
   if (module->compiled->options.target == Target::kHost && module->compiled->host == nullptr) {
     // Compiled for a CPU whose code cannot run here (tessera_jit_compile_options_t.host_cpu).
-    absl::Status runs = tessera::jit::CheckHostCodeRunsHere(module->compiled->host_object.cpu);
+    absl::Status runs = tessera::runtime::CheckHostCodeRunsHere(module->compiled->host_object.cpu);
     return MakeError(absl::FailedPreconditionError(absl::StrCat(
         "@", key, " cannot run here: ", runs.message(),
         "; package the module (tessera_jit_package_write) for a machine that has them")));

@@ -1,4 +1,4 @@
-// Streams and events (API 0.9), over the GPU runtime (jit/runtime/gpu_runtime.h). Streams are
+// Streams and events (API 0.9), over the GPU runtime (runtime/gpu_runtime.h). Streams are
 // the driver's CUstream, so that a framework's streams and ours are interchangeable; events are
 // handles of their own, which remember their device and whether they were recorded.
 #include <atomic>
@@ -6,12 +6,12 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "capi/handles.h"
-#include "jit/runtime/gpu_runtime.h"
+#include "runtime/gpu_runtime.h"
 
 using tessera::capi::InvalidArgument;
 using tessera::capi::MakeError;
-using tessera::jit::runtime::GpuRuntime;
-using tessera::jit::runtime::ScopedCurrentContext;
+using tessera::runtime::GpuRuntime;
+using tessera::runtime::ScopedCurrentContext;
 
 struct tessera_jit_event {
   int device = 0;

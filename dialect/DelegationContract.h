@@ -1,4 +1,4 @@
-// The delegation contract's terms (DESIGN.md §4, docs/ir.md), checked the same way wherever a
+// The delegation contract's terms (docs/design.md §4, docs/ir.md), checked the same way wherever a
 // delegate is declared: on a `tessera_nvidia` op by its verifier, and on a matmul provider a
 // host declares through the C API. No MLIR.
 #ifndef TESSERA_DIALECT_DELEGATIONCONTRACT_H_

@@ -1,6 +1,6 @@
 // The `tessera_nvidia` dialect: delegation to code the compiler did not generate (vendor library
 // entries such as cuBLAS, hand-written kernels, inline PTX), with the verified delegation
-// contract of DESIGN.md §4.
+// contract of docs/design.md §4.
 #ifndef TESSERA_DIALECT_NVIDIADIALECT_TD
 #define TESSERA_DIALECT_NVIDIADIALECT_TD
 

@@ -1,4 +1,4 @@
-// The `tessera_nvidia` dialect: the delegation contract of DESIGN.md §4, checked in the order the
+// The `tessera_nvidia` dialect: the delegation contract of docs/design.md §4, checked in the order the
 // contract fixes (the first fault found is the one reported).
 #include "dialect/NVIDIAOps.h"
 
@@ -79,7 +79,7 @@ mlir::LogicalResult verifyCudaKernelLaunch(KernelCallOp op) {
                                "envelope such as `sm_80+`, found 'host'";
   }
   // The launch configuration is optional in the contract (the original's launcher supplies
-  // it); a compile that lowers the call needs it (jit/delegate_targets.cc). Given, it is whole.
+  // it); a compile that lowers the call needs it (jit/delegates/delegate_targets.cc). Given, it is whole.
   if (op.getGrid().has_value() != op.getBlock().has_value()) {
     return op.emitOpError() << "binding=cuda_kernel takes `grid` and `block` together (the "
                                "launch configuration, e.g. grid = array<i64: 128>, block = "
@@ -171,7 +171,7 @@ mlir::LogicalResult KernelCallOp::verify() {
   // A delegation with no named target cannot be bound, cached or re-measured.
   if (getCallee().empty()) return emitOpError() << "requires a non-empty `callee`";
   // The contract is declared whole, or not at all (the original's undeclared form: `callee`
-  // and `arch` only, which a compile refuses: jit/delegate_targets.cc).
+  // and `arch` only, which a compile refuses: jit/delegates/delegate_targets.cc).
   const std::pair<const char*, bool> contract[] = {
       {"binding", getBinding().has_value()},
       {"provenance", getProvenance().has_value()},
@@ -261,7 +261,7 @@ mlir::LogicalResult InlinePtxOp::verify() {
                             "(otherwise it is removed as dead code)";
   }
   // Where it stands is not part of the contract (Target IR holds it before outlining); a
-  // compile that lowers it refuses it outside device code (jit/delegate_targets.cc).
+  // compile that lowers it refuses it outside device code (jit/delegates/delegate_targets.cc).
   return mlir::success();
 }
 

@@ -1,4 +1,4 @@
-// Operations of the `tessera_nvidia` dialect and the interface they share. Contract: DESIGN.md
+// Operations of the `tessera_nvidia` dialect and the interface they share. Contract: docs/design.md
 // §4; user documentation: docs/ir.md.
 #ifndef TESSERA_DIALECT_NVIDIAOPS_TD
 #define TESSERA_DIALECT_NVIDIAOPS_TD

@@ -47,7 +47,7 @@ def LowerTileToLoops : Pass<"tessera-lower-tile-to-loops", "::mlir::ModuleOp"> {
   let summary = "lower Tile ops to scf loops over memref loads and stores (the host target)";
   let description = [{
     Each Tile op becomes a loop nest with the same element semantics as the device lowering
-    (dialect/transforms/TileSemantics.h): f32 accumulation, a fixed reduction order (over
+    (dialect/conversion/TileSemantics.h): f32 accumulation, a fixed reduction order (over
     the innermost axis: 32 vector lanes, each folding every 32nd element in order, then a
     pairwise tree; over another axis: each output in index order, streamed row by row),
     max-subtracted softmax, the matmul epilogue and numeric policy. A matmul accumulating in

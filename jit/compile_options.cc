@@ -6,7 +6,7 @@
 #include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "jit/cuda_libraries.h"
+#include "jit/codegen/cuda_libraries.h"
 
 namespace tessera::jit {
 

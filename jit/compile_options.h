@@ -52,7 +52,7 @@ struct CompileOptions {
   Target target = Target::kHost;
   /// GPU architecture for nvptx, e.g. "sm_90". Ignored for host.
   std::string arch = "sm_90";
-  /// Host: the CPU machine code is generated for (jit/host_target.h) — "" or "native" for this
+  /// Host: the CPU machine code is generated for (runtime/host_target.h) — "" or "native" for this
   /// machine's, or a 64-bit x86 CPU LLVM knows ("x86-64-v3", "skylake-avx512", "znver4"), whose
   /// code runs on any machine with its features. A module for a CPU whose code cannot run here
   /// is compiled but not linked (it is for a package), and its Tile ops are not measured: each
@@ -73,7 +73,7 @@ struct CompileOptions {
   /// The name diagnostics use for the source text, e.g. a file name.
   std::string source_name = "<source>";
   /// The CUDA root libdevice (math functions) is read from. Empty: the first root of the search
-  /// jit/cuda_libraries.h describes ($TESSERA_JIT_CUDA_HOME, NVIDIA's wheels, the toolkit).
+  /// jit/codegen/cuda_libraries.h describes ($TESSERA_JIT_CUDA_HOME, NVIDIA's wheels, the toolkit).
   std::string cuda_toolkit;
   /// Where kernel_call callees resolve (null: nothing registered, so every delegate call fails
   /// to resolve). Shared, read-only during the compile.
@@ -109,7 +109,7 @@ struct CompileOptions {
   /// change their results between calls.
   bool background_decisions = false;
   bool background_deterministic = false;
-  /// Composed accuracy (jit/composed_accuracy.h): a host compile in which a delegate serves a
+  /// Composed accuracy (jit/arbitration/composed_accuracy.h): a host compile in which a delegate serves a
   /// Tile op checks each such entry on a probe against the reference plan and reverts the op
   /// contributing most error while the entry is over its budget. Off for the check's own
   /// recompiles.

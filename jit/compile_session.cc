@@ -7,7 +7,7 @@
 #include "dialect/Passes.h"
 #include "dialect/Registration.h"
 #include "dialect/TileOps.h"
-#include "jit/guarded_parse.h"
+#include "jit/admission/guarded_parse.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"

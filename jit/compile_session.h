@@ -58,7 +58,7 @@ class SessionPool {
 SessionPool& Sessions();
 
 /// Parses `source` in `context` through the guards every entry point shares
-/// (jit/guarded_parse.h); a parse or verification failure carries every diagnostic that
+/// (jit/admission/guarded_parse.h); a parse or verification failure carries every diagnostic that
 /// `diagnostics` collected.
 absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> ParseSource(
     mlir::MLIRContext& context, const DiagnosticCollector& diagnostics, absl::string_view source,

@@ -12,7 +12,7 @@
 
 #include "arbiter/decision_record.h"
 #include "jit/compile_options.h"
-#include "jit/host_executable.h"
+#include "runtime/host_executable.h"
 
 namespace tessera::jit {
 
@@ -76,8 +76,8 @@ enum class SizeRelation {
 
 /// One rule of an entry's shape contract: `size` must relate to `must_equal` by `relation` at
 /// run time, because `reason` (e.g. "tile.map at elementwise.mlir:4:3 needs equal shapes").
-/// Derived by the compiler from every Tile op's semantics (jit/shape_contract.h); checked by
-/// invoke before anything runs (jit/entry_contract.h).
+/// Derived by the compiler from every Tile op's semantics (jit/admission/shape_contract.h); checked by
+/// invoke before anything runs (jit/admission/entry_contract.h).
 struct SizeConstraint {
   SizeSource size;
   SizeSource must_equal;
@@ -102,7 +102,7 @@ struct CompiledModule {
   /// is JIT-linked) and the identities of every delegate used.
   std::vector<std::string> delegate_symbols;
   std::vector<std::string> delegate_identities;
-  /// host: the message of every run-time check in the code, by id (jit/runtime_checks.h):
+  /// host: the message of every run-time check in the code, by id (jit/codegen/runtime_checks.h):
   /// `file:line:col: what failed`.
   std::vector<std::string> runtime_checks;
   /// One decision record per Tile op, in program order (CompileOptions::arbitrate).
@@ -133,13 +133,13 @@ struct CompiledModule {
 
   /// The host code as machine code for this machine's CPU (generated once, at compile time;
   /// the compile cache stores it, so loading a cached module generates no code).
-  HostObject host_object;
+  runtime::HostObject host_object;
 
   /// nvptx: the device images.
   std::vector<DeviceImage> device_images;
 
   /// host: the JIT'd entry points.
-  std::unique_ptr<HostExecutable> host;
+  std::unique_ptr<runtime::HostExecutable> host;
 };
 
 }  // namespace tessera::jit

@@ -15,22 +15,23 @@
 #include "base/status_macros.h"
 #include "dialect/TesseraDialect.h"
 #include "jit/compile_session.h"
-#include "jit/composed_accuracy.h"
-#include "jit/cuda_libraries.h"
-#include "jit/delegate_targets.h"
+#include "jit/arbitration/composed_accuracy.h"
+#include "jit/codegen/cuda_libraries.h"
+#include "jit/delegates/delegate_targets.h"
+#include "jit/arbitration/arbitrate_tile_ops.h"
 #include "jit/delegates/delegate_passes.h"
 #include "jit/delegates/registry.h"
-#include "jit/device_code.h"
+#include "jit/codegen/device_code.h"
 #include "jit/diagnostics.h"
-#include "jit/entry_description.h"
-#include "jit/host_code.h"
-#include "jit/host_target.h"
-#include "jit/ir_allowlist.h"
+#include "jit/admission/entry_description.h"
+#include "jit/codegen/host_code.h"
+#include "runtime/host_target.h"
+#include "jit/admission/ir_allowlist.h"
 #include "jit/pipeline.h"
-#include "jit/probers.h"
-#include "jit/runtime_checks.h"
+#include "jit/arbitration/probers.h"
+#include "jit/codegen/runtime_checks.h"
 #include "jit/stage_clock.h"
-#include "jit/toolchain.h"
+#include "jit/codegen/toolchain.h"
 #include "llvm/Support/raw_ostream.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -45,7 +46,7 @@ absl::Status RunStage(CompileSession& session, const std::string& key, mlir::Mod
   StageClock clock(out.stage_ms, stage.name);
   mlir::PassManager& pm = session.StageManager(key, stage);
   // Any error diagnostic fails the stage, even when the pass reports success (the
-  // gpu-module-to-binary toolkit trap in TOOLCHAIN.md).
+  // gpu-module-to-binary pass reports a missing toolkit only as a diagnostic).
   if (mlir::failed(pm.run(module)) || mlir::failed(mlir::verify(module)) ||
       diagnostics.HasErrors()) {
     return diagnostics.Failure(absl::StrCat("compile failed in stage '", stage.name, "'"));
@@ -78,7 +79,7 @@ absl::Status CheckOptions(const CompileOptions& options) {
         absl::StrCat("arbitration_budget_ms must be in (0, 3600000], found ",
                      options.arbitration_budget_ms));
   }
-  if (options.target == Target::kHost) return ResolveHostTarget(options.host_cpu).status();
+  if (options.target == Target::kHost) return runtime::ResolveHostTarget(options.host_cpu).status();
   TESSERA_RETURN_IF_ERROR(ValidateArch(options.arch));
   // Without libdevice, gpu-module-to-binary only warns and leaves __nv_* calls unresolved.
   if (options.cuda_toolkit.empty() && !LibdeviceComponent().found()) {
@@ -98,7 +99,7 @@ absl::Status CheckOptions(const CompileOptions& options) {
 /// Decides every Tile op (arbiter/arbiter.h) and writes the decisions back into `module`.
 absl::Status ArbitrateModule(mlir::ModuleOp module, CompiledModule& out) {
   const CompileOptions& options = out.options;
-  delegates::TileOpArbitration selection;
+  TileOpArbitration selection;
   selection.target = options.target;
   selection.arch = EnvelopeArch(options);
   selection.deterministic = options.deterministic;
@@ -108,14 +109,14 @@ absl::Status ArbitrateModule(mlir::ModuleOp module, CompiledModule& out) {
   selection.registry = options.delegates.get();
   selection.toolchain = Toolchain::Current().ToString();
   // Host code for a named CPU is measured (where it runs) apart from this machine's own code.
-  const HostTarget host = *ResolveHostTarget(options.host_cpu);  // CheckOptions checked it
-  if (options.target == Target::kHost && host.id != HostCpu()) {
+  const runtime::HostTarget host = *runtime::ResolveHostTarget(options.host_cpu);  // CheckOptions checked it
+  if (options.target == Target::kHost && host.id != runtime::HostCpu()) {
     absl::StrAppend(&selection.toolchain, ", host code for ", host.id);
   }
   std::unique_ptr<arbiter::Prober> prober;  // made on the first contest
   // Candidates are measured by running them: not for a CPU whose code cannot run here. Such a
   // contest is decided unprobed (a plan or a forced candidate still applies) and not cached.
-  const bool measurable = options.target != Target::kHost || CheckHostCodeRunsHere(host.id).ok();
+  const bool measurable = options.target != Target::kHost || runtime::CheckHostCodeRunsHere(host.id).ok();
   if (options.arbitrate) {
     selection.arbitrate = [&](const arbiter::ArbitrationPoint& decided,
                               const std::vector<arbiter::Candidate>& candidates) {
@@ -145,7 +146,7 @@ absl::Status ArbitrateModule(mlir::ModuleOp module, CompiledModule& out) {
       return arbiter::Arbitrate(point, candidates, context);
     };
   }
-  return delegates::ArbitrateTileOps(module, selection, out.decisions);
+  return ArbitrateTileOps(module, selection, out.decisions);
 }
 
 /// Everything that changes the passes a stage adds.
@@ -176,7 +177,7 @@ absl::Status CompileInSession(CompileSession& session, absl::string_view source,
   PipelineOptions pipeline{options.arch, options.opt_level, options.deterministic,
                            ResolveCudaToolkit(options)};
   if (options.target == Target::kHost) {
-    pipeline.host_vector_bits = ResolveHostTarget(options.host_cpu)->vector_bits;  // checked
+    pipeline.host_vector_bits = runtime::ResolveHostTarget(options.host_cpu)->vector_bits;  // checked
   }
   const std::string key = PipelineKey(options, pipeline);
   // Every Tile op is arbitrated first; a winning delegate becomes a kernel_call, so the
@@ -188,7 +189,7 @@ absl::Status CompileInSession(CompileSession& session, absl::string_view source,
   if (options.dump_stages) out.stages.emplace_back("arbitrate", OperationText(*module));
   TESSERA_RETURN_IF_ERROR(
       RunStage(session, key, *module, ContractStage(pipeline), diagnostics, out));
-  TESSERA_RETURN_IF_ERROR(CheckDelegateTargets(*module, options));
+  TESSERA_RETURN_IF_ERROR(delegates::CheckDelegateTargets(*module, options));
   TESSERA_RETURN_IF_ERROR(RunStage(
       session, key, *module,
       PipelineStage{"delegates",

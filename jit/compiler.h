@@ -24,8 +24,8 @@ absl::StatusOr<std::unique_ptr<CompiledModule>> Compile(absl::string_view source
 /// entries can be invoked: for a host-target module loaded from a cache, and for an nvptx
 /// module, whose entries
 /// load the device image on the first RunInitializers() and launch kernels through the GPU
-/// runtime (jit/runtime/launch_entry_points.h) — call those inside a runtime::InvocationScope.
-absl::StatusOr<std::unique_ptr<HostExecutable>> LoadHostCode(const CompiledModule& module);
+/// runtime (runtime/launch_entry_points.h) — call those inside a runtime::InvocationScope.
+absl::StatusOr<std::unique_ptr<runtime::HostExecutable>> LoadHostCode(const CompiledModule& module);
 
 /// The canonical text of Tessera IR: parsed and printed in MLIR's generic form without
 /// locations, so comments, whitespace and SSA names do not matter and any semantic change does.

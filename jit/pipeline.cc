@@ -3,10 +3,10 @@
 
 #include "dialect/Passes.h"
 #include "jit/compile_options.h"
-#include "jit/parallel_dispatch.h"
-#include "jit/ptx_codegen.h"
-#include "jit/runtime_checks.h"
-#include "jit/host_target.h"
+#include "jit/codegen/parallel_dispatch.h"
+#include "jit/codegen/ptx_codegen.h"
+#include "jit/codegen/runtime_checks.h"
+#include "runtime/host_target.h"
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -81,7 +81,7 @@ PipelineStage ContractStage(const PipelineOptions& options) {
 std::vector<PipelineStage> HostStages(const PipelineOptions& options) {
   const int64_t vector_bits = options.host_vector_bits > 0
                                   ? options.host_vector_bits
-                                  : ThisMachineHostTarget().vector_bits;
+                                  : runtime::ThisMachineHostTarget().vector_bits;
   return {
       {"tile-to-loops",
        [vector_bits](mlir::OpPassManager& pm) {

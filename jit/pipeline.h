@@ -19,7 +19,7 @@ struct PipelineOptions {
   int opt_level = 2;
   bool deterministic = false;
   std::string cuda_toolkit = "/usr/local/cuda";
-  /// Host: the widest vector register of the CPU code is generated for (HostTarget); 0 for
+  /// Host: the widest vector register of the CPU code is generated for (runtime::HostTarget); 0 for
   /// this machine's.
   int64_t host_vector_bits = 0;
 };

@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "arbiter/decision_record.h"
-#include "jit/entry_contract.h"
+#include "jit/admission/entry_contract.h"
 #include "service/binary_io.h"
 
 namespace tessera::service {
@@ -34,7 +34,7 @@ bool ReadArgument(Reader& r, jit::EntryArgument& argument) {
       !r.Int(argument.element.bits) || !r.I64(argument.rank) || !r.Count(dims)) {
     return false;
   }
-  // What the compiler can describe (jit/ir_allowlist.cc): anything else is a damaged artifact,
+  // What the compiler can describe (jit/admission/ir_allowlist.cc): anything else is a damaged artifact,
   // never a value invoke would trust.
   const int bits = argument.element.bits;
   if (kind < 0 || kind > static_cast<int>(jit::EntryArgument::Kind::kScalar) || type_class < 0 ||

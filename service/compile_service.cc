@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "jit/compiler.h"
-#include "jit/host_target.h"
+#include "runtime/host_target.h"
 #include "base/status_macros.h"
 #include "service/artifact.h"
 #include "service/package.h"
@@ -41,12 +41,12 @@ absl::StatusOr<std::shared_ptr<const jit::CompiledModule>> Load(
   bool foreign_cpu = false;
   if (module->options.target == jit::Target::kHost && !options.host_cpu.empty()) {
     // A compile naming a CPU: the entry must hold code for that CPU (the key says so).
-    TESSERA_ASSIGN_OR_RETURN(jit::HostTarget wanted, jit::ResolveHostTarget(options.host_cpu));
+    TESSERA_ASSIGN_OR_RETURN(runtime::HostTarget wanted, runtime::ResolveHostTarget(options.host_cpu));
     if (module->host_object.cpu != wanted.id) {
       return absl::FailedPreconditionError(absl::StrCat(
           "the entry holds host code for CPU ", module->host_object.cpu, ", not ", wanted.id));
     }
-    foreign_cpu = !jit::CheckHostCodeRunsHere(wanted.id).ok();
+    foreign_cpu = !runtime::CheckHostCodeRunsHere(wanted.id).ok();
   }
   if (module->options.target == jit::Target::kHost && !foreign_cpu) {
     auto host = jit::LoadHostCode(*module);

@@ -6,7 +6,7 @@
 #include "absl/strings/str_join.h"
 #include "arbiter/plan.h"
 #include "jit/delegates/registry.h"
-#include "jit/probe_device.h"
+#include "jit/arbitration/probe_device.h"
 
 namespace tessera::service {
 namespace {

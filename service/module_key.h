@@ -12,7 +12,7 @@
 #include "absl/strings/string_view.h"
 #include "cache/cache_key.h"
 #include "jit/compile_options.h"
-#include "jit/toolchain.h"
+#include "jit/codegen/toolchain.h"
 
 namespace tessera::service {
 

@@ -10,8 +10,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "base/sha256.h"
-#include "jit/host_target.h"
-#include "jit/toolchain.h"
+#include "runtime/host_target.h"
+#include "jit/codegen/toolchain.h"
 #include "service/artifact.h"
 #include "service/binary_io.h"
 
@@ -134,7 +134,7 @@ absl::StatusOr<const PackageEntry*> SelectPackageEntry(const std::vector<Package
                                                        const std::string& arch) {
   const std::string toolchain = CurrentPackageToolchain();
   const bool host = target == jit::Target::kHost;
-  const std::string machine = host ? jit::HostCpu() : arch;
+  const std::string machine = host ? runtime::HostCpu() : arch;
   std::vector<std::string> reasons;
   const PackageEntry* best = nullptr;
   int best_rank = -1;
@@ -144,7 +144,7 @@ absl::StatusOr<const PackageEntry*> SelectPackageEntry(const std::vector<Package
       differences.push_back(absl::StrCat("target ", jit::TargetName(entry.target)));
     } else if (host) {
       // This machine's own code, else a named CPU whose features this one has.
-      absl::StatusOr<std::vector<std::string>> missing = jit::MissingHostFeatures(entry.machine);
+      absl::StatusOr<std::vector<std::string>> missing = runtime::MissingHostFeatures(entry.machine);
       if (!missing.ok()) {
         differences.push_back(absl::StrCat("host CPU ", entry.machine, " (here ", machine, ")"));
       } else if (!missing->empty()) {
@@ -170,9 +170,9 @@ absl::StatusOr<const PackageEntry*> SelectPackageEntry(const std::vector<Package
     int rank = 0;  // (nvptx: the one entry for the arch)
     if (host && entry.machine == machine) {
       rank = std::numeric_limits<int>::max();
-    } else if (host) {  // a named CPU (MissingHostFeatures accepted it)
-      rank = static_cast<int>(jit::ResolveHostTarget(entry.machine)->vector_bits) * 1000 +
-             jit::HostFeatureCount(entry.machine);
+    } else if (host) {  // a named CPU (runtime::MissingHostFeatures accepted it)
+      rank = static_cast<int>(runtime::ResolveHostTarget(entry.machine)->vector_bits) * 1000 +
+             runtime::HostFeatureCount(entry.machine);
     }
     if (rank > best_rank) {
       best = &entry;

@@ -29,7 +29,7 @@ inline constexpr uint64_t kMaxPackageEntries = 64;
 /// One target's compiled module and what must match for it to load.
 struct PackageEntry {
   jit::Target target = jit::Target::kHost;
-  /// host: the CPU its machine code is for (jit::HostTarget::id: this machine's HostCpu(), or
+  /// host: the CPU its machine code is for (runtime::HostTarget::id: this machine's runtime::HostCpu(), or
   /// a named CPU such as "x86-64-v3"); nvptx: the arch ("sm_90").
   std::string machine;
   /// What else made it, as "name=value" lines in a fixed order: the compiler's build identity,

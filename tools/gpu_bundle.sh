@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the self-contained GPU check bundle (TOOLCHAIN.md, "The GPU machine": no LLVM, no
+# Builds the self-contained GPU check bundle (docs/building.md, "The GPU check bundle": no LLVM, no
 # Bazel, no network there): libtessera_jit.so with MLIR/LLVM linked in statically (the Bazel
 # target itself), stripped,
 # the GPU tests and the GPU benchmark, the abseil libraries they need, and run.sh, which runs
@@ -34,8 +34,8 @@ g++ -no-pie -o "$dir/bin/gpu_test" "$objects/tests/gpu/_objs/gpu_test/gpu_test.p
   -Wl,-rpath,'$ORIGIN/../lib' -Wl,-s
 # shellcheck disable=SC2046,SC2086
 g++ -no-pie -o "$dir/bin/gpu_bench" "$objects/bench/_objs/gpu_bench/gpu_bench.pic.o" \
-  "$objects/jit/runtime/_objs/gpu_runtime/gpu_runtime.pic.o" \
-  "$objects/jit/runtime/_objs/cuda_driver/cuda_driver.pic.o" \
+  "$objects/runtime/_objs/gpu_runtime/gpu_runtime.pic.o" \
+  "$objects/runtime/_objs/cuda_driver/cuda_driver.pic.o" \
   -L"$dir/lib" -ltessera_jit $abseil -ldl -pthread -Wl,-rpath,'$ORIGIN/../lib' -Wl,-s
 
 gcc -std=c11 -o "$dir/bin/run_mlp" capi/examples/run_mlp.c -Icapi/include -L"$dir/lib" -lm \

@@ -21,7 +21,7 @@ for need in "$cuda/nvvm/libdevice/libdevice.10.bc"; do
   [ -f "$need" ] || echo "warning: $need is missing (kernels using math functions will not compile)"
 done
 # The library opens NVRTC and nvJitLink at run time ($CUDA_HOME/lib64 or lib among the places
-# it looks; jit/cuda_libraries.cc): without them nothing for the GPU compiles.
+# it looks; jit/codegen/cuda_libraries.cc): without them nothing for the GPU compiles.
 for soname in libnvJitLink.so.13 libnvrtc.so.13; do
   if [ ! -e "$cuda/lib64/$soname" ] && [ ! -e "$cuda/lib/$soname" ] &&
      [ ! -e "$cuda/targets/x86_64-linux/lib/$soname" ] && ! ldconfig -p 2>/dev/null | grep "$soname" >/dev/null; then

@@ -11,7 +11,7 @@ readonly TESSERA_PACKAGES=(
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
   libabsl-dev libgtest-dev libgmock-dev libdlpack-dev libopenblas-dev
   python3 python3-numpy python3-dev python3-venv patchelf
-  clang-22 libclang-rt-22-dev
+  clang-22 libclang-rt-22-dev clang-format-22
   libhiredis-dev redis-server
 )
 # A disk cache outside the tree lets a fresh clone on the same machine (CI) reuse earlier outputs.

@@ -6,7 +6,7 @@
 // one launch op becomes a `func.func` of the same name and argument order: every `!llvm.ptr`
 // becomes a dense row-major memref of the operand's logical shape and storage type, every i64
 // dimension stays an i64 argument, and `tessera.dims_from` ties each memref dimension to the
-// i64 argument it comes from (jit/shape_contract.cc checks it at invoke).
+// i64 argument it comes from (jit/admission/shape_contract.cc checks it at invoke).
 #include <cstdint>
 #include <functional>
 #include <optional>

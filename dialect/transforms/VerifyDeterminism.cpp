@@ -1,6 +1,6 @@
 // tessera-verify-determinism: refuses, before anything is dispatched, a nondeterministic delegate
 // or raw kernel that a deterministic function can reach — directly, through func.call chains,
-// or through gpu.launch_func (DESIGN.md §5).
+// or through gpu.launch_func (docs/design.md §5).
 #include <string>
 #include <vector>
 

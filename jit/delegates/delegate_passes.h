@@ -1,5 +1,6 @@
-// The passes that bring delegates into a compile: choosing a vendor library for tile.matmul,
-// and resolving, checking and lowering tessera_nvidia.kernel_call.
+// The pass that brings delegates into a compile: resolving, checking and lowering
+// tessera_nvidia.kernel_call (the choice of a delegate for a Tile op is
+// jit/arbitration/arbitrate_tile_ops.h).
 #ifndef TESSERA_JIT_DELEGATES_DELEGATE_PASSES_H_
 #define TESSERA_JIT_DELEGATES_DELEGATE_PASSES_H_
 
@@ -28,38 +29,6 @@ class DelegateRegistry;
 /// `tessera.deterministic`; these never leave the compiler.)
 inline constexpr char kDelegateSymbolsAttr[] = "tessera_jit.delegate_symbols";
 inline constexpr char kDelegateIdentitiesAttr[] = "tessera_jit.delegate_identities";
-
-/// The attribute the selection writes back on every Tile op (or the kernel_call replacing it):
-/// `{winner, route, why, record}` — so the printed IR shows what runs and why.
-inline constexpr char kDecisionAttr[] = "tessera_jit.decision";
-
-/// What ArbitrateTileOps needs besides the module.
-struct TileOpArbitration {
-  Target target = Target::kHost;
-  std::string arch;             ///< "host" or the GPU arch
-  bool deterministic = false;   ///< the whole compile is deterministic
-  bool batch_invariant = false;  ///< … at the batch_invariant level
-  std::string forced;           ///< CompileOptions::matmul_delegate
-  std::string forced_every_op;  ///< CompileOptions::forced_candidate
-  const DelegateRegistry* registry = nullptr;
-  std::string toolchain;        ///< identifies the compiled lowering
-  /// Decides one arbitration point. Null: no arbitration — a forced candidate runs as declared
-  /// (after the applicability gate), anything else runs compiled (the probe compiles).
-  std::function<absl::StatusOr<arbiter::DecisionRecord>(const arbiter::ArbitrationPoint&,
-                                                         const std::vector<arbiter::Candidate>&)>
-      arbitrate;
-};
-
-/// Every Tile op is an arbitration point. Candidates: the compiled lowering and every matmul
-/// provider (built-in or declared in the registry); a tile.matmul `{delegate = "<id>"}` or
-/// `TileOpArbitration::forced` forces one ("compiled" forces the compiled lowering). The
-/// decision is written back as `tessera_jit.decision`; when a delegate wins, the tile.matmul
-/// becomes a `tessera_nvidia.kernel_call` of its callee with its contract, operands marshalled
-/// into the callee's ABI (cblas row-major, or cuBLAS's column-major trick). Appends one record
-/// per op to `records`. Errors (InvalidArgument, prefixed with the op's location) are the
-/// arbiter's: a forced candidate rejected by a gate, or no candidate left.
-absl::Status ArbitrateTileOps(mlir::ModuleOp module, const TileOpArbitration& selection,
-                             std::vector<arbiter::DecisionRecord>& records);
 
 /// Every kernel_call in host code is resolved against `registry` (null: nothing registered) and
 /// lowered: `c_abi` → a call of the symbol found in a registered library, operands checked

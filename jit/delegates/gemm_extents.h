@@ -12,7 +12,7 @@ namespace tessera::jit::delegates {
 /// M, N, K ≥ 0; layout and transpose codes valid; each leading dimension ≥ max(1, the stored
 /// matrix's contiguous length); and the elements A, B and C span — (outer − 1)·ld + inner —
 /// within their buffers. Failures end the invocation with the call's location
-/// (jit/runtime_checks.h). Returns false (and inserts nothing) for other callees.
+/// (jit/codegen/runtime_checks.h). Returns false (and inserts nothing) for other callees.
 bool GuardGemmExtents(mlir::OpBuilder& b, nvidia::KernelCallOp call);
 
 }  // namespace tessera::jit::delegates

@@ -14,7 +14,7 @@
 #include "base/files.h"
 #include "base/sha256.h"
 #include "base/status_macros.h"
-#include "jit/cuda_libraries.h"
+#include "jit/codegen/cuda_libraries.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Object/ObjectFile.h"
 #include "llvm/Support/MemoryBuffer.h"

@@ -1,5 +1,5 @@
 // Vendor libraries and hand-written kernel images the host registers, and the only places a
-// delegate callee resolves (DESIGN.md §6): a `c_abi` callee inside a registered library, never
+// delegate callee resolves (docs/design.md §6): a `c_abi` callee inside a registered library, never
 // in the process's global symbols; a `cuda_kernel` callee as an `.entry` of a registered image.
 #ifndef TESSERA_JIT_DELEGATES_REGISTRY_H_
 #define TESSERA_JIT_DELEGATES_REGISTRY_H_
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "jit/runtime/delegate_state.h"
+#include "runtime/delegate_state.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"

@@ -25,10 +25,10 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "jit/compiler.h"
-#include "jit/composed_accuracy.h"
-#include "jit/entry_probe.h"
+#include "jit/arbitration/composed_accuracy.h"
+#include "jit/arbitration/entry_probe.h"
 #include "jit/delegates/registry.h"
-#include "jit/probers.h"
+#include "jit/arbitration/probers.h"
 #include "tests/jit/host_tensor.h"
 
 namespace tessera::jit {

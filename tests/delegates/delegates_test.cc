@@ -14,8 +14,8 @@
 #include "gtest/gtest.h"
 #include "jit/compiler.h"
 #include "jit/delegates/registry.h"
-#include "jit/nvjitlink.h"
-#include "jit/runtime/delegate_entry_points.h"
+#include "jit/codegen/nvjitlink.h"
+#include "runtime/delegate_entry_points.h"
 #include "tests/jit/host_tensor.h"
 
 namespace tessera::jit::delegates {

@@ -1,5 +1,5 @@
 // RUN: tessera-opt %s -split-input-file -verify-diagnostics
-// The delegation contract (DESIGN.md §4): one defect per split. The first nine are the original
+// The delegation contract (docs/design.md §4): one defect per split. The first nine are the original
 // contract cases.
 
 func.func @empty_callee(%a: memref<4xf32>) {

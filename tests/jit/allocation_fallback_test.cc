@@ -19,7 +19,7 @@
 
 #include "gtest/gtest.h"
 #include "jit/compiler.h"
-#include "jit/runtime/thread_pool.h"
+#include "runtime/thread_pool.h"
 #include "tests/jit/host_tensor.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)

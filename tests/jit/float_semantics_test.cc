@@ -12,7 +12,7 @@
 
 #include "gtest/gtest.h"
 #include "jit/compiler.h"
-#include "jit/soft_float.h"
+#include "runtime/soft_float.h"
 #include "tests/jit/host_tensor.h"
 
 namespace tessera::jit {
@@ -117,22 +117,22 @@ TEST(FloatSemanticsTest, Bf16HelpersRoundToNearestEvenOnce) {
     std::memcpy(&value, &b, sizeof(value));
     return value;
   };
-  EXPECT_EQ(FloatToBf16Bits(from(0x3F808000u)), 0x3F80u);  // a tie goes to even…
-  EXPECT_EQ(FloatToBf16Bits(from(0x3F818000u)), 0x3F82u);  // …up or down
-  EXPECT_EQ(FloatToBf16Bits(from(0x3F808001u)), 0x3F81u);
-  EXPECT_EQ(FloatToBf16Bits(from(0x00012345u)), 0x0001u);  // subnormals kept
-  EXPECT_EQ(FloatToBf16Bits(from(0x7F800001u)), 0x7FC0u);  // a signalling NaN turns quiet
-  EXPECT_EQ(FloatToBf16Bits(-std::numeric_limits<float>::infinity()), 0xFF80u);
-  EXPECT_EQ(FloatToBf16Bits(std::numeric_limits<float>::max()), 0x7F80u);  // rounds to inf
-  EXPECT_EQ(bits(1.0f) >> 16, FloatToBf16Bits(1.0f));
+  EXPECT_EQ(runtime::FloatToBf16Bits(from(0x3F808000u)), 0x3F80u);  // a tie goes to even…
+  EXPECT_EQ(runtime::FloatToBf16Bits(from(0x3F818000u)), 0x3F82u);  // …up or down
+  EXPECT_EQ(runtime::FloatToBf16Bits(from(0x3F808001u)), 0x3F81u);
+  EXPECT_EQ(runtime::FloatToBf16Bits(from(0x00012345u)), 0x0001u);  // subnormals kept
+  EXPECT_EQ(runtime::FloatToBf16Bits(from(0x7F800001u)), 0x7FC0u);  // a signalling NaN turns quiet
+  EXPECT_EQ(runtime::FloatToBf16Bits(-std::numeric_limits<float>::infinity()), 0xFF80u);
+  EXPECT_EQ(runtime::FloatToBf16Bits(std::numeric_limits<float>::max()), 0x7F80u);  // rounds to inf
+  EXPECT_EQ(bits(1.0f) >> 16, runtime::FloatToBf16Bits(1.0f));
   // 1 + 2^-8 + 2^-30: just above a bf16 tie. Through f32 with two roundings to nearest it
   // would be the tie (and go down to 1.0); one rounding goes up.
-  EXPECT_EQ(DoubleToBf16Bits(1.0 + std::ldexp(1.0, -8) + std::ldexp(1.0, -30)), 0x3F81u);
-  EXPECT_EQ(DoubleToBf16Bits(1.0 + std::ldexp(1.0, -8)), 0x3F80u);
-  EXPECT_EQ(DoubleToBf16Bits(1e300), 0x7F80u);
-  EXPECT_EQ(DoubleToBf16Bits(-0.0), 0x8000u);
-  EXPECT_NE(SoftFloatHelper("__truncsfbf2"), nullptr);
-  EXPECT_EQ(SoftFloatHelper("__truncsfhf2"), nullptr);  // libgcc's
+  EXPECT_EQ(runtime::DoubleToBf16Bits(1.0 + std::ldexp(1.0, -8) + std::ldexp(1.0, -30)), 0x3F81u);
+  EXPECT_EQ(runtime::DoubleToBf16Bits(1.0 + std::ldexp(1.0, -8)), 0x3F80u);
+  EXPECT_EQ(runtime::DoubleToBf16Bits(1e300), 0x7F80u);
+  EXPECT_EQ(runtime::DoubleToBf16Bits(-0.0), 0x8000u);
+  EXPECT_NE(runtime::SoftFloatHelper("__truncsfbf2"), nullptr);
+  EXPECT_EQ(runtime::SoftFloatHelper("__truncsfhf2"), nullptr);  // libgcc's
 }
 
 TEST(FloatSemanticsTest, Bf16ScalarsLinkOnEveryCpu) {

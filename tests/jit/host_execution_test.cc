@@ -31,7 +31,7 @@ std::unique_ptr<CompiledModule> CompileForHost(const std::string& source) {
   return compiled.ok() ? std::move(compiled).value() : nullptr;
 }
 
-PackedEntry Entry(const CompiledModule& module, const std::string& name) {
+runtime::PackedEntry Entry(const CompiledModule& module, const std::string& name) {
   auto entry = module.host->Lookup(name);
   EXPECT_TRUE(entry.ok()) << entry.status();
   return entry.ok() ? *entry : nullptr;
@@ -73,7 +73,7 @@ func.func @saxpy(%alpha: f32, %x: memref<?xf32>, %y: memref<?xf32>, %out: memref
 TEST(HostExecutionTest, MapSaxpyMatchesReferenceAcrossSizes) {
   auto module = CompileForHost(kSaxpy);
   ASSERT_NE(module, nullptr);
-  PackedEntry saxpy = Entry(*module, "saxpy");
+  runtime::PackedEntry saxpy = Entry(*module, "saxpy");
   for (int64_t n : {0, 1, 7, 256, 1000, 1025}) {
     HostTensor<float> x({n}), y({n}), out({n});
     FillUniform(x.data(), 1);
@@ -179,7 +179,7 @@ TEST_P(HostReduceTest, MatchesReferenceAcrossShapes) {
       output_type, "\n  return\n}\n");
   auto module = CompileForHost(source);
   ASSERT_NE(module, nullptr);
-  PackedEntry reduce = Entry(*module, "reduce");
+  runtime::PackedEntry reduce = Entry(*module, "reduce");
   const std::vector<std::vector<int64_t>> shapes = {{1, 1}, {3, 5}, {17, 1}, {1, 300}, {4, 0},
                                                     {0, 3}};
   for (const auto& shape : shapes) {
@@ -466,7 +466,7 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 }
 )mlir");
   ASSERT_NE(module, nullptr);
-  PackedEntry softmax = Entry(*module, "softmax");
+  runtime::PackedEntry softmax = Entry(*module, "softmax");
   for (auto [rows, cols, scale] : std::vector<std::tuple<int64_t, int64_t, float>>{
            {1, 1, 1.0f}, {3, 10, 1.0f}, {4, 1000, 5.0f}, {2, 37, 1000.0f}, {0, 5, 1.0f}}) {
     HostTensor<float> x({rows, cols}), y({rows, cols});

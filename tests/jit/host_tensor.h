@@ -1,5 +1,5 @@
 // Test helper: a host tensor with a memref descriptor, for calling JIT'd entry points through
-// the packed calling convention (jit/host_executable.h).
+// the packed calling convention (runtime/host_executable.h).
 #ifndef TESSERA_TESTS_JIT_HOST_TENSOR_H_
 #define TESSERA_TESTS_JIT_HOST_TENSOR_H_
 
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "base/float16.h"
-#include "jit/memref_descriptor.h"
+#include "runtime/memref_descriptor.h"
 
 namespace tessera::testing {
 
@@ -39,11 +39,11 @@ class HostTensor {
   size_t size() const { return data_.size(); }
 
  private:
-  void Bind() { descriptor_ = jit::MakeMemRefDescriptor(data_.data(), shape_); }
+  void Bind() { descriptor_ = runtime::MakeMemRefDescriptor(data_.data(), shape_); }
 
   std::vector<int64_t> shape_;
   std::vector<T> data_;
-  jit::MemRefDescriptor descriptor_;
+  runtime::MemRefDescriptor descriptor_;
 };
 
 /// Uniform values in [low, high) from a fixed seed.

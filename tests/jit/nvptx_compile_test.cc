@@ -20,7 +20,7 @@
 #include "gtest/gtest.h"
 #include "dialect/ArchEnvelope.h"
 #include "jit/compiler.h"
-#include "jit/runtime/thread_pool.h"
+#include "runtime/thread_pool.h"
 
 namespace tessera::jit {
 namespace {

@@ -15,7 +15,7 @@
 
 #include "gtest/gtest.h"
 #include "jit/compiler.h"
-#include "jit/runtime/thread_pool.h"
+#include "runtime/thread_pool.h"
 #include "tests/jit/host_tensor.h"
 
 namespace tessera::jit {

@@ -1,12 +1,13 @@
 // The compile service over the cache tiers: hits and misses with their reasons, spelling-insensitive keys, every key
 // component, every kind of damaged entry, eviction, an unwritable directory, and single flight
 // across threads and across processes.
+#include "jit/codegen/host_object.h"
 #include "service/compile_service.h"
 
 #include "jit/compiler.h"
-#include "jit/host_executable.h"
-#include "jit/memref_descriptor.h"
-#include "jit/toolchain.h"
+#include "runtime/host_executable.h"
+#include "runtime/memref_descriptor.h"
+#include "jit/codegen/toolchain.h"
 #include "llvm/AsmParser/Parser.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
@@ -107,8 +108,8 @@ func.func @gelu(%x: memref<?xf32>, %y: memref<?xf32>) {
   auto run = [](const jit::CompiledModule& module) {
     std::vector<float> x(1000), y(1000);
     for (size_t i = 0; i < x.size(); ++i) x[i] = -8.0f + 0.016f * static_cast<float>(i);
-    jit::MemRefDescriptor descriptors[2] = {
-        jit::MakeMemRefDescriptor(x.data(), {1000}), jit::MakeMemRefDescriptor(y.data(), {1000})};
+    runtime::MemRefDescriptor descriptors[2] = {
+        runtime::MakeMemRefDescriptor(x.data(), {1000}), runtime::MakeMemRefDescriptor(y.data(), {1000})};
     void* args[] = {descriptors[0].data(), descriptors[1].data()};
     auto entry = module.host->Lookup("gelu");
     EXPECT_TRUE(entry.ok()) << entry.status();
@@ -125,7 +126,7 @@ func.func @gelu(%x: memref<?xf32>, %y: memref<?xf32>) {
     EXPECT_EQ(compiled->source, ModuleSource::kCompiled);
     EXPECT_GT(jit::HostCodegenCount(), before_cold);
     EXPECT_FALSE(compiled->module->host_object.object.empty());
-    EXPECT_EQ(compiled->module->host_object.cpu, jit::HostCpu());
+    EXPECT_EQ(compiled->module->host_object.cpu, runtime::HostCpu());
     cold = run(*compiled->module);
   }
   CompileService fresh(OnDisk(root));
@@ -172,7 +173,7 @@ define void @_tessera_packed_leak(ptr %args) {
   ASSERT_NE(module, nullptr) << error.getMessage().str();
   auto object = jit::CompileHostObject(*module, 2);
   ASSERT_TRUE(object.ok()) << object.status();
-  auto loaded = jit::HostExecutable::Load(*object, {"leak"});
+  auto loaded = runtime::HostExecutable::Load(*object, {"leak"});
   EXPECT_EQ(loaded.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(loaded.status().message(),
               HasSubstr("the host code references symbols outside the runtime allowlist "
@@ -181,7 +182,7 @@ define void @_tessera_packed_leak(ptr %args) {
   static int fake_getpid_calls = 0;
   int (*fake)() = [] { return ++fake_getpid_calls; };
   auto provided =
-      jit::HostExecutable::Load(*object, {"leak"}, {{"getpid", reinterpret_cast<void*>(fake)}});
+      runtime::HostExecutable::Load(*object, {"leak"}, {{"getpid", reinterpret_cast<void*>(fake)}});
   ASSERT_TRUE(provided.ok()) << provided.status();
   auto entry = (*provided)->Lookup("leak");
   ASSERT_TRUE(entry.ok());
@@ -193,13 +194,13 @@ TEST(CompileCacheTest, MachineCodeForAnotherCpuIsRefusedNeverRun) {
   CompileService cache;
   auto compiled = cache.Compile(kSaxpy, jit::CompileOptions());
   ASSERT_TRUE(compiled.ok()) << compiled.status();
-  jit::HostObject other = compiled->module->host_object;
+  runtime::HostObject other = compiled->module->host_object;
   other.cpu = "znver4+0123456789abcdef";
-  auto loaded = jit::HostExecutable::Load(other, {"saxpy"});
+  auto loaded = runtime::HostExecutable::Load(other, {"saxpy"});
   EXPECT_EQ(loaded.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(loaded.status().message(),
               HasSubstr("the host code was generated for CPU znver4+0123456789abcdef, and this "
-                        "machine's is " + jit::HostCpu()));
+                        "machine's is " + runtime::HostCpu()));
 }
 
 TEST(CompileCacheTest, SpellingDoesNotMatterMeaningDoes) {
@@ -261,7 +262,7 @@ TEST(CompileCacheTest, EachKeyComponentAloneMisses) {
   ASSERT_TRUE(moved.ok());
   EXPECT_EQ(moved->source, ModuleSource::kCompiled);
   EXPECT_THAT(moved->miss.ToString(),
-              HasSubstr("host_cpu " + jit::HostCpu() + " → znver4+0123456789abcdef"));
+              HasSubstr("host_cpu " + runtime::HostCpu() + " → znver4+0123456789abcdef"));
 }
 
 enum class Damage { kTruncate, kFlipBit, kForeignFormat, kNoManifest, kHalfWritten };

@@ -1,6 +1,7 @@
 // Ahead-of-time packages (service/package.h): made by one service, loaded by another with no
 // code generation and no cache tier; refused cleanly when damaged, foreign, or made for
 // another machine or build.
+#include "jit/codegen/host_object.h"
 #include "service/package.h"
 
 #include <cstdint>
@@ -12,10 +13,10 @@
 #include "base/sha256.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "jit/host_executable.h"
-#include "jit/host_target.h"
-#include "jit/memref_descriptor.h"
-#include "jit/toolchain.h"
+#include "runtime/host_executable.h"
+#include "runtime/host_target.h"
+#include "runtime/memref_descriptor.h"
+#include "jit/codegen/toolchain.h"
 #include "llvm/AsmParser/Parser.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
@@ -23,7 +24,7 @@
 #include "service/artifact.h"
 #include "service/binary_io.h"
 #include "service/compile_service.h"
-#include "tests/jit/elf_edit.h"
+#include "tests/runtime/elf_edit.h"
 #include "tests/service/sources.h"
 
 namespace tessera::service {
@@ -66,7 +67,7 @@ TEST(PackageTest, LoadsInAnotherServiceWithNoCodeGenerationAndNoCache) {
   auto entries = ReadPackage(bytes);
   ASSERT_TRUE(entries.ok()) << entries.status();
   ASSERT_EQ(entries->size(), 1u);
-  EXPECT_EQ((*entries)[0].machine, jit::HostCpu());
+  EXPECT_EQ((*entries)[0].machine, runtime::HostCpu());
   EXPECT_EQ(*WritePackage(*entries), bytes);
 }
 
@@ -81,7 +82,7 @@ TEST(PackageTest, APackageForAnotherMachineOrBuildIsRefusedNamingWhatDiffers) {
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(refused.status().message(),
               HasSubstr("host znver9+0123456789abcdef: host CPU znver9+0123456789abcdef (here " +
-                        jit::HostCpu() + ")"));
+                        runtime::HostCpu() + ")"));
 
   std::vector<PackageEntry> other_build = *entries;
   other_build[0].toolchain = "tessera=0000000000000000\n" +
@@ -191,7 +192,7 @@ TEST(PackageTest, HostileBytesAreCleanErrors) {
   {
     Writer w;
     w.I64(0);
-    w.String(jit::HostCpu());
+    w.String(runtime::HostCpu());
     w.String(CurrentPackageToolchain());
     w.String("an artifact? no");
     EXPECT_EQ(code(Sealed(body(kPackageFormatVersion, 1) + w.Take())),
@@ -203,7 +204,7 @@ TEST(PackageTest, HostileBytesAreCleanErrors) {
 /// cannot run here.
 std::string ACpuThatCannotRunHere() {
   for (const char* cpu : {"graniterapids", "znver5"}) {
-    if (!jit::CheckHostCodeRunsHere(cpu).ok()) return cpu;
+    if (!runtime::CheckHostCodeRunsHere(cpu).ok()) return cpu;
   }
   ADD_FAILURE() << "this CPU has the features of both graniterapids and znver5";
   return "";
@@ -230,7 +231,7 @@ TEST(PackageTest, HostCodeForSeveralCpusLoadsTheMostSpecificThatRunsHere) {
   const PackageEntry native = SaxpyEntryFor("native");
   const PackageEntry elsewhere = SaxpyEntryFor(foreign);
   EXPECT_EQ(baseline.machine, "x86-64");
-  EXPECT_EQ(native.machine, jit::HostCpu());
+  EXPECT_EQ(native.machine, runtime::HostCpu());
   EXPECT_EQ(elsewhere.machine, foreign);
   CompileService loader(MemoryOnly());
   const uint64_t before = jit::HostCodegenCount();
@@ -242,14 +243,14 @@ TEST(PackageTest, HostCodeForSeveralCpusLoadsTheMostSpecificThatRunsHere) {
 
   auto loaded = load({baseline, elsewhere, native, v3});
   ASSERT_TRUE(loaded.ok()) << loaded.status();
-  EXPECT_EQ((*loaded)->host_object.cpu, jit::HostCpu());
+  EXPECT_EQ((*loaded)->host_object.cpu, runtime::HostCpu());
   ExpectSaxpyWorks(**loaded);
 
   // Every x86-64 machine runs baseline code; x86-64-v3 (AVX2, FMA) is preferred where it runs.
   loaded = load({baseline, elsewhere, v3});
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   EXPECT_EQ((*loaded)->host_object.cpu,
-            jit::CheckHostCodeRunsHere("x86-64-v3").ok() ? "x86-64-v3" : "x86-64");
+            runtime::CheckHostCodeRunsHere("x86-64-v3").ok() ? "x86-64-v3" : "x86-64");
   ExpectSaxpyWorks(**loaded);
   EXPECT_EQ(jit::HostCodegenCount(), before) << "loading a package generated host code";
 
@@ -257,7 +258,7 @@ TEST(PackageTest, HostCodeForSeveralCpusLoadsTheMostSpecificThatRunsHere) {
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(refused.status().message(),
               HasSubstr("host " + foreign + ": host CPU " + foreign + " needs "));
-  EXPECT_THAT(refused.status().message(), HasSubstr("which this CPU (" + jit::HostCpu() +
+  EXPECT_THAT(refused.status().message(), HasSubstr("which this CPU (" + runtime::HostCpu() +
                                                     ") lacks"));
 }
 

@@ -5,8 +5,8 @@
 
 #include "gtest/gtest.h"
 #include "jit/compiled_module.h"
-#include "jit/host_executable.h"
-#include "jit/memref_descriptor.h"
+#include "runtime/host_executable.h"
+#include "runtime/memref_descriptor.h"
 
 namespace tessera::service {
 
@@ -40,9 +40,9 @@ inline void ExpectSaxpyWorks(const jit::CompiledModule& module) {
   auto entry = module.host->Lookup("saxpy");
   ASSERT_TRUE(entry.ok()) << entry.status();
   float x[3] = {1, 2, 3}, y[3] = {1, 1, 1}, out[3] = {};
-  jit::MemRefDescriptor descriptors[3] = {jit::MakeMemRefDescriptor(x, {3}),
-                                          jit::MakeMemRefDescriptor(y, {3}),
-                                          jit::MakeMemRefDescriptor(out, {3})};
+  runtime::MemRefDescriptor descriptors[3] = {runtime::MakeMemRefDescriptor(x, {3}),
+                                          runtime::MakeMemRefDescriptor(y, {3}),
+                                          runtime::MakeMemRefDescriptor(out, {3})};
   float alpha = 2.0f;
   void* args[] = {&alpha, descriptors[0].data(), descriptors[1].data(), descriptors[2].data()};
   (*entry)(args);

@@ -37,7 +37,7 @@
 #include "jit/compile_options.h"
 #include "jit/compiler.h"
 #include "jit/delegates/registry.h"
-#include "jit/nvjitlink.h"
+#include "jit/codegen/nvjitlink.h"
 #include "tools/tessera-jit/cache_command.h"
 #include "tools/tessera-jit/flags.h"
 #include "tools/tessera-jit/repl.h"

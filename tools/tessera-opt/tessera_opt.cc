@@ -1,6 +1,6 @@
 // tessera-opt: parses, verifies, transforms and prints Tessera IR (MlirOptMain with the Tessera
 // dialects, passes and lowering pipelines next to every upstream dialect and pass). Its input
-// passes the same guards as the C API's (jit/guarded_parse.h) before MLIR parses it: text
+// passes the same guards as the C API's (jit/admission/guarded_parse.h) before MLIR parses it: text
 // nested too deeply or known to crash the parser, and ops whose verifier would crash, are
 // refused with a location and exit code 1.
 #include <memory>
@@ -9,11 +9,11 @@
 #include "absl/status/status.h"
 #include "dialect/Passes.h"
 #include "dialect/Registration.h"
-#include "jit/guarded_parse.h"
+#include "jit/admission/guarded_parse.h"
 #include "jit/pipeline.h"
-#include "jit/source_limits.h"
-#include "jit/tile_forms.h"
-#include "jit/verifier_guards.h"
+#include "jit/admission/source_limits.h"
+#include "jit/admission/tile_forms.h"
+#include "jit/admission/verifier_guards.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"

@@ -1,0 +1,332 @@
+// The host lowering of tile.matmul: per batch, a packed, register-tiled kernel (f32
+// accumulation) or a row kernel, both summing each element's K products in ascending order.
+#include "dialect/conversion/tile_to_loops/HostLoops.h"
+#include "dialect/conversion/TileSemantics.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+namespace tessera::host {
+namespace {
+
+using lowering::ceilDiv;
+using lowering::indexConstant;
+using lowering::memrefSizes;
+
+/// One matrix product of a (possibly batched) tile.matmul: its sizes, and the batch indices of
+/// A, B and C that prefix every element index (empty without batch dimensions).
+struct MatmulProblem {
+  mutable tile::MatmulOp op;  // mutable: MLIR op handles have non-const accessors
+  mlir::Value m, n, k;
+  llvm::SmallVector<mlir::Value> aPrefix, bPrefix, cPrefix;
+
+  /// op(A)[i][kk] and op(B)[kk][j], transposes honoured.
+  mlir::Value loadA(mlir::OpBuilder& b, mlir::Value i, mlir::Value kk) const {
+    return load(b, op.getLhs(), aPrefix, op.getTransposeA() ? kk : i,
+                op.getTransposeA() ? i : kk);
+  }
+  mlir::Value loadB(mlir::OpBuilder& b, mlir::Value kk, mlir::Value j) const {
+    return load(b, op.getRhs(), bPrefix, op.getTransposeB() ? j : kk,
+                op.getTransposeB() ? kk : j);
+  }
+  /// Finishes C[i, j] from its accumulated product (the epilogue, then the store).
+  void storeC(mlir::OpBuilder& b, mlir::Value product, mlir::Value i, mlir::Value j) const {
+    llvm::SmallVector<mlir::Value> index(cPrefix.begin(), cPrefix.end());
+    index.append({i, j});
+    lowering::storeMatmulResult(b, op.getLoc(), op, product, index);
+  }
+
+ private:
+  mlir::Value load(mlir::OpBuilder& b, mlir::Value memref,
+                   const llvm::SmallVector<mlir::Value>& prefix, mlir::Value row,
+                   mlir::Value column) const {
+    llvm::SmallVector<mlir::Value> index(prefix.begin(), prefix.end());
+    index.append({row, column});
+    return b.create<mlir::memref::LoadOp>(op.getLoc(), memref, index);
+  }
+};
+
+/// `problem` at batch `linear` of C's `batchSizes` (row-major), its batch prefixes set: A's and
+/// B's batch dimensions broadcast to C's.
+MatmulProblem inBatch(mlir::OpBuilder& b, const MatmulProblem& problem,
+                      llvm::ArrayRef<mlir::Value> batchSizes, mlir::Value linear) {
+  mlir::Location loc = problem.op.getLoc();
+  auto rank = [](mlir::Value memref) {
+    return llvm::cast<mlir::MemRefType>(memref.getType()).getRank();
+  };
+  MatmulProblem batch = problem;
+  batch.cPrefix = lowering::delinearize(b, loc, linear, batchSizes);
+  batch.aPrefix = lowering::broadcastIndex(b, loc, problem.op.getLhs(), batch.cPrefix,
+                                           rank(problem.op.getLhs()) - 2);
+  batch.bPrefix = lowering::broadcastIndex(b, loc, problem.op.getRhs(), batch.cPrefix,
+                                           rank(problem.op.getRhs()) - 2);
+  return batch;
+}
+
+// Row by row, K outer and N inner, into a row of accumulators: the inner loop runs over
+// contiguous B and C elements (vectorisable), and every C element still sums its K products in
+// ascending order from zero — the same order and rounding as a dot product per element. Used
+// for the f16, f64 and i32 accumulators (the register tile below accumulates in f32), for fewer rows
+// than the register tile has, and when the tile's packed copy of B cannot be allocated.
+// With batch dimensions, the rows of every batch form one parallel loop (a batch of single
+// rows — decoding — still runs on every thread).
+void lowerMatmulByRows(mlir::OpBuilder& b, const MatmulProblem& unbatched,
+                       llvm::ArrayRef<mlir::Value> batchSizes, ParallelLoops& parallel) {
+  tile::MatmulOp op = unbatched.op;
+  mlir::Location loc = op.getLoc();
+  mlir::Value m = unbatched.m, n = unbatched.n, k = unbatched.k;
+  mlir::Type accumulatorType = lowering::matmulAccumulatorType(op);
+  // Heap, not stack: N may be large. One row per iteration (rows run in parallel).
+  auto rowType = mlir::MemRefType::get({mlir::ShapedType::kDynamic}, accumulatorType);
+  mlir::Value zero = lowering::matmulZero(b, loc, op);
+  mlir::Value cost = b.create<mlir::arith::MulIOp>(loc, n, k);
+  mlir::Value rowsOfAll =
+      b.create<mlir::arith::MulIOp>(loc, lowering::product(b, loc, batchSizes), m);
+  parallelForEachIndex(b, loc, mlir::ValueRange{rowsOfAll}, cost, parallel,
+                       [&](mlir::OpBuilder& rows, mlir::ValueRange is) {
+    mlir::Value i = is[0];
+    MatmulProblem problem = unbatched;
+    if (!batchSizes.empty()) {
+      i = rows.create<mlir::arith::RemUIOp>(loc, is[0], m);
+      problem = inBatch(rows, unbatched, batchSizes,
+                        rows.create<mlir::arith::DivUIOp>(loc, is[0], m));
+    }
+    mlir::Value row = rows.create<mlir::memref::AllocOp>(loc, rowType, mlir::ValueRange{n});
+    forEachIndex(rows, loc, mlir::ValueRange{n}, [&](mlir::OpBuilder& in, mlir::ValueRange js) {
+      in.create<mlir::memref::StoreOp>(loc, zero, row, js);
+    });
+    forEachIndex(rows, loc, mlir::ValueRange{k}, [&](mlir::OpBuilder& ks, mlir::ValueRange kk) {
+      mlir::Value a = lowering::prepareMatmulInput(ks, loc, op, problem.loadA(ks, i, kk[0]));
+      forEachIndex(ks, loc, mlir::ValueRange{n}, [&](mlir::OpBuilder& in, mlir::ValueRange js) {
+        mlir::Value bValue =
+            lowering::prepareMatmulInput(in, loc, op, problem.loadB(in, kk[0], js[0]));
+        mlir::Value accumulator = in.create<mlir::memref::LoadOp>(loc, row, js);
+        in.create<mlir::memref::StoreOp>(
+            loc, lowering::matmulMultiplyAdd(in, loc, accumulator, a, bValue), row, js);
+      });
+    });
+    forEachIndex(rows, loc, mlir::ValueRange{n}, [&](mlir::OpBuilder& in, mlir::ValueRange js) {
+      problem.storeC(in, in.create<mlir::memref::LoadOp>(loc, row, js), i, js[0]);
+    });
+    rows.create<mlir::memref::DeallocOp>(loc, row);
+  });
+}
+
+/// The register tile of the matmul for a vector width: MR rows of NR = `vectors` vectors.
+/// AVX-512: 6 x 64 (24 accumulators of 32 registers; 4 B vectors and 6 broadcasts per k —
+/// measured faster than 12 x 32 on Zen 4); AVX2 and SSE: 6 x 2 vectors (12 of 16). The rest
+/// hold B's vectors, A's broadcast and the products.
+struct RegisterTile {
+  int64_t lanes;    // f32 per vector
+  int64_t rows;     // MR
+  int64_t vectors;  // NR / lanes
+  int64_t columns() const { return lanes * vectors; }  // NR
+};
+
+RegisterTile registerTile(int64_t vectorBits) {
+  if (vectorBits >= 512) return {16, 6, 4};
+  if (vectorBits >= 256) return {8, 6, 2};
+  return {4, 6, 2};
+}
+
+/// A packed, register-tiled matmul (accumulating in f32):
+/// 1. B is packed once into panels of NR columns, panel p holding B'[k][p·NR + c] at
+///    (p·K + k)·NR + c, zero past N (B' = B converted for accumulation: f16/bf16 to f32, TF32
+///    rounding; transposed when asked) — in parallel over panels;
+/// 2. in parallel over panels of MR rows of C: A's rows are packed k-major (A'[r][k] at k·MR + r,
+///    zero past M); for each B panel an MR × NR tile of vector accumulators runs over the whole
+///    of K — acc += a·b, K ascending from zero, the same order as one dot product per element —
+///    then goes to a scratch tile, from which the epilogue (bias, activation, conversion) writes
+///    the valid part of C.
+/// `packB` and `multiply` select the steps (a B shared by every batch is packed once).
+void lowerMatmulTiled(mlir::OpBuilder& b, const MatmulProblem& problem, ParallelLoops& parallel,
+                      RegisterTile tile, mlir::Value packedB, bool packB, bool multiply) {
+  tile::MatmulOp op = problem.op;
+  mlir::Location loc = op.getLoc();
+  mlir::Value m = problem.m, n = problem.n, k = problem.k;
+  const int64_t mr = tile.rows;
+  const int64_t nr = tile.columns();
+  mlir::Type f32 = b.getF32Type();
+  auto buffer = mlir::MemRefType::get({mlir::ShapedType::kDynamic}, f32);
+  auto vectorType = mlir::VectorType::get({tile.lanes}, f32);
+  mlir::Value zeroF32 = b.create<mlir::arith::ConstantOp>(loc, b.getF32FloatAttr(0.0f));
+  auto constant = [&](mlir::OpBuilder& at, int64_t value) { return indexConstant(at, loc, value); };
+  auto mul = [&](mlir::OpBuilder& at, mlir::Value x, mlir::Value y) -> mlir::Value {
+    return at.create<mlir::arith::MulIOp>(loc, x, y);
+  };
+  auto add = [&](mlir::OpBuilder& at, mlir::Value x, mlir::Value y) -> mlir::Value {
+    return at.create<mlir::arith::AddIOp>(loc, x, y);
+  };
+  auto width = [&](mlir::OpBuilder& at, mlir::Value total, mlir::Value first, int64_t most) {
+    return at.create<mlir::arith::MinUIOp>(loc, constant(at, most),
+                                           at.create<mlir::arith::SubIOp>(loc, total, first))
+        .getResult();
+  };
+
+  // 1. Pack B.
+  mlir::Value panels = ceilDiv(b, loc, n, nr);
+  if (packB) parallelForEachIndex(b, loc, mlir::ValueRange{panels}, mul(b, k, constant(b, nr)), parallel,
+                       [&](mlir::OpBuilder& at, mlir::ValueRange p) {
+    mlir::Value first = mul(at, p[0], constant(at, nr));
+    mlir::Value columns = width(at, n, first, nr);
+    forEachIndex(at, loc, mlir::ValueRange{k}, [&](mlir::OpBuilder& in, mlir::ValueRange kk) {
+      mlir::Value row = mul(in, add(in, mul(in, p[0], k), kk[0]), constant(in, nr));
+      forEachIndex(in, loc, mlir::ValueRange{columns}, [&](mlir::OpBuilder& c, mlir::ValueRange j) {
+        mlir::Value column = add(c, first, j[0]);
+        mlir::Value value =
+            lowering::prepareMatmulInput(c, loc, op, problem.loadB(c, kk[0], column));
+        c.create<mlir::memref::StoreOp>(loc, value, packedB, add(c, row, j[0]));
+      });
+      mlir::Value padding = in.create<mlir::arith::SubIOp>(loc, constant(in, nr), columns);
+      forEachIndex(in, loc, mlir::ValueRange{padding}, [&](mlir::OpBuilder& c, mlir::ValueRange j) {
+        c.create<mlir::memref::StoreOp>(loc, zeroF32, packedB,
+                                        add(c, add(c, row, columns), j[0]));
+      });
+    });
+  });
+
+  if (!multiply) return;
+  // 2. Row panels of C.
+  mlir::Value rowPanels = ceilDiv(b, loc, m, mr);
+  parallelForEachIndex(b, loc, mlir::ValueRange{rowPanels}, mul(b, mul(b, n, k), constant(b, mr)),
+                       parallel, [&](mlir::OpBuilder& at, mlir::ValueRange panel) {
+    mlir::Value firstRow = mul(at, panel[0], constant(at, mr));
+    mlir::Value rows = width(at, m, firstRow, mr);
+    mlir::Value packedA = at.create<mlir::memref::AllocOp>(
+        loc, buffer, mlir::ValueRange{mul(at, k, constant(at, mr))});
+    mlir::Value scratch = at.create<mlir::memref::AllocOp>(
+        loc, buffer, mlir::ValueRange{constant(at, mr * nr)});
+    forEachIndex(at, loc, mlir::ValueRange{rows}, [&](mlir::OpBuilder& in, mlir::ValueRange r) {
+      mlir::Value i = add(in, firstRow, r[0]);
+      forEachIndex(in, loc, mlir::ValueRange{k}, [&](mlir::OpBuilder& c, mlir::ValueRange kk) {
+        mlir::Value value =
+            lowering::prepareMatmulInput(c, loc, op, problem.loadA(c, i, kk[0]));
+        c.create<mlir::memref::StoreOp>(loc, value, packedA,
+                                        add(c, mul(c, kk[0], constant(c, mr)), r[0]));
+      });
+    });
+    mlir::Value missing = at.create<mlir::arith::SubIOp>(loc, constant(at, mr), rows);
+    forEachIndex(at, loc, mlir::ValueRange{missing, k},
+                 [&](mlir::OpBuilder& in, mlir::ValueRange rk) {
+      mlir::Value r = add(in, rows, rk[0]);
+      in.create<mlir::memref::StoreOp>(loc, zeroF32, packedA,
+                                       add(in, mul(in, rk[1], constant(in, mr)), r));
+    });
+    forEachIndex(at, loc, mlir::ValueRange{panels}, [&](mlir::OpBuilder& in, mlir::ValueRange p) {
+      // The register tile over the whole of K.
+      mlir::Value zeroVector = in.create<mlir::arith::ConstantOp>(
+          loc, mlir::DenseElementsAttr::get(vectorType, in.getF32FloatAttr(0.0f)));
+      llvm::SmallVector<mlir::Value> init(mr * tile.vectors, zeroVector);
+      mlir::Value panelBase = mul(in, mul(in, p[0], k), constant(in, nr));
+      auto loop = in.create<mlir::scf::ForOp>(
+          loc, constant(in, 0), k, constant(in, 1), init,
+          [&](mlir::OpBuilder& kb, mlir::Location, mlir::Value kk, mlir::ValueRange acc) {
+            mlir::Value bRow = add(kb, panelBase, mul(kb, kk, constant(kb, nr)));
+            llvm::SmallVector<mlir::Value> bVectors;
+            for (int64_t v = 0; v < tile.vectors; ++v) {
+              bVectors.push_back(kb.create<mlir::vector::LoadOp>(
+                  loc, vectorType, packedB,
+                  mlir::ValueRange{add(kb, bRow, constant(kb, v * tile.lanes))}));
+            }
+            mlir::Value aRow = mul(kb, kk, constant(kb, mr));
+            llvm::SmallVector<mlir::Value> next;
+            for (int64_t r = 0; r < mr; ++r) {
+              mlir::Value a = kb.create<mlir::memref::LoadOp>(
+                  loc, packedA, mlir::ValueRange{add(kb, aRow, constant(kb, r))});
+              mlir::Value aVector = kb.create<mlir::vector::BroadcastOp>(loc, vectorType, a);
+              for (int64_t v = 0; v < tile.vectors; ++v) {
+                mlir::Value product = kb.create<mlir::arith::MulFOp>(loc, aVector, bVectors[v]);
+                next.push_back(
+                    kb.create<mlir::arith::AddFOp>(loc, acc[r * tile.vectors + v], product));
+              }
+            }
+            kb.create<mlir::scf::YieldOp>(loc, next);
+          });
+      for (int64_t r = 0; r < mr; ++r) {
+        for (int64_t v = 0; v < tile.vectors; ++v) {
+          in.create<mlir::vector::StoreOp>(
+              loc, loop.getResult(r * tile.vectors + v), scratch,
+              mlir::ValueRange{constant(in, r * nr + v * tile.lanes)});
+        }
+      }
+      // The epilogue on the valid part of the tile.
+      mlir::Value firstColumn = mul(in, p[0], constant(in, nr));
+      mlir::Value columns = width(in, n, firstColumn, nr);
+      forEachIndex(in, loc, mlir::ValueRange{rows, columns},
+                   [&](mlir::OpBuilder& e, mlir::ValueRange rc) {
+        mlir::Value sum = e.create<mlir::memref::LoadOp>(
+            loc, scratch, mlir::ValueRange{add(e, mul(e, rc[0], constant(e, nr)), rc[1])});
+        problem.storeC(e, sum, add(e, firstRow, rc[0]), add(e, firstColumn, rc[1]));
+      });
+    });
+    at.create<mlir::memref::DeallocOp>(loc, scratch);
+    at.create<mlir::memref::DeallocOp>(loc, packedA);
+  });
+}
+
+}  // namespace
+
+/// The tiled kernel when it pays and its packed copy of B could be allocated; else the row
+/// kernel (the same result, bit for bit). Below MR rows of C (a batch of one) the padded
+/// register tile would do up to MR times the work, and a failed allocation of packed B (as
+/// large as B in f32) must not crash the caller. The tiled kernel runs the batches one after the
+/// other, each product in parallel, and packs a B without batch dimensions of its own once for
+/// all of them; the row kernel runs the rows of all batches in one parallel loop.
+void lowerMatmul(mlir::OpBuilder& b, tile::MatmulOp op, ParallelLoops& parallel,
+                 int64_t vectorBits) {
+  mlir::Location loc = op.getLoc();
+  auto outputSizes = memrefSizes(b, loc, op.getOutput());
+  const int64_t rankC = static_cast<int64_t>(outputSizes.size());
+  const int64_t rankA = llvm::cast<mlir::MemRefType>(op.getLhs().getType()).getRank();
+  const int64_t rankB = llvm::cast<mlir::MemRefType>(op.getRhs().getType()).getRank();
+  MatmulProblem problem{op};
+  problem.m = outputSizes[rankC - 2];
+  problem.n = outputSizes[rankC - 1];
+  problem.k = memrefSizes(b, loc, op.getLhs())[rankA - (op.getTransposeA() ? 2 : 1)];
+  auto batchSizes = llvm::ArrayRef<mlir::Value>(outputSizes).drop_back(2);
+  // Runs `body` for every batch of C, one after another, with `problem`'s prefixes set.
+  auto forEachBatch = [&](mlir::OpBuilder& at,
+                          llvm::function_ref<void(mlir::OpBuilder&, const MatmulProblem&)> body) {
+    if (batchSizes.empty()) return body(at, problem);
+    forEachIndex(at, loc, mlir::ValueRange{lowering::product(at, loc, batchSizes)},
+                 [&](mlir::OpBuilder& in, mlir::ValueRange linear) {
+      body(in, inBatch(in, problem, batchSizes, linear[0]));
+    });
+  };
+  if (!lowering::matmulAccumulatorType(op).isF32()) {
+    return lowerMatmulByRows(b, problem, batchSizes, parallel);
+  }
+  const RegisterTile tile = registerTile(vectorBits);
+  mlir::Value m = problem.m, n = problem.n, k = problem.k;
+  mlir::Value one = indexConstant(b, loc, 1);
+  mlir::Value enoughRows = b.create<mlir::arith::CmpIOp>(
+      loc, mlir::arith::CmpIPredicate::uge, m, indexConstant(b, loc, tile.rows));
+  mlir::Value packedSize = b.create<mlir::arith::MulIOp>(
+      loc,
+      b.create<mlir::arith::MulIOp>(loc, ceilDiv(b, loc, n, tile.columns()),
+                                    indexConstant(b, loc, tile.columns())),
+      b.create<mlir::arith::MaxUIOp>(loc, k, one));
+  mlir::Value size = b.create<mlir::arith::SelectOp>(loc, enoughRows, packedSize, one);
+  auto buffer = mlir::MemRefType::get({mlir::ShapedType::kDynamic}, b.getF32Type());
+  mlir::Value packedB = b.create<mlir::memref::AllocOp>(loc, buffer, mlir::ValueRange{size});
+  mlir::Value address =
+      b.create<mlir::memref::ExtractAlignedPointerAsIndexOp>(loc, packedB);
+  mlir::Value allocated = b.create<mlir::arith::CmpIOp>(
+      loc, mlir::arith::CmpIPredicate::ne, address, indexConstant(b, loc, 0));
+  auto choice = b.create<mlir::scf::IfOp>(
+      loc, b.create<mlir::arith::AndIOp>(loc, enoughRows, allocated), /*withElseRegion=*/true);
+  mlir::OpBuilder tiled = choice.getThenBodyBuilder();
+  const bool sharedB = rankB == 2;
+  if (sharedB) {
+    lowerMatmulTiled(tiled, problem, parallel, tile, packedB, /*packB=*/true, /*multiply=*/false);
+  }
+  forEachBatch(tiled, [&](mlir::OpBuilder& at, const MatmulProblem& batch) {
+    lowerMatmulTiled(at, batch, parallel, tile, packedB, /*packB=*/!sharedB, /*multiply=*/true);
+  });
+  mlir::OpBuilder rows = choice.getElseBodyBuilder();
+  lowerMatmulByRows(rows, problem, batchSizes, parallel);
+  b.create<mlir::memref::DeallocOp>(loc, packedB);
+}
+
+}  // namespace tessera::host

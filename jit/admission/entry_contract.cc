@@ -1,0 +1,117 @@
+#include "jit/admission/entry_contract.h"
+
+#include <limits>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+
+namespace tessera::jit {
+namespace {
+
+int64_t ValueOf(const SizeSource& source, absl::Span<const PassedArgument> arguments) {
+  switch (source.kind) {
+    case SizeSource::Kind::kDimension:
+      return arguments[source.argument].sizes[source.dim];
+    case SizeSource::Kind::kScalar:
+      return arguments[source.argument].value;
+    case SizeSource::Kind::kConstant:
+      return source.value;
+  }
+  return source.value;
+}
+
+/// "dimension 0 of argument #3 'out'", "argument #0 'n'".
+std::string DescribeSource(const EntryFunction& entry, const SizeSource& source) {
+  if (source.kind == SizeSource::Kind::kDimension) {
+    return absl::StrCat("dimension ", source.dim, " of ",
+                        DescribeArgument(entry, source.argument));
+  }
+  return DescribeArgument(entry, source.argument);
+}
+
+}  // namespace
+
+std::string DescribeArgument(const EntryFunction& entry, size_t index) {
+  const std::string& name = entry.arguments[index].name;
+  if (name.empty()) return absl::StrCat("argument #", index);
+  return absl::StrCat("argument #", index, " '", name, "'");
+}
+
+bool SizesRelate(SizeRelation relation, int64_t found, int64_t expected) {
+  // Sizes from scalar arguments may be negative (their allocations refuse them later); only
+  // equality is meaningful for them, and the arithmetic below must not overflow or trap.
+  if (relation != SizeRelation::kEqual && (found < 0 || expected < 0)) return false;
+  switch (relation) {
+    case SizeRelation::kEqual:
+      return found == expected;
+    case SizeRelation::kBroadcasts:
+      return found == expected || found == 1;
+    case SizeRelation::kTwice:
+      return expected <= std::numeric_limits<int64_t>::max() / 2 && found == 2 * expected;
+    case SizeRelation::kMultipleOf:
+      return expected == 0 ? found == 0 : found % expected == 0;
+    case SizeRelation::kAtMost:
+      return found <= expected;
+  }
+  return false;
+}
+
+void DeriveSizeSources(EntryFunction& entry) {
+  for (EntryArgument& argument : entry.arguments) {
+    argument.size_from.assign(
+        argument.kind == EntryArgument::Kind::kMemRef ? static_cast<size_t>(argument.rank) : 0,
+        -1);
+  }
+  for (const SizeConstraint& constraint : entry.size_constraints) {
+    if (constraint.relation != SizeRelation::kEqual) continue;
+    for (const auto& [dim, scalar] : {std::pair(&constraint.size, &constraint.must_equal),
+                                      std::pair(&constraint.must_equal, &constraint.size)}) {
+      if (dim->kind != SizeSource::Kind::kDimension || scalar->kind != SizeSource::Kind::kScalar) {
+        continue;
+      }
+      std::vector<int64_t>& from = entry.arguments[dim->argument].size_from;
+      if (dim->dim >= 0 && dim->dim < static_cast<int64_t>(from.size()) && from[dim->dim] < 0) {
+        from[dim->dim] = scalar->argument;
+      }
+    }
+  }
+}
+
+absl::Status CheckShapeContract(const EntryFunction& entry,
+                                absl::Span<const PassedArgument> arguments) {
+  for (const SizeConstraint& constraint : entry.size_constraints) {
+    const int64_t found = ValueOf(constraint.size, arguments);
+    const int64_t expected = ValueOf(constraint.must_equal, arguments);
+    if (SizesRelate(constraint.relation, found, expected)) continue;
+    const SizeSource& other = constraint.must_equal;
+    std::string against;
+    if (constraint.relation == SizeRelation::kTwice) {
+      against = absl::StrCat("it must be twice ", DescribeSource(entry, other), " (", expected,
+                             ")");
+    } else if (constraint.relation == SizeRelation::kAtMost) {
+      against = absl::StrCat("it must be at most ", expected);
+    } else if (constraint.relation == SizeRelation::kMultipleOf) {
+      against = absl::StrCat("it must be a multiple of ", DescribeSource(entry, other), " (",
+                             expected, ")");
+    } else if (other.kind == SizeSource::Kind::kConstant) {
+      against = absl::StrCat("it must be ", expected);
+    } else if (other.kind == SizeSource::Kind::kDimension &&
+               constraint.size.kind == SizeSource::Kind::kDimension &&
+               other.dim == constraint.size.dim) {
+      against = absl::StrCat(DescribeArgument(entry, other.argument), " has ", expected);
+    } else {
+      against = absl::StrCat(DescribeSource(entry, other), " is ", expected);
+    }
+    if (constraint.relation == SizeRelation::kBroadcasts) {
+      against = absl::StrCat(against, " (it must be 1 or that)");
+    }
+    return absl::InvalidArgumentError(absl::StrCat("@", entry.name, ": ",
+                                                   DescribeSource(entry, constraint.size), " is ",
+                                                   found, " but ", against, ": ",
+                                                   constraint.reason));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace tessera::jit
