@@ -1,4 +1,4 @@
-// The arbiter (DESIGN.md §2, §4, §5, §7): for one arbitration point, filters the candidates —
+// The arbiter (docs/design.md §2, §4, §5, §7): for one arbitration point, filters the candidates —
 // applicability, availability, determinism, forcing, accuracy on probes — then measures the
 // survivors and picks one under the noise rule, or reuses the cached decision. Every decision
 // is a DecisionRecord; when nothing survives, or a forced candidate is rejected, the compile

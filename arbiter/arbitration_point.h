@@ -1,5 +1,5 @@
 // An arbitration point: one Tile op, described by everything that decides which candidate may
-// and should run it (DESIGN.md §2, §7). Built from the IR by the compiler; MLIR-free.
+// and should run it (docs/design.md §2, §7). Built from the IR by the compiler; MLIR-free.
 #ifndef TESSERA_ARBITER_ARBITRATION_POINT_H_
 #define TESSERA_ARBITER_ARBITRATION_POINT_H_
 

@@ -1,4 +1,4 @@
-// The decision cache (DESIGN.md §7): decision records by key, in memory and optionally on disk
+// The decision cache (docs/design.md §7): decision records by key, in memory and optionally on disk
 // (`<dir>/<base key>/<key>.json`, written atomically). A record made with another toolchain or
 // other candidate identities has the same base key and a different key: it misses, is kept, and
 // is returned as `stale` so the arbiter can say what changed and keep its winner as incumbent.

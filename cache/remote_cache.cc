@@ -6,17 +6,14 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
-#include <cstdlib>
+#include <cstdint>
 #include <functional>
 #include <random>
 #include <system_error>
 #include <utility>
 
-#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "cache/manifest.h"
@@ -25,10 +22,6 @@ namespace tessera::cache {
 namespace {
 
 constexpr absl::string_view kMagic = "tessera-jit remote 1\n";
-constexpr size_t kLatencyRing = 4096;
-/// Fleet latency histogram: bucket i holds samples up to kFirstBucketUs · √2^i.
-constexpr double kFirstBucketUs = 8.0;
-constexpr int kBuckets = 48;
 
 /// Deletes the key only if it still holds our token (a lease that expired and was taken over
 /// is someone else's now).
@@ -39,13 +32,6 @@ constexpr char kReleaseScript[] =
 constexpr char kRenewScript[] =
     "if redis.call('get', KEYS[1]) == ARGV[1] then "
     "return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end";
-
-int Bucket(double us) {
-  if (us <= kFirstBucketUs) return 0;
-  const int i = static_cast<int>(std::ceil(2.0 * std::log2(us / kFirstBucketUs)));
-  return std::min(i, kBuckets - 1);
-}
-double BucketBound(int i) { return kFirstBucketUs * std::pow(2.0, i / 2.0); }
 
 /// The error kind a status counts as.
 std::string ErrorKind(const absl::Status& status) {
@@ -71,63 +57,10 @@ std::string Token() {
                       absl::Hex(random(), absl::kZeroPad8));
 }
 
-int64_t Ms(absl::Duration duration) { return std::max<int64_t>(1, absl::ToInt64Milliseconds(duration)); }
-
-double Percentile(std::vector<double> samples, double fraction) {
-  if (samples.empty()) return 0;
-  const size_t k = std::min(samples.size() - 1,
-                            static_cast<size_t>(fraction * static_cast<double>(samples.size())));
-  std::nth_element(samples.begin(), samples.begin() + k, samples.end());
-  return samples[k];
-}
-
 }  // namespace
 
-std::string RemoteCacheOptions::DefaultUrl() {
-  const char* url = std::getenv("TESSERA_JIT_REMOTE_CACHE");
-  return url != nullptr ? url : "";
-}
-
-absl::StatusOr<RemoteCacheOptions> RemoteCacheOptions::FromUrl(absl::string_view url) {
-  absl::StatusOr<RedisEndpoint> endpoint = ParseRedisUrl(url);
-  if (!endpoint.ok()) return endpoint.status();
-  RemoteCacheOptions options;
-  bool lease_set = false;
-  for (const auto& [name, value] : endpoint->options) {
-    int64_t number = 0;
-    const bool parsed = !value.empty() && value.size() <= 12 &&
-                        std::all_of(value.begin(), value.end(),
-                                    [](char c) { return c >= '0' && c <= '9'; }) &&
-                        absl::SimpleAtoi(value, &number) && number > 0;
-    if (name == "ttl_s" && parsed && number <= int64_t{365} * 24 * 3600) {
-      options.ttl = absl::Seconds(number);
-    } else if (name == "lease_ms" && parsed && number >= 100 && number <= 3600 * 1000) {
-      options.lease = absl::Milliseconds(number);
-      lease_set = true;
-    } else if (name == "lease_wait_ms" && parsed && number <= 24 * 3600 * 1000) {
-      options.lease_wait = absl::Milliseconds(number);
-      options.lease_wait_set = true;
-    } else {
-      // The name only: a value may be a secret put in the wrong place (?password=…).
-      return absl::InvalidArgumentError(absl::StrCat(
-          "remote cache URL: the parameter '", name,
-          "' (or its value) is not one of connect_timeout_ms, timeout_ms, ttl_s (1 s … 1 year), "
-          "lease_ms (100 ms … 1 h), lease_wait_ms (1 ms … 24 h), each a whole number"));
-    }
-  }
-  // A renewal every third of the lease must fit a command's timeout with room to spare.
-  const absl::Duration least = 3 * endpoint->command_timeout;
-  if (options.lease < least) {
-    if (lease_set) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "remote cache URL: lease_ms (", absl::ToInt64Milliseconds(options.lease),
-          ") must be at least 3 x timeout_ms (", absl::ToInt64Milliseconds(least), ")"));
-    }
-    options.lease = least;
-  }
-  endpoint->options.clear();
-  options.endpoint = *std::move(endpoint);
-  return options;
+int64_t RemoteCache::Ms(absl::Duration duration) {
+  return std::max<int64_t>(1, absl::ToInt64Milliseconds(duration));
 }
 
 RemoteCache::RemoteCache(RemoteCacheOptions options)
@@ -147,8 +80,6 @@ std::string RemoteCache::ValueName(Kind kind, const std::string& digest) const {
 std::string RemoteCache::LeaseName(const std::string& digest) const {
   return absl::StrCat(prefix_, "lease:", digest);
 }
-
-void RemoteCache::Bump(const std::string& field, int64_t by) { unflushed_[field] += by; }
 
 void RemoteCache::Failed(const absl::Status& status, absl::string_view doing) {
   const std::string kind = ErrorKind(status);
@@ -171,30 +102,6 @@ void RemoteCache::Failed(const absl::Status& status, absl::string_view doing) {
                                          " failed (", status.message(),
                                          "); compiling and caching locally (warned once)"));
   }
-}
-
-void RemoteCache::CountMiss(const Miss& miss) {
-  const std::string reason =
-      miss.reason == MissReason::kTierOff ? "unavailable" : std::string(MissReasonName(miss.reason));
-  absl::MutexLock lock(&mu_);
-  ++counters_.misses;
-  ++counters_.misses_by_reason[reason];
-  Bump("misses." + reason);
-}
-
-void RemoteCache::RecordLatency(absl::Duration latency) {
-  const double us = absl::ToDoubleMicroseconds(latency);
-  absl::MutexLock lock(&mu_);
-  if (latencies_us_.size() < kLatencyRing) {
-    latencies_us_.push_back(us);
-  } else {
-    latencies_us_[next_latency_] = us;
-  }
-  next_latency_ = (next_latency_ + 1) % kLatencyRing;
-  ++counters_.latency_samples;
-  Bump("latency_us_sum", static_cast<int64_t>(us));
-  Bump("latency_count");
-  Bump(absl::StrCat("latency_bucket.", Bucket(us)));
 }
 
 std::optional<RemoteCache::Entry> RemoteCache::Decode(const std::string& value,
@@ -387,7 +294,8 @@ RemoteCache::Claim RemoteCache::LoadOrLease(const CacheKey& key, int format) {
     }
     absl::SleepFor(std::min(pause, std::max(deadline - absl::Now(), absl::ZeroDuration())));
     pause = std::min(pause * 3 / 2, absl::Milliseconds(100));
-    absl::StatusOr<RedisReply> exists = client_.Command({"EXISTS", ValueName(Kind::kArtifact, key.digest)});
+    absl::StatusOr<RedisReply> exists =
+        client_.Command({"EXISTS", ValueName(Kind::kArtifact, key.digest)});
     if (exists.ok() && exists->integer == 1) {
       Miss miss;
       if (auto entry = Load(Kind::kArtifact, key, format, miss)) {
@@ -474,125 +382,6 @@ absl::StatusOr<uint64_t> RemoteCache::Clear() {
   absl::MutexLock lock(&mu_);
   unflushed_.clear();
   return removed;
-}
-
-absl::StatusOr<RemoteFleetStats> RemoteCache::FleetStats() {
-  FlushCounters();
-  RemoteFleetStats stats;
-  const std::string stats_key = prefix_ + "stats";
-  absl::StatusOr<RedisReply> all = client_.Command({"HGETALL", stats_key});
-  if (absl::IsFailedPrecondition(all.status())) {  // not a hash: no fleet counters to show
-    stats.damaged_keys.emplace_back(stats_key, std::string(all.status().message()));
-    all = RedisReply{};
-  }
-  if (!all.ok()) return all.status();
-  std::vector<std::pair<double, int64_t>> histogram;
-  int64_t samples = 0;
-  for (size_t i = 0; i + 1 < all->elements.size(); i += 2) {
-    int64_t value = 0;
-    if (!absl::SimpleAtoi(all->elements[i + 1].text, &value)) continue;
-    const std::string& field = all->elements[i].text;
-    absl::string_view bucket = field;
-    int index = 0;
-    if (absl::ConsumePrefix(&bucket, "latency_bucket.") && absl::SimpleAtoi(bucket, &index)) {
-      histogram.emplace_back(BucketBound(index), value);
-      samples += value;
-    } else {
-      stats.counters[field] = value;
-    }
-  }
-  std::sort(histogram.begin(), histogram.end());
-  auto percentile = [&](double fraction) {
-    int64_t seen = 0;
-    for (const auto& [bound, count] : histogram) {
-      seen += count;
-      if (static_cast<double>(seen) >= fraction * static_cast<double>(samples)) return bound;
-    }
-    return 0.0;
-  };
-  stats.latency_p50_us = percentile(0.5);
-  stats.latency_p99_us = percentile(0.99);
-  absl::Status scanned = ForEachKeyBatch([&](const std::vector<RedisReply>& names) {
-    std::vector<std::vector<absl::string_view>> lengths;
-    std::vector<absl::string_view> measured;
-    for (const RedisReply& name : names) {
-      absl::string_view rest = name.text;
-      rest.remove_prefix(std::min(rest.size(), prefix_.size()));
-      if (absl::StartsWith(rest, "a:")) {
-        ++stats.artifacts;
-        lengths.push_back({"STRLEN", name.text});
-        measured.push_back(name.text);
-      } else if (absl::StartsWith(rest, "d:")) {
-        ++stats.decisions;
-      } else if (absl::StartsWith(rest, "lease:")) {
-        ++stats.leases;
-      }
-    }
-    if (lengths.empty()) return absl::OkStatus();
-    auto replies = client_.Pipeline(lengths);
-    if (!replies.ok()) return replies.status();
-    for (size_t i = 0; i < replies->size(); ++i) {
-      const absl::StatusOr<RedisReply>& length = (*replies)[i];
-      if (length.ok()) {
-        stats.artifact_bytes += static_cast<uint64_t>(length->integer);
-      } else if (absl::IsFailedPrecondition(length.status())) {
-        stats.damaged_keys.emplace_back(std::string(measured[i]),
-                                        std::string(length.status().message()));
-      }
-    }
-    return absl::OkStatus();
-  });
-  if (!scanned.ok()) return scanned;
-  if (auto info = client_.Command({"INFO", "memory"}); info.ok()) {
-    for (absl::string_view line : absl::StrSplit(info->text, absl::ByAnyChar("\r\n"))) {
-      if (absl::ConsumePrefix(&line, "used_memory_human:")) stats.used_memory = std::string(line);
-      if (absl::ConsumePrefix(&line, "maxmemory_human:")) stats.max_memory = std::string(line);
-      if (absl::ConsumePrefix(&line, "maxmemory_policy:")) {
-        stats.eviction_policy = std::string(line);
-      }
-    }
-  }
-  return stats;
-}
-
-RemoteCounters RemoteCache::counters() const {
-  const uint64_t connects = client_.connects();
-  absl::MutexLock lock(&mu_);
-  RemoteCounters counters = counters_;
-  counters.reconnects = connects > 1 ? connects - 1 : 0;
-  counters.latency_p50_us = Percentile(latencies_us_, 0.5);
-  counters.latency_p99_us = Percentile(latencies_us_, 0.99);
-  return counters;
-}
-
-void RemoteCache::MaybeFlush() {
-  {
-    absl::MutexLock lock(&mu_);
-    if (unflushed_.empty() || absl::Now() - last_flush_ < absl::Seconds(1)) return;
-  }
-  FlushCounters();
-}
-
-void RemoteCache::FlushCounters() {
-  std::map<std::string, int64_t> pending;
-  {
-    absl::MutexLock lock(&mu_);
-    pending.swap(unflushed_);
-    last_flush_ = absl::Now();
-  }
-  if (pending.empty() || !enabled()) return;
-  const std::string stats = prefix_ + "stats";
-  std::vector<std::string> amounts;
-  amounts.reserve(pending.size());
-  std::vector<std::vector<absl::string_view>> commands;
-  for (const auto& [field, by] : pending) {
-    amounts.push_back(absl::StrCat(by));
-    commands.push_back({"HINCRBY", stats, field, amounts.back()});
-  }
-  const std::string ttl = absl::StrCat(Ms(options_.ttl));
-  commands.push_back({"PEXPIRE", stats, ttl});
-  // Counters of a moment the server was away are lost, not retried: they are statistics.
-  client_.Pipeline(commands).IgnoreError();
 }
 
 }  // namespace tessera::cache

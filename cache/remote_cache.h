@@ -28,69 +28,10 @@
 #include "cache/cache_key.h"
 #include "cache/miss.h"
 #include "cache/redis_client.h"
+#include "cache/remote_cache_options.h"
+#include "cache/remote_cache_stats.h"
 
 namespace tessera::cache {
-
-struct RemoteCacheOptions {
-  RedisEndpoint endpoint;
-  /// Names this toolchain's keys: "tessera-jit:<tag>:…" (`clear` removes exactly these).
-  std::string tag;
-  /// Every value expires after this long unless it is stored again (URL: ttl_s).
-  absl::Duration ttl = absl::Hours(7 * 24);
-  /// A compile's lease on its key, renewed every third of it while the compile runs
-  /// (URL: lease_ms; at least 3 × the command timeout). A holder that dies frees its key after
-  /// at most this long.
-  absl::Duration lease = absl::Seconds(10);
-  /// How long a process waits for another one's compile of the same key before compiling it
-  /// too (URL: lease_wait_ms).
-  absl::Duration lease_wait = absl::Seconds(120);
-  /// The URL set lease_wait (else the compile service uses its lock timeout).
-  bool lease_wait_set = false;
-  Logger logger;
-
-  /// $TESSERA_JIT_REMOTE_CACHE, else "" (no remote tier).
-  static std::string DefaultUrl();
-  /// Options from `redis://[user:password@]host:port[/db][?connect_timeout_ms=&timeout_ms=
-  /// &ttl_s=&lease_ms=&lease_wait_ms=]`; InvalidArgument for anything else.
-  static absl::StatusOr<RemoteCacheOptions> FromUrl(absl::string_view url);
-};
-
-/// What this process's tier did since it was made. Miss reasons: "not cached", "unavailable",
-/// "stale", "artifact format", "damaged"; error kinds: "unavailable", "timeout",
-/// "authentication", "out of memory", "server error".
-struct RemoteCounters {
-  uint64_t hits = 0;
-  uint64_t misses = 0;
-  std::map<std::string, uint64_t> misses_by_reason;
-  uint64_t stores = 0;
-  uint64_t store_failures = 0;
-  uint64_t lease_waits = 0;      ///< compiles that waited for another process's lease
-  uint64_t lease_takeovers = 0;  ///< … and then took the key over (its holder died or failed)
-  uint64_t lease_timeouts = 0;   ///< … and stopped waiting (compiled locally as well)
-  uint64_t leases_lost = 0;      ///< a renewal found the lease gone (expired under a slow compile)
-  uint64_t errors = 0;
-  std::map<std::string, uint64_t> errors_by_kind;
-  uint64_t reconnects = 0;
-  /// GET latency of hits, in microseconds, over the last 4096.
-  uint64_t latency_samples = 0;
-  double latency_p50_us = 0;
-  double latency_p99_us = 0;
-};
-
-/// What the whole fleet did (every process's counters, kept on the server) and holds.
-struct RemoteFleetStats {
-  std::map<std::string, int64_t> counters;  ///< "hits", "misses.damaged", "latency_us_sum", …
-  uint64_t artifacts = 0;
-  uint64_t artifact_bytes = 0;
-  uint64_t decisions = 0;
-  uint64_t leases = 0;  ///< compiles in progress
-  double latency_p50_us = 0;  ///< from the fleet's histogram (√2-wide buckets)
-  double latency_p99_us = 0;
-  std::string used_memory, max_memory, eviction_policy;  ///< the server's INFO / CONFIG
-  /// Keys of the namespace holding another kind of value than the tier writes there (any client
-  /// can overwrite a key), each with what is wrong; the rest of the statistics is still read.
-  std::vector<std::pair<std::string, std::string>> damaged_keys;
-};
 
 /// Thread-safe; many processes on many machines share one server.
 class RemoteCache {
@@ -171,6 +112,8 @@ class RemoteCache {
   void Bump(const std::string& field, int64_t by = 1) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RecordLatency(absl::Duration latency);
   void MaybeFlush();
+  /// `duration` in whole milliseconds, at least 1: a PX or PEXPIRE argument.
+  static int64_t Ms(absl::Duration duration);
   /// Checks and unwraps a value; nullopt with `miss` set.
   std::optional<Entry> Decode(const std::string& value, const CacheKey& key, int format,
                               Miss& miss) const;
