@@ -37,8 +37,7 @@ DecisionRecord Finish(Selection& s, std::chrono::steady_clock::time_point start)
   s.record.candidates = s.outcomes;
   s.record.measured_ms = s.spent * 1e3;
   s.record.arbitration_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-          .count();
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   s.record.created = Now();
   if (((s.probed && !s.untimed) || s.settled_unprobed) && s.context.cache != nullptr) {
     s.context.cache->Store(s.record);
@@ -75,10 +74,9 @@ absl::StatusOr<DecisionRecord> Run(Selection& s) {
   s.record.base_key = keys.base;
 
   if (!s.point.forced.empty() && s.Outcome(s.point.forced) == nullptr) {
-    return internal::Error(s.point,
-                           absl::StrCat(s.point.op, ": the forced candidate '", s.point.forced,
-                                        "' (", s.point.forced_by, ") is unknown; candidates: ",
-                                        s.CandidateIds()));
+    return internal::Error(
+        s.point, absl::StrCat(s.point.op, ": the forced candidate '", s.point.forced, "' (",
+                              s.point.forced_by, ") is unknown; candidates: ", s.CandidateIds()));
   }
   TESSERA_RETURN_IF_ERROR(internal::FilterByContract(s));
   std::vector<CandidateOutcome*> alive = s.Alive();

@@ -41,8 +41,8 @@ absl::StatusOr<BatchInvarianceProof> ProveBatchInvariance(ProbeKernel& kernel,
     const int64_t value = point.shape.size() > index ? point.shape[index] : -1;
     return value < 0 ? dynamic : std::max<int64_t>(1, std::min(value, clip));
   };
-  const int64_t largest = *std::max_element(std::begin(kProbeBatchSizes),
-                                            std::end(kProbeBatchSizes));
+  const int64_t largest =
+      *std::max_element(std::begin(kProbeBatchSizes), std::end(kProbeBatchSizes));
   const MatmulInputs all =
       MakeInputs(ProblemFor(point, largest, size(1, 64, 64), size(2, 256, 512)), 2024);
   const int64_t n = all.problem.n;
@@ -59,8 +59,8 @@ absl::StatusOr<BatchInvarianceProof> ProveBatchInvariance(ProbeKernel& kernel,
     absl::StatusOr<std::vector<float>> out = kernel.Run(FirstRows(all, rows));
     if (!out.ok()) return out.status();
     if (static_cast<int64_t>(out->size()) != rows * n) {
-      return absl::InternalError(absl::StrCat("the probe kernel returned ", out->size(),
-                                              " elements for ", rows, "x", n));
+      return absl::InternalError(
+          absl::StrCat("the probe kernel returned ", out->size(), " elements for ", rows, "x", n));
     }
     for (int64_t i = 0; i < rows * n; ++i) {
       if (Bits((*out)[i]) == Bits((*reference)[i])) continue;
@@ -69,21 +69,20 @@ absl::StatusOr<BatchInvarianceProof> ProveBatchInvariance(ProbeKernel& kernel,
         first_difference = absl::StrFormat(
             "first at batch size %d, row %d, column %d: %.9g (0x%08x) vs %.9g (0x%08x) at batch "
             "size %d",
-            rows, i / n, i % n, (*out)[i], Bits((*out)[i]), (*reference)[i],
-            Bits((*reference)[i]), largest);
+            rows, i / n, i % n, (*out)[i], Bits((*out)[i]), (*reference)[i], Bits((*reference)[i]),
+            largest);
       }
       break;
     }
   }
   const std::string probe = absl::StrCat("N=", n, ", K=", all.problem.k);
   proof.invariant = proof.differing.empty();
-  proof.text =
-      proof.invariant
-          ? absl::StrCat("rows bitwise identical at batch sizes ",
-                         absl::StrJoin(kProbeBatchSizes, ", "), " (", probe, ")")
-          : absl::StrCat("rows at batch sizes ", absl::StrJoin(proof.differing, ", "),
-                         " differ from the same rows at batch size ", largest, " (", probe,
-                         "; ", first_difference, ")");
+  proof.text = proof.invariant
+                   ? absl::StrCat("rows bitwise identical at batch sizes ",
+                                  absl::StrJoin(kProbeBatchSizes, ", "), " (", probe, ")")
+                   : absl::StrCat("rows at batch sizes ", absl::StrJoin(proof.differing, ", "),
+                                  " differ from the same rows at batch size ", largest, " (", probe,
+                                  "; ", first_difference, ")");
   return proof;
 }
 

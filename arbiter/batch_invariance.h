@@ -1,5 +1,5 @@
-// Batch invariance (docs/design.md §5, the batch_invariant determinism level): a candidate may serve
-// only when each row of its result is the same, bit for bit, whatever the number of rows (M)
+// Batch invariance (docs/design.md §5, the batch_invariant determinism level): a candidate may
+// serve only when each row of its result is the same, bit for bit, whatever the number of rows (M)
 // of the call — what LLM serving needs when requests are batched together, and what a vendor
 // GEMM that changes algorithm with M does not give. A delegate proves it by a replay probe.
 #ifndef TESSERA_ARBITER_BATCH_INVARIANCE_H_

@@ -28,9 +28,11 @@ struct Candidate {
   std::string determinism;  ///< "deterministic" | "nondeterministic"
   std::string accuracy;     ///< "reference_exact" | "tolerance_bounded"
   AccuracyBudget budget;
-  std::string covers;    ///< "whole_region" | "root_only"
-  std::string identity;  ///< what runs, versioned: library soname + version + sha256, or the compiler's
-  std::string route;     ///< the artifact that runs when it wins, e.g. "kernel_call cblas_sgemm (openblas)"
+  std::string covers;  ///< "whole_region" | "root_only"
+  std::string
+      identity;  ///< what runs, versioned: library soname + version + sha256, or the compiler's
+  std::string
+      route;  ///< the artifact that runs when it wins, e.g. "kernel_call cblas_sgemm (openblas)"
   /// Gate 1: why it cannot serve this op ("" when it can). Filled by whoever lists candidates.
   std::string inapplicable;
   /// Gate 2: why it cannot run here — library not resolved, no device ("" when it can).

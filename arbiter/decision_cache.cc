@@ -111,8 +111,8 @@ void DecisionCache::Store(const DecisionRecord& record) {
   if (remote_ != nullptr) {  // network I/O, without the lock
     cache::CacheKey name;
     name.digest = record.key;
-    remote_->Store(cache::RemoteCache::Kind::kDecision, name, kDecisionRecordFormat,
-                   ToJson(record), "");
+    remote_->Store(cache::RemoteCache::Kind::kDecision, name, kDecisionRecordFormat, ToJson(record),
+                   "");
   }
 }
 
@@ -122,8 +122,7 @@ void DecisionCache::WriteToDisk(const DecisionRecord& record) {
   const fs::path folder = fs::path(directory_) / record.base_key;
   fs::create_directories(folder, error);
   const fs::path final_path = folder / (record.key + ".json");
-  const fs::path temporary =
-      folder / absl::StrCat(".", record.key, ".", getpid(), ".tmp");
+  const fs::path temporary = folder / absl::StrCat(".", record.key, ".", getpid(), ".tmp");
   // Written whole, then renamed: a reader sees the old record or the new one, never half.
   if (error || !tessera::WriteFile(temporary.string(), ToJson(record))) {
     ++stats_.disk_errors;
@@ -142,18 +141,16 @@ std::vector<DecisionRecord> DecisionCache::Records() {
   std::map<std::string, DecisionRecord> all = memory_;
   if (!directory_.empty()) {
     std::error_code error;
-    for (const fs::directory_entry& entry :
-         fs::recursive_directory_iterator(directory_, error)) {
+    for (const fs::directory_entry& entry : fs::recursive_directory_iterator(directory_, error)) {
       if (entry.path().extension() != ".json") continue;
       if (auto record = Load(entry.path().string())) all.emplace(record->key, *record);
     }
   }
   std::vector<DecisionRecord> records;
   for (auto& [ignored, record] : all) records.push_back(std::move(record));
-  std::stable_sort(records.begin(), records.end(),
-                   [](const DecisionRecord& a, const DecisionRecord& b) {
-                     return a.created > b.created;
-                   });
+  std::stable_sort(
+      records.begin(), records.end(),
+      [](const DecisionRecord& a, const DecisionRecord& b) { return a.created > b.created; });
   return records;
 }
 

@@ -27,7 +27,7 @@ namespace tessera::arbiter {
 struct DecisionCacheStats {
   uint64_t hits = 0;
   uint64_t misses = 0;
-  uint64_t stale = 0;    ///< misses that found a record of the same base key
+  uint64_t stale = 0;  ///< misses that found a record of the same base key
   uint64_t stores = 0;
   uint64_t damaged = 0;      ///< unreadable files on disk (removed)
   uint64_t disk_errors = 0;  ///< records that could not be written to disk (kept in memory)

@@ -2,10 +2,10 @@
 
 #include <cmath>
 
-#include "base/json_nesting.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/json_nesting.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
@@ -338,8 +338,8 @@ std::string FormatRecord(const DecisionRecord& r) {
   const ArbitrationPoint& p = r.point;
   std::string text = absl::StrCat(p.op, " at ", p.location, " in @", p.function, "\n");
   absl::StrAppend(&text, "  shape ", p.ShapeText(), " (bucket ", r.shape_bucket, "), ",
-                  p.DtypeText(), ", ", p.Movement(), ", policy ", p.numeric_policy, ", ",
-                  p.layout, ", determinism ", p.DeterminismLevel(), "\n");
+                  p.DtypeText(), ", ", p.Movement(), ", policy ", p.numeric_policy, ", ", p.layout,
+                  ", determinism ", p.DeterminismLevel(), "\n");
   absl::StrAppend(&text, "  target ", p.target, p.arch == p.target ? "" : " " + p.arch, " on ",
                   p.device, "\n");
   if (!p.forced.empty()) absl::StrAppend(&text, "  forced: ", p.forced, " by ", p.forced_by, "\n");

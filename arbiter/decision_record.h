@@ -58,7 +58,8 @@ struct DecisionRecord {
   /// (the larger relative standard error of their medians, at least 1 %); 0 when not measured.
   double separation = 0;
   double noise = 0;
-  std::string timing_source;  ///< "host steady_clock", "CUDA events on a non-default stream", or "none"
+  std::string
+      timing_source;  ///< "host steady_clock", "CUDA events on a non-default stream", or "none"
   std::string measured_shape;  ///< the shape timed, e.g. "256x256x256"
   std::string created;         ///< UTC time the decision was made
   double arbitration_ms = 0;   ///< what making the decision cost
@@ -69,8 +70,9 @@ struct DecisionRecord {
   /// "sole candidate", "forced", "unprobed", "pinned", "replay: not in the plan", "pending"
   /// (background decisions), "reverted" (by the composed accuracy check).
   std::string source;
-  /// What the composed accuracy check found for the entry this op is in (jit/arbitration/composed_accuracy.h);
-  /// empty when it did not run (no delegate in the entry, not a host compile).
+  /// What the composed accuracy check found for the entry this op is in
+  /// (jit/arbitration/composed_accuracy.h); empty when it did not run (no delegate in the entry,
+  /// not a host compile).
   std::string composed;
 
   const CandidateOutcome* Find(const std::string& id) const;

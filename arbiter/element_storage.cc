@@ -35,8 +35,7 @@ absl::StatusOr<std::vector<uint8_t>> EncodeStorage(const std::vector<float>& val
     exact = exact && back == value && std::signbit(back) == std::signbit(value);
     if (!exact) {
       return absl::InvalidArgumentError(absl::StrCat("probe value ", value, " at index ", i,
-                                                     " is not exactly representable in ",
-                                                     element));
+                                                     " is not exactly representable in ", element));
     }
     out[i * 2] = static_cast<uint8_t>(narrow & 0xff);
     out[i * 2 + 1] = static_cast<uint8_t>(narrow >> 8);

@@ -38,8 +38,8 @@ absl::Status FilterByContract(Selection& s) {
     for (CandidateOutcome* o : s.Alive()) {
       if (o->candidate.determinism != "deterministic") {
         Remove(*o, "determinism",
-               absl::StrCat("it declares determinism = \"", o->candidate.determinism,
-                            "\" and @", s.point.function,
+               absl::StrCat("it declares determinism = \"", o->candidate.determinism, "\" and @",
+                            s.point.function,
                             " must be deterministic (tessera.deterministic or a deterministic "
                             "compile)"));
       }
@@ -79,8 +79,9 @@ absl::Status ChooseUnprobed(Selection& s, const std::string& cannot_probe) {
   for (CandidateOutcome* o : alive) o->reason = absl::StrCat("not probed: ", cannot_probe);
   s.record.source = "unprobed";
   if (s.Forced()) {
-    s.Win(*alive[0], absl::StrCat(ForcedText(s), "; taken as declared: accuracy and timing "
-                                                 "cannot be probed here (",
+    s.Win(*alive[0], absl::StrCat(ForcedText(s),
+                                  "; taken as declared: accuracy and timing "
+                                  "cannot be probed here (",
                                   cannot_probe, ")"));
     return absl::OkStatus();
   }
@@ -93,9 +94,9 @@ absl::Status ChooseUnprobed(Selection& s, const std::string& cannot_probe) {
 
 absl::Status ChooseUnprobedFor(Selection& s, const absl::Status& status,
                                const std::string& cannot_probe) {
-  s.settled_unprobed = !s.Forced() && (absl::IsFailedPrecondition(status) ||
-                                       absl::IsInvalidArgument(status) ||
-                                       absl::IsUnimplemented(status));
+  s.settled_unprobed =
+      !s.Forced() && (absl::IsFailedPrecondition(status) || absl::IsInvalidArgument(status) ||
+                      absl::IsUnimplemented(status));
   return ChooseUnprobed(s, cannot_probe);
 }
 
@@ -150,8 +151,7 @@ absl::Status AccuracyGate(Selection& s, const std::vector<CandidateOutcome*>& al
       absl::StatusOr<BatchInvarianceProof> proof = ProveBatchInvariance(**kernel, s.point);
       if (!proof.ok()) {
         Remove(*o, "availability",
-               absl::StrCat("it failed on the batch-invariance probe: ",
-                            proof.status().message()));
+               absl::StrCat("it failed on the batch-invariance probe: ", proof.status().message()));
       } else if (!proof->invariant) {
         o->batch_invariance = proof->text;
         Remove(*o, "batch invariance", proof->text);
@@ -197,10 +197,10 @@ void JudgeOp(CandidateOutcome& o, const std::string& shape, const AccuracyCheck&
     o.worst_probe = shape;
   }
   if (check.ratio <= 1) return;
-  const double ref = check.worst_index >= 0 &&
-                             check.worst_index < static_cast<int64_t>(reference.size())
-                         ? reference[check.worst_index]
-                         : 0;
+  const double ref =
+      check.worst_index >= 0 && check.worst_index < static_cast<int64_t>(reference.size())
+          ? reference[check.worst_index]
+          : 0;
   Remove(o, "accuracy",
          absl::StrFormat("on probe %s, |out - ref| = %.3g at output element %d (the compiled "
                          "lowering's %.6g) exceeds its budget there, %.3g (%s: atol %g scaled "

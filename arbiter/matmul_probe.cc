@@ -92,7 +92,8 @@ AccuracyBudget ResultBudget(const AccuracyBudget& budget, const MatmulProblem& p
 }
 
 std::string ProbeCoverage(const ArbitrationPoint& point) {
-  constexpr char kCovered[] = "the arbiter's probes run dense row-major operands in f32, f16 or bf16";
+  constexpr char kCovered[] =
+      "the arbiter's probes run dense row-major operands in f32, f16 or bf16";
   if (point.layout != "row-major") return absl::StrCat(kCovered, "; this op's are ", point.layout);
   for (const std::string& element : point.element_types) {
     if (StorageBytes(element) == 0) {

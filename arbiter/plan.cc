@@ -18,7 +18,7 @@ namespace json = llvm::json;
 /// The fields of an entry, in file order.
 struct Field {
   const char* name;
-  std::string PlanEntry::*member;
+  std::string PlanEntry::* member;
 };
 constexpr Field kFields[] = {
     {"point", &PlanEntry::point},       {"op", &PlanEntry::op},
@@ -32,15 +32,12 @@ constexpr Field kFields[] = {
 }  // namespace
 
 std::string PlanKey(const ArbitrationPoint& p) {
-  return Sha256Hex(absl::StrCat(kPlanFormat, "\nop=", p.op, "\nbucket=", p.ShapeBucket(),
-                                "\ndtype=", p.DtypeText(), "\ntarget=", p.target,
-                                "\narch=", p.arch, "\nlayout=", p.layout,
-                                "\npolicy=", p.numeric_policy, "\nmovement=", p.Movement(),
-                                "\ndeterminism=", p.DeterminismLevel(), "\nforced=", p.forced,
-                                "\n",
-                                p.probe_source.empty()
-                                    ? ""
-                                    : absl::StrCat("body=", Sha256Hex(p.probe_source), "\n")));
+  return Sha256Hex(absl::StrCat(
+      kPlanFormat, "\nop=", p.op, "\nbucket=", p.ShapeBucket(), "\ndtype=", p.DtypeText(),
+      "\ntarget=", p.target, "\narch=", p.arch, "\nlayout=", p.layout,
+      "\npolicy=", p.numeric_policy, "\nmovement=", p.Movement(),
+      "\ndeterminism=", p.DeterminismLevel(), "\nforced=", p.forced, "\n",
+      p.probe_source.empty() ? "" : absl::StrCat("body=", Sha256Hex(p.probe_source), "\n")));
 }
 
 absl::Status Plan::Add(PlanEntry entry) {
@@ -52,14 +49,14 @@ absl::Status Plan::Add(PlanEntry entry) {
     }
     if (earlier.winner == entry.winner) {
       return absl::InvalidArgumentError(absl::StrCat(
-          name_, ": entries ", it->second + 1, " and ", entries_.size() + 1, " pin '",
-          entry.winner, "' for one point (", entry.op, " ", entry.shape,
-          ") with different identities ('", earlier.identity, "', '", entry.identity, "')"));
+          name_, ": entries ", it->second + 1, " and ", entries_.size() + 1, " pin '", entry.winner,
+          "' for one point (", entry.op, " ", entry.shape, ") with different identities ('",
+          earlier.identity, "', '", entry.identity, "')"));
     }
-    return absl::InvalidArgumentError(absl::StrCat(
-        name_, ": entries ", it->second + 1, " and ", entries_.size() + 1,
-        " pin different candidates ('", earlier.winner, "', '", entry.winner,
-        "') for one point (", entry.op, " ", entry.shape, ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(name_, ": entries ", it->second + 1, " and ", entries_.size() + 1,
+                     " pin different candidates ('", earlier.winner, "', '", entry.winner,
+                     "') for one point (", entry.op, " ", entry.shape, ")"));
   }
   entries_.push_back(std::move(entry));
   return absl::OkStatus();
@@ -104,7 +101,8 @@ absl::StatusOr<Plan> Plan::Parse(const std::string& text, const std::string& nam
     return invalid(absl::StrCat("nested deeper than ", kMaxPlanNesting, " levels"));
   }
   llvm::Expected<json::Value> value = json::parse(text);
-  if (!value) return invalid(absl::StrCat("not valid JSON (", llvm::toString(value.takeError()), ")"));
+  if (!value)
+    return invalid(absl::StrCat("not valid JSON (", llvm::toString(value.takeError()), ")"));
   const json::Object* object = value->getAsObject();
   if (object == nullptr) return invalid("expected a JSON object");
   std::optional<llvm::StringRef> format = object->getString("format");
@@ -125,8 +123,8 @@ absl::StatusOr<Plan> Plan::Parse(const std::string& text, const std::string& nam
     for (const Field& field : kFields) {
       std::optional<llvm::StringRef> text = e->getString(field.name);
       if (!text) {
-        return invalid(absl::StrCat("decision ", i + 1, ": \"", field.name,
-                                    "\" missing or not a string"));
+        return invalid(
+            absl::StrCat("decision ", i + 1, ": \"", field.name, "\" missing or not a string"));
       }
       entry.*field.member = text->str();
     }
@@ -148,9 +146,8 @@ absl::StatusOr<std::shared_ptr<const Plan>> Plan::Load(const std::string& path) 
         absl::StrCat("the plan file '", path, "' is not a regular file"));
   }
   if (stat(path.c_str(), &info) == 0 && static_cast<uint64_t>(info.st_size) > kMaxPlanBytes) {
-    return absl::InvalidArgumentError(absl::StrCat("the plan file '", path, "' has ",
-                                                   info.st_size, " bytes; at most ",
-                                                   kMaxPlanBytes, " are read"));
+    return absl::InvalidArgumentError(absl::StrCat("the plan file '", path, "' has ", info.st_size,
+                                                   " bytes; at most ", kMaxPlanBytes, " are read"));
   }
   std::string text;
   if (!ReadFile(path, text)) {
@@ -158,8 +155,7 @@ absl::StatusOr<std::shared_ptr<const Plan>> Plan::Load(const std::string& path) 
   }
   if (text.size() > kMaxPlanBytes) {  // it grew meanwhile
     return absl::InvalidArgumentError(absl::StrCat("the plan file '", path, "' has ", text.size(),
-                                                   " bytes; at most ", kMaxPlanBytes,
-                                                   " are read"));
+                                                   " bytes; at most ", kMaxPlanBytes, " are read"));
   }
   absl::StatusOr<Plan> plan = Parse(text, path);
   if (!plan.ok()) return plan.status();
@@ -173,9 +169,8 @@ std::string Plan::ToJson() const {
     for (const Field& field : kFields) object[field.name] = entry.*field.member;
     decisions.push_back(std::move(object));
   }
-  json::Object plan{{"format", kPlanFormat},
-                    {"version", kPlanVersion},
-                    {"decisions", std::move(decisions)}};
+  json::Object plan{
+      {"format", kPlanFormat}, {"version", kPlanVersion}, {"decisions", std::move(decisions)}};
   std::string text;
   llvm::raw_string_ostream os(text);
   os << llvm::formatv("{0:2}", json::Value(std::move(plan))) << "\n";

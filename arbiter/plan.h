@@ -26,8 +26,8 @@ inline constexpr int kMaxPlanNesting = 16;
 
 /// What a plan pins for one point.
 struct PlanEntry {
-  std::string point;     ///< PlanKey of the point (64 hex digits)
-  std::string op;        ///< for people: op, function, location and shape where it was decided
+  std::string point;  ///< PlanKey of the point (64 hex digits)
+  std::string op;     ///< for people: op, function, location and shape where it was decided
   std::string function;
   std::string location;
   std::string shape;

@@ -62,9 +62,7 @@ struct Racer {
 };
 
 /// Runs `seconds` of candidate time when it fits the budget; false when it does not.
-bool Fits(const Selection& s, double seconds, double budget) {
-  return s.spent + seconds <= budget;
-}
+bool Fits(const Selection& s, double seconds, double budget) { return s.spent + seconds <= budget; }
 
 /// After a round: a racer whose median is known well enough settles; one whose best sample
 /// cannot beat the leader's median by the noise rule is dropped; one at kMaxSamples stops.
@@ -85,8 +83,7 @@ void Settle(std::vector<Racer>& racers) {
     const TimingSummary summary = Summarize(r.samples);
     if (leader != nullptr && &r != leader) {
       const TimingSummary lead = Summarize(leader->samples);
-      const double noise =
-          std::max({MedianNoise(lead), MedianNoise(summary), kNoiseFloor});
+      const double noise = std::max({MedianNoise(lead), MedianNoise(summary), kNoiseFloor});
       const double high = MedianConfidence95(leader->samples).high;
       const double best = *std::min_element(r.samples.begin(), r.samples.end());
       if (best > high * (1 + 2 * noise)) {
@@ -99,8 +96,8 @@ void Settle(std::vector<Racer>& racers) {
     if (n >= kConfidenceSamples) {
       const double half = MedianConfidence95(r.samples).HalfWidth();
       if (half <= std::max(kSettledRelative * summary.median_s, kSettledAbsolute)) {
-        r.Stop(absl::StrFormat("settled after %d samples: 95%% CI of the median ±%s (%.2f%%)",
-                               n, Duration(half),
+        r.Stop(absl::StrFormat("settled after %d samples: 95%% CI of the median ±%s (%.2f%%)", n,
+                               Duration(half),
                                summary.median_s > 0 ? 100 * half / summary.median_s : 0));
         continue;
       }
@@ -137,11 +134,10 @@ absl::Status Race(Selection& s, std::vector<Racer>& racers, double budget, doubl
       s.spent += *seconds;
       warm += *seconds;
     }
-    r.repetitions =
-        r.per_run > 0
-            ? static_cast<int>(std::clamp(std::ceil(sample / r.per_run), 1.0,
-                                          static_cast<double>(kMaxRepetitions)))
-            : 1000;
+    r.repetitions = r.per_run > 0
+                        ? static_cast<int>(std::clamp(std::ceil(sample / r.per_run), 1.0,
+                                                      static_cast<double>(kMaxRepetitions)))
+                        : 1000;
   }
   for (bool more = true; more;) {
     for (Racer& r : racers) {
@@ -217,8 +213,7 @@ absl::Status Measure(Selection& s, const std::vector<CandidateOutcome*>& alive) 
     }
     absl::StatusOr<std::vector<float>> out = (*kernel)->Run(inputs);
     if (!out.ok()) {
-      Remove(*o, "availability",
-             absl::StrCat("its timed kernel failed: ", out.status().message()));
+      Remove(*o, "availability", absl::StrCat("its timed kernel failed: ", out.status().message()));
       continue;
     }
     if (check) {
@@ -284,14 +279,14 @@ absl::Status ChooseByOpProbes(Selection& s) {
         absl::StatusOr<std::vector<float>> out =
             kernel->RunOp(sizes[i], static_cast<uint32_t>(1000 + i));
         if (!out.ok()) {
-          Remove(*o, "availability", absl::StrCat("it failed on probe ", shapes[i], ": ",
-                                                  out.status().message()));
+          Remove(*o, "availability",
+                 absl::StrCat("it failed on probe ", shapes[i], ": ", out.status().message()));
           break;
         }
-        JudgeOp(*o, shapes[i],
-                CompareOutputs(*out, references[i], budget, segments[i],
-                               AtolScale::kOutputMagnitude),
-                references[i], budget);
+        JudgeOp(
+            *o, shapes[i],
+            CompareOutputs(*out, references[i], budget, segments[i], AtolScale::kOutputMagnitude),
+            references[i], budget);
       }
       if (!o->gate.empty()) continue;
     }

@@ -25,10 +25,10 @@ std::string DescribeChange(const DecisionRecord& old, const std::vector<Candidat
     if (before == nullptr) {
       changes.push_back(absl::StrCat("new candidate ", c.id));
     } else if (ContractText(before->candidate) != ContractText(c)) {
-      changes.push_back(before->candidate.identity == c.identity
-                            ? absl::StrCat(c.id, " contract changed")
-                            : absl::StrCat(c.id, ": ", before->candidate.identity, " → ",
-                                           c.identity));
+      changes.push_back(
+          before->candidate.identity == c.identity
+              ? absl::StrCat(c.id, " contract changed")
+              : absl::StrCat(c.id, ": ", before->candidate.identity, " → ", c.identity));
     }
   }
   for (const CandidateOutcome& before : old.candidates) {
@@ -47,16 +47,17 @@ absl::Status Replay(Selection& s, const Plan& plan) {
   const PlanEntry* entry = plan.Find(s.point);
   if (entry == nullptr) {
     if (s.context.plan_strict) {
-      return Error(s.point, absl::StrCat(
-                                "strict replay: ", where,
-                                " is not in the plan; export a plan from a compile that "
-                                "decided it, or replay without strict"));
+      return Error(s.point, absl::StrCat("strict replay: ", where,
+                                         " is not in the plan; export a plan from a compile that "
+                                         "decided it, or replay without strict"));
     }
     CandidateOutcome* compiled = s.Outcome(kCompiledCandidate);
     CandidateOutcome* chosen = compiled->gate.empty() ? compiled : s.Alive()[0];
     if (!chosen->candidate.BatchInvariantByConstruction() && s.point.batch_invariant) {
-      return Error(s.point, absl::StrCat("replay: ", where, " is not in the plan, and the "
-                                         "forced candidate '", chosen->candidate.id,
+      return Error(s.point, absl::StrCat("replay: ", where,
+                                         " is not in the plan, and the "
+                                         "forced candidate '",
+                                         chosen->candidate.id,
                                          "' cannot prove batch invariance with probes off"));
     }
     for (CandidateOutcome* o : s.Alive()) {
@@ -73,24 +74,23 @@ absl::Status Replay(Selection& s, const Plan& plan) {
   }
   CandidateOutcome* pinned = s.Outcome(entry->winner);
   if (pinned == nullptr) {
-    return Error(s.point, absl::StrCat("replay: the plan pins '", entry->winner, "' for ",
-                                       where, ", which is not a candidate here; candidates: ",
-                                       s.CandidateIds()));
+    return Error(s.point,
+                 absl::StrCat("replay: the plan pins '", entry->winner, "' for ", where,
+                              ", which is not a candidate here; candidates: ", s.CandidateIds()));
   }
   if (!pinned->gate.empty()) {
-    return Error(s.point, absl::StrCat("replay: the plan pins '", entry->winner, "' for ",
-                                       where, ", which the ", pinned->gate,
-                                       " gate removes: ", pinned->reason));
+    return Error(s.point,
+                 absl::StrCat("replay: the plan pins '", entry->winner, "' for ", where,
+                              ", which the ", pinned->gate, " gate removes: ", pinned->reason));
   }
   std::string note;
   if (!entry->identity.empty() && entry->identity != pinned->candidate.identity) {
     if (s.point.batch_invariant && !pinned->candidate.BatchInvariantByConstruction()) {
-      return Error(s.point, absl::StrCat(
-                                "replay: the plan pins '", entry->winner, "' for ", where,
-                                " at the batch_invariant level, but it changed since its "
-                                "batch invariance was proven (",
-                                entry->identity, " → ", pinned->candidate.identity,
-                                "); decide it again and export a new plan"));
+      return Error(s.point, absl::StrCat("replay: the plan pins '", entry->winner, "' for ", where,
+                                         " at the batch_invariant level, but it changed since its "
+                                         "batch invariance was proven (",
+                                         entry->identity, " → ", pinned->candidate.identity,
+                                         "); decide it again and export a new plan"));
     }
     note = absl::StrCat("; its identity changed since: ", entry->identity, " → ",
                         pinned->candidate.identity);
@@ -106,9 +106,9 @@ absl::Status Replay(Selection& s, const Plan& plan) {
                            entry->record.substr(0, 16), ")");
   }
   pinned->reason = "not probed: pinned";
-  s.Win(*pinned, absl::StrCat("pinned by the plan ", plan.name(), " (decided: ", entry->source,
-                              ", on ", entry->device, ", record ", entry->record.substr(0, 16),
-                              ")", note));
+  s.Win(*pinned,
+        absl::StrCat("pinned by the plan ", plan.name(), " (decided: ", entry->source, ", on ",
+                     entry->device, ", record ", entry->record.substr(0, 16), ")", note));
   s.record.source = "pinned";
   return absl::OkStatus();
 }
@@ -128,10 +128,9 @@ std::optional<DecisionRecord> Reuse(Selection& s, const DecisionKeys& keys,
   }
   if (found.stale) {
     s.incumbent = found.stale->winner;
-    stale_note = absl::StrCat("stale record (", DescribeChange(*found.stale, candidates,
-                                                               s.context.toolchain),
-                              ") kept; re-measured with its winner ", s.incumbent,
-                              " as incumbent");
+    stale_note = absl::StrCat("stale record (",
+                              DescribeChange(*found.stale, candidates, s.context.toolchain),
+                              ") kept; re-measured with its winner ", s.incumbent, " as incumbent");
   }
   return std::nullopt;
 }

@@ -26,8 +26,8 @@ absl::Status Error(const ArbitrationPoint& point, const std::string& message) {
 
 std::string ContractText(const Candidate& c) {
   return absl::StrCat(c.id, "|", c.provenance, "|", c.determinism, "|", c.accuracy, "|",
-                      absl::StrFormat("%.17g|%.17g", c.budget.atol, c.budget.rtol), "|",
-                      c.covers, "|", c.identity, "|", c.route);
+                      absl::StrFormat("%.17g|%.17g", c.budget.atol, c.budget.rtol), "|", c.covers,
+                      "|", c.identity, "|", c.route);
 }
 
 std::string Duration(double seconds) {
@@ -105,8 +105,8 @@ absl::Status Selection::CheckForced() {
 absl::Status Selection::NoSurvivor() {
   std::string report = absl::StrCat("no candidate can run ", Describe(point), ":");
   for (const CandidateOutcome& o : outcomes) {
-    absl::StrAppend(&report, "\n  ", o.candidate.id, ": removed by the ", o.gate, " gate: ",
-                    o.reason);
+    absl::StrAppend(&report, "\n  ", o.candidate.id, ": removed by the ", o.gate,
+                    " gate: ", o.reason);
   }
   return Error(point, report);
 }

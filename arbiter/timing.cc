@@ -79,18 +79,16 @@ Ranking Rank(const std::vector<Contestant>& contestants, const std::string& incu
   if (ranking.separation > 2 * ranking.noise) {
     ranking.winner = fastest.id;
     ranking.reason = absl::StrCat("fastest: ", Percent(ranking.separation), " ahead of ",
-                                  runner_up.id, ", more than 2 × noise ",
-                                  Percent(ranking.noise));
+                                  runner_up.id, ", more than 2 × noise ", Percent(ranking.noise));
     return ranking;
   }
   std::vector<std::string> tied;
   for (const Contestant* c : by_speed) {
     if (base <= 0 || (c->timing.median_s - base) / base <= 2 * ranking.noise) tied.push_back(c->id);
   }
-  const std::string tie_text =
-      absl::StrCat("within noise (", absl::StrJoin(tied, ", "), " separated by ",
-                   Percent(ranking.separation), ", not more than 2 × noise ",
-                   Percent(ranking.noise), ")");
+  const std::string tie_text = absl::StrCat(
+      "within noise (", absl::StrJoin(tied, ", "), " separated by ", Percent(ranking.separation),
+      ", not more than 2 × noise ", Percent(ranking.noise), ")");
   if (std::find(tied.begin(), tied.end(), incumbent) != tied.end()) {
     ranking.winner = incumbent;
     ranking.reason = absl::StrCat(tie_text, ": the incumbent ", incumbent, " stays");

@@ -11,10 +11,10 @@
 #define TESSERA_STATUS_CONCAT_(a, b) TESSERA_STATUS_CONCAT_INNER_(a, b)
 
 /// Returns `expr`'s status from the enclosing function when it is not OK.
-#define TESSERA_RETURN_IF_ERROR(expr)                   \
-  do {                                                  \
-    ::absl::Status tessera_status_ = (expr);            \
-    if (!tessera_status_.ok()) return tessera_status_;  \
+#define TESSERA_RETURN_IF_ERROR(expr)                  \
+  do {                                                 \
+    ::absl::Status tessera_status_ = (expr);           \
+    if (!tessera_status_.ok()) return tessera_status_; \
   } while (false)
 
 /// `TESSERA_ASSIGN_OR_RETURN(auto x, MakeX());` — binds the value of an OK StatusOr, or returns

@@ -21,9 +21,9 @@
 #include "arbiter/decision_cache.h"
 #include "arbiter/decision_record.h"
 #include "jit/compiler.h"
+#include "jit/delegates/registry.h"
 #include "service/background_decisions.h"
 #include "service/compile_service.h"
-#include "jit/delegates/registry.h"
 
 namespace {
 
@@ -32,8 +32,9 @@ using tessera::jit::CompileOptions;
 
 std::string Source(int64_t n) {
   const std::string t = absl::StrCat("memref<", n, "x", n, "xf32>");
-  return absl::StrCat("func.func @mm(%a: ", t, ", %b: ", t, ", %c: ", t, ") {\n  tile.matmul %a, %b -> %c : ",
-                      t, ", ", t, " -> ", t, "\n  return\n}\n");
+  return absl::StrCat("func.func @mm(%a: ", t, ", %b: ", t, ", %c: ", t,
+                      ") {\n  tile.matmul %a, %b -> %c : ", t, ", ", t, " -> ", t,
+                      "\n  return\n}\n");
 }
 
 /// A row-major n×n matrix and its memref descriptor.
@@ -82,10 +83,14 @@ int main(int argc, char** argv) {
   int64_t best_max = 1024;
   double budget_ms = 300;
   for (int i = 1; i + 1 < argc; ++i) {
-    if (std::string(argv[i]) == "--json") json_path = argv[++i];
-    else if (std::string(argv[i]) == "--max") max_size = std::stoll(argv[++i]);
-    else if (std::string(argv[i]) == "--best-max") best_max = std::stoll(argv[++i]);
-    else if (std::string(argv[i]) == "--budget-ms") budget_ms = std::stod(argv[++i]);
+    if (std::string(argv[i]) == "--json")
+      json_path = argv[++i];
+    else if (std::string(argv[i]) == "--max")
+      max_size = std::stoll(argv[++i]);
+    else if (std::string(argv[i]) == "--best-max")
+      best_max = std::stoll(argv[++i]);
+    else if (std::string(argv[i]) == "--budget-ms")
+      budget_ms = std::stod(argv[++i]);
   }
   auto registry = std::make_shared<tessera::jit::delegates::DelegateRegistry>();
   if (absl::Status status = registry->RegisterDefaultLibraries(tessera::jit::Target::kHost);
@@ -94,9 +99,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::printf("budget %.0f ms per decision\n", budget_ms);
-  std::printf("%6s | %-9s | %12s | %12s | %12s | %9s | %13s | %11s | %11s | %s\n", "n",
-              "choice", "compiled", "openblas", "choice/best", "sep/noise", "decision",
-              "ran", "compile", "timed at");
+  std::printf("%6s | %-9s | %12s | %12s | %12s | %9s | %13s | %11s | %11s | %s\n", "n", "choice",
+              "compiled", "openblas", "choice/best", "sep/noise", "decision", "ran", "compile",
+              "timed at");
   std::string rows;
   for (int64_t n = 32; n <= max_size; n *= 2) {
     CompileOptions options;
@@ -106,10 +111,10 @@ int main(int argc, char** argv) {
     const auto start = std::chrono::steady_clock::now();
     auto arbitrated = tessera::jit::Compile(Source(n), options);
     const double compile_ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-            .count();
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     if (!arbitrated.ok()) {
-      std::fprintf(stderr, "arbiter_bench: %s\n", std::string(arbitrated.status().message()).c_str());
+      std::fprintf(stderr, "arbiter_bench: %s\n",
+                   std::string(arbitrated.status().message()).c_str());
       return 1;
     }
     const tessera::arbiter::DecisionRecord& record = (*arbitrated)->decisions.at(0);
@@ -131,27 +136,28 @@ int main(int argc, char** argv) {
     const double best = std::min(times[0], times[1]);
     const double ratio = best > 0 ? chosen / best : 0;  // 0: not measured independently
     const double separation_over_noise = record.noise > 0 ? record.separation / record.noise : 0;
-    std::printf("%6lld | %-9s | %9.3f ms | %9.3f ms | %12.3f | %9.1f | %10.1f ms | %8.1f ms | "
-                "%8.1f ms | %s\n",
-                static_cast<long long>(n), record.winner.c_str(), times[0] * 1e3, times[1] * 1e3,
-                ratio, separation_over_noise, record.arbitration_ms, record.measured_ms,
-                compile_ms, record.measured_shape.c_str());
-    absl::StrAppend(&rows, rows.empty() ? "" : ",\n",
-                    absl::StrFormat("    {\"n\": %d, \"choice\": \"%s\", \"compiled_ms\": %.4f, "
-                                    "\"openblas_ms\": %.4f, \"choice_over_best\": %.4f, "
-                                    "\"separation\": %.4f, \"noise\": %.4f, "
-                                    "\"arbitration_ms\": %.2f, \"budget_ms\": %.1f, "
-                                    "\"measured_ms\": %.2f, \"measured_shape\": \"%s\", "
-                                    "\"compile_ms\": %.2f}",
-                                    n, record.winner, times[0] * 1e3, times[1] * 1e3, ratio,
-                                    record.separation, record.noise, record.arbitration_ms,
-                                    record.budget_ms, record.measured_ms, record.measured_shape,
-                                    compile_ms));
+    std::printf(
+        "%6lld | %-9s | %9.3f ms | %9.3f ms | %12.3f | %9.1f | %10.1f ms | %8.1f ms | "
+        "%8.1f ms | %s\n",
+        static_cast<long long>(n), record.winner.c_str(), times[0] * 1e3, times[1] * 1e3, ratio,
+        separation_over_noise, record.arbitration_ms, record.measured_ms, compile_ms,
+        record.measured_shape.c_str());
+    absl::StrAppend(
+        &rows, rows.empty() ? "" : ",\n",
+        absl::StrFormat("    {\"n\": %d, \"choice\": \"%s\", \"compiled_ms\": %.4f, "
+                        "\"openblas_ms\": %.4f, \"choice_over_best\": %.4f, "
+                        "\"separation\": %.4f, \"noise\": %.4f, "
+                        "\"arbitration_ms\": %.2f, \"budget_ms\": %.1f, "
+                        "\"measured_ms\": %.2f, \"measured_shape\": \"%s\", "
+                        "\"compile_ms\": %.2f}",
+                        n, record.winner, times[0] * 1e3, times[1] * 1e3, ratio, record.separation,
+                        record.noise, record.arbitration_ms, record.budget_ms, record.measured_ms,
+                        record.measured_shape, compile_ms));
   }
   // Background decisions: how long until the compile returns (incumbents serve) and until the
   // measured module lands, against the synchronous compile above (same shapes, new decisions).
-  std::printf("\nbackground decisions\n%6s | %12s | %14s | %14s\n", "n", "returned",
-              "landed after", "synchronous");
+  std::printf("\nbackground decisions\n%6s | %12s | %14s | %14s\n", "n", "returned", "landed after",
+              "synchronous");
   std::string background_rows;
   for (int64_t n = 32; n <= std::min<int64_t>(max_size, 1024); n *= 4) {
     tessera::service::CompileServiceOptions service_options;
@@ -167,8 +173,10 @@ int main(int argc, char** argv) {
     auto compiled = service.Compile(Source(n), options);
     const auto returned = std::chrono::steady_clock::now();
     if (!compiled.ok() || compiled->module->PendingDecisions() != 1) {
-      std::fprintf(stderr, "arbiter_bench: the background compile of %lld³ did not leave one "
-                           "decision pending\n", static_cast<long long>(n));
+      std::fprintf(stderr,
+                   "arbiter_bench: the background compile of %lld³ did not leave one "
+                   "decision pending\n",
+                   static_cast<long long>(n));
       return 1;
     }
     tessera::service::BackgroundDecisions worker(&service);
@@ -184,11 +192,11 @@ int main(int argc, char** argv) {
     options.decisions = std::make_shared<tessera::arbiter::DecisionCache>();
     const auto sync_start = std::chrono::steady_clock::now();
     auto synchronous = tessera::jit::Compile(Source(n), options);
-    const double sync_ms = std::chrono::duration<double, std::milli>(
-                               std::chrono::steady_clock::now() - sync_start).count();
+    const double sync_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - sync_start)
+            .count();
     if (!synchronous.ok()) return 1;
-    const double returned_ms =
-        std::chrono::duration<double, std::milli>(returned - start).count();
+    const double returned_ms = std::chrono::duration<double, std::milli>(returned - start).count();
     const double landed_ms = std::chrono::duration<double, std::milli>(landed - returned).count();
     std::printf("%6lld | %9.1f ms | %11.1f ms | %11.1f ms\n", static_cast<long long>(n),
                 returned_ms, landed_ms, sync_ms);
@@ -198,7 +206,8 @@ int main(int argc, char** argv) {
                                     n, returned_ms, landed_ms, sync_ms));
   }
   std::ofstream(json_path) << "{\n  \"benchmark\": \"arbiter\",\n  \"device\": \""
-                           << "host\",\n  \"rows\": [\n" << rows << "\n  ],\n  \"background\": [\n"
+                           << "host\",\n  \"rows\": [\n"
+                           << rows << "\n  ],\n  \"background\": [\n"
                            << background_rows << "\n  ]\n}\n";
   std::printf("JSON: %s\n", json_path.c_str());
   return 0;

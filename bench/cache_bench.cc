@@ -35,11 +35,13 @@ std::string Source(int variant) {
     absl::StrAppend(&body, "    %m", i, " = arith.mulf %", i == 0 ? "x" : absl::StrCat("a", i - 1),
                     ", %c : f32\n    %a", i, " = arith.addf %m", i, ", %y : f32\n");
   }
-  return absl::StrCat(R"(func.func @chain(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
+  return absl::StrCat(
+      R"(func.func @chain(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
   tile.map ins(%in0, %in1 : memref<?xf32>, memref<?xf32>) outs(%out : memref<?xf32>) {
   ^bb0(%x: f32, %y: f32):
-    %c = arith.constant )", absl::StrFormat("%.4f", 1.0 + variant * 0.001), " : f32\n", body,
-                      "    tile.yield %a23 : f32\n  }\n  return\n}\n");
+    %c = arith.constant )",
+      absl::StrFormat("%.4f", 1.0 + variant * 0.001), " : f32\n", body,
+      "    tile.yield %a23 : f32\n  }\n  return\n}\n");
 }
 
 tessera::jit::CompileOptions Options() {
@@ -78,9 +80,9 @@ int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; ++i) {
     if (std::string(argv[i]) == "--json") json_path = argv[++i];
   }
-  const std::string dir = (std::filesystem::temp_directory_path() /
-                           absl::StrCat("tessera-cache-bench-", getpid()))
-                              .string();
+  const std::string dir =
+      (std::filesystem::temp_directory_path() / absl::StrCat("tessera-cache-bench-", getpid()))
+          .string();
   std::filesystem::remove_all(dir);
   tessera::service::CompileServiceOptions cache_options;
   cache_options.disk_root = dir;
@@ -171,21 +173,22 @@ int main(int argc, char** argv) {
   const Row rows[] = {
       {"memory hit by key handle", handle_us, "us", "<= 0.2 us"},
       {"memory hit by 2 KB source text", text_us, "us", "<= 2 us"},
-      {"disk hit in a fresh process (median of 7)", Median(disk_us) / 1000.0, "ms",
-       "<= 0.5 ms"},
+      {"disk hit in a fresh process (median of 7)", Median(disk_us) / 1000.0, "ms", "<= 0.5 ms"},
       {"cold compile, IR -> PTX + cubin (median of 7)", Median(cold), "ms", "-"},
   };
   std::cout << absl::StrFormat("Compile cache (%zu-byte source, nvptx sm_90)\n\n", source.size());
-  std::cout << absl::StrFormat("| %-46s | %10s | %-4s | %-10s |\n", "what", "value", "unit", "target");
-  std::cout << "|------------------------------------------------|------------|------|------------|\n";
+  std::cout << absl::StrFormat("| %-46s | %10s | %-4s | %-10s |\n", "what", "value", "unit",
+                               "target");
+  std::cout
+      << "|------------------------------------------------|------------|------|------------|\n";
   std::string json = "{\n  \"benchmark\": \"cache\",\n  \"rows\": [\n";
   for (size_t i = 0; i < 4; ++i) {
-    std::cout << absl::StrFormat("| %-46s | %10.4f | %-4s | %-10s |\n", rows[i].what,
-                                 rows[i].value, rows[i].unit, rows[i].target);
-    absl::StrAppend(&json, absl::StrFormat("    {\"what\": \"%s\", \"value\": %.6f, \"unit\": "
-                                           "\"%s\"}%s\n",
-                                           rows[i].what, rows[i].value, rows[i].unit,
-                                           i + 1 < 4 ? "," : ""));
+    std::cout << absl::StrFormat("| %-46s | %10.4f | %-4s | %-10s |\n", rows[i].what, rows[i].value,
+                                 rows[i].unit, rows[i].target);
+    absl::StrAppend(
+        &json, absl::StrFormat("    {\"what\": \"%s\", \"value\": %.6f, \"unit\": "
+                               "\"%s\"}%s\n",
+                               rows[i].what, rows[i].value, rows[i].unit, i + 1 < 4 ? "," : ""));
   }
   absl::StrAppend(&json, "  ]\n}\n");
   std::ofstream(json_path) << json;

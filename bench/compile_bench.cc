@@ -8,30 +8,28 @@
 //   bazel run -c opt //bench:compile_bench -- [--runs N] [--arch sm_90] [--json PATH]
 //       [--triton-venv DIR | --no-triton]
 #include <nvrtc.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
-
-#include <sys/stat.h>
-
-#include <cstdlib>
-#include <memory>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "jit/codegen/nvjitlink.h"
 #include "jit/compile_options.h"
 #include "jit/compiler.h"
-#include "jit/codegen/nvjitlink.h"
-#include "runtime/thread_pool.h"
 #include "llvm/Support/JSON.h"
+#include "runtime/thread_pool.h"
 
 namespace {
 
@@ -234,8 +232,7 @@ struct StageSeries {
   }
 };
 
-void Tessera(const std::string& source, const std::string& arch, bool cubin,
-             StageSeries* stages) {
+void Tessera(const std::string& source, const std::string& arch, bool cubin, StageSeries* stages) {
   tessera::jit::CompileOptions options;
   options.target = tessera::jit::Target::kNvptx;
   options.arch = arch;
@@ -250,7 +247,7 @@ void Tessera(const std::string& source, const std::string& arch, bool cubin,
 
 /// Triton's medians per kernel (to cubin), from bench/triton_compile_bench.py run in `venv`.
 struct TritonColumn {
-  std::string version;             ///< empty: not available (`why` says why)
+  std::string version;  ///< empty: not available (`why` says why)
   std::string why;
   std::map<std::string, double> median_ms, first_ms;
 };
@@ -262,8 +259,7 @@ bool Exists(const std::string& path) {
 
 /// The script, next to the binary in Bazel's runfiles, else relative to the working directory.
 std::string TritonScript(const char* argv0) {
-  const std::string runfiles =
-      absl::StrCat(argv0, ".runfiles/_main/bench/triton_compile_bench.py");
+  const std::string runfiles = absl::StrCat(argv0, ".runfiles/_main/bench/triton_compile_bench.py");
   return Exists(runfiles) ? runfiles : "bench/triton_compile_bench.py";
 }
 
@@ -298,8 +294,7 @@ TritonColumn MeasureTriton(const std::string& venv, const std::string& script, i
     }
   }
   const std::string output = RunCommand(
-      absl::StrCat("'", python, "' '", script, "' --runs ", runs, " --arch ", arch,
-                   " 2>/dev/null"),
+      absl::StrCat("'", python, "' '", script, "' --runs ", runs, " --arch ", arch, " 2>/dev/null"),
       status);
   llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(output);
   const llvm::json::Object* object = parsed ? parsed->getAsObject() : nullptr;
@@ -389,9 +384,10 @@ int main(int argc, char** argv) {
   if (!triton_venv.empty()) triton = MeasureTriton(triton_venv, TritonScript(argv[0]), runs, arch);
   const bool have_triton = !triton.version.empty();
 
-  std::cout << absl::StrFormat("Cold compile latency, %s, %d runs each (median; first call in "
-                               "the process in parentheses)\n\n",
-                               arch, runs);
+  std::cout << absl::StrFormat(
+      "Cold compile latency, %s, %d runs each (median; first call in "
+      "the process in parentheses)\n\n",
+      arch, runs);
   std::cout << absl::StrFormat(
       "| %-20s | %-5s | %-20s | %-20s | %-7s | %-7s | %-4s | %-20s | %-14s |\n", "kernel", "to",
       "Tessera IR (ms)", "NVRTC CUDA C++ (ms)", "ratio", "target", "met",
@@ -408,8 +404,8 @@ int main(int argc, char** argv) {
     double ratio = row.tessera.Median() / row.nvrtc.Median();
     bool met = ratio <= row.target_ratio;
     // Triton compiles to a cubin only: its column is on the cubin rows.
-    const bool triton_row = have_triton && row.output == "cubin" &&
-                            triton.median_ms.count(row.kernel) > 0;
+    const bool triton_row =
+        have_triton && row.output == "cubin" && triton.median_ms.count(row.kernel) > 0;
     const double triton_ms = triton_row ? triton.median_ms.at(row.kernel) : 0;
     std::cout << absl::StrFormat(
         "| %-20s | %-5s | %8.2f (%8.2f)    | %8.2f (%8.2f)    | %7.3f | <=%5.3f | %-4s | %-20s | "
@@ -468,8 +464,8 @@ int main(int argc, char** argv) {
     };
     const Series serial = on(one), parallel = on(all);
     std::cout << absl::StrFormat("  to %-5s  1 thread %8.2f   %d threads %8.2f   speed-up %.2fx\n",
-                                 cubin ? "cubin" : "PTX", serial.Median(), cores,
-                                 parallel.Median(), serial.Median() / parallel.Median());
+                                 cubin ? "cubin" : "PTX", serial.Median(), cores, parallel.Median(),
+                                 serial.Median() / parallel.Median());
     absl::StrAppend(&json, absl::StrFormat("    {\"output\": \"%s\", \"threads\": %d, "
                                            "\"one_thread_median_ms\": %.4f, "
                                            "\"all_threads_median_ms\": %.4f}%s\n",

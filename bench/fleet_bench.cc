@@ -74,8 +74,8 @@ struct Warmup {
   uint64_t remote_hits = 0;
 };
 
-Warmup Fleet(const std::string& self, const std::string& dir, const std::string& url,
-             int processes, int first, int kernels) {
+Warmup Fleet(const std::string& self, const std::string& dir, const std::string& url, int processes,
+             int first, int kernels) {
   std::filesystem::create_directories(dir);
   std::vector<pid_t> pids;
   std::vector<std::string> outputs;
@@ -87,8 +87,12 @@ Warmup Fleet(const std::string& self, const std::string& dir, const std::string&
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, 1, outputs.back().c_str(),
                                      O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    std::vector<std::string> args = {self, "--worker", root, url.empty() ? "-" : url,
-                                     absl::StrCat(first), absl::StrCat(kernels),
+    std::vector<std::string> args = {self,
+                                     "--worker",
+                                     root,
+                                     url.empty() ? "-" : url,
+                                     absl::StrCat(first),
+                                     absl::StrCat(kernels),
                                      absl::StrCat(p)};
     std::vector<char*> argv;
     for (std::string& arg : args) argv.push_back(arg.data());
@@ -187,9 +191,10 @@ int main(int argc, char** argv) {
   std::printf("ratio (remote / local): compiles %.3f, wall %.3f\n",
               static_cast<double>(remote.compiles) / static_cast<double>(local.compiles),
               remote.wall_s / local.wall_s);
-  std::printf("remote hit, 20 KB artifact over loopback (RemoteCache::Load, 2000 runs): "
-              "p50 %.1f us, p99 %.1f us\n",
-              p50, p99);
+  std::printf(
+      "remote hit, 20 KB artifact over loopback (RemoteCache::Load, 2000 runs): "
+      "p50 %.1f us, p99 %.1f us\n",
+      p50, p99);
   if (!json_path.empty()) {
     std::ofstream json(json_path);
     json << absl::StrFormat(

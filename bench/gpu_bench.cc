@@ -1,9 +1,9 @@
 // GPU benchmark, one run, one table (+ JSON): C API invoke overhead against a raw
 // cuLaunchKernel of the same empty kernel; elementwise bandwidth against a device-to-device
 // copy (baseline and vectorized map); the time of every Tile op, with its kernel variants
-// side by side (forced with tessera.candidate); and cuBLAS's bf16 GEMM beside the bf16 matmuls. Device times are CUDA events on a non-default stream,
-// medians of repeated runs after warm-up, on non-zero data. Without a GPU it says why and
-// exits 2.
+// side by side (forced with tessera.candidate); and cuBLAS's bf16 GEMM beside the bf16 matmuls.
+// Device times are CUDA events on a non-default stream, medians of repeated runs after warm-up, on
+// non-zero data. Without a GPU it says why and exits 2.
 //
 //   bazel run //bench:gpu_bench -- [--json PATH]
 #include <dlfcn.h>
@@ -162,8 +162,8 @@ class CublasBf16 {
   int Gemm(const void* a, const void* b, void* c, int m, int n, int k) {
     constexpr int kOpN = 0, kBf16 = 14, kF32 = 0, kCompute32F = 68, kDefaultAlgo = -1;
     const float alpha = 1.0f, beta = 0.0f;
-    return gemm_(handle_, kOpN, kOpN, n, m, k, &alpha, b, kBf16, n, a, kBf16, k, &beta, c, kF32,
-                 n, kCompute32F, kDefaultAlgo);
+    return gemm_(handle_, kOpN, kOpN, n, m, k, &alpha, b, kBf16, n, a, kBf16, k, &beta, c, kF32, n,
+                 kCompute32F, kDefaultAlgo);
   }
 
  private:
@@ -257,12 +257,10 @@ int main(int argc, char** argv) {
       d.cuStreamSynchronize(b.stream);
       return std::chrono::duration<double, std::micro>(t1 - t0).count() / kLaunches;
     };
-    double raw_us = host_us([&] {
-      (void)b.runtime->Launch(*raw, {1, 1, 1}, {1, 1, 1}, 0, b.stream, nullptr);
-    });
-    double api_us = host_us([&] {
-      Die("invoke", tessera_jit_function_invoke(launch, nullptr, 0, b.stream, nullptr));
-    });
+    double raw_us =
+        host_us([&] { (void)b.runtime->Launch(*raw, {1, 1, 1}, {1, 1, 1}, 0, b.stream, nullptr); });
+    double api_us = host_us(
+        [&] { Die("invoke", tessera_jit_function_invoke(launch, nullptr, 0, b.stream, nullptr)); });
     add("raw cuLaunchKernel, empty kernel (host)", raw_us, "us", "per launch");
     add("tessera_jit_function_invoke, empty kernel", api_us, "us", "per launch");
     add("invoke overhead over raw launch", api_us - raw_us, "us", "target <= 0.5 us");
@@ -277,7 +275,8 @@ int main(int argc, char** argv) {
     // y = 1.5 x, with the map's attributes (a forced candidate) spliced in.
     auto scale_source = [](const std::string& attributes) {
       return absl::StrCat(R"(func.func @scale(%x: memref<?xf32>, %y: memref<?xf32>) {
-  tile.map ins(%x : memref<?xf32>) outs(%y : memref<?xf32>) )", attributes, R"({
+  tile.map ins(%x : memref<?xf32>) outs(%y : memref<?xf32>) )",
+                          attributes, R"({
   ^bb0(%v: f32):
     %c = arith.constant 1.5 : f32
     %r = arith.mulf %v, %c : f32
@@ -294,13 +293,12 @@ int main(int argc, char** argv) {
       d.cuMemcpyDtoDAsync(reinterpret_cast<CUdeviceptr>(y), reinterpret_cast<CUdeviceptr>(x),
                           n * sizeof(float), b.stream);
     });
-    double map_ms = b.DeviceMs([&] {
-      Die("invoke", tessera_jit_function_invoke(scale, args, 2, b.stream, nullptr));
-    });
+    double map_ms = b.DeviceMs(
+        [&] { Die("invoke", tessera_jit_function_invoke(scale, args, 2, b.stream, nullptr)); });
     tessera_jit_module_t* vector_module = nullptr;
-    tessera_jit_function_t* vector_scale = b.Compile(
-        scale_source("attributes {tessera.candidate = \"compiled.vectorized\"} "), "scale",
-        &vector_module);
+    tessera_jit_function_t* vector_scale =
+        b.Compile(scale_source("attributes {tessera.candidate = \"compiled.vectorized\"} "),
+                  "scale", &vector_module);
     double vector_ms = b.DeviceMs([&] {
       Die("invoke", tessera_jit_function_invoke(vector_scale, args, 2, b.stream, nullptr));
     });
@@ -329,54 +327,74 @@ int main(int argc, char** argv) {
   };
   auto reduce = [&](const char* candidate) {
     return absl::StrCat(R"(func.func @f(%x: memref<?x?xf32>, %y: memref<?xf32>) {
-  tile.reduce sum %x -> %y axis = 1)", forced(candidate), R"( : memref<?x?xf32> -> memref<?xf32>
+  tile.reduce sum %x -> %y axis = 1)",
+                        forced(candidate), R"( : memref<?x?xf32> -> memref<?xf32>
   return
 })");
   };
   auto softmax = [&](const char* candidate) {
     return absl::StrCat(R"(func.func @f(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
-  tile.softmax %x -> %y)", forced(candidate), R"( : memref<?x?xf32> -> memref<?x?xf32>
+  tile.softmax %x -> %y)",
+                        forced(candidate), R"( : memref<?x?xf32> -> memref<?x?xf32>
   return
 })");
   };
   auto bf16_matmul = [&](const char* candidate) {
-    return absl::StrCat(R"(func.func @f(%a: memref<?x?xbf16>, %b: memref<?x?xbf16>, %c: memref<?x?xf32>) {
-  tile.matmul %a, %b -> %c)", forced(candidate), R"( : memref<?x?xbf16>, memref<?x?xbf16> -> memref<?x?xf32>
+    return absl::StrCat(
+        R"(func.func @f(%a: memref<?x?xbf16>, %b: memref<?x?xbf16>, %c: memref<?x?xf32>) {
+  tile.matmul %a, %b -> %c)",
+        forced(candidate), R"( : memref<?x?xbf16>, memref<?x?xbf16> -> memref<?x?xf32>
   return
 })");
   };
   const std::vector<Op> variants = {
       {"tile.reduce sum, 65536 x 64, compiled", reduce(nullptr), {{65536, 64}, {65536}}},
-      {"tile.reduce sum, 65536 x 64, warp_per_row", reduce("compiled.warp_per_row"),
+      {"tile.reduce sum, 65536 x 64, warp_per_row",
+       reduce("compiled.warp_per_row"),
        {{65536, 64}, {65536}}},
-      {"tile.reduce sum, 4096 x 4096, warp_per_row", reduce("compiled.warp_per_row"),
+      {"tile.reduce sum, 4096 x 4096, warp_per_row",
+       reduce("compiled.warp_per_row"),
        {{4096, 4096}, {4096}}},
       {"tile.softmax, 65536 x 64, compiled", softmax(nullptr), {{65536, 64}, {65536, 64}}},
-      {"tile.softmax, 65536 x 64, warp_per_row", softmax("compiled.warp_per_row"),
+      {"tile.softmax, 65536 x 64, warp_per_row",
+       softmax("compiled.warp_per_row"),
        {{65536, 64}, {65536, 64}}},
-      {"tile.softmax, 4096 x 4096, online", softmax("compiled.online"),
+      {"tile.softmax, 4096 x 4096, online",
+       softmax("compiled.online"),
        {{4096, 4096}, {4096, 4096}}},
-      {"tile.matmul bf16 -> f32, 4096^3, compiled", bf16_matmul(nullptr),
-       {{4096, 4096}, {4096, 4096}, {4096, 4096}}, true},
-      {"tile.matmul bf16 -> f32, 4096^3, mma_sync", bf16_matmul("compiled.mma_sync"),
-       {{4096, 4096}, {4096, 4096}, {4096, 4096}}, true},
-      {"tile.matmul bf16 -> f32, 4096^3, mma_async", bf16_matmul("compiled.mma_async"),
-       {{4096, 4096}, {4096, 4096}, {4096, 4096}}, true},
+      {"tile.matmul bf16 -> f32, 4096^3, compiled",
+       bf16_matmul(nullptr),
+       {{4096, 4096}, {4096, 4096}, {4096, 4096}},
+       true},
+      {"tile.matmul bf16 -> f32, 4096^3, mma_sync",
+       bf16_matmul("compiled.mma_sync"),
+       {{4096, 4096}, {4096, 4096}, {4096, 4096}},
+       true},
+      {"tile.matmul bf16 -> f32, 4096^3, mma_async",
+       bf16_matmul("compiled.mma_async"),
+       {{4096, 4096}, {4096, 4096}, {4096, 4096}},
+       true},
   };
   const std::vector<Op> ops = {
-      {"tile.reduce sum, 4096 x 4096 rows", R"(func.func @f(%x: memref<?x?xf32>, %y: memref<?xf32>) {
+      {"tile.reduce sum, 4096 x 4096 rows",
+       R"(func.func @f(%x: memref<?x?xf32>, %y: memref<?xf32>) {
   tile.reduce sum %x -> %y axis = 1 : memref<?x?xf32> -> memref<?xf32>
   return
-})", {{4096, 4096}, {4096}}},
-      {"tile.softmax, 4096 x 4096", R"(func.func @f(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
+})",
+       {{4096, 4096}, {4096}}},
+      {"tile.softmax, 4096 x 4096",
+       R"(func.func @f(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
   tile.softmax %x -> %y : memref<?x?xf32> -> memref<?x?xf32>
   return
-})", {{4096, 4096}, {4096, 4096}}},
-      {"tile.matmul+bias+relu, 2048^3", R"(func.func @f(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %bias: memref<?xf32>, %c: memref<?x?xf32>) {
+})",
+       {{4096, 4096}, {4096, 4096}}},
+      {"tile.matmul+bias+relu, 2048^3",
+       R"(func.func @f(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %bias: memref<?xf32>, %c: memref<?x?xf32>) {
   tile.matmul %a, %b -> %c bias(%bias : memref<?xf32>) activation(relu)
       : memref<?x?xf32>, memref<?x?xf32> -> memref<?x?xf32>
   return
-})", {{2048, 2048}, {2048, 2048}, {2048}, {2048, 2048}}},
+})",
+       {{2048, 2048}, {2048, 2048}, {2048}, {2048, 2048}}},
   };
   std::map<std::string, double> op_ms;  // by name
   std::vector<Op> all = ops;

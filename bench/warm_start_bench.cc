@@ -114,8 +114,7 @@ int Child(const std::string& dir, const std::string& target, int count) {
   if (!Ok(tessera_jit_context_get_cache_stats(context, &stats))) return 1;
   std::printf("%.4f %.4f %llu %llu %.4f %.4f %.4f\n", handles_ms, invoke_ms,
               static_cast<unsigned long long>(stats.disk_hits),
-              static_cast<unsigned long long>(stats.compiles), context_ms, compile_ms,
-              function_ms);
+              static_cast<unsigned long long>(stats.compiles), context_ms, compile_ms, function_ms);
   for (tessera_jit_module_t* module : modules) tessera_jit_module_destroy(module);
   tessera_jit_context_destroy(context);
   return 0;
@@ -123,8 +122,8 @@ int Child(const std::string& dir, const std::string& target, int count) {
 
 /// Runs `argv` in a fresh process; its standard output, or "" when it failed.
 std::string Spawn(const std::vector<std::string>& argv, double* wall_ms = nullptr) {
-  const std::string out = std::filesystem::temp_directory_path() /
-                          absl::StrCat("warm_start_bench.", getpid(), ".out");
+  const std::string out =
+      std::filesystem::temp_directory_path() / absl::StrCat("warm_start_bench.", getpid(), ".out");
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -155,12 +154,12 @@ double Median(std::vector<double> v) {
 struct Row {
   std::string target;
   int kernels = 0;
-  double cold_ms = 0;          // cold: compile + handles, fresh process, empty cache
-  double warm_ms = 0;          // warm: handles, fresh process, every kernel on disk (median)
-  double warm_invoke_ms = 0;   // warm: from context_create to the end of the first host invoke
-  double compile_ms = 0;       // warm: all tessera_jit_compile calls (host: disk hit + link)
-  double lookup_ms = 0;        // warm: all get_function calls (nvptx: the launch code's link)
-  double per_kernel_ms = 0;    // (set when printing) the marginal cost per kernel
+  double cold_ms = 0;         // cold: compile + handles, fresh process, empty cache
+  double warm_ms = 0;         // warm: handles, fresh process, every kernel on disk (median)
+  double warm_invoke_ms = 0;  // warm: from context_create to the end of the first host invoke
+  double compile_ms = 0;      // warm: all tessera_jit_compile calls (host: disk hit + link)
+  double lookup_ms = 0;       // warm: all get_function calls (nvptx: the launch code's link)
+  double per_kernel_ms = 0;   // (set when printing) the marginal cost per kernel
 };
 
 }  // namespace
@@ -174,8 +173,10 @@ int main(int argc, char** argv) {
   std::string json_path;
   std::string cli;
   for (int i = 1; i + 1 < argc; ++i) {
-    if (std::string(argv[i]) == "--json") json_path = argv[++i];
-    else if (std::string(argv[i]) == "--cli") cli = argv[++i];
+    if (std::string(argv[i]) == "--json")
+      json_path = argv[++i];
+    else if (std::string(argv[i]) == "--cli")
+      cli = argv[++i];
   }
   constexpr int kWarmRuns = 7;
   std::vector<Row> rows;
@@ -252,24 +253,27 @@ int main(int argc, char** argv) {
     const double per_kernel =
         row.kernels > 1 ? (row.warm_ms - one_kernel(row.target)) / (row.kernels - 1) : row.warm_ms;
     const double per_kernel_target = row.target == "host" ? 0.5 : 0.3;
-    std::string verdict = row.kernels == 1 ? "-" : absl::StrFormat(
-        "%.1f/kernel: %s", per_kernel_target, per_kernel <= per_kernel_target ? "yes" : "no");
+    std::string verdict = row.kernels == 1
+                              ? "-"
+                              : absl::StrFormat("%.1f/kernel: %s", per_kernel_target,
+                                                per_kernel <= per_kernel_target ? "yes" : "no");
     if (row.kernels == 200) {
-      absl::StrAppend(&verdict, absl::StrFormat(", 100 total: %s", row.warm_ms <= 100 ? "yes" : "no"));
+      absl::StrAppend(&verdict,
+                      absl::StrFormat(", 100 total: %s", row.warm_ms <= 100 ? "yes" : "no"));
     }
     row.per_kernel_ms = per_kernel;
     std::printf("%-6s %8d %10.2f %10.3f %14.4f %11.3f %11.3f %12s %22s\n", row.target.c_str(),
-                row.kernels, row.cold_ms, row.warm_ms, per_kernel, row.compile_ms,
-                row.lookup_ms,
+                row.kernels, row.cold_ms, row.warm_ms, per_kernel, row.compile_ms, row.lookup_ms,
                 row.target == "host" ? absl::StrFormat("%.3f", row.warm_invoke_ms).c_str() : "-",
                 verdict.c_str());
   }
-  std::printf("(warm: context_create → N function handles in a fresh process, every kernel a "
-              "disk hit, median of %d, timed from context_create (the process's own start-up "
-              "is the CLI line); per kernel: the marginal cost over 1 kernel; compiles: all "
-              "tessera_jit_compile calls (host: disk hit + link), lookups: all get_function calls "
-              "(nvptx: the launch code's link); nvptx excludes the driver's module load)\n",
-              kWarmRuns);
+  std::printf(
+      "(warm: context_create → N function handles in a fresh process, every kernel a "
+      "disk hit, median of %d, timed from context_create (the process's own start-up "
+      "is the CLI line); per kernel: the marginal cost over 1 kernel; compiles: all "
+      "tessera_jit_compile calls (host: disk hit + link), lookups: all get_function calls "
+      "(nvptx: the launch code's link); nvptx excludes the driver's module load)\n",
+      kWarmRuns);
   if (!cli.empty()) std::printf("CLI start-up (`tessera-jit --version`): %.1f ms\n", cli_ms);
   if (!json_path.empty()) {
     std::ofstream json(json_path);
@@ -281,8 +285,7 @@ int main(int argc, char** argv) {
           "\"warm_first_invoke_ms\": %.4f, \"per_kernel_ms\": %.4f, \"compiles_ms\": %.4f, "
           "\"lookups_ms\": %.4f}%s\n",
           r.target, r.kernels, r.cold_ms, r.warm_ms, r.warm_invoke_ms, r.per_kernel_ms,
-          r.compile_ms, r.lookup_ms,
-          i + 1 < rows.size() ? "," : "");
+          r.compile_ms, r.lookup_ms, i + 1 < rows.size() ? "," : "");
     }
     json << "  ],\n  \"cli_startup_ms\": " << absl::StrFormat("%.2f", cli_ms) << "\n}\n";
   }

@@ -41,8 +41,7 @@ Loaded Load() {
       Bind(library, "cuMemcpyDtoH_v2", d.memcpy_dtoh) &&
       Bind(library, "cuMemGetInfo_v2", d.mem_get_info) &&
       Bind(library, "cuFuncGetAttribute", d.func_get_attribute) &&
-      Bind(library, "cuOccupancyMaxActiveBlocksPerMultiprocessor",
-           d.occupancy_max_active_blocks) &&
+      Bind(library, "cuOccupancyMaxActiveBlocksPerMultiprocessor", d.occupancy_max_active_blocks) &&
       Bind(library, "cuEventCreate", d.event_create) &&
       Bind(library, "cuEventRecord", d.event_record) &&
       Bind(library, "cuEventSynchronize", d.event_synchronize) &&

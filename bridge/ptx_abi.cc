@@ -1,5 +1,6 @@
-// The original bridge's name-keyed launch geometry (its runtime/cuda/tessera_nvidia_ptx_launch.cpp),
-// as data: each entry name's buffers, parameters, grid and block.
+// The original bridge's name-keyed launch geometry (its
+// runtime/cuda/tessera_nvidia_ptx_launch.cpp), as data: each entry name's buffers, parameters, grid
+// and block.
 #include "bridge/ptx_abi.h"
 
 #include <cstring>
@@ -85,8 +86,8 @@ class Planner {
 
   bool Grid(int64_t x, int64_t y, unsigned block_x, unsigned block_y = 1) {
     if (x > kMaxGridX || y > kMaxGridY) {
-      return Refuse("the launch needs a grid of " + std::to_string(x) + " x " +
-                    std::to_string(y) + " blocks, past the device's limits");
+      return Refuse("the launch needs a grid of " + std::to_string(x) + " x " + std::to_string(y) +
+                    " blocks, past the device's limits");
     }
     plan_.grid_x = static_cast<unsigned>(x);
     plan_.grid_y = static_cast<unsigned>(y);
@@ -240,7 +241,8 @@ bool PlanPtxLaunch(const std::string& name, size_t num_buffers, const int64_t* d
   if (StartsWith(name, "tessera_tile_reduce_") || StartsWith(name, "tessera_tile_norm_")) {
     const size_t bytes = StorageBytes(name);
     if (bytes == 0) {
-      return planner.Refuse("'" + name + "' names no single storage type (a word f16, bf16 "
+      return planner.Refuse("'" + name +
+                            "' names no single storage type (a word f16, bf16 "
                             "or f32): its buffers cannot be sized");
     }
     if (StartsWith(name, "tessera_tile_norm_")) return planner.PlanRows(bytes);

@@ -1,6 +1,6 @@
 // The original Tessera's launch bridge over the public C API (bridge/tessera_nvidia_ptx_launch.h).
-#include "bridge/tessera_nvidia_ptx_launch.h"
-
+// Over 600 lines: the bridge's C ABI is one surface (registration, queries, invoke and streams over
+// one handle table); split, its invariants would spread over files.
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -14,6 +14,7 @@
 
 #include "bridge/cuda_driver.h"
 #include "bridge/ptx_abi.h"
+#include "bridge/tessera_nvidia_ptx_launch.h"
 #include "dlpack/dlpack.h"
 #include "tessera_jit.h"
 
@@ -165,8 +166,9 @@ int Find(const char* name, Launchable& out) {
   const bool host = !gpu && g_host_fallback;
   auto found = Kernels().find(name);
   if (!gpu && !host) {
-    return Fail(kNoGpu, "no usable GPU (set TESSERA_NVIDIA_BRIDGE_HOST=1 to run Tile IR on the "
-                        "host)");
+    return Fail(kNoGpu,
+                "no usable GPU (set TESSERA_NVIDIA_BRIDGE_HOST=1 to run Tile IR on the "
+                "host)");
   }
   if (found == Kernels().end()) {
     return Fail(kNotRegistered, std::string("nothing is registered as '") + name + "'");
@@ -294,7 +296,8 @@ struct DeviceBuffers {
     // Work already enqueued (an earlier run of a failed benchmark) finishes before its buffers go.
     tessera_jit_error_destroy(tessera_jit_stream_synchronize(context, nullptr));
     for (Bound& arg : *bound) {
-      if (arg.device != nullptr) tessera_jit_error_destroy(tessera_jit_buffer_free(context, arg.device));
+      if (arg.device != nullptr)
+        tessera_jit_error_destroy(tessera_jit_buffer_free(context, arg.device));
     }
   }
 };
@@ -358,9 +361,8 @@ int Run(const Launchable& launchable, std::vector<Bound>& bound, int warmup, int
       began = std::chrono::steady_clock::now();
     }
     if (code != kOk) break;
-    if (tessera_jit_error_t* error =
-            tessera_jit_function_invoke(launchable.function, args.data(), args.size(), nullptr,
-                                        nullptr)) {
+    if (tessera_jit_error_t* error = tessera_jit_function_invoke(launchable.function, args.data(),
+                                                                 args.size(), nullptr, nullptr)) {
       const bool bad_shape = tessera_jit_error_code(error) == TESSERA_JIT_INVALID_ARGUMENT;
       code = Fail(bad_shape ? kBadAbi : kDeviceFailed, Consume(error));
     }
@@ -369,7 +371,8 @@ int Run(const Launchable& launchable, std::vector<Bound>& bound, int warmup, int
     tessera_jit_error_t* error = device_timing ? tessera_jit_event_record(stop, nullptr) : nullptr;
     if (error == nullptr) error = tessera_jit_stream_synchronize(context, nullptr);
     float elapsed = 0;
-    if (error == nullptr && device_timing) error = tessera_jit_event_elapsed_time(start, stop, &elapsed);
+    if (error == nullptr && device_timing)
+      error = tessera_jit_event_elapsed_time(start, stop, &elapsed);
     if (error != nullptr) {
       code = Fail(kDeviceFailed, Consume(error));
     } else if (device_timing) {
@@ -384,7 +387,8 @@ int Run(const Launchable& launchable, std::vector<Bound>& bound, int warmup, int
     }
   }
   if (code == kOk && latency_ms != nullptr && launchable.host) {
-    const std::chrono::duration<double, std::milli> spent = std::chrono::steady_clock::now() - began;
+    const std::chrono::duration<double, std::milli> spent =
+        std::chrono::steady_clock::now() - began;
     *latency_ms = static_cast<float>(spent.count() / repetitions);
   }
   tessera_jit_event_destroy(start);
@@ -421,8 +425,8 @@ int RunPtx(const PtxModule& ptx, const char* name, void** buffers, size_t num_bu
   for (size_t i = 0; i < num_buffers; ++i) {
     if (driver.mem_alloc(&device[i], plan.buffer_bytes[i]) != 0) {
       device[i] = 0;
-      return Fail(kDeviceFailed, "cuMemAlloc of " + std::to_string(plan.buffer_bytes[i]) +
-                                     " bytes failed");
+      return Fail(kDeviceFailed,
+                  "cuMemAlloc of " + std::to_string(plan.buffer_bytes[i]) + " bytes failed");
     }
     if (!plan.copied_back[i] &&
         driver.memcpy_htod(device[i], buffers[i], plan.buffer_bytes[i]) != 0) {
@@ -447,8 +451,8 @@ int RunPtx(const PtxModule& ptx, const char* name, void** buffers, size_t num_bu
       code = Fail(kDeviceFailed, "creating or recording a CUDA event failed");
       break;
     }
-    if (driver.launch_kernel(ptx.function, plan.grid_x, plan.grid_y, 1, plan.block_x,
-                             plan.block_y, 1, 0, nullptr, params.data(), nullptr) != 0) {
+    if (driver.launch_kernel(ptx.function, plan.grid_x, plan.grid_y, 1, plan.block_x, plan.block_y,
+                             1, 0, nullptr, params.data(), nullptr) != 0) {
       code = Fail(kDeviceFailed, "cuLaunchKernel failed");
     }
   }
@@ -525,12 +529,12 @@ int PtxResources(const char* kernel_name, int block_size, size_t dynamic_shared_
   void* function = launchable.ptx->function;
   ScopedContext current(driver);
   if (!current.ok() ||
-      driver.func_get_attribute(registers_per_thread, tessera::bridge::kCuFuncNumRegs,
-                                function) != 0 ||
+      driver.func_get_attribute(registers_per_thread, tessera::bridge::kCuFuncNumRegs, function) !=
+          0 ||
       driver.func_get_attribute(static_shared_bytes, tessera::bridge::kCuFuncSharedSizeBytes,
                                 function) != 0 ||
-      driver.func_get_attribute(local_bytes, tessera::bridge::kCuFuncLocalSizeBytes,
-                                function) != 0 ||
+      driver.func_get_attribute(local_bytes, tessera::bridge::kCuFuncLocalSizeBytes, function) !=
+          0 ||
       driver.occupancy_max_active_blocks(active_blocks_per_sm, function, block_size,
                                          dynamic_shared_bytes) != 0) {
     return Fail(kDeviceFailed, "querying the kernel's resources failed");
@@ -568,14 +572,13 @@ int tessera_nvidia_ptx_invoke_v2(const char* kernel_name, void** buffers, size_t
 }
 
 int tessera_nvidia_ptx_benchmark(const char* kernel_name, void** buffers, size_t num_buffers,
-                                 const int64_t* dims, size_t num_dims, int warmup,
-                                 int repetitions, float* latency_ms) {
+                                 const int64_t* dims, size_t num_dims, int warmup, int repetitions,
+                                 float* latency_ms) {
   if (latency_ms == nullptr) return Fail(kBadAbi, "latency_ms must not be NULL");
   if (warmup < 0 || repetitions < 1 || warmup > (1 << 24) || repetitions > (1 << 24)) {
     return Fail(kBadAbi, "warmup must be in [0, 2^24] and repetitions in [1, 2^24]");
   }
-  return Launch(kernel_name, buffers, num_buffers, dims, num_dims, warmup, repetitions,
-                latency_ms);
+  return Launch(kernel_name, buffers, num_buffers, dims, num_dims, warmup, repetitions, latency_ms);
 }
 
 int tessera_nvidia_ptx_benchmark_v2(const char* kernel_name, void** buffers, size_t num_buffers,
@@ -585,8 +588,9 @@ int tessera_nvidia_ptx_benchmark_v2(const char* kernel_name, void** buffers, siz
   if (kernel_name == nullptr || buffers == nullptr || dims == nullptr || latency_ms == nullptr) {
     return Fail(kBadAbi, "kernel_name, buffers, dims and latency_ms must not be NULL");
   }
-  return Fail(kBadAbi, "benchmark_v2 serves the original's dynamic-shared-memory kernels; use "
-                       "tessera_nvidia_ptx_benchmark for Tile IR");
+  return Fail(kBadAbi,
+              "benchmark_v2 serves the original's dynamic-shared-memory kernels; use "
+              "tessera_nvidia_ptx_benchmark for Tile IR");
 }
 
 int tessera_nvidia_ptx_resources(const char* kernel_name, int block_size,
@@ -594,8 +598,8 @@ int tessera_nvidia_ptx_resources(const char* kernel_name, int block_size,
                                  int* static_shared_bytes, int* local_bytes,
                                  int* active_blocks_per_sm) {
   if (kernel_name == nullptr || block_size <= 0 || dynamic_shared_bytes > UINT32_MAX ||
-      registers_per_thread == nullptr || static_shared_bytes == nullptr ||
-      local_bytes == nullptr || active_blocks_per_sm == nullptr) {
+      registers_per_thread == nullptr || static_shared_bytes == nullptr || local_bytes == nullptr ||
+      active_blocks_per_sm == nullptr) {
     return Fail(kBadAbi, "a NULL output, a block_size <= 0 or dynamic_shared_bytes >= 2^32");
   }
   if (tessera_jit_is_gpu_available() == 0) return Fail(kNoGpu, "no usable GPU");
@@ -611,7 +615,8 @@ int tessera_nvidia_ptx_device_memory(size_t* total_bytes, size_t* free_bytes) {
 }
 
 int tessera_nvidia_register_ptx_launcher(void) {
-  return Fail(kNoGpu, "the original's core runtime (tsrRegisterGpuLauncher) is not in this process");
+  return Fail(kNoGpu,
+              "the original's core runtime (tsrRegisterGpuLauncher) is not in this process");
 }
 
 const char* tessera_nvidia_ptx_last_error(void) { return t_last_error.c_str(); }

@@ -43,15 +43,14 @@ int tessera_nvidia_ptx_invoke(const char* kernel_name, void** buffers, size_t nu
  * memory is part of the IR's launch geometry, and the PTX ABIs this bridge carries launch with
  * none (the original's dynamic-shared-memory ABI is refused, 5). */
 int tessera_nvidia_ptx_invoke_v2(const char* kernel_name, void** buffers, size_t num_buffers,
-                                 const int64_t* dims, size_t num_dims,
-                                 size_t dynamic_shared_bytes);
+                                 const int64_t* dims, size_t num_dims, size_t dynamic_shared_bytes);
 
 /* Runs the kernel `warmup` times (>= 0), then `repetitions` times (>= 1), and writes the mean
  * latency of one run in milliseconds (device time between CUDA events on a GPU; wall time on
  * the host target). Inputs are copied once. */
 int tessera_nvidia_ptx_benchmark(const char* kernel_name, void** buffers, size_t num_buffers,
-                                 const int64_t* dims, size_t num_dims, int warmup,
-                                 int repetitions, float* latency_ms);
+                                 const int64_t* dims, size_t num_dims, int warmup, int repetitions,
+                                 float* latency_ms);
 
 /* The original's variant for kernels with dynamic shared memory: 5 for a Tile IR kernel. */
 int tessera_nvidia_ptx_benchmark_v2(const char* kernel_name, void** buffers, size_t num_buffers,
@@ -83,7 +82,7 @@ const char* tessera_nvidia_ptx_last_error(void);
 int tessera_nvidia_ptx_set_host_fallback(int enabled);
 
 #ifdef __cplusplus
-}  /* extern "C" */
+} /* extern "C" */
 #endif
 
 #endif /* TESSERA_BRIDGE_TESSERA_NVIDIA_PTX_LAUNCH_H_ */

@@ -15,9 +15,9 @@ namespace tessera::cache {
 using KeyComponents = std::vector<std::pair<std::string, std::string>>;
 
 struct CacheKey {
-  std::string digest;       ///< 64 hex digits: names the entry
-  std::string base_digest;  ///< 64 hex digits over the content components alone
-  KeyComponents components; ///< content, then producer
+  std::string digest;        ///< 64 hex digits: names the entry
+  std::string base_digest;   ///< 64 hex digits over the content components alone
+  KeyComponents components;  ///< content, then producer
 };
 
 /// The key of `content` as produced by `producer`.

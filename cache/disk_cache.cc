@@ -156,8 +156,7 @@ std::optional<std::string> DiskCache::Load(const CacheKey& key, int format, Miss
   if (!fs::exists(dir, error)) {
     miss = {MissReason::kNotCached, ""};
     std::string previous;
-    if (ReadFile(fs::path(Path("index")) / key.base_digest, previous) &&
-        previous != key.digest) {
+    if (ReadFile(fs::path(Path("index")) / key.base_digest, previous) && previous != key.digest) {
       std::string manifest_text;
       Manifest old;
       if (ReadFile(fs::path(EntryDir(previous)) / kManifest, manifest_text) &&
@@ -200,10 +199,10 @@ void DiskCache::Store(const CacheKey& key, int format, const std::string& payloa
   std::error_code error;
   const fs::path final_dir = EntryDir(key.digest);
   if (fs::exists(final_dir / kManifest, error)) return;  // another process published it
-  const fs::path staging =
-      fs::path(Path("tmp")) / absl::StrCat(key.digest, ".", UniqueSuffix());
+  const fs::path staging = fs::path(Path("tmp")) / absl::StrCat(key.digest, ".", UniqueSuffix());
   fs::create_directories(staging, error);
-  if (error) return Disable(absl::StrCat("cannot create ", staging.string(), ": ", error.message()));
+  if (error)
+    return Disable(absl::StrCat("cannot create ", staging.string(), ": ", error.message()));
   const std::string manifest_text = WriteManifest(ManifestFor(key, format, payload, source_name));
   // The manifest goes last: an entry without one is never trusted.
   if (!WriteFile(staging / kPayload, payload) || !WriteFile(staging / kManifest, manifest_text)) {
@@ -312,9 +311,9 @@ std::unique_ptr<DiskCache::KeyLock> DiskCache::Lock(const std::string& digest) {
     }
     if (absl::Now() >= deadline) {
       ++lock_timeouts_;
-      options_.logger.Warning(absl::StrCat(
-          "waited ", absl::FormatDuration(options_.lock_timeout), " for another process to ",
-          "compile cache key ", digest.substr(0, 12), "; compiling it here too"));
+      options_.logger.Warning(absl::StrCat("waited ", absl::FormatDuration(options_.lock_timeout),
+                                           " for another process to ", "compile cache key ",
+                                           digest.substr(0, 12), "; compiling it here too"));
       close(fd);
       return nullptr;
     }

@@ -18,10 +18,9 @@ Manifest ManifestFor(const CacheKey& key, int format, const std::string& payload
 }
 
 std::string WriteManifest(const Manifest& m) {
-  std::string text = absl::StrCat("format=", m.format, "\ndigest=", m.digest,
-                                  "\npayload_xxh3=", m.payload_xxh3,
-                                  "\npayload_bytes=", m.payload_bytes,
-                                  "\nsource_name=", m.source_name, "\n");
+  std::string text =
+      absl::StrCat("format=", m.format, "\ndigest=", m.digest, "\npayload_xxh3=", m.payload_xxh3,
+                   "\npayload_bytes=", m.payload_bytes, "\nsource_name=", m.source_name, "\n");
   for (const auto& [name, value] : m.components) {
     absl::StrAppend(&text, "component.", name, "=", value, "\n");
   }
@@ -53,8 +52,8 @@ bool ParseManifest(absl::string_view text, Manifest& m) {
 }
 
 std::string PayloadChecksum(absl::string_view payload) {
-  uint64_t hash = llvm::xxh3_64bits(llvm::ArrayRef<uint8_t>(
-      reinterpret_cast<const uint8_t*>(payload.data()), payload.size()));
+  uint64_t hash = llvm::xxh3_64bits(
+      llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t*>(payload.data()), payload.size()));
   return absl::StrCat(absl::Hex(hash, absl::kZeroPad16));
 }
 

@@ -1,14 +1,13 @@
 #include "cache/redis_client.h"
 
+#include <hiredis/hiredis.h>
 #include <pthread.h>
-#include <unistd.h>
 #include <signal.h>
 #include <sys/time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <utility>
-
-#include <hiredis/hiredis.h>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -59,9 +58,8 @@ bool Digits(absl::string_view text) {
 absl::StatusOr<absl::Duration> Milliseconds(absl::string_view name, absl::string_view value) {
   int64_t ms = 0;
   if (!Digits(value) || !absl::SimpleAtoi(value, &ms) || ms <= 0 || ms > 3600 * 1000) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(name, " must be a number of milliseconds in [1, 3600000], found '", value,
-                     "'"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        name, " must be a number of milliseconds in [1, 3600000], found '", value, "'"));
   }
   return absl::Milliseconds(ms);
 }
@@ -135,7 +133,7 @@ absl::Status ErrorReply(absl::string_view text) {
   if (absl::StartsWith(text, "NOAUTH") || absl::StartsWith(text, "WRONGPASS") ||
       absl::StrContains(text, "invalid password") ||
       absl::StrContains(text, "without any password configured") ||
-      absl::StrContains(text, "but no password is set") ||             // Redis < 6
+      absl::StrContains(text, "but no password is set") ||                // Redis < 6
       absl::StrContains(text, "wrong number of arguments for 'auth'") ||  // a user, Redis < 6
       absl::StrContains(text, "invalid username-password")) {
     return absl::UnauthenticatedError(text);
@@ -238,8 +236,8 @@ absl::StatusOr<RedisEndpoint> ParseRedisUrl(absl::string_view url) {
                         endpoint.port < 1 || endpoint.port > 65535)) {
     return invalid(absl::StrCat("the port '", port, "' is not in [1, 65535]"));
   }
-  if (!path.empty() && (!Digits(path) || !absl::SimpleAtoi(path, &endpoint.db) ||
-                        endpoint.db > 1 << 20)) {
+  if (!path.empty() &&
+      (!Digits(path) || !absl::SimpleAtoi(path, &endpoint.db) || endpoint.db > 1 << 20)) {
     return invalid(absl::StrCat("the database '", path, "' is not a number in [0, 1048576]"));
   }
   for (absl::string_view pair : absl::StrSplit(query, '&', absl::SkipEmpty())) {
@@ -247,8 +245,7 @@ absl::StatusOr<RedisEndpoint> ParseRedisUrl(absl::string_view url) {
     absl::StatusOr<absl::Duration> duration = Milliseconds(kv.first, kv.second);
     if (kv.first == "connect_timeout_ms" || kv.first == "timeout_ms") {
       if (!duration.ok()) return invalid(duration.status().message());
-      (kv.first == "timeout_ms" ? endpoint.command_timeout : endpoint.connect_timeout) =
-          *duration;
+      (kv.first == "timeout_ms" ? endpoint.command_timeout : endpoint.connect_timeout) = *duration;
     } else {
       endpoint.options.emplace_back(std::string(kv.first), std::string(kv.second));
     }
@@ -279,8 +276,8 @@ absl::Status RedisClient::Broken(absl::string_view during) {
                                ? std::string(context_->errstr)
                                : std::string("connection lost");
   if (timed_out) {
-    status = absl::DeadlineExceededError(
-        absl::StrCat(endpoint_.Describe(), ": ", during, " timed out"));
+    status =
+        absl::DeadlineExceededError(absl::StrCat(endpoint_.Describe(), ": ", during, " timed out"));
   } else {
     status = absl::UnavailableError(absl::StrCat(endpoint_.Describe(), ": ", during, ": ", what));
   }
@@ -304,20 +301,19 @@ absl::Status RedisClient::Connect() {
   redisSetTimeout(context_, Timeval(endpoint_.command_timeout));
   redisEnableKeepAlive(context_);
   ++connects_;
-  auto run = [&](const std::vector<absl::string_view>& argv) -> absl::Status {
+  auto run = [&](const std::vector<absl::string_view>& argv)
+                 ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::Status {
     std::vector<const char*> pointers;
     std::vector<size_t> lengths;
     ToArgv(argv, pointers, lengths);
     auto* reply = static_cast<redisReply*>(
-        redisCommandArgv(context_, static_cast<int>(argv.size()), pointers.data(),
-                         lengths.data()));
+        redisCommandArgv(context_, static_cast<int>(argv.size()), pointers.data(), lengths.data()));
     if (reply == nullptr) return Broken(argv[0]);
     return Take(reply).status();
   };
   if (!endpoint_.password.empty()) {
-    absl::Status auth = endpoint_.user.empty()
-                            ? run({"AUTH", endpoint_.password})
-                            : run({"AUTH", endpoint_.user, endpoint_.password});
+    absl::Status auth = endpoint_.user.empty() ? run({"AUTH", endpoint_.password})
+                                               : run({"AUTH", endpoint_.user, endpoint_.password});
     if (!auth.ok()) {
       if (absl::IsUnauthenticated(auth)) {  // the credentials: retrying cannot help
         auth_failed_ = true;
@@ -332,8 +328,8 @@ absl::Status RedisClient::Connect() {
         Drop();
         next_attempt_ = absl::Now() + backoff_;
         backoff_ = std::min(backoff_ * 2, kMaxBackoff);
-        last_failure_ = absl::Status(auth.code(), absl::StrCat(endpoint_.Describe(), ": AUTH: ",
-                                                               auth.message()));
+        last_failure_ = absl::Status(
+            auth.code(), absl::StrCat(endpoint_.Describe(), ": AUTH: ", auth.message()));
       }
       return last_failure_;
     }
@@ -360,9 +356,9 @@ absl::Status RedisClient::Ready() {
   if (context_ != nullptr) return absl::OkStatus();
   if (absl::Now() < next_attempt_) {
     // The same kind as the failure that started the backoff (one warning per kind above).
-    return absl::Status(last_failure_.ok() ? absl::StatusCode::kUnavailable : last_failure_.code(),
-                        absl::StrCat(last_failure_.message(),
-                                     "; backing off until the next reconnect attempt"));
+    return absl::Status(
+        last_failure_.ok() ? absl::StatusCode::kUnavailable : last_failure_.code(),
+        absl::StrCat(last_failure_.message(), "; backing off until the next reconnect attempt"));
   }
   return Connect();
 }
@@ -374,8 +370,8 @@ absl::StatusOr<RedisReply> RedisClient::Command(const std::vector<absl::string_v
   std::vector<const char*> pointers;
   std::vector<size_t> lengths;
   ToArgv(argv, pointers, lengths);
-  auto* reply = static_cast<redisReply*>(redisCommandArgv(
-      context_, static_cast<int>(argv.size()), pointers.data(), lengths.data()));
+  auto* reply = static_cast<redisReply*>(
+      redisCommandArgv(context_, static_cast<int>(argv.size()), pointers.data(), lengths.data()));
   if (reply == nullptr) return Broken(argv.empty() ? "command" : argv[0]);
   // A reply came: the server is alive (a connect alone does not say so: a paused server
   // accepts connections and never answers).

@@ -95,8 +95,8 @@ void RemoteCache::Failed(const absl::Status& status, absl::string_view doing) {
   }
   if (!warn) return;
   if (kind == "authentication") {
-    options_.logger.Warning(absl::StrCat("remote compile cache is off: ", status.message(),
-                                         "; caching locally only"));
+    options_.logger.Warning(
+        absl::StrCat("remote compile cache is off: ", status.message(), "; caching locally only"));
   } else {
     options_.logger.Warning(absl::StrCat("remote compile cache ", Describe(), ": ", doing,
                                          " failed (", status.message(),
@@ -104,9 +104,8 @@ void RemoteCache::Failed(const absl::Status& status, absl::string_view doing) {
   }
 }
 
-std::optional<RemoteCache::Entry> RemoteCache::Decode(const std::string& value,
-                                                      const CacheKey& key, int format,
-                                                      Miss& miss) const {
+std::optional<RemoteCache::Entry> RemoteCache::Decode(const std::string& value, const CacheKey& key,
+                                                      int format, Miss& miss) const {
   absl::string_view rest = value;
   if (!absl::ConsumePrefix(&rest, kMagic)) {
     miss = {MissReason::kDamaged, "remote value is not a tessera-jit entry"};
@@ -169,15 +168,15 @@ std::optional<RemoteCache::Entry> RemoteCache::Load(Kind kind, const CacheKey& k
   const std::string name = ValueName(kind, key.digest);
   absl::StatusOr<RedisReply> reply = client_.Command({"GET", name});
   if (absl::IsFailedPrecondition(reply.status())) {  // not a string: a damaged value
-    miss = {MissReason::kDamaged, absl::StrCat("the remote value is not a string (",
-                                               reply.status().message(), ")")};
+    miss = {MissReason::kDamaged,
+            absl::StrCat("the remote value is not a string (", reply.status().message(), ")")};
     CountMiss(miss);
     return std::nullopt;
   }
   if (!reply.ok()) {
     Failed(reply.status(), "GET");
-    miss = {MissReason::kTierOff, absl::StrCat("remote cache unavailable: ",
-                                               reply.status().message())};
+    miss = {MissReason::kTierOff,
+            absl::StrCat("remote cache unavailable: ", reply.status().message())};
     CountMiss(miss);
     return std::nullopt;
   }
@@ -284,10 +283,10 @@ RemoteCache::Claim RemoteCache::LoadOrLease(const CacheKey& key, int format) {
         warn = warned_.insert("lease timeout").second;
       }
       if (warn) {
-        options_.logger.Warning(absl::StrCat(
-            "waited ", absl::FormatDuration(options_.lease_wait),
-            " for another process's compile of cache key ", key.digest.substr(0, 12),
-            " (remote lease); compiling it here too (warned once)"));
+        options_.logger.Warning(
+            absl::StrCat("waited ", absl::FormatDuration(options_.lease_wait),
+                         " for another process's compile of cache key ", key.digest.substr(0, 12),
+                         " (remote lease); compiling it here too (warned once)"));
       }
       claim.miss = first_miss;
       return claim;

@@ -23,10 +23,10 @@ absl::StatusOr<RemoteCacheOptions> RemoteCacheOptions::FromUrl(absl::string_view
   bool lease_set = false;
   for (const auto& [name, value] : endpoint->options) {
     int64_t number = 0;
-    const bool parsed = !value.empty() && value.size() <= 12 &&
-                        std::all_of(value.begin(), value.end(),
-                                    [](char c) { return c >= '0' && c <= '9'; }) &&
-                        absl::SimpleAtoi(value, &number) && number > 0;
+    const bool parsed =
+        !value.empty() && value.size() <= 12 &&
+        std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+        absl::SimpleAtoi(value, &number) && number > 0;
     if (name == "ttl_s" && parsed && number <= int64_t{365} * 24 * 3600) {
       options.ttl = absl::Seconds(number);
     } else if (name == "lease_ms" && parsed && number >= 100 && number <= 3600 * 1000) {

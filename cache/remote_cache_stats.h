@@ -39,7 +39,7 @@ struct RemoteFleetStats {
   uint64_t artifacts = 0;
   uint64_t artifact_bytes = 0;
   uint64_t decisions = 0;
-  uint64_t leases = 0;  ///< compiles in progress
+  uint64_t leases = 0;        ///< compiles in progress
   double latency_p50_us = 0;  ///< from the fleet's histogram (√2-wide buckets)
   double latency_p99_us = 0;
   std::string used_memory, max_memory, eviction_policy;  ///< the server's INFO / CONFIG

@@ -80,13 +80,12 @@ absl::Status BuildDescriptor(const EntryFunction& entry, size_t index, const DLT
     return absl::InvalidArgumentError(absl::StrCat(where(), ": expected a DLTensor, found NULL"));
   }
   if (!DtypeMatches(expected.element, tensor->dtype)) {
-    return absl::InvalidArgumentError(absl::StrCat(where(), ": dtype ",
-                                                   DescribeDtype(tensor->dtype),
-                                                   " does not match the element type"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        where(), ": dtype ", DescribeDtype(tensor->dtype), " does not match the element type"));
   }
   if (tensor->ndim != expected.rank) {
-    return absl::InvalidArgumentError(absl::StrCat(where(), ": expected rank ", expected.rank,
-                                                   ", found ", tensor->ndim));
+    return absl::InvalidArgumentError(
+        absl::StrCat(where(), ": expected rank ", expected.rank, ", found ", tensor->ndim));
   }
   if (tensor->ndim > 0 && tensor->shape == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat(where(), ": shape is NULL"));
@@ -100,9 +99,9 @@ absl::Status BuildDescriptor(const EntryFunction& entry, size_t index, const DLT
     }
     elements *= tensor->shape[d] == 0 ? 0 : 1;
     if (tensor->shape[d] > 0 && __builtin_mul_overflow(extent, tensor->shape[d], &extent)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          where(), ": shape ", ShapeText(tensor->shape, tensor->ndim),
-          " has more elements than 64 bits can count"));
+      return absl::InvalidArgumentError(absl::StrCat(where(), ": shape ",
+                                                     ShapeText(tensor->shape, tensor->ndim),
+                                                     " has more elements than 64 bits can count"));
     }
   }
   if (elements != 0) elements = extent;
@@ -123,9 +122,9 @@ absl::Status BuildDescriptor(const EntryFunction& entry, size_t index, const DLT
     int64_t stride = 1;
     for (int d = tensor->ndim - 1; d >= 0; --d) {
       if (tensor->shape[d] > 1 && tensor->strides[d] != stride) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            where(), ": expected a dense row-major tensor, found strides ",
-            ShapeText(tensor->strides, tensor->ndim)));
+        return absl::InvalidArgumentError(
+            absl::StrCat(where(), ": expected a dense row-major tensor, found strides ",
+                         ShapeText(tensor->strides, tensor->ndim)));
       }
       stride *= tensor->shape[d];
     }
@@ -135,29 +134,29 @@ absl::Status BuildDescriptor(const EntryFunction& entry, size_t index, const DLT
   }
   const uintptr_t address = reinterpret_cast<uintptr_t>(tensor->data) + tensor->byte_offset;
   if (elements > 0 && address % static_cast<uintptr_t>(element_bytes) != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        where(), ": data + byte_offset (0x", absl::Hex(address), ") is not aligned to the ",
-        element_bytes, "-byte element type"));
+    return absl::InvalidArgumentError(absl::StrCat(where(), ": data + byte_offset (0x",
+                                                   absl::Hex(address), ") is not aligned to the ",
+                                                   element_bytes, "-byte element type"));
   }
   const DLDeviceType device_type = tensor->device.device_type;
   if (target == Target::kHost && device_type != kDLCPU && device_type != kDLCUDAHost) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        where(), ": the module runs on the host; expected host memory (kDLCPU), found device "
-                 "type ",
-        static_cast<int>(device_type)));
+    return absl::InvalidArgumentError(
+        absl::StrCat(where(),
+                     ": the module runs on the host; expected host memory (kDLCPU), found device "
+                     "type ",
+                     static_cast<int>(device_type)));
   }
-  if (target == Target::kNvptx &&
-      ((device_type != kDLCUDA && device_type != kDLCUDAManaged) ||
-       tensor->device.device_id != device)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        where(), ": the module runs on CUDA device ", device,
-        "; expected memory of that device (kDLCUDA), found device type ",
-        static_cast<int>(device_type), " id ", tensor->device.device_id));
+  if (target == Target::kNvptx && ((device_type != kDLCUDA && device_type != kDLCUDAManaged) ||
+                                   tensor->device.device_id != device)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where(), ": the module runs on CUDA device ", device,
+                     "; expected memory of that device (kDLCUDA), found device type ",
+                     static_cast<int>(device_type), " id ", tensor->device.device_id));
   }
   // After the device, as tessera_jit.h and docs/capi.md list the checks.
   if (read_only && expected.written) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        where(), ": the tensor is read-only, but @", entry.name, " writes this argument"));
+    return absl::InvalidArgumentError(absl::StrCat(where(), ": the tensor is read-only, but @",
+                                                   entry.name, " writes this argument"));
   }
   // `address` (data + byte_offset, computed as an integer: NULL data with an offset is no
   // pointer arithmetic) was checked above not to overflow.
@@ -229,7 +228,8 @@ DLDataType ToDtype(const ElementType& element) {
   return {kDLFloat, 32, 1};
 }
 
-tessera_jit_arg_t LoadResult(const EntryArgument& result, const std::array<unsigned char, 8>& slot) {
+tessera_jit_arg_t LoadResult(const EntryArgument& result,
+                             const std::array<unsigned char, 8>& slot) {
   tessera_jit_arg_t out{};
   if (result.element.type_class == ElementType::Class::kBFloat ||
       (result.element.type_class == ElementType::Class::kFloat && result.element.bits == 16)) {

@@ -18,9 +18,9 @@ namespace tessera::capi {
 /// against it: dtype, rank, static sizes, element-count and byte-size overflow, dense
 /// row-major strides, NULL data with elements, alignment, a read-only tensor for a written
 /// argument, and the device (host memory for `target` host, CUDA device `device` for nvptx).
-absl::Status BuildDescriptor(const jit::EntryFunction& entry, size_t index,
-                             const DLTensor* tensor, bool read_only, jit::Target target,
-                             int device, runtime::MemRefDescriptor& descriptor);
+absl::Status BuildDescriptor(const jit::EntryFunction& entry, size_t index, const DLTensor* tensor,
+                             bool read_only, jit::Target target, int device,
+                             runtime::MemRefDescriptor& descriptor);
 
 /// Scalar argument `index` of `entry` in the entry's type, in `slot`: the kind must match
 /// and integers must fit.

@@ -2,12 +2,12 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "capi/include/tessera_jit.h"
 #include "jit/codegen/cuda_libraries.h"
-#include "runtime/gpu_runtime.h"
 #include "jit/codegen/toolchain.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
-#include "capi/include/tessera_jit.h"
+#include "runtime/gpu_runtime.h"
 
 extern "C" {
 
@@ -23,8 +23,8 @@ const char* tessera_jit_get_build_info(void) {
         {"cuda_headers", toolchain.cuda},
         {"host_cpu", toolchain.host_cpu},
         {"cuda", cuda ? std::move(*cuda) : llvm::json::Value(nullptr)},
-        {"driver", llvm::json::Object{{"found", driver.ok()},
-                                      {"message", std::string(driver.message())}}}};
+        {"driver",
+         llvm::json::Object{{"found", driver.ok()}, {"message", std::string(driver.message())}}}};
     if (!cuda) llvm::consumeError(cuda.takeError());
     std::string text;
     llvm::raw_string_ostream stream(text);

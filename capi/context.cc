@@ -59,8 +59,7 @@ tessera_jit_error_t* tessera_jit_context_create(const tessera_jit_context_option
   if (TESSERA_JIT_HOLDS(options, Options, cache_dir) && options->cache_dir != nullptr) {
     service.disk_root = options->cache_dir;
   }
-  if (TESSERA_JIT_HOLDS(options, Options, cache_memory_bytes) &&
-      options->cache_memory_bytes != 0) {
+  if (TESSERA_JIT_HOLDS(options, Options, cache_memory_bytes) && options->cache_memory_bytes != 0) {
     service.memory_max_bytes = options->cache_memory_bytes;
   }
   if (TESSERA_JIT_HOLDS(options, Options, cache_disk_bytes) && options->cache_disk_bytes != 0) {
@@ -71,9 +70,9 @@ tessera_jit_error_t* tessera_jit_context_create(const tessera_jit_context_option
   }
   if (TESSERA_JIT_HOLDS(options, Options, cache_lock_timeout_ms)) {
     if (options->cache_lock_timeout_ms < 0) {
-      return InvalidArgument(absl::StrCat(
-          "tessera_jit_context_options_t.cache_lock_timeout_ms is negative (",
-          options->cache_lock_timeout_ms, ")"));
+      return InvalidArgument(
+          absl::StrCat("tessera_jit_context_options_t.cache_lock_timeout_ms is negative (",
+                       options->cache_lock_timeout_ms, ")"));
     }
     if (options->cache_lock_timeout_ms > 0) {
       service.disk_lock_timeout = absl::Milliseconds(options->cache_lock_timeout_ms);
@@ -93,10 +92,10 @@ tessera_jit_error_t* tessera_jit_context_create(const tessera_jit_context_option
     if (options->num_threads < 1 || options->num_threads > 1024) {
       return InvalidArgument(absl::StrCat(
           "tessera_jit_context_options_t.num_threads must be 0 (the default) or in [1, 1024], "
-          "found ", options->num_threads));
+          "found ",
+          options->num_threads));
     }
-    context->own_threads =
-        std::make_unique<tessera::runtime::ThreadPool>(options->num_threads);
+    context->own_threads = std::make_unique<tessera::runtime::ThreadPool>(options->num_threads);
     context->threads = context->own_threads.get();
   } else {
     context->threads = &tessera::runtime::DefaultThreadPool();
@@ -105,9 +104,9 @@ tessera_jit_error_t* tessera_jit_context_create(const tessera_jit_context_option
       options->plan_path[0] != '\0') {
     auto plan = tessera::arbiter::Plan::Load(options->plan_path);
     if (!plan.ok()) {
-      return MakeError(absl::Status(plan.status().code(),
-                                    absl::StrCat("tessera_jit_context_options_t.plan_path: ",
-                                                 plan.status().message())));
+      return MakeError(absl::Status(
+          plan.status().code(),
+          absl::StrCat("tessera_jit_context_options_t.plan_path: ", plan.status().message())));
     }
     context->plan = *std::move(plan);
   }
@@ -157,9 +156,9 @@ tessera_jit_error_t* tessera_jit_context_get_cache_stats(tessera_jit_context_t* 
   if (out_stats == nullptr) return InvalidArgument("out_stats is NULL");
   using Stats = tessera_jit_cache_stats_t;
   // API 0.2's struct ends with last_miss_reason; later fields are written when they fit.
-  if (absl::Status status = CheckStructSize(out_stats->struct_size,
-                                            TESSERA_JIT_STRUCT_SIZE(Stats, last_miss_reason),
-                                            "tessera_jit_cache_stats_t");
+  if (absl::Status status =
+          CheckStructSize(out_stats->struct_size, TESSERA_JIT_STRUCT_SIZE(Stats, last_miss_reason),
+                          "tessera_jit_cache_stats_t");
       !status.ok()) {
     return MakeError(status);
   }

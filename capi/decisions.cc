@@ -45,8 +45,8 @@ void SwapInMeasuredDecisions(tessera_jit_module* module) {
                  measured->decisions.size() == module->compiled->decisions.size() &&
                  measured->entries.size() == module->compiled->entries.size();
   for (size_t i = 0; matches && i < measured->decisions.size(); ++i) {
-    matches = measured->decisions[i].point.location ==
-              module->compiled->decisions[i].point.location;
+    matches =
+        measured->decisions[i].point.location == module->compiled->decisions[i].point.location;
   }
   std::map<std::string, runtime::PackedEntry> entry_points;
   for (const auto& [name, function] : module->functions) {
@@ -86,17 +86,16 @@ tessera_jit_error_t* tessera_jit_module_get_decision(tessera_jit_module_t* modul
                                                      tessera_jit_decision_info_t* out_info) {
   if (module == nullptr) return InvalidArgument("module is NULL");
   if (out_info == nullptr) return InvalidArgument("out_info is NULL");
-  if (absl::Status status =
-          CheckStructSize(out_info->struct_size,
-                          TESSERA_JIT_STRUCT_SIZE(tessera_jit_decision_info_t, detail),
-                          "tessera_jit_decision_info_t");
+  if (absl::Status status = CheckStructSize(
+          out_info->struct_size, TESSERA_JIT_STRUCT_SIZE(tessera_jit_decision_info_t, detail),
+          "tessera_jit_decision_info_t");
       !status.ok()) {
     return MakeError(status);
   }
   const size_t count = module->compiled->decisions.size();
   if (index >= count) {
-    return InvalidArgument(absl::StrCat("the module has ", count, " decision(s); index ", index,
-                                        " is out of range"));
+    return InvalidArgument(
+        absl::StrCat("the module has ", count, " decision(s); index ", index, " is out of range"));
   }
   tessera::capi::SwapInMeasuredDecisions(module);  // a measured one serves from now on
   const bool swapped = module->swapped.load(std::memory_order_acquire);
@@ -149,8 +148,8 @@ tessera_jit_error_t* tessera_jit_module_wait_decisions(tessera_jit_module_t* mod
     tessera::capi::SwapInMeasuredDecisions(module);
   }
   if (out_pending != nullptr) {
-    const bool done = module->pending == nullptr ||
-                      module->pending->state() != PendingModule::State::kPending;
+    const bool done =
+        module->pending == nullptr || module->pending->state() != PendingModule::State::kPending;
     *out_pending = done ? 0 : module->compiled->PendingDecisions();
   }
   return nullptr;

@@ -48,8 +48,8 @@ tessera_jit_error_t* tessera_jit_context_register_library_with_pointers(
   return MakeError(context->delegates->RegisterLibrary(name, path, space));
 }
 
-tessera_jit_error_t* tessera_jit_context_register_default_libraries(
-    tessera_jit_context_t* context, const char* target) {
+tessera_jit_error_t* tessera_jit_context_register_default_libraries(tessera_jit_context_t* context,
+                                                                    const char* target) {
   if (context == nullptr) return InvalidArgument("context is NULL");
   Target chosen = context->default_target;
   if (target != nullptr) {
@@ -64,13 +64,15 @@ tessera_jit_error_t* tessera_jit_context_declare_matmul_provider(
     tessera_jit_context_t* context, const tessera_jit_matmul_provider_t* provider) {
   if (context == nullptr) return InvalidArgument("context is NULL");
   if (provider == nullptr) return InvalidArgument("provider is NULL");
-  if (absl::Status status = CheckStructSize(provider->struct_size,
-                                            TESSERA_JIT_MATMUL_PROVIDER_STRUCT_SIZE,
-                                            "tessera_jit_matmul_provider_t");
+  if (absl::Status status =
+          CheckStructSize(provider->struct_size, TESSERA_JIT_MATMUL_PROVIDER_STRUCT_SIZE,
+                          "tessera_jit_matmul_provider_t");
       !status.ok()) {
     return MakeError(status);
   }
-  auto text = [](const char* value) { return value == nullptr ? std::string() : std::string(value); };
+  auto text = [](const char* value) {
+    return value == nullptr ? std::string() : std::string(value);
+  };
   tessera::jit::delegates::MatmulProvider declared;
   declared.name = text(provider->name);
   declared.library = text(provider->library);
@@ -95,11 +97,14 @@ tessera_jit_error_t* tessera_jit_context_declare_matmul_provider(
   return nullptr;
 }
 
-tessera_jit_error_t* tessera_jit_context_register_kernel_image(
-    tessera_jit_context_t* context, const char* name, const void* data, size_t size,
-    tessera_jit_image_format_t format, const char* arch) {
+tessera_jit_error_t* tessera_jit_context_register_kernel_image(tessera_jit_context_t* context,
+                                                               const char* name, const void* data,
+                                                               size_t size,
+                                                               tessera_jit_image_format_t format,
+                                                               const char* arch) {
   if (context == nullptr) return InvalidArgument("context is NULL");
-  if (name == nullptr || (data == nullptr && size > 0)) return InvalidArgument("name or data is NULL");
+  if (name == nullptr || (data == nullptr && size > 0))
+    return InvalidArgument("name or data is NULL");
   std::string bytes(static_cast<const char*>(data), size);
   switch (format) {
     case TESSERA_JIT_IMAGE_PTX:
@@ -122,14 +127,15 @@ size_t tessera_jit_context_get_delegate_count(tessera_jit_context_t* context) {
   return context == nullptr ? 0 : context->delegates->Identities().size();
 }
 
-const char* tessera_jit_context_get_delegate_identity(tessera_jit_context_t* context,
-                                                      size_t index, size_t* out_size) {
+const char* tessera_jit_context_get_delegate_identity(tessera_jit_context_t* context, size_t index,
+                                                      size_t* out_size) {
   if (out_size != nullptr) *out_size = 0;
   if (context == nullptr) return nullptr;
   auto identities = context->delegates->Identities();
   if (index >= identities.size()) return nullptr;
   absl::MutexLock lock(&context->mu);
-  const std::string& text = *context->delegate_identities.insert(identities[index].ToString()).first;
+  const std::string& text =
+      *context->delegate_identities.insert(identities[index].ToString()).first;
   if (out_size != nullptr) *out_size = text.size();
   return text.c_str();
 }

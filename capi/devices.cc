@@ -17,10 +17,10 @@ absl::StatusOr<std::string> DefaultArch(const tessera_jit_context* context) {
   auto info = (*runtime)->Info(context->device);
   if (!info.ok()) return std::string("sm_90");
   if (absl::Status supported = jit::ValidateArch(info->arch); !supported.ok()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "device ", context->device, " (", info->name, ") is ", info->arch,
-        ", which this compiler does not generate code for; ", supported.message(),
-        " (name one with the arch option to compile for another GPU)"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("device ", context->device, " (", info->name, ") is ", info->arch,
+                     ", which this compiler does not generate code for; ", supported.message(),
+                     " (name one with the arch option to compile for another GPU)"));
   }
   return info->arch;
 }
@@ -35,9 +35,7 @@ using tessera::runtime::GpuRuntime;
 
 extern "C" {
 
-size_t tessera_jit_get_supported_arch_count(void) {
-  return tessera::jit::SupportedArchs().size();
-}
+size_t tessera_jit_get_supported_arch_count(void) { return tessera::jit::SupportedArchs().size(); }
 
 const char* tessera_jit_get_supported_arch(size_t index) {
   const auto& archs = tessera::jit::SupportedArchs();
@@ -54,9 +52,8 @@ int32_t tessera_jit_device_count(void) {
 tessera_jit_error_t* tessera_jit_device_get_info(int32_t ordinal,
                                                  tessera_jit_device_info_t* out_info) {
   if (out_info == nullptr) return InvalidArgument("out_info is NULL");
-  if (absl::Status status = CheckStructSize(out_info->struct_size,
-                                            TESSERA_JIT_DEVICE_INFO_STRUCT_SIZE,
-                                            "tessera_jit_device_info_t");
+  if (absl::Status status = CheckStructSize(
+          out_info->struct_size, TESSERA_JIT_DEVICE_INFO_STRUCT_SIZE, "tessera_jit_device_info_t");
       !status.ok()) {
     return MakeError(status);
   }
@@ -72,7 +69,6 @@ tessera_jit_error_t* tessera_jit_device_get_info(int32_t ordinal,
   return nullptr;
 }
 
-
 tessera_jit_error_t* tessera_jit_buffer_alloc(tessera_jit_context_t* context, size_t size,
                                               void** out_device_pointer) {
   if (context == nullptr) return InvalidArgument("context is NULL");
@@ -86,8 +82,7 @@ tessera_jit_error_t* tessera_jit_buffer_alloc(tessera_jit_context_t* context, si
   return nullptr;
 }
 
-tessera_jit_error_t* tessera_jit_buffer_free(tessera_jit_context_t* context,
-                                             void* device_pointer) {
+tessera_jit_error_t* tessera_jit_buffer_free(tessera_jit_context_t* context, void* device_pointer) {
   if (context == nullptr) return InvalidArgument("context is NULL");
   if (device_pointer == nullptr) return nullptr;
   auto runtime = GpuRuntime::Get();

@@ -28,8 +28,7 @@ std::string EscapeControlBytes(absl::string_view text) {
 
 tessera_jit_error_t* MakeError(absl::Status status) {
   if (status.ok()) return nullptr;
-  return new tessera_jit_error{
-      absl::Status(status.code(), EscapeControlBytes(status.message()))};
+  return new tessera_jit_error{absl::Status(status.code(), EscapeControlBytes(status.message()))};
 }
 
 tessera_jit_error_t* InvalidArgument(absl::string_view message) {

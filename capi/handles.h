@@ -13,7 +13,6 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
-#include "runtime/thread_pool.h"
 #include "arbiter/decision_cache.h"
 #include "arbiter/plan.h"
 #include "base/log.h"
@@ -22,6 +21,7 @@
 #include "jit/compiled_module.h"
 #include "jit/delegates/registry.h"
 #include "runtime/host_executable.h"
+#include "runtime/thread_pool.h"
 #include "service/background_decisions.h"
 #include "service/compile_service.h"
 

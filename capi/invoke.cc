@@ -1,6 +1,7 @@
 // Invoke: every argument checked (capi/arguments.h) and the entry's shape contract
-// (jit/admission/entry_contract.h) before anything runs; then the entry runs on the host, or enqueues its
-// kernels on the caller's stream, with run-time checks caught (runtime/checked_call.h).
+// (jit/admission/entry_contract.h) before anything runs; then the entry runs on the host, or
+// enqueues its kernels on the caller's stream, with run-time checks caught
+// (runtime/checked_call.h).
 #include <array>
 #include <string>
 #include <vector>
@@ -11,18 +12,18 @@
 #include "capi/arguments.h"
 #include "capi/handles.h"
 #include "jit/admission/entry_contract.h"
-#include "runtime/memref_descriptor.h"
 #include "runtime/checked_call.h"
 #include "runtime/gpu_runtime.h"
 #include "runtime/invocation.h"
+#include "runtime/memref_descriptor.h"
 
 using tessera::capi::CheckStructSize;
 using tessera::capi::InvalidArgument;
 using tessera::capi::MakeError;
-using tessera::jit::Target;
-using tessera::runtime::GpuRuntime;
 using tessera::jit::EntryArgument;
 using tessera::jit::EntryFunction;
+using tessera::jit::Target;
+using tessera::runtime::GpuRuntime;
 
 extern "C" {
 
@@ -62,15 +63,16 @@ tessera_jit_error_t* tessera_jit_function_invoke(tessera_jit_function_t* functio
                                             entry.name, " (", expected.type,
                                             "): expected a tensor"));
       }
-      if (absl::Status status = tessera::capi::BuildDescriptor(entry, i, args[i].value.tensor, read_only,
-                                                target, device, descriptors[i]);
+      if (absl::Status status = tessera::capi::BuildDescriptor(
+              entry, i, args[i].value.tensor, read_only, target, device, descriptors[i]);
           !status.ok()) {
         return MakeError(status);
       }
       packed[i] = descriptors[i].data();
       passed[i].sizes = descriptors[i].data() + 3;
     } else {
-      if (absl::Status status = tessera::capi::StoreScalar(entry, i, args[i], scalars[i]); !status.ok()) {
+      if (absl::Status status = tessera::capi::StoreScalar(entry, i, args[i], scalars[i]);
+          !status.ok()) {
         return MakeError(status);
       }
       packed[i] = scalars[i].data();
@@ -102,14 +104,14 @@ tessera_jit_error_t* tessera_jit_function_invoke(tessera_jit_function_t* functio
   } else {
     auto runtime = GpuRuntime::Get();
     if (!runtime.ok()) {
-      return MakeError(absl::UnavailableError(absl::StrCat(
-          "@", entry.name, " runs on the GPU, which is not available: ",
-          runtime.status().message())));
+      return MakeError(absl::UnavailableError(
+          absl::StrCat("@", entry.name,
+                       " runs on the GPU, which is not available: ", runtime.status().message())));
     }
     tessera::runtime::ScopedCurrentContext keep_callers_context;
     const auto& registry = serving.options.delegates;
     tessera::runtime::InvocationScope scope(device, static_cast<CUstream>(stream),
-                                                 registry != nullptr ? registry->runtime() : nullptr);
+                                            registry != nullptr ? registry->runtime() : nullptr);
     if (absl::Status status = (*runtime)->Activate(device); !status.ok()) {
       return MakeError(status);
     }

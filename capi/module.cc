@@ -12,10 +12,10 @@
 #include "arbiter/decision_record.h"
 #include "capi/arguments.h"
 #include "capi/handles.h"
-#include "jit/compiler.h"
-#include "runtime/host_target.h"
 #include "jit/codegen/nvjitlink.h"
+#include "jit/compiler.h"
 #include "runtime/gpu_runtime.h"
+#include "runtime/host_target.h"
 #include "runtime/invocation.h"
 #include "runtime/thread_pool.h"
 #include "service/package.h"
@@ -23,11 +23,11 @@
 using tessera::capi::CheckStructSize;
 using tessera::capi::InvalidArgument;
 using tessera::capi::MakeError;
-using tessera::jit::Target;
-using tessera::runtime::GpuRuntime;
 using tessera::jit::ElementType;
 using tessera::jit::EntryArgument;
 using tessera::jit::EntryFunction;
+using tessera::jit::Target;
+using tessera::runtime::GpuRuntime;
 
 namespace tessera::capi {
 namespace {
@@ -62,9 +62,9 @@ tessera_jit_error_t* tessera_jit_compile(tessera_jit_context_t* context, const c
   tessera_jit_compile_options_t defaults;
   tessera_jit_compile_options_init(&defaults);
   if (options == nullptr) options = &defaults;
-  if (absl::Status status = CheckStructSize(options->struct_size,
-                                            TESSERA_JIT_STRUCT_SIZE(tessera_jit_compile_options_t, opt_level),
-                                            "tessera_jit_compile_options_t");
+  if (absl::Status status = CheckStructSize(
+          options->struct_size, TESSERA_JIT_STRUCT_SIZE(tessera_jit_compile_options_t, opt_level),
+          "tessera_jit_compile_options_t");
       !status.ok()) {
     return MakeError(status);
   }
@@ -95,7 +95,8 @@ tessera_jit_error_t* tessera_jit_compile(tessera_jit_context_t* context, const c
   compile.opt_level = options->opt_level;
   compile.link_cubin = (options->flags & TESSERA_JIT_PTX_ONLY) == 0;
   compile.batch_invariant = (options->flags & TESSERA_JIT_BATCH_INVARIANT) != 0;
-  compile.deterministic = compile.batch_invariant || (options->flags & TESSERA_JIT_DETERMINISTIC) != 0;
+  compile.deterministic =
+      compile.batch_invariant || (options->flags & TESSERA_JIT_DETERMINISTIC) != 0;
   const bool background = (options->flags & TESSERA_JIT_BACKGROUND_DECISIONS) != 0;
   if (!background && (options->flags & TESSERA_JIT_BACKGROUND_DETERMINISTIC) != 0) {
     return InvalidArgument(
@@ -149,8 +150,7 @@ tessera_jit_error_t* tessera_jit_compile(tessera_jit_context_t* context, const c
         context->background =
             std::make_unique<tessera::service::BackgroundDecisions>(context->service.get());
       }
-      module->pending =
-          context->background->Submit(std::string(source, source_size), compile);
+      module->pending = context->background->Submit(std::string(source, source_size), compile);
     }
   }
   *out_module = module.release();
@@ -164,9 +164,8 @@ tessera_jit_error_t* tessera_jit_package_write(const tessera_jit_module_t* const
   if (out_size == nullptr) return InvalidArgument("out_size is NULL");
   if (buffer == nullptr && buffer_size > 0) return InvalidArgument("buffer is NULL");
   if (count == 0 || count > tessera::service::kMaxPackageEntries) {
-    return InvalidArgument(absl::StrCat("a package holds 1 to ",
-                                        tessera::service::kMaxPackageEntries,
-                                        " modules, not ", count));
+    return InvalidArgument(absl::StrCat(
+        "a package holds 1 to ", tessera::service::kMaxPackageEntries, " modules, not ", count));
   }
   std::vector<tessera::service::PackageEntry> entries;
   entries.reserve(count);
@@ -183,8 +182,8 @@ tessera_jit_error_t* tessera_jit_package_write(const tessera_jit_module_t* const
   *out_size = package->size();
   if (buffer_size < package->size()) {
     if (buffer == nullptr) return nullptr;  // the size query
-    return MakeError(absl::OutOfRangeError(absl::StrCat(
-        "the package is ", package->size(), " bytes; the buffer holds ", buffer_size)));
+    return MakeError(absl::OutOfRangeError(absl::StrCat("the package is ", package->size(),
+                                                        " bytes; the buffer holds ", buffer_size)));
   }
   std::memcpy(buffer, package->data(), package->size());
   return nullptr;
@@ -215,10 +214,10 @@ tessera_jit_error_t* tessera_jit_module_load(tessera_jit_context_t* context, con
   }
   load.delegates = context->delegates;
   absl::StatusOr<std::shared_ptr<const tessera::jit::CompiledModule>> loaded =
-      context->service->LoadPackage(
-          data == nullptr ? absl::string_view()
-                          : absl::string_view(static_cast<const char*>(data), size),
-          load);
+      context->service->LoadPackage(data == nullptr
+                                        ? absl::string_view()
+                                        : absl::string_view(static_cast<const char*>(data), size),
+                                    load);
   if (!loaded.ok()) return MakeError(loaded.status());
   std::unique_ptr<tessera_jit_module> module =
       tessera::capi::WrapModule(context, std::move(*loaded));
@@ -266,7 +265,8 @@ tessera_jit_error_t* tessera_jit_module_get_text(const tessera_jit_module_t* mod
                                                  tessera_jit_text_kind_t kind,
                                                  const char** out_data, size_t* out_size) {
   if (module == nullptr) return InvalidArgument("module is NULL");
-  if (out_data == nullptr || out_size == nullptr) return InvalidArgument("out_data or out_size is NULL");
+  if (out_data == nullptr || out_size == nullptr)
+    return InvalidArgument("out_data or out_size is NULL");
   const std::string* text = nullptr;
   switch (kind) {
     case TESSERA_JIT_TEXT_LLVM:
@@ -327,7 +327,10 @@ tessera_jit_error_t* tessera_jit_module_get_text(const tessera_jit_module_t* mod
   }
   if (text == nullptr || text->empty()) {
     return MakeError(absl::NotFoundError(absl::StrCat(
-        "the module has no ", kind == TESSERA_JIT_TEXT_LLVM ? "LLVM IR" : kind == TESSERA_JIT_TEXT_PTX ? "PTX" : "cubin",
+        "the module has no ",
+        kind == TESSERA_JIT_TEXT_LLVM  ? "LLVM IR"
+        : kind == TESSERA_JIT_TEXT_PTX ? "PTX"
+                                       : "cubin",
         " (compiled for ", tessera::jit::TargetName(module->compiled->options.target), ")")));
   }
   *out_data = text->c_str();
@@ -335,8 +338,8 @@ tessera_jit_error_t* tessera_jit_module_get_text(const tessera_jit_module_t* mod
   return nullptr;
 }
 
-tessera_jit_error_t* tessera_jit_module_get_function(tessera_jit_module_t* module,
-                                                     const char* name, size_t name_size,
+tessera_jit_error_t* tessera_jit_module_get_function(tessera_jit_module_t* module, const char* name,
+                                                     size_t name_size,
                                                      tessera_jit_function_t** out_function) {
   if (module == nullptr) return InvalidArgument("module is NULL");
   if (name == nullptr) return InvalidArgument("name is NULL");
@@ -418,8 +421,8 @@ tessera_jit_error_t* tessera_jit_function_get_arg_info(const tessera_jit_functio
       result != 0 ? function->entry->results : function->entry->arguments;
   if (index >= list.size()) {
     return InvalidArgument(absl::StrCat("@", function->entry->name, " has ", list.size(),
-                                        result != 0 ? " result(s)" : " argument(s)",
-                                        "; index ", index, " is out of range"));
+                                        result != 0 ? " result(s)" : " argument(s)", "; index ",
+                                        index, " is out of range"));
   }
   const EntryArgument& argument = list[index];
   out_info->kind = argument.kind == EntryArgument::Kind::kMemRef ? TESSERA_JIT_ARG_TENSOR

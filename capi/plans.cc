@@ -26,12 +26,12 @@ tessera_jit_error_t* tessera_jit_context_write_plan(tessera_jit_context_t* conte
     text = context->decided.ToJson();
   }
   // Written beside the target and renamed, so a reader never sees half a plan.
-  const std::string temporary = absl::StrCat(target, ".tmp.", getpid(), ".",
-                                             reinterpret_cast<uintptr_t>(&text));
+  const std::string temporary =
+      absl::StrCat(target, ".tmp.", getpid(), ".", reinterpret_cast<uintptr_t>(&text));
   if (!tessera::WriteFile(temporary, text)) {
     std::remove(temporary.c_str());
-    return MakeError(absl::UnavailableError(
-        absl::StrCat("cannot write the plan file '", target, "'")));
+    return MakeError(
+        absl::UnavailableError(absl::StrCat("cannot write the plan file '", target, "'")));
   }
   if (std::rename(temporary.c_str(), target.c_str()) != 0) {
     std::remove(temporary.c_str());

@@ -52,8 +52,8 @@ tessera_jit_error_t* tessera_jit_stream_create(tessera_jit_context_t* context, u
   auto runtime = Runtime("a stream");
   if (!runtime.ok()) return MakeError(runtime.status());
   ScopedCurrentContext keep_callers_context;
-  auto stream = (*runtime)->CreateStream(context->device,
-                                         (flags & TESSERA_JIT_STREAM_NON_BLOCKING) != 0);
+  auto stream =
+      (*runtime)->CreateStream(context->device, (flags & TESSERA_JIT_STREAM_NON_BLOCKING) != 0);
   if (!stream.ok()) return MakeError(stream.status());
   *out_stream = *stream;
   return nullptr;
@@ -68,8 +68,7 @@ tessera_jit_error_t* tessera_jit_stream_destroy(tessera_jit_context_t* context, 
   return MakeError((*runtime)->DestroyStream(context->device, static_cast<CUstream>(stream)));
 }
 
-tessera_jit_error_t* tessera_jit_stream_synchronize(tessera_jit_context_t* context,
-                                                    void* stream) {
+tessera_jit_error_t* tessera_jit_stream_synchronize(tessera_jit_context_t* context, void* stream) {
   if (context == nullptr) return InvalidArgument("context is NULL");
   auto runtime = Runtime("a stream");
   if (!runtime.ok()) return MakeError(runtime.status());

@@ -16,8 +16,8 @@ std::optional<int> ParseVersion(std::string_view text, std::string_view* rest) {
     version = version * 10 + (text[end] - '0');
     ++end;
   }
-  if (end == 3 || text[3] == '0' || (end < text.size() &&
-                                     std::isdigit(static_cast<unsigned char>(text[end])))) {
+  if (end == 3 || text[3] == '0' ||
+      (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end])))) {
     return std::nullopt;
   }
   *rest = text.substr(end);
@@ -41,12 +41,13 @@ std::optional<ArchEnvelope> ParseArchEnvelope(std::string_view text, std::string
   if (version && rest == "+") return ArchEnvelope{ArchEnvelope::Kind::kOrNewer, *version};
   if (version && rest == "a") return ArchEnvelope{ArchEnvelope::Kind::kArchSpecific, *version};
   if (error != nullptr) {
-    *error = std::string("expected `arch` to be an envelope: `sm_90` (exactly), `sm_80+` (that "
-                         "arch or newer), `sm_90a` (an arch-specific feature set) or `host` "
-                         "(a host C-ABI delegate)") +
-             (version && rest == "a+" ? "; arch-specific features do not carry to newer GPUs"
-                                      : "") +
-             ", found '" + std::string(text) + "'";
+    *error =
+        std::string(
+            "expected `arch` to be an envelope: `sm_90` (exactly), `sm_80+` (that "
+            "arch or newer), `sm_90a` (an arch-specific feature set) or `host` "
+            "(a host C-ABI delegate)") +
+        (version && rest == "a+" ? "; arch-specific features do not carry to newer GPUs" : "") +
+        ", found '" + std::string(text) + "'";
   }
   return std::nullopt;
 }

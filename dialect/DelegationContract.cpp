@@ -1,10 +1,10 @@
 // The delegation contract's terms.
 #include "dialect/DelegationContract.h"
 
-#include "dialect/ArchEnvelope.h"
-
 #include <cmath>
 #include <cstdio>
+
+#include "dialect/ArchEnvelope.h"
 
 namespace tessera {
 namespace {
@@ -40,9 +40,9 @@ std::optional<std::string> CheckContractTerms(const ContractTerms& terms) {
   if (terms.determinism != "deterministic" && terms.determinism != "nondeterministic") {
     return OneOf("determinism", "deterministic", "nondeterministic", terms.determinism);
   }
-  for (const auto& [name, bound] : {std::pair<const char*, std::optional<double>>{
-                                        "tolerance", terms.tolerance},
-                                    {"tolerance_rel", terms.tolerance_rel}}) {
+  for (const auto& [name, bound] :
+       {std::pair<const char*, std::optional<double>>{"tolerance", terms.tolerance},
+        {"tolerance_rel", terms.tolerance_rel}}) {
     if (bound && !(std::isfinite(*bound) && *bound > 0.0)) {
       return std::string("`") + name + "` must be finite and greater than zero, found " +
              FormatBound(*bound);

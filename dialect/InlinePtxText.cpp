@@ -48,8 +48,8 @@ std::optional<PtxConstraints> ParsePtxConstraints(std::string_view text, std::st
     if (end == std::string_view::npos) end = text.size();
     const std::string_view entry = text.substr(begin, end - begin);
     begin = end + 1;
-    const std::string where = "`constraints` entry #" + std::to_string(index) + " ('" +
-                              std::string(entry) + "')";
+    const std::string where =
+        "`constraints` entry #" + std::to_string(index) + " ('" + std::string(entry) + "')";
     if (entry == "~{memory}") {
       part = Part::kClobbers;
       parsed.clobbers_memory = true;
@@ -64,8 +64,10 @@ std::optional<PtxConstraints> ParsePtxConstraints(std::string_view text, std::st
       return std::nullopt;
     }
     if ((result && part != Part::kResults) || (!result && part == Part::kClobbers)) {
-      *error = "expected `constraints` to list results (`=` entries) first, then operands, then "
-               "clobbers; " + where + " is out of order";
+      *error =
+          "expected `constraints` to list results (`=` entries) first, then operands, then "
+          "clobbers; " +
+          where + " is out of order";
       return std::nullopt;
     }
     if (result) {
@@ -78,8 +80,7 @@ std::optional<PtxConstraints> ParsePtxConstraints(std::string_view text, std::st
   return parsed;
 }
 
-std::optional<std::string> CheckPtxOperandReferences(std::string_view ptx,
-                                                     size_t operand_count) {
+std::optional<std::string> CheckPtxOperandReferences(std::string_view ptx, size_t operand_count) {
   for (size_t i = 0; i < ptx.size(); ++i) {
     if (ptx[i] != '$') continue;
     const size_t at = i;
@@ -111,9 +112,9 @@ std::optional<std::string> CheckPtxOperandReferences(std::string_view ptx,
       if (operand_count == 0) {
         return "`ptx` refers to " + reference + ", but the op has no results or operands";
       }
-      return "`ptx` refers to " + reference + ", but the op has " +
-             std::to_string(operand_count) + " result(s) and operand(s): $0 … $" +
-             std::to_string(operand_count - 1) + ", results first";
+      return "`ptx` refers to " + reference + ", but the op has " + std::to_string(operand_count) +
+             " result(s) and operand(s): $0 … $" + std::to_string(operand_count - 1) +
+             ", results first";
     }
     i = braced ? j : j - 1;
   }

@@ -1,15 +1,14 @@
-// The `tessera_nvidia` dialect: the delegation contract of docs/design.md §4, checked in the order the
-// contract fixes (the first fault found is the one reported).
+// The `tessera_nvidia` dialect: the delegation contract of docs/design.md §4, checked in the order
+// the contract fixes (the first fault found is the one reported).
 #include "dialect/NVIDIAOps.h"
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
 
 #include "dialect/DelegationContract.h"
 #include "dialect/InlinePtxText.h"
-
-#include <optional>
-#include <string_view>
-#include <cstddef>
-#include <string>
-
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
 #include "mlir/IR/Builders.h"
@@ -66,8 +65,8 @@ mlir::LogicalResult verifyLaunchSizes(KernelCallOp op, llvm::StringRef name,
   static constexpr const char* kAxes[] = {"x", "y", "z"};
   for (auto [axis, size] : llvm::enumerate(sizes)) {
     if (size < 1 || size > limits[axis]) {
-      return op.emitOpError() << "expected `" << name << "` " << kAxes[axis]
-                              << " to be in [1, " << limits[axis] << "], found " << size;
+      return op.emitOpError() << "expected `" << name << "` " << kAxes[axis] << " to be in [1, "
+                              << limits[axis] << "], found " << size;
     }
   }
   return mlir::success();
@@ -79,15 +78,16 @@ mlir::LogicalResult verifyCudaKernelLaunch(KernelCallOp op) {
                                "envelope such as `sm_80+`, found 'host'";
   }
   // The launch configuration is optional in the contract (the original's launcher supplies
-  // it); a compile that lowers the call needs it (jit/delegates/delegate_targets.cc). Given, it is whole.
+  // it); a compile that lowers the call needs it (jit/delegates/delegate_targets.cc). Given, it is
+  // whole.
   if (op.getGrid().has_value() != op.getBlock().has_value()) {
     return op.emitOpError() << "binding=cuda_kernel takes `grid` and `block` together (the "
                                "launch configuration, e.g. grid = array<i64: 128>, block = "
                                "array<i64: 256>) or neither";
   }
   if (op.getGrid()) {
-    if (mlir::failed(verifyLaunchSizes(op, "grid", *op.getGrid(),
-                                       {int64_t{2147483647}, 65535, 65535})) ||
+    if (mlir::failed(
+            verifyLaunchSizes(op, "grid", *op.getGrid(), {int64_t{2147483647}, 65535, 65535})) ||
         mlir::failed(verifyLaunchSizes(op, "block", *op.getBlock(), {1024, 1024, 64}))) {
       return mlir::failure();
     }
@@ -95,8 +95,7 @@ mlir::LogicalResult verifyCudaKernelLaunch(KernelCallOp op) {
     const llvm::ArrayRef<int64_t> block = *op.getBlock();  // (not a range over a temporary)
     for (int64_t size : block) threads *= size;
     if (threads > 1024) {
-      return op.emitOpError() << "expected `block` to hold at most 1024 threads, found "
-                              << threads;
+      return op.emitOpError() << "expected `block` to hold at most 1024 threads, found " << threads;
     }
   }
   if (!op.getResults().empty()) {
@@ -119,8 +118,7 @@ mlir::LogicalResult verifyCAbiSignature(KernelCallOp op) {
   mlir::FunctionType signature = *op.getSignature();
   if (signature.getNumInputs() != op.getArgs().size()) {
     return op.emitOpError() << "expected `signature` to declare " << op.getArgs().size()
-                            << " parameter(s), one per operand, found "
-                            << signature.getNumInputs();
+                            << " parameter(s), one per operand, found " << signature.getNumInputs();
   }
   for (auto [index, pair] :
        llvm::enumerate(llvm::zip(signature.getInputs(), op.getArgs().getTypes()))) {
@@ -131,8 +129,8 @@ mlir::LogicalResult verifyCAbiSignature(KernelCallOp op) {
                               << declared;
     }
     if (declared != found) {
-      return op.emitOpError() << "expected `signature` parameter #" << index << " to be "
-                              << found << " (the operand's type), found " << declared;
+      return op.emitOpError() << "expected `signature` parameter #" << index << " to be " << found
+                              << " (the operand's type), found " << declared;
     }
   }
   if (signature.getNumResults() > 1 ||
@@ -143,7 +141,6 @@ mlir::LogicalResult verifyCAbiSignature(KernelCallOp op) {
   }
   return mlir::success();
 }
-
 
 }  // namespace
 
@@ -172,11 +169,10 @@ mlir::LogicalResult KernelCallOp::verify() {
   if (getCallee().empty()) return emitOpError() << "requires a non-empty `callee`";
   // The contract is declared whole, or not at all (the original's undeclared form: `callee`
   // and `arch` only, which a compile refuses: jit/delegates/delegate_targets.cc).
-  const std::pair<const char*, bool> contract[] = {
-      {"binding", getBinding().has_value()},
-      {"provenance", getProvenance().has_value()},
-      {"accuracy", getAccuracy().has_value()},
-      {"determinism", getDeterminism().has_value()}};
+  const std::pair<const char*, bool> contract[] = {{"binding", getBinding().has_value()},
+                                                   {"provenance", getProvenance().has_value()},
+                                                   {"accuracy", getAccuracy().has_value()},
+                                                   {"determinism", getDeterminism().has_value()}};
   int declared = 0;
   for (const auto& [name, present] : contract) declared += present ? 1 : 0;
   if (declared == 0) {
@@ -233,8 +229,8 @@ mlir::LogicalResult InlinePtxOp::verify() {
                          << " output(s) and " << getArgs().size()
                          << " input(s) (the op's results and operands), found "
                          << constraints->results.size() << " output(s) and "
-                         << constraints->operands.size() << " input(s) in \""
-                         << getConstraints() << "\"";
+                         << constraints->operands.size() << " input(s) in \"" << getConstraints()
+                         << "\"";
   }
   auto checkTypes = [&](llvm::StringRef what, mlir::TypeRange types,
                         llvm::ArrayRef<char> classes) -> mlir::LogicalResult {
@@ -242,8 +238,8 @@ mlir::LogicalResult InlinePtxOp::verify() {
       auto [type, c] = pair;
       if (!holds(c, type)) {
         return emitOpError() << "expected " << what << " #" << index << " to have a type that "
-                             << "register class '" << c << "' holds ("
-                             << RegisterClassTypes(c) << "), found " << type;
+                             << "register class '" << c << "' holds (" << RegisterClassTypes(c)
+                             << "), found " << type;
       }
     }
     return mlir::success();

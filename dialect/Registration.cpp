@@ -15,8 +15,8 @@ namespace tessera {
 
 void registerTesseraDialects(mlir::DialectRegistry& registry) {
   registry.insert<TesseraDialect, tile::TileDialect, nvidia::NVIDIADialect,
-                  mlir::arith::ArithDialect, mlir::func::FuncDialect, mlir::gpu::GPUDialect, mlir::LLVM::LLVMDialect,
-                  mlir::math::MathDialect, mlir::memref::MemRefDialect>();
+                  mlir::arith::ArithDialect, mlir::func::FuncDialect, mlir::gpu::GPUDialect,
+                  mlir::LLVM::LLVMDialect, mlir::math::MathDialect, mlir::memref::MemRefDialect>();
 }
 
 }  // namespace tessera

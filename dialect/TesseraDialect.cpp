@@ -44,8 +44,7 @@ mlir::LogicalResult verifyDeterministicAttr(mlir::Operation* op, mlir::Attribute
     }
     if (entry.getName() != kSeedKey) {
       return op->emitError() << "'" << kDeterministicAttrName << "' has unknown key '"
-                             << entry.getName().getValue()
-                             << "'; expected only 'seed' and 'level'";
+                             << entry.getName().getValue() << "'; expected only 'seed' and 'level'";
     }
     auto seed = llvm::dyn_cast<mlir::IntegerAttr>(entry.getValue());
     if (!seed || !seed.getType().isSignlessInteger() || seed.getValue().isNegative() ||
@@ -126,8 +125,7 @@ mlir::LogicalResult TesseraDialect::verifyOperationAttribute(mlir::Operation* op
     auto id = llvm::dyn_cast<mlir::StringAttr>(attribute.getValue());
     // Every Tile op but its region terminator (tile.yield) is an arbitration point.
     if (!id || id.getValue().empty() || op->getDialect() == nullptr ||
-        op->getDialect()->getNamespace() != "tile" ||
-        op->hasTrait<mlir::OpTrait::IsTerminator>()) {
+        op->getDialect()->getNamespace() != "tile" || op->hasTrait<mlir::OpTrait::IsTerminator>()) {
       return op->emitError() << "'" << kCandidateAttrName
                              << "' is a non-empty string on a Tile op (not tile.yield): the "
                                 "candidate id to restrict its arbitration to";
@@ -143,16 +141,15 @@ mlir::LogicalResult TesseraDialect::verifyOperationAttribute(mlir::Operation* op
   // The original Tessera's other attributes under this prefix — its module attributes and the
   // hints on its launch-level kernels (tessera.canonical_k_loop, tessera.tile_m, ...) — are
   // accepted and ignored (docs/original-ir.md).
-  if (llvm::isa<mlir::ModuleOp>(op) ||
-      (op->getName().getDialectNamespace() == "tile" &&
-       op->getName().getStringRef().ends_with("_kernel"))) {
+  if (llvm::isa<mlir::ModuleOp>(op) || (op->getName().getDialectNamespace() == "tile" &&
+                                        op->getName().getStringRef().ends_with("_kernel"))) {
     return mlir::success();
   }
   return op->emitError() << "unknown attribute '" << attribute.getName().getValue()
                          << "'; the tessera dialect defines only '" << kDeterministicAttrName
                          << "' and '" << kAccuracyAttrName << "' (on functions), '"
-                         << kDeterminismAttrName << "' (on raw kernels) and '"
-                         << kCandidateAttrName << "' (on Tile ops)";
+                         << kDeterminismAttrName << "' (on raw kernels) and '" << kCandidateAttrName
+                         << "' (on Tile ops)";
 }
 
 std::optional<llvm::StringRef> getDeclaredDeterminism(mlir::Operation* op) {
@@ -171,9 +168,7 @@ std::optional<std::pair<double, double>> getDeclaredAccuracy(mlir::Operation* op
   return std::make_pair(bound("atol"), bound("rtol"));
 }
 
-bool isDeterministic(mlir::Operation* op) {
-  return op->hasAttr(kDeterministicAttrName);
-}
+bool isDeterministic(mlir::Operation* op) { return op->hasAttr(kDeterministicAttrName); }
 
 bool isBatchInvariant(mlir::Operation* op) {
   auto dict = op->getAttrOfType<mlir::DictionaryAttr>(kDeterministicAttrName);

@@ -33,8 +33,8 @@ LogicalResult MmaDescAttr::verify(llvm::function_ref<mlir::InFlightDiagnostic()>
                                   llvm::StringRef aType, llvm::StringRef bType,
                                   llvm::StringRef accType, llvm::StringRef aLayout,
                                   llvm::StringRef bLayout, int64_t kBlocks) {
-  static const llvm::StringSet<> kFamilies = {"auto", "mma_sync", "wgmma",
-                                              "tcgen05", "wmma", "mfma"};
+  static const llvm::StringSet<> kFamilies = {"auto",    "mma_sync", "wgmma",
+                                              "tcgen05", "wmma",     "mfma"};
   if (!kFamilies.contains(family)) {
     return emitError() << "TILE_MMA_DESC_BAD_FAMILY: family \"" << family
                        << "\" is not one of {auto, mma_sync, wgmma, tcgen05, wmma, mfma}";

@@ -36,8 +36,7 @@ bool IsOneOf(mlir::StringAttr attr, std::initializer_list<llvm::StringRef> value
 /// The first `pointers` operands are !llvm.ptr (else `pointer_message`), the rest i64 (else
 /// `dim_message`), checked in that order.
 LogicalResult VerifyPointersThenDims(mlir::Operation* op, unsigned pointers,
-                                     llvm::StringRef pointer_message,
-                                     llvm::StringRef dim_message) {
+                                     llvm::StringRef pointer_message, llvm::StringRef dim_message) {
   for (Value pointer : op->getOperands().take_front(pointers)) {
     if (!IsPointer(pointer)) return op->emitOpError(pointer_message);
   }
@@ -122,8 +121,8 @@ LogicalResult MatmulKernelOp::verify() {
   if (block_scaled && (epilogue.getBias() || residual)) {
     return emitOpError("block-scaled launch-level matmul does not support fused bias/residual yet");
   }
-  if (residual && !IsOneOf(StringAttrNamed(*this, "epilogue_order"),
-                           {"matmul_bias_activation_residual"})) {
+  if (residual &&
+      !IsOneOf(StringAttrNamed(*this, "epilogue_order"), {"matmul_bias_activation_residual"})) {
     return emitOpError("residual requires epilogue_order=matmul_bias_activation_residual");
   }
   const unsigned expected =
@@ -219,8 +218,7 @@ LogicalResult ReduceKernelOp::verify() {
   if (getInputs().size() != 5) {
     return emitOpError("expects source, destination, outer, axis extent, and inner operands");
   }
-  if (failed(VerifyPointersThenDims(*this, 2,
-                                    "source and destination operands must be !llvm.ptr",
+  if (failed(VerifyPointersThenDims(*this, 2, "source and destination operands must be !llvm.ptr",
                                     "reduction dimensions must be i64"))) {
     return failure();
   }
@@ -322,15 +320,15 @@ LogicalResult AttentionBackwardKernelOp::verify() {
   }
   if (!workspace || !owner) return emitOpError("requires explicit workspace_bytes/workspace_owner");
   if (route.getValue() == "deterministic_direct") {
-    if (workspace.getInt() != 0) return emitOpError("deterministic_direct requires workspace_bytes=0");
+    if (workspace.getInt() != 0)
+      return emitOpError("deterministic_direct requires workspace_bytes=0");
     if (owner.getValue() != "output_element") {
       return emitOpError("deterministic_direct requires workspace_owner=\"output_element\"");
     }
     return success();
   }
   if (route.getValue() != "deterministic_split_reduced") {
-    return emitOpError(
-        "route must be \"deterministic_direct\" or \"deterministic_split_reduced\"");
+    return emitOpError("route must be \"deterministic_direct\" or \"deterministic_split_reduced\"");
   }
   if (workspace.getInt() <= 0 || owner.getValue() != "program_launch") {
     return emitOpError("deterministic_split_reduced requires positive launch-owned workspace");

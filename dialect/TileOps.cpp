@@ -1,4 +1,6 @@
 // The `tile` dialect: registration and the verifiers of its ops.
+// Over 600 lines: the verifiers of every tile op, sharing one set of type, shape and attribute
+// checks.
 #include "dialect/TileOps.h"
 
 #include <algorithm>
@@ -48,9 +50,9 @@ mlir::LogicalResult verifySameShape(mlir::Operation* op, llvm::StringRef name,
   }
   for (int64_t d = 0; d < type.getRank(); ++d) {
     if (!dimsCompatible(type.getDimSize(d), reference.getDimSize(d))) {
-      return op->emitOpError() << "expected dimension " << d << " of " << name << " ("
-                               << type << ") to be " << reference.getDimSize(d) << " like "
-                               << referenceName << " (" << reference << ")";
+      return op->emitOpError() << "expected dimension " << d << " of " << name << " (" << type
+                               << ") to be " << reference.getDimSize(d) << " like " << referenceName
+                               << " (" << reference << ")";
     }
   }
   return mlir::success();
@@ -68,20 +70,20 @@ mlir::LogicalResult verifyBroadcast(mlir::Operation* op, llvm::StringRef name,
   const int64_t referenceRank = static_cast<int64_t>(reference.size());
   if (rank > referenceRank) {
     return op->emitOpError() << "expected " << name << " (" << typeText << ") to have rank at most "
-                             << referenceRank << " like " << referenceName << " ("
-                             << referenceText << "); it broadcasts to that shape";
+                             << referenceRank << " like " << referenceName << " (" << referenceText
+                             << "); it broadcasts to that shape";
   }
   for (int64_t d = 0; d < rank; ++d) {
     const int64_t size = shape[d];
     const int64_t target = reference[d + referenceRank - rank];
-    if (mlir::ShapedType::isDynamic(size) || mlir::ShapedType::isDynamic(target) ||
-        size == 1 || size == target) {
+    if (mlir::ShapedType::isDynamic(size) || mlir::ShapedType::isDynamic(target) || size == 1 ||
+        size == target) {
       continue;
     }
-    return op->emitOpError() << "expected dimension " << d << " of " << name << " ("
-                             << typeText << ") to be 1 or " << target << ", to broadcast to "
-                             << "dimension " << d + referenceRank - rank << " of "
-                             << referenceName << " (" << referenceText << ")";
+    return op->emitOpError() << "expected dimension " << d << " of " << name << " (" << typeText
+                             << ") to be 1 or " << target << ", to broadcast to "
+                             << "dimension " << d + referenceRank - rank << " of " << referenceName
+                             << " (" << referenceText << ")";
   }
   return mlir::success();
 }
@@ -173,9 +175,9 @@ mlir::LogicalResult MapOp::verifyRegions() {
     auto [input, argument] = pair;
     mlir::Type expected = mlir::getElementTypeOrSelf(input.getType());
     if (argument.getType() != expected) {
-      return emitOpError() << "expected body argument #" << index << " to have type "
-                           << expected << " (the element type of input #" << index
-                           << "), found " << argument.getType();
+      return emitOpError() << "expected body argument #" << index << " to have type " << expected
+                           << " (the element type of input #" << index << "), found "
+                           << argument.getType();
     }
   }
   auto yield = body.empty() ? nullptr : llvm::dyn_cast<YieldOp>(body.back());
@@ -215,8 +217,8 @@ mlir::LogicalResult ReduceOp::verify() {
   const int64_t rank = inputType.getRank();
   const int64_t axis = getAxis();
   if (axis < 0 || axis >= rank) {
-    return emitOpError() << "expected axis in [0, " << rank << ") for an input of rank "
-                         << rank << ", found " << axis;
+    return emitOpError() << "expected axis in [0, " << rank << ") for an input of rank " << rank
+                         << ", found " << axis;
   }
   mlir::Type outputElement = outputType.getElementType();
   if (isArgReduction() && !outputElement.isSignlessInteger(32) &&
@@ -233,9 +235,9 @@ mlir::LogicalResult ReduceOp::verify() {
   const int64_t expectedRank = keepdims ? rank : rank - 1;
   if (outputType.getRank() != expectedRank) {
     return emitOpError() << "expected output rank " << expectedRank << " (input rank " << rank
-                         << (keepdims ? " with keepdims" : " without axis ") 
-                         << (keepdims ? std::string() : std::to_string(axis))
-                         << "), found " << outputType.getRank();
+                         << (keepdims ? " with keepdims" : " without axis ")
+                         << (keepdims ? std::string() : std::to_string(axis)) << "), found "
+                         << outputType.getRank();
   }
   for (int64_t in = 0, out = 0; in < rank; ++in) {
     if (in == axis) {
@@ -251,8 +253,8 @@ mlir::LogicalResult ReduceOp::verify() {
     int64_t size = outputType.getDimSize(out);
     if (!dimsCompatible(size, inputType.getDimSize(in))) {
       return emitOpError() << "expected output dimension " << out << " to be "
-                           << dimToString(inputType.getDimSize(in)) << " (input dimension "
-                           << in << "), found " << size;
+                           << dimToString(inputType.getDimSize(in)) << " (input dimension " << in
+                           << "), found " << size;
     }
     ++out;
   }
@@ -298,7 +300,10 @@ mlir::LogicalResult MatmulOp::verify() {
   }
   if ((integer || wide || fp8) && getNumericPolicy()) {
     return emitOpError() << "a numeric policy applies to f16, bf16 and f32 operands; " << operand
-                         << " operands accumulate in " << (integer ? "i32" : wide ? "f64" : "f32")
+                         << " operands accumulate in "
+                         << (integer ? "i32"
+                             : wide  ? "f64"
+                                     : "f32")
                          << " (drop `policy(...)`)";
   }
   const int64_t rankA = a.getRank(), rankB = b.getRank(), rankC = c.getRank();
@@ -323,12 +328,12 @@ mlir::LogicalResult MatmulOp::verify() {
     return emitOpError() << "expected K of A (" << kA << ") to equal K of B (" << kB << ")";
   }
   if (!dimsCompatible(c.getDimSize(rankC - 2), m)) {
-    return emitOpError() << "expected M of C (" << c.getDimSize(rankC - 2)
-                         << ") to equal M of A (" << m << ")";
+    return emitOpError() << "expected M of C (" << c.getDimSize(rankC - 2) << ") to equal M of A ("
+                         << m << ")";
   }
   if (!dimsCompatible(c.getDimSize(rankC - 1), n)) {
-    return emitOpError() << "expected N of C (" << c.getDimSize(rankC - 1)
-                         << ") to equal N of B (" << n << ")";
+    return emitOpError() << "expected N of C (" << c.getDimSize(rankC - 1) << ") to equal N of B ("
+                         << n << ")";
   }
   if (mlir::Value bias = getBias()) {
     auto biasType = llvm::cast<mlir::MemRefType>(bias.getType());
@@ -338,8 +343,7 @@ mlir::LogicalResult MatmulOp::verify() {
     }
     if (biasType.getElementType() != c.getElementType() && !biasType.getElementType().isF32()) {
       return emitOpError() << "expected the bias element type (" << biasType.getElementType()
-                           << ") to be f32 or the element type of C (" << c.getElementType()
-                           << ")";
+                           << ") to be f32 or the element type of C (" << c.getElementType() << ")";
     }
   }
   if (mlir::Value residual = getResidual()) {
@@ -350,17 +354,16 @@ mlir::LogicalResult MatmulOp::verify() {
     }
     for (int64_t d = 0; d < rankC; ++d) {
       if (!dimsCompatible(residualType.getDimSize(d), c.getDimSize(d))) {
-        return emitOpError() << "expected dimension " << d << " of the residual ("
-                             << residualType << ") to be " << dimToString(c.getDimSize(d))
-                             << " like C (" << c << ")";
+        return emitOpError() << "expected dimension " << d << " of the residual (" << residualType
+                             << ") to be " << dimToString(c.getDimSize(d)) << " like C (" << c
+                             << ")";
       }
     }
     if (residualType.getElementType() != c.getElementType() &&
         !residualType.getElementType().isF32()) {
       return emitOpError() << "expected the residual element type ("
                            << residualType.getElementType()
-                           << ") to be f32 or the element type of C (" << c.getElementType()
-                           << ")";
+                           << ") to be f32 or the element type of C (" << c.getElementType() << ")";
     }
   }
   switch (getNumericPolicyOrDefault()) {
@@ -391,8 +394,7 @@ mlir::LogicalResult SoftmaxOp::verify() {
   auto output = llvm::cast<mlir::MemRefType>(getOutput().getType());
   if (input.getElementType() != output.getElementType()) {
     return emitOpError() << "expected the output element type (" << output.getElementType()
-                         << ") to equal the input element type (" << input.getElementType()
-                         << ")";
+                         << ") to equal the input element type (" << input.getElementType() << ")";
   }
   return verifySameShape(*this, "the output", output, "the input", input);
 }
@@ -404,14 +406,14 @@ mlir::LogicalResult SoftmaxOp::verify() {
 mlir::LogicalResult NormOp::verify() {
   auto input = llvm::cast<mlir::MemRefType>(getInput().getType());
   if (mlir::failed(verifySameShape(*this, "the output",
-                                   llvm::cast<mlir::MemRefType>(getOutput().getType()),
-                                   "the input", input))) {
+                                   llvm::cast<mlir::MemRefType>(getOutput().getType()), "the input",
+                                   input))) {
     return mlir::failure();
   }
   if (mlir::Value residual = getResidual()) {
     if (mlir::failed(verifySameShape(*this, "the residual",
-                                     llvm::cast<mlir::MemRefType>(residual.getType()),
-                                     "the input", input))) {
+                                     llvm::cast<mlir::MemRefType>(residual.getType()), "the input",
+                                     input))) {
       return mlir::failure();
     }
   }
@@ -460,8 +462,7 @@ struct AttentionRule {
   const char* what;
 };
 
-mlir::LogicalResult verifyAttentionRules(mlir::Operation* op,
-                                         llvm::ArrayRef<AttentionRule> rules) {
+mlir::LogicalResult verifyAttentionRules(mlir::Operation* op, llvm::ArrayRef<AttentionRule> rules) {
   for (const AttentionRule& rule : rules) {
     if (mlir::failed(verifyDim(op, rule.name, rule.value, rule.dim,
                                dimOf(rule.reference, rule.referenceDim), rule.what))) {
@@ -478,10 +479,8 @@ template <typename AttentionLikeOp>
 mlir::LogicalResult verifyAttentionSettings(AttentionLikeOp op) {
   mlir::Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
   const AttentionRule rules[] = {
-      {"K", k, 0, q, 0, "B, the batch of Q"},
-      {"K", k, 3, q, 3, "D, the head size of Q"},
-      {"V", v, 0, q, 0, "B, the batch of Q"},
-      {"V", v, 1, k, 1, "Hkv, the heads of K"},
+      {"K", k, 0, q, 0, "B, the batch of Q"}, {"K", k, 3, q, 3, "D, the head size of Q"},
+      {"V", v, 0, q, 0, "B, the batch of Q"}, {"V", v, 1, k, 1, "Hkv, the heads of K"},
       {"V", v, 2, k, 2, "Sk, the keys of K"},
   };
   if (mlir::failed(verifyAttentionRules(op, rules))) return mlir::failure();
@@ -493,8 +492,7 @@ mlir::LogicalResult verifyAttentionSettings(AttentionLikeOp op) {
                             << ") (grouped-query attention)";
   }
   if (mlir::Value lengths = op.getKeyLengths()) {
-    if (mlir::failed(verifyDim(op, "key_lengths", lengths, 0, dimOf(q, 0),
-                               "B, the batch of Q"))) {
+    if (mlir::failed(verifyDim(op, "key_lengths", lengths, 0, dimOf(q, 0), "B, the batch of Q"))) {
       return mlir::failure();
     }
   }
@@ -509,9 +507,9 @@ mlir::LogicalResult verifyAttentionSettings(AttentionLikeOp op) {
     for (int64_t d = 0; d < 2; ++d) {
       const int64_t size = dimOf(bias, d);
       if (size != 1 && !dimsCompatible(size, broadcast[d].first)) {
-        return op.emitOpError() << "expected dimension " << d << " of the bias ("
-                                << bias.getType() << ") to be 1 or " << broadcast[d].first
-                                << " (" << broadcast[d].second << "), found " << size;
+        return op.emitOpError() << "expected dimension " << d << " of the bias (" << bias.getType()
+                                << ") to be 1 or " << broadcast[d].first << " ("
+                                << broadcast[d].second << "), found " << size;
       }
     }
     if (mlir::failed(verifyDim(op, "the bias", bias, 2, dimOf(q, 2), "Sq, the queries of Q")) ||
@@ -544,8 +542,7 @@ mlir::LogicalResult verifyAttentionSettings(AttentionLikeOp op) {
     }
   }
   if (op.getDropout().has_value() != op.getDropoutSeed().has_value()) {
-    return op.emitOpError()
-           << "expected dropout(p, seed) with both its probability and its seed";
+    return op.emitOpError() << "expected dropout(p, seed) with both its probability and its seed";
   }
   if (op.getDropout()) {
     const double p = op.getDropout()->convertToDouble();
@@ -591,11 +588,16 @@ mlir::LogicalResult AttentionBackwardOp::verify() {
   mlir::Value dO = getGradOutput(), lse = getLse();
   // O and dO [B, H, Sq, Dv], lse [B, H, Sq], dQ like Q, dK like K, dV like V.
   const AttentionRule rules[] = {
-      {"O", o, 0, q, 0, "B, the batch of Q"},      {"O", o, 1, q, 1, "H, the heads of Q"},
-      {"O", o, 2, q, 2, "Sq, the queries of Q"},   {"O", o, 3, v, 3, "Dv, the head size of V"},
-      {"dO", dO, 0, o, 0, "B, like O"},            {"dO", dO, 1, o, 1, "H, like O"},
-      {"dO", dO, 2, o, 2, "Sq, like O"},           {"dO", dO, 3, o, 3, "Dv, like O"},
-      {"lse", lse, 0, q, 0, "B, the batch of Q"},  {"lse", lse, 1, q, 1, "H, the heads of Q"},
+      {"O", o, 0, q, 0, "B, the batch of Q"},
+      {"O", o, 1, q, 1, "H, the heads of Q"},
+      {"O", o, 2, q, 2, "Sq, the queries of Q"},
+      {"O", o, 3, v, 3, "Dv, the head size of V"},
+      {"dO", dO, 0, o, 0, "B, like O"},
+      {"dO", dO, 1, o, 1, "H, like O"},
+      {"dO", dO, 2, o, 2, "Sq, like O"},
+      {"dO", dO, 3, o, 3, "Dv, like O"},
+      {"lse", lse, 0, q, 0, "B, the batch of Q"},
+      {"lse", lse, 1, q, 1, "H, the heads of Q"},
       {"lse", lse, 2, q, 2, "Sq, the queries of Q"},
   };
   if (mlir::failed(verifyAttentionSettings(*this)) ||
@@ -642,14 +644,13 @@ mlir::LogicalResult RopeOp::verify() {
                          << ") to have rank 2 or more: [..., positions, features]";
   }
   if (mlir::failed(verifySameShape(*this, "the output",
-                                   llvm::cast<mlir::MemRefType>(getOutput().getType()),
-                                   "the input", input))) {
+                                   llvm::cast<mlir::MemRefType>(getOutput().getType()), "the input",
+                                   input))) {
     return mlir::failure();
   }
-  if (mlir::failed(verifySameShape(*this, "the sin table",
-                                   llvm::cast<mlir::MemRefType>(getSin().getType()),
-                                   "the cos table",
-                                   llvm::cast<mlir::MemRefType>(getCos().getType())))) {
+  if (mlir::failed(
+          verifySameShape(*this, "the sin table", llvm::cast<mlir::MemRefType>(getSin().getType()),
+                          "the cos table", llvm::cast<mlir::MemRefType>(getCos().getType())))) {
     return mlir::failure();
   }
   const int64_t rank = input.getRank();

@@ -38,12 +38,11 @@ struct ArchPtx {
   const char* ptx_features;
 };
 constexpr ArchPtx kArchs[] = {
-    {"sm_75", "+ptx80"},    {"sm_80", "+ptx80"},    {"sm_86", "+ptx80"},
-    {"sm_87", "+ptx80"},    {"sm_89", "+ptx80"},    {"sm_90", "+ptx80"},
-    {"sm_90a", "+ptx80"},   {"sm_100", "+ptx86"},   {"sm_100a", "+ptx86"},
-    {"sm_103", "+ptx88"},   {"sm_103a", "+ptx88"},  {"sm_110", "+ptx90"},
-    {"sm_110a", "+ptx90"},  {"sm_120", "+ptx87"},   {"sm_120a", "+ptx87"},
-    {"sm_121", "+ptx88"},   {"sm_121a", "+ptx88"},
+    {"sm_75", "+ptx80"},   {"sm_80", "+ptx80"},  {"sm_86", "+ptx80"},   {"sm_87", "+ptx80"},
+    {"sm_89", "+ptx80"},   {"sm_90", "+ptx80"},  {"sm_90a", "+ptx80"},  {"sm_100", "+ptx86"},
+    {"sm_100a", "+ptx86"}, {"sm_103", "+ptx88"}, {"sm_103a", "+ptx88"}, {"sm_110", "+ptx90"},
+    {"sm_110a", "+ptx90"}, {"sm_120", "+ptx87"}, {"sm_120a", "+ptx87"}, {"sm_121", "+ptx88"},
+    {"sm_121a", "+ptx88"},
 };
 
 }  // namespace
@@ -59,8 +58,8 @@ const std::vector<std::string>& SupportedArchs() {
 
 absl::Status ValidateArch(absl::string_view arch) {
   if (absl::c_linear_search(SupportedArchs(), arch)) return absl::OkStatus();
-  return absl::UnimplementedError(absl::StrCat("unsupported arch '", arch, "'; supported: ",
-                                               absl::StrJoin(SupportedArchs(), ", ")));
+  return absl::UnimplementedError(absl::StrCat(
+      "unsupported arch '", arch, "'; supported: ", absl::StrJoin(SupportedArchs(), ", ")));
 }
 
 std::string PtxFeatures(absl::string_view arch) {

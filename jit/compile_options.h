@@ -109,9 +109,9 @@ struct CompileOptions {
   /// change their results between calls.
   bool background_decisions = false;
   bool background_deterministic = false;
-  /// Composed accuracy (jit/arbitration/composed_accuracy.h): a host compile in which a delegate serves a
-  /// Tile op checks each such entry on a probe against the reference plan and reverts the op
-  /// contributing most error while the entry is over its budget. Off for the check's own
+  /// Composed accuracy (jit/arbitration/composed_accuracy.h): a host compile in which a delegate
+  /// serves a Tile op checks each such entry on a probe against the reference plan and reverts the
+  /// op contributing most error while the entry is over its budget. Off for the check's own
   /// recompiles.
   bool check_composed_accuracy = true;
   /// Tile ops (by location, "file:line:col") that take the compiled lowering whatever was

@@ -67,17 +67,17 @@ struct SizeSource {
 
 /// How a constrained size relates to the one it is checked against.
 enum class SizeRelation {
-  kEqual,        ///< size == other
-  kBroadcasts,   ///< size == other, or size == 1 (NumPy broadcasting to `other`)
-  kTwice,        ///< size == 2 * other (a feature axis split into pairs)
-  kMultipleOf,   ///< size is a multiple of other (0 only of 0): grouped heads
-  kAtMost,       ///< size <= other: an index that must fit its integer type
+  kEqual,       ///< size == other
+  kBroadcasts,  ///< size == other, or size == 1 (NumPy broadcasting to `other`)
+  kTwice,       ///< size == 2 * other (a feature axis split into pairs)
+  kMultipleOf,  ///< size is a multiple of other (0 only of 0): grouped heads
+  kAtMost,      ///< size <= other: an index that must fit its integer type
 };
 
 /// One rule of an entry's shape contract: `size` must relate to `must_equal` by `relation` at
 /// run time, because `reason` (e.g. "tile.map at elementwise.mlir:4:3 needs equal shapes").
-/// Derived by the compiler from every Tile op's semantics (jit/admission/shape_contract.h); checked by
-/// invoke before anything runs (jit/admission/entry_contract.h).
+/// Derived by the compiler from every Tile op's semantics (jit/admission/shape_contract.h); checked
+/// by invoke before anything runs (jit/admission/entry_contract.h).
 struct SizeConstraint {
   SizeSource size;
   SizeSource must_equal;

@@ -14,28 +14,28 @@
 #include "arbiter/matmul_probe.h"
 #include "base/status_macros.h"
 #include "dialect/TesseraDialect.h"
-#include "jit/compile_session.h"
-#include "jit/arbitration/composed_accuracy.h"
-#include "jit/codegen/cuda_libraries.h"
-#include "jit/delegates/delegate_targets.h"
-#include "jit/arbitration/arbitrate_tile_ops.h"
-#include "jit/delegates/delegate_passes.h"
-#include "jit/delegates/registry.h"
-#include "jit/codegen/device_code.h"
-#include "jit/diagnostics.h"
 #include "jit/admission/entry_description.h"
-#include "jit/codegen/host_code.h"
-#include "runtime/host_target.h"
 #include "jit/admission/ir_allowlist.h"
-#include "jit/pipeline.h"
+#include "jit/arbitration/arbitrate_tile_ops.h"
+#include "jit/arbitration/composed_accuracy.h"
 #include "jit/arbitration/probers.h"
+#include "jit/codegen/cuda_libraries.h"
+#include "jit/codegen/device_code.h"
+#include "jit/codegen/host_code.h"
 #include "jit/codegen/runtime_checks.h"
-#include "jit/stage_clock.h"
 #include "jit/codegen/toolchain.h"
+#include "jit/compile_session.h"
+#include "jit/delegates/delegate_passes.h"
+#include "jit/delegates/delegate_targets.h"
+#include "jit/delegates/registry.h"
+#include "jit/diagnostics.h"
+#include "jit/pipeline.h"
+#include "jit/stage_clock.h"
 #include "llvm/Support/raw_ostream.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Verifier.h"
+#include "runtime/host_target.h"
 
 namespace tessera::jit {
 namespace {
@@ -75,9 +75,8 @@ absl::Status CheckOptions(const CompileOptions& options) {
         absl::StrCat("opt_level must be 0, 1, 2 or 3, found ", options.opt_level));
   }
   if (!(options.arbitration_budget_ms > 0) || options.arbitration_budget_ms > 3.6e6) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("arbitration_budget_ms must be in (0, 3600000], found ",
-                     options.arbitration_budget_ms));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "arbitration_budget_ms must be in (0, 3600000], found ", options.arbitration_budget_ms));
   }
   if (options.target == Target::kHost) return runtime::ResolveHostTarget(options.host_cpu).status();
   TESSERA_RETURN_IF_ERROR(ValidateArch(options.arch));
@@ -85,13 +84,13 @@ absl::Status CheckOptions(const CompileOptions& options) {
   if (options.cuda_toolkit.empty() && !LibdeviceComponent().found()) {
     return LibdeviceComponent().Missing("an nvptx compile (kernels call libdevice's math)");
   }
-  std::filesystem::path libdevice = std::filesystem::path(ResolveCudaToolkit(options)) /
-                                    "nvvm" / "libdevice" / "libdevice.10.bc";
+  std::filesystem::path libdevice =
+      std::filesystem::path(ResolveCudaToolkit(options)) / "nvvm" / "libdevice" / "libdevice.10.bc";
   std::error_code error;
   if (!std::filesystem::exists(libdevice, error)) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("the CUDA root CompileOptions::cuda_toolkit names is not usable: ",
-                     libdevice.string(), " is missing"));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the CUDA root CompileOptions::cuda_toolkit names is not usable: ", libdevice.string(),
+        " is missing"));
   }
   return absl::OkStatus();
 }
@@ -109,14 +108,16 @@ absl::Status ArbitrateModule(mlir::ModuleOp module, CompiledModule& out) {
   selection.registry = options.delegates.get();
   selection.toolchain = Toolchain::Current().ToString();
   // Host code for a named CPU is measured (where it runs) apart from this machine's own code.
-  const runtime::HostTarget host = *runtime::ResolveHostTarget(options.host_cpu);  // CheckOptions checked it
+  const runtime::HostTarget host =
+      *runtime::ResolveHostTarget(options.host_cpu);  // CheckOptions checked it
   if (options.target == Target::kHost && host.id != runtime::HostCpu()) {
     absl::StrAppend(&selection.toolchain, ", host code for ", host.id);
   }
   std::unique_ptr<arbiter::Prober> prober;  // made on the first contest
   // Candidates are measured by running them: not for a CPU whose code cannot run here. Such a
   // contest is decided unprobed (a plan or a forced candidate still applies) and not cached.
-  const bool measurable = options.target != Target::kHost || runtime::CheckHostCodeRunsHere(host.id).ok();
+  const bool measurable =
+      options.target != Target::kHost || runtime::CheckHostCodeRunsHere(host.id).ok();
   if (options.arbitrate) {
     selection.arbitrate = [&](const arbiter::ArbitrationPoint& decided,
                               const std::vector<arbiter::Candidate>& candidates) {
@@ -177,7 +178,8 @@ absl::Status CompileInSession(CompileSession& session, absl::string_view source,
   PipelineOptions pipeline{options.arch, options.opt_level, options.deterministic,
                            ResolveCudaToolkit(options)};
   if (options.target == Target::kHost) {
-    pipeline.host_vector_bits = runtime::ResolveHostTarget(options.host_cpu)->vector_bits;  // checked
+    pipeline.host_vector_bits =
+        runtime::ResolveHostTarget(options.host_cpu)->vector_bits;  // checked
   }
   const std::string key = PipelineKey(options, pipeline);
   // Every Tile op is arbitrated first; a winning delegate becomes a kernel_call, so the
@@ -190,14 +192,14 @@ absl::Status CompileInSession(CompileSession& session, absl::string_view source,
   TESSERA_RETURN_IF_ERROR(
       RunStage(session, key, *module, ContractStage(pipeline), diagnostics, out));
   TESSERA_RETURN_IF_ERROR(delegates::CheckDelegateTargets(*module, options));
-  TESSERA_RETURN_IF_ERROR(RunStage(
-      session, key, *module,
-      PipelineStage{"delegates",
-                    [&](mlir::OpPassManager& pm) {
-                      pm.addPass(delegates::CreateLowerDelegateCallsPass(options.delegates.get(),
-                                                                         options.target));
-                    }},
-      diagnostics, out));
+  TESSERA_RETURN_IF_ERROR(
+      RunStage(session, key, *module,
+               PipelineStage{"delegates",
+                             [&](mlir::OpPassManager& pm) {
+                               pm.addPass(delegates::CreateLowerDelegateCallsPass(
+                                   options.delegates.get(), options.target));
+                             }},
+               diagnostics, out));
   TakeDelegateRecord(*module, out);
 
   // Entry points get a C interface (memref descriptors by pointer) for the packed wrappers.

@@ -2,11 +2,10 @@
 #include "jit/pipeline.h"
 
 #include "dialect/Passes.h"
-#include "jit/compile_options.h"
 #include "jit/codegen/parallel_dispatch.h"
 #include "jit/codegen/ptx_codegen.h"
 #include "jit/codegen/runtime_checks.h"
-#include "runtime/host_target.h"
+#include "jit/compile_options.h"
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -17,6 +16,7 @@
 #include "mlir/Pass/PassOptions.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
+#include "runtime/host_target.h"
 
 namespace tessera::jit {
 namespace {

@@ -22,8 +22,8 @@ extern "C" void TesseraCountDispatch() { dispatches.fetch_add(1, std::memory_ord
 // A vendor call returned `status`; non-zero fails the invocation (naming the callee).
 extern "C" void TesseraDelegateStatus(int32_t status, const char* callee) {
   if (status == 0) return;
-  RecordFailure(absl::InternalError(
-      absl::StrCat("delegate '", callee, "' returned status ", status)));
+  RecordFailure(
+      absl::InternalError(absl::StrCat("delegate '", callee, "' returned status ", status)));
 }
 
 // The invocation's registry's cuBLAS handle for this thread and device, bound to its stream.

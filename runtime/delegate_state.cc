@@ -27,8 +27,7 @@ void DelegateRuntime::Release() {
   loaded_.clear();
 }
 
-void DelegateRuntime::AddKernelImage(const std::string& name, std::string cubin,
-                                     std::string ptx) {
+void DelegateRuntime::AddKernelImage(const std::string& name, std::string cubin, std::string ptx) {
   absl::MutexLock lock(&mu_);
   images_[name] = {std::move(cubin), std::move(ptx)};
 }

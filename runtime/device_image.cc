@@ -21,8 +21,7 @@ std::string PackDeviceImage(absl::string_view cubin, absl::string_view ptx) {
   return packed;
 }
 
-bool UnpackDeviceImage(absl::string_view data, absl::string_view& cubin,
-                       absl::string_view& ptx) {
+bool UnpackDeviceImage(absl::string_view data, absl::string_view& cubin, absl::string_view& ptx) {
   constexpr size_t kHeader = sizeof(kImageMagic) + 2 * sizeof(uint64_t);
   if (data.size() < kHeader || std::memcmp(data.data(), kImageMagic, sizeof(kImageMagic)) != 0) {
     return false;

@@ -35,8 +35,8 @@ absl::StatusOr<GpuRuntime*> GpuRuntime::Get() {
 
 absl::Status GpuRuntime::CheckOrdinal(int ordinal) const {
   if (ordinal < 0 || ordinal >= device_count()) {
-    return absl::InvalidArgumentError(absl::StrCat("no CUDA device ", ordinal, "; there are ",
-                                                   device_count()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("no CUDA device ", ordinal, "; there are ", device_count()));
   }
   return absl::OkStatus();
 }
@@ -47,8 +47,8 @@ absl::StatusOr<DeviceInfo> GpuRuntime::Info(int ordinal) const {
   DeviceInfo info;
   info.ordinal = ordinal;
   char name[256] = {};
-  TESSERA_RETURN_IF_ERROR(
-      CudaStatus(*driver_, driver_->cuDeviceGetName(name, sizeof(name), device), "cuDeviceGetName"));
+  TESSERA_RETURN_IF_ERROR(CudaStatus(*driver_, driver_->cuDeviceGetName(name, sizeof(name), device),
+                                     "cuDeviceGetName"));
   info.name = name;
   int major = 0;
   int minor = 0;
@@ -61,11 +61,11 @@ absl::StatusOr<DeviceInfo> GpuRuntime::Info(int ordinal) const {
       driver_->cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device),
       "cuDeviceGetAttribute"));
   info.arch = absl::StrCat("sm_", major, minor);
-  TESSERA_RETURN_IF_ERROR(CudaStatus(
-      *driver_,
-      driver_->cuDeviceGetAttribute(&info.multiprocessors,
-                                    CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device),
-      "cuDeviceGetAttribute"));
+  TESSERA_RETURN_IF_ERROR(
+      CudaStatus(*driver_,
+                 driver_->cuDeviceGetAttribute(&info.multiprocessors,
+                                               CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device),
+                 "cuDeviceGetAttribute"));
   TESSERA_RETURN_IF_ERROR(CudaStatus(
       *driver_,
       driver_->cuDeviceGetAttribute(&info.l2_bytes, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, device),
@@ -109,12 +109,12 @@ absl::Status GpuRuntime::Copy(int ordinal, void* destination, const void* source
   CUresult result = CUDA_SUCCESS;
   switch (kind) {
     case CopyKind::kHostToDevice:
-      result = driver_->cuMemcpyHtoDAsync(reinterpret_cast<CUdeviceptr>(destination), source,
-                                          bytes, stream);
+      result = driver_->cuMemcpyHtoDAsync(reinterpret_cast<CUdeviceptr>(destination), source, bytes,
+                                          stream);
       break;
     case CopyKind::kDeviceToHost:
-      result = driver_->cuMemcpyDtoHAsync(destination, reinterpret_cast<CUdeviceptr>(source),
-                                          bytes, stream);
+      result = driver_->cuMemcpyDtoHAsync(destination, reinterpret_cast<CUdeviceptr>(source), bytes,
+                                          stream);
       break;
     case CopyKind::kDeviceToDevice:
       result = driver_->cuMemcpyDtoDAsync(reinterpret_cast<CUdeviceptr>(destination),
@@ -196,8 +196,8 @@ absl::StatusOr<float> GpuRuntime::ElapsedMs(CUevent start, CUevent stop) {
   TESSERA_RETURN_IF_ERROR(
       CudaStatus(*driver_, driver_->cuEventSynchronize(stop), "cuEventSynchronize"));
   float ms = 0.0f;
-  TESSERA_RETURN_IF_ERROR(CudaStatus(*driver_, driver_->cuEventElapsedTime(&ms, start, stop),
-                                     "cuEventElapsedTime"));
+  TESSERA_RETURN_IF_ERROR(
+      CudaStatus(*driver_, driver_->cuEventElapsedTime(&ms, start, stop), "cuEventElapsedTime"));
   return ms;
 }
 
@@ -212,8 +212,8 @@ absl::StatusOr<CUmodule> GpuRuntime::LoadModule(int ordinal, absl::string_view c
   CUmodule module = nullptr;
   absl::Status cubin_status = absl::NotFoundError("no cubin");
   if (!cubin.empty()) {
-    cubin_status = CudaStatus(*driver_, driver_->cuModuleLoadData(&module, cubin.data()),
-                              "cuModuleLoadData");
+    cubin_status =
+        CudaStatus(*driver_, driver_->cuModuleLoadData(&module, cubin.data()), "cuModuleLoadData");
     if (cubin_status.ok()) return module;
   }
   if (ptx.empty()) return cubin_status;
@@ -222,14 +222,13 @@ absl::StatusOr<CUmodule> GpuRuntime::LoadModule(int ordinal, absl::string_view c
   char log[8192] = {};
   CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
   void* values[] = {log, reinterpret_cast<void*>(sizeof(log))};
-  absl::Status status = CudaStatus(
-      *driver_, driver_->cuModuleLoadDataEx(&module, text.c_str(), 2, options, values),
-      "cuModuleLoadDataEx (PTX)");
+  absl::Status status =
+      CudaStatus(*driver_, driver_->cuModuleLoadDataEx(&module, text.c_str(), 2, options, values),
+                 "cuModuleLoadDataEx (PTX)");
   if (status.ok()) return module;
-  return absl::Status(status.code(),
-                      absl::StrCat(status.message(), "; driver JIT log: ", log,
-                                   cubin.empty() ? "" : "; after the cubin failed: ",
-                                   cubin.empty() ? "" : cubin_status.message()));
+  return absl::Status(status.code(), absl::StrCat(status.message(), "; driver JIT log: ", log,
+                                                  cubin.empty() ? "" : "; after the cubin failed: ",
+                                                  cubin.empty() ? "" : cubin_status.message()));
 }
 
 absl::Status GpuRuntime::UnloadModule(int ordinal, CUmodule module) {
@@ -239,9 +238,9 @@ absl::Status GpuRuntime::UnloadModule(int ordinal, CUmodule module) {
 
 absl::StatusOr<CUfunction> GpuRuntime::GetFunction(CUmodule module, const char* name) {
   CUfunction function = nullptr;
-  TESSERA_RETURN_IF_ERROR(CudaStatus(
-      *driver_, driver_->cuModuleGetFunction(&function, module, name),
-      absl::StrCat("cuModuleGetFunction(", name, ")")));
+  TESSERA_RETURN_IF_ERROR(CudaStatus(*driver_,
+                                     driver_->cuModuleGetFunction(&function, module, name),
+                                     absl::StrCat("cuModuleGetFunction(", name, ")")));
   return function;
 }
 
@@ -249,9 +248,8 @@ absl::Status GpuRuntime::Launch(CUfunction function, std::array<unsigned, 3> gri
                                 std::array<unsigned, 3> block, unsigned shared_bytes,
                                 CUstream stream, void** params) {
   return CudaStatus(*driver_,
-                    driver_->cuLaunchKernel(function, grid[0], grid[1], grid[2], block[0],
-                                            block[1], block[2], shared_bytes, stream, params,
-                                            nullptr),
+                    driver_->cuLaunchKernel(function, grid[0], grid[1], grid[2], block[0], block[1],
+                                            block[2], shared_bytes, stream, params, nullptr),
                     "cuLaunchKernel");
 }
 

@@ -48,8 +48,8 @@ class GpuRuntime {
   absl::StatusOr<CUdeviceptr> Allocate(int ordinal, size_t bytes);
   absl::Status Free(int ordinal, CUdeviceptr pointer);
   /// Copies `bytes`; ordered on `stream` (null: the legacy default stream) and waited for.
-  absl::Status Copy(int ordinal, void* destination, const void* source, size_t bytes,
-                    CopyKind kind, CUstream stream);
+  absl::Status Copy(int ordinal, void* destination, const void* source, size_t bytes, CopyKind kind,
+                    CUstream stream);
   absl::Status Memset(int ordinal, CUdeviceptr destination, unsigned char value, size_t bytes,
                       CUstream stream);
 
@@ -75,8 +75,7 @@ class GpuRuntime {
 
   /// Loads a module: the cubin first; when the driver rejects it (e.g. another GPU
   /// generation), the PTX through the driver's JIT, whose error log a failure carries.
-  absl::StatusOr<CUmodule> LoadModule(int ordinal, absl::string_view cubin,
-                                      absl::string_view ptx);
+  absl::StatusOr<CUmodule> LoadModule(int ordinal, absl::string_view cubin, absl::string_view ptx);
   absl::Status UnloadModule(int ordinal, CUmodule module);
   absl::StatusOr<CUfunction> GetFunction(CUmodule module, const char* name);
   absl::Status Launch(CUfunction function, std::array<unsigned, 3> grid,

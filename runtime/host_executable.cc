@@ -9,8 +9,8 @@
 
 #include "absl/base/call_once.h"
 #include "absl/container/flat_hash_set.h"
-#include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "base/status_macros.h"
@@ -18,8 +18,8 @@
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/ExecutionEngine/Orc/ObjectLinkingLayer.h"
 #include "llvm/Object/ObjectFile.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "runtime/host_machine.h"
 #include "runtime/host_object_shape.h"
 #include "runtime/link_graph_checks.h"
@@ -35,16 +35,16 @@ const absl::flat_hash_set<absl::string_view>& AllowedSymbols() {
   static const auto* symbols = new absl::flat_hash_set<absl::string_view>{
       "malloc", "calloc", "free", "aligned_alloc", "posix_memalign", "memcpy", "memmove", "memset",
       // libm, f32
-      "expf", "exp2f", "expm1f", "logf", "log2f", "log10f", "log1pf", "powf", "sqrtf",
-      "cbrtf", "sinf", "cosf", "tanf", "asinf", "acosf", "atanf", "atan2f", "sinhf", "coshf",
-      "tanhf", "asinhf", "acoshf", "atanhf", "erff", "erfcf", "fabsf", "floorf", "ceilf",
-      "roundf", "roundevenf", "truncf", "rintf", "nearbyintf", "fmaf", "fmodf", "copysignf",
-      "fminf", "fmaxf", "sincosf", "ldexpf", "frexpf",
+      "expf", "exp2f", "expm1f", "logf", "log2f", "log10f", "log1pf", "powf", "sqrtf", "cbrtf",
+      "sinf", "cosf", "tanf", "asinf", "acosf", "atanf", "atan2f", "sinhf", "coshf", "tanhf",
+      "asinhf", "acoshf", "atanhf", "erff", "erfcf", "fabsf", "floorf", "ceilf", "roundf",
+      "roundevenf", "truncf", "rintf", "nearbyintf", "fmaf", "fmodf", "copysignf", "fminf", "fmaxf",
+      "sincosf", "ldexpf", "frexpf",
       // libm, f64
-      "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "pow", "sqrt", "cbrt", "sin",
-      "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh", "acosh",
-      "atanh", "erf", "erfc", "fabs", "floor", "ceil", "round", "roundeven", "trunc", "rint",
-      "nearbyint", "fma", "fmod", "copysign", "fmin", "fmax", "sincos", "ldexp", "frexp",
+      "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "pow", "sqrt", "cbrt", "sin", "cos",
+      "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
+      "erf", "erfc", "fabs", "floor", "ceil", "round", "roundeven", "trunc", "rint", "nearbyint",
+      "fma", "fmod", "copysign", "fmin", "fmax", "sincos", "ldexp", "frexp",
       // soft-float helpers (libgcc / compiler-rt)
       "__extendhfsf2", "__truncsfhf2", "__truncdfhf2", "__extendbfsf2", "__truncsfbf2",
       "__truncdfbf2", "__gnu_h2f_ieee", "__gnu_f2h_ieee", "__powisf2", "__powidf2"};
@@ -94,13 +94,13 @@ absl::StatusOr<llvm::orc::LLJIT*> SharedJit() {
     auto created = llvm::orc::LLJITBuilder()
                        .setJITTargetMachineBuilder(std::move(*builder))
                        .setLinkProcessSymbolsByDefault(false)
-                       .setObjectLinkingLayerCreator([](llvm::orc::ExecutionSession& session)
-                                                         -> llvm::Expected<std::unique_ptr<
-                                                             llvm::orc::ObjectLayer>> {
-                         auto layer = std::make_unique<llvm::orc::ObjectLinkingLayer>(session);
-                         object_linking_layer = layer.get();
-                         return layer;
-                       })
+                       .setObjectLinkingLayerCreator(
+                           [](llvm::orc::ExecutionSession& session)
+                               -> llvm::Expected<std::unique_ptr<llvm::orc::ObjectLayer>> {
+                             auto layer = std::make_unique<llvm::orc::ObjectLinkingLayer>(session);
+                             object_linking_layer = layer.get();
+                             return layer;
+                           })
                        // No static initializers to run, so no native platform (which would
                        // also require a JITDylib exposing the whole process).
                        .setPlatformSetUp(llvm::orc::setUpInactivePlatform)
@@ -124,12 +124,9 @@ absl::StatusOr<llvm::orc::LLJIT*> SharedJit() {
 
 bool IsAllowedHostSymbol(absl::string_view name) { return AllowedSymbols().contains(name); }
 
-HostExecutable::HostExecutable(llvm::orc::JITDylib* dylib,
-                               std::vector<std::string> initializers,
+HostExecutable::HostExecutable(llvm::orc::JITDylib* dylib, std::vector<std::string> initializers,
                                std::vector<std::string> finalizers)
-    : dylib_(dylib),
-      initializers_(std::move(initializers)),
-      finalizers_(std::move(finalizers)) {}
+    : dylib_(dylib), initializers_(std::move(initializers)), finalizers_(std::move(finalizers)) {}
 
 HostExecutable::~HostExecutable() {
   if (ran_initializers_) RunAll(finalizers_);
@@ -162,8 +159,8 @@ absl::Status CheckHostObject(const HostObject& object, const RuntimeSymbolList& 
   auto file = llvm::object::ObjectFile::createObjectFile(llvm::MemoryBufferRef(
       llvm::StringRef(object.object.data(), object.object.size()), "host-code"));
   if (!file) {
-    return absl::InvalidArgumentError(absl::StrCat("the host code is not an object file: ",
-                                                   ToString(file.takeError())));
+    return absl::InvalidArgumentError(
+        absl::StrCat("the host code is not an object file: ", ToString(file.takeError())));
   }
   TESSERA_RETURN_IF_ERROR(CheckHostObjectShape(object.object));
   absl::flat_hash_set<std::string> provided;
@@ -192,10 +189,10 @@ absl::Status CheckHostObject(const HostObject& object, const RuntimeSymbolList& 
     if (!IsAllowedHostSymbol(text) && !provided.contains(text)) forbidden.push_back(text);
   }
   if (forbidden.empty()) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(
-      "the host code references symbols outside the runtime allowlist (allocation, "
-      "memcpy/memset, libm) and the registered libraries: ",
-      absl::StrJoin(forbidden, ", ")));
+  return absl::InvalidArgumentError(
+      absl::StrCat("the host code references symbols outside the runtime allowlist (allocation, "
+                   "memcpy/memset, libm) and the registered libraries: ",
+                   absl::StrJoin(forbidden, ", ")));
 }
 
 absl::StatusOr<std::unique_ptr<HostExecutable>> HostExecutable::Load(
@@ -231,7 +228,8 @@ absl::StatusOr<std::unique_ptr<HostExecutable>> HostExecutable::Load(
   // drops: the object's needs were checked against the boundary above). An object with none
   // has nothing that could ever be called, and is not linked.
   std::vector<std::string> symbols;
-  for (const std::string& entry : entries) symbols.push_back(absl::StrCat(kPackedEntryPrefix, entry));
+  for (const std::string& entry : entries)
+    symbols.push_back(absl::StrCat(kPackedEntryPrefix, entry));
   for (const std::string& name : executable->initializers_) symbols.push_back(name);
   for (const std::string& name : executable->finalizers_) symbols.push_back(name);
   if (symbols.empty()) return executable;

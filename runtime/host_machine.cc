@@ -18,8 +18,7 @@ void InitializeNativeTarget() {
   });
 }
 
-absl::StatusOr<llvm::orc::JITTargetMachineBuilder> HostMachineBuilder(
-    const HostTarget& target) {
+absl::StatusOr<llvm::orc::JITTargetMachineBuilder> HostMachineBuilder(const HostTarget& target) {
   auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!builder) {
     return absl::InternalError(

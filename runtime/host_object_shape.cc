@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
-#include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "llvm/BinaryFormat/ELF.h"
 #include "llvm/Object/ELF.h"
 #include "llvm/Support/Error.h"
@@ -182,8 +182,7 @@ absl::Status CheckHostObjectShape(absl::string_view object) {
           return Malformed(absl::StrCat(where, " is aligned to ", uint64_t{symbol.st_value}));
         }
         if (symbol.st_size > kMaxHostObjectZeroFillBytes - zero_fill) {
-          return Malformed(absl::StrCat(where, " asks for more than ",
-                                        kMaxHostObjectZeroFillBytes,
+          return Malformed(absl::StrCat(where, " asks for more than ", kMaxHostObjectZeroFillBytes,
                                         " bytes of zero-initialised memory"));
         }
         zero_fill += symbol.st_size;

@@ -7,10 +7,10 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/xxhash.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
 #include "llvm/TargetParser/X86TargetParser.h"
-#include "llvm/Support/xxhash.h"
 
 namespace tessera::runtime {
 namespace {
@@ -28,9 +28,8 @@ const llvm::StringMap<bool>& HostFeatures() {
 }
 
 bool IsNamedCpu(absl::string_view name) {
-  return !name.empty() &&
-         llvm::X86::parseArchX86(llvm::StringRef(name.data(), name.size()), /*Only64Bit=*/true) !=
-             llvm::X86::CK_None;
+  return !name.empty() && llvm::X86::parseArchX86(llvm::StringRef(name.data(), name.size()),
+                                                  /*Only64Bit=*/true) != llvm::X86::CK_None;
 }
 
 /// The named CPU's features with everything they imply (x86-64-v4 lists avx512vl, which
@@ -63,11 +62,11 @@ const std::string& HostCpu() {
     }
     std::sort(enabled.begin(), enabled.end());
     const std::string joined = absl::StrJoin(enabled, ",");
-    return new std::string(absl::StrCat(
-        llvm::sys::getHostCPUName().str(), "+",
-        absl::Hex(llvm::xxh3_64bits(llvm::ArrayRef<uint8_t>(
-                      reinterpret_cast<const uint8_t*>(joined.data()), joined.size())),
-                  absl::kZeroPad16)));
+    return new std::string(
+        absl::StrCat(llvm::sys::getHostCPUName().str(), "+",
+                     absl::Hex(llvm::xxh3_64bits(llvm::ArrayRef<uint8_t>(
+                                   reinterpret_cast<const uint8_t*>(joined.data()), joined.size())),
+                               absl::kZeroPad16)));
   }();
   return *cpu;
 }
@@ -129,14 +128,13 @@ absl::StatusOr<std::vector<std::string>> MissingHostFeatures(absl::string_view i
 absl::Status CheckHostCodeRunsHere(absl::string_view id) {
   absl::StatusOr<std::vector<std::string>> missing = MissingHostFeatures(id);
   if (!missing.ok()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("the host code was generated for CPU ", id, ", and this machine's is ",
-                     HostCpu()));
+    return absl::FailedPreconditionError(absl::StrCat("the host code was generated for CPU ", id,
+                                                      ", and this machine's is ", HostCpu()));
   }
   if (missing->empty()) return absl::OkStatus();
   return absl::FailedPreconditionError(
-      absl::StrCat("the host code was generated for CPU ", id, ", and this machine's (",
-                   HostCpu(), ") lacks its features ", absl::StrJoin(*missing, ", ")));
+      absl::StrCat("the host code was generated for CPU ", id, ", and this machine's (", HostCpu(),
+                   ") lacks its features ", absl::StrJoin(*missing, ", ")));
 }
 
 int HostFeatureCount(absl::string_view id) {

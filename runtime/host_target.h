@@ -17,7 +17,8 @@ namespace tessera::runtime {
 
 /// This machine's CPU as LLVM's host detection sees it, which is what host machine code is
 /// generated for unless a compile names another (HostTarget):
-/// its name and an XXH3-64 of its enabled features, e.g. "sapphirerapids+1f0c9a3b5d7e2468". Computed once. Thread-safe.
+/// its name and an XXH3-64 of its enabled features, e.g. "sapphirerapids+1f0c9a3b5d7e2468".
+/// Computed once. Thread-safe.
 const std::string& HostCpu();
 
 struct HostTarget {

@@ -43,8 +43,8 @@ class InvocationScope {
 };
 
 /// For runtime entry points called by JIT'd code: the enclosing scope's device, stream and
-/// delegate state (0, the default stream and null outside any scope), whether it already failed, and recording a
-/// failure in it (dropped outside any scope).
+/// delegate state (0, the default stream and null outside any scope), whether it already failed,
+/// and recording a failure in it (dropped outside any scope).
 int CurrentInvocationOrdinal();
 CUstream CurrentInvocationStream();
 DelegateRuntime* CurrentInvocationDelegates();

@@ -121,19 +121,17 @@ extern "C" void TesseraLaunchKernel(void* function, intptr_t grid_x, intptr_t gr
   for (int d = 0; d < 3; ++d) {
     if (grid[d] < 1 || grid[d] > kMaxGrid[d]) {
       Fail(absl::OutOfRangeError(absl::StrCat("a kernel launch asks for ", grid[d],
-                                              " blocks on grid axis ",
-                                              std::string(1, "xyz"[d]),
+                                              " blocks on grid axis ", std::string(1, "xyz"[d]),
                                               "; CUDA allows 1 to ", kMaxGrid[d])));
       return;
     }
   }
-  Fail(runtime->Launch(static_cast<CUfunction>(function),
-                       {static_cast<unsigned>(grid_x), static_cast<unsigned>(grid_y),
-                        static_cast<unsigned>(grid_z)},
-                       {static_cast<unsigned>(block_x), static_cast<unsigned>(block_y),
-                        static_cast<unsigned>(block_z)},
-                       static_cast<unsigned>(shared_bytes), static_cast<CUstream>(stream),
-                       params));
+  Fail(runtime->Launch(
+      static_cast<CUfunction>(function),
+      {static_cast<unsigned>(grid_x), static_cast<unsigned>(grid_y), static_cast<unsigned>(grid_z)},
+      {static_cast<unsigned>(block_x), static_cast<unsigned>(block_y),
+       static_cast<unsigned>(block_z)},
+      static_cast<unsigned>(shared_bytes), static_cast<CUstream>(stream), params));
 }
 
 }  // namespace

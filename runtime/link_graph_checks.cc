@@ -129,8 +129,8 @@ llvm::Error CheckLinkGraphBounds(llvm::jitlink::LinkGraph& graph) {
       return Malformed(
           graph, block,
           llvm::formatv("symbol {0} at offset {1} of {2} bytes runs outside it",
-                        symbol->hasName() ? std::string(*symbol->getName()) : "(unnamed)",
-                        offset, size)
+                        symbol->hasName() ? std::string(*symbol->getName()) : "(unnamed)", offset,
+                        size)
               .str());
     }
   }

@@ -46,7 +46,7 @@ float tessera_extendbfsf2(_Float16 value) {
 uint16_t FloatToBf16Bits(float value) {
   const uint32_t bits = Bits(value);
   if (std::isnan(value)) return static_cast<uint16_t>((bits >> 16) | 0x0040u);  // quiet
-  const uint32_t rounded = bits + 0x7FFFu + ((bits >> 16) & 1u);  // to nearest even
+  const uint32_t rounded = bits + 0x7FFFu + ((bits >> 16) & 1u);                // to nearest even
   return static_cast<uint16_t>(rounded >> 16);
 }
 

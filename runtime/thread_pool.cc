@@ -80,8 +80,8 @@ void ThreadPool::ParallelFor(LoopBody body, void* context, int64_t begin, int64_
   if (iterations <= 0) return;
   // Work in elements, saturating (cost and iterations come from tensor sizes).
   const int64_t per = std::max<int64_t>(cost, 1);
-  const int64_t by_work = iterations > INT64_MAX / per ? INT64_MAX / kMinChunkWork
-                                                       : iterations * per / kMinChunkWork;
+  const int64_t by_work =
+      iterations > INT64_MAX / per ? INT64_MAX / kMinChunkWork : iterations * per / kMinChunkWork;
   const int64_t chunks = std::min<int64_t>({iterations, threads_, std::max<int64_t>(by_work, 1)});
   if (chunks <= 1) {
     const bool outer = inside_chunk;

@@ -34,8 +34,8 @@ bool ReadArgument(Reader& r, jit::EntryArgument& argument) {
       !r.Int(argument.element.bits) || !r.I64(argument.rank) || !r.Count(dims)) {
     return false;
   }
-  // What the compiler can describe (jit/admission/ir_allowlist.cc): anything else is a damaged artifact,
-  // never a value invoke would trust.
+  // What the compiler can describe (jit/admission/ir_allowlist.cc): anything else is a damaged
+  // artifact, never a value invoke would trust.
   const int bits = argument.element.bits;
   if (kind < 0 || kind > static_cast<int>(jit::EntryArgument::Kind::kScalar) || type_class < 0 ||
       type_class > static_cast<int>(jit::ElementType::Class::kFloat8E5M2) ||
@@ -123,7 +123,8 @@ std::string SerializeArtifact(const jit::CompiledModule& module) {
     w.U64(list->size());
     for (const std::string& item : *list) w.String(item);
   }
-  for (const std::vector<std::string>* list : {&module.delegate_symbols, &module.delegate_identities}) {
+  for (const std::vector<std::string>* list :
+       {&module.delegate_symbols, &module.delegate_identities}) {
     w.U64(list->size());
     for (const std::string& item : *list) w.String(item);
   }
@@ -146,15 +147,16 @@ std::string SerializeArtifact(const jit::CompiledModule& module) {
 absl::StatusOr<std::unique_ptr<jit::CompiledModule>> DeserializeArtifact(const std::string& bytes) {
   Reader r(bytes);
   auto broken = [&](absl::string_view what) {
-    return absl::DataLossError(absl::StrCat("malformed artifact (", what, " at byte ", r.at(), ")"));
+    return absl::DataLossError(
+        absl::StrCat("malformed artifact (", what, " at byte ", r.at(), ")"));
   };
   std::string magic;
   int version = 0;
   if (!r.String(magic) || magic != std::string(kMagic, sizeof(kMagic))) return broken("magic");
   if (!r.Int(version)) return broken("version");
   if (version != kArtifactFormatVersion) {
-    return absl::DataLossError(absl::StrCat("artifact format ", version, " → ",
-                                            kArtifactFormatVersion));
+    return absl::DataLossError(
+        absl::StrCat("artifact format ", version, " → ", kArtifactFormatVersion));
   }
   auto module = std::make_unique<jit::CompiledModule>();
   jit::CompileOptions& o = module->options;
@@ -199,8 +201,8 @@ absl::StatusOr<std::unique_ptr<jit::CompiledModule>> DeserializeArtifact(const s
     for (jit::SizeConstraint& constraint : entry.size_constraints) {
       int64_t relation = 0;
       if (!ReadSizeSource(r, constraint.size) || !ReadSizeSource(r, constraint.must_equal) ||
-          !r.String(constraint.reason) || !r.I64(relation) ||
-          relation < 0 || relation > static_cast<int64_t>(jit::SizeRelation::kAtMost) ||
+          !r.String(constraint.reason) || !r.I64(relation) || relation < 0 ||
+          relation > static_cast<int64_t>(jit::SizeRelation::kAtMost) ||
           !ValidSizeSource(constraint.size, entry) ||
           !ValidSizeSource(constraint.must_equal, entry)) {
         return broken("shape contract");
@@ -246,7 +248,8 @@ absl::StatusOr<std::unique_ptr<jit::CompiledModule>> DeserializeArtifact(const s
     return broken("decisions");
   }
   o.arbitrate = arbitrate != 0;
-  absl::StatusOr<std::vector<arbiter::DecisionRecord>> records = arbiter::RecordsFromJson(decisions);
+  absl::StatusOr<std::vector<arbiter::DecisionRecord>> records =
+      arbiter::RecordsFromJson(decisions);
   if (!records.ok()) return broken(records.status().message());
   module->decisions = *std::move(records);
   if (!r.Count(images)) return broken("images");

@@ -2,13 +2,13 @@
 #include "service/compile_service.h"
 
 #include <new>
-#include <vector>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "jit/compiler.h"
 #include "runtime/host_target.h"
-#include "base/status_macros.h"
 #include "service/artifact.h"
 #include "service/package.h"
 
@@ -41,7 +41,8 @@ absl::StatusOr<std::shared_ptr<const jit::CompiledModule>> Load(
   bool foreign_cpu = false;
   if (module->options.target == jit::Target::kHost && !options.host_cpu.empty()) {
     // A compile naming a CPU: the entry must hold code for that CPU (the key says so).
-    TESSERA_ASSIGN_OR_RETURN(runtime::HostTarget wanted, runtime::ResolveHostTarget(options.host_cpu));
+    TESSERA_ASSIGN_OR_RETURN(runtime::HostTarget wanted,
+                             runtime::ResolveHostTarget(options.host_cpu));
     if (module->host_object.cpu != wanted.id) {
       return absl::FailedPreconditionError(absl::StrCat(
           "the entry holds host code for CPU ", module->host_object.cpu, ", not ", wanted.id));
@@ -213,8 +214,8 @@ absl::StatusOr<CompileResult> CompileService::LoadOrCompile(const cache::CacheKe
   std::unique_ptr<cache::RemoteCache::Lease> lease;
   if (remote_ != nullptr && remote_->enabled() && options.background_decisions) {
     // No lease: this compile publishes nothing when it leaves decisions pending.
-    if (auto entry = remote_->Load(cache::RemoteCache::Kind::kArtifact, key,
-                                   kArtifactFormatVersion, miss)) {
+    if (auto entry =
+            remote_->Load(cache::RemoteCache::Kind::kArtifact, key, kArtifactFormatVersion, miss)) {
       if (auto module = LoadPayload(entry->payload, options, "remote ", miss)) {
         memory_.Put(key.digest, module, MemoryFootprint(*module));
         Count(ModuleSource::kRemote, nullptr);
@@ -364,8 +365,7 @@ absl::StatusOr<CompileService::Explanation> CompileService::Explain(
   }
   cache::Miss miss{cache::MissReason::kNotCached, "no disk tier"};
   if (disk_ != nullptr) {
-    std::optional<std::string> payload =
-        disk_->Load(explanation.key, kArtifactFormatVersion, miss);
+    std::optional<std::string> payload = disk_->Load(explanation.key, kArtifactFormatVersion, miss);
     if (payload.has_value()) {
       if (auto module = DeserializeArtifact(*payload); module.ok()) {
         explanation.verdict = "disk hit";

@@ -1,7 +1,8 @@
 // The compile service: where a compile request goes, in order. Text → (the same text again?)
 // → parse and canonical form → key → memory → (one compile per key across threads and
-// processes) → disk → remote (one compile per key across the fleet) → compile → publish → load. The compiler (jit/) compiles; the cache
-// (cache/) stores bytes; the service decides and owns the order.
+// processes) → disk → remote (one compile per key across the fleet) → compile → publish → load. The
+// compiler (jit/) compiles; the cache (cache/) stores bytes; the service decides and owns the
+// order.
 #ifndef TESSERA_SERVICE_COMPILE_SERVICE_H_
 #define TESSERA_SERVICE_COMPILE_SERVICE_H_
 
@@ -21,8 +22,8 @@
 #include "cache/cache_key.h"
 #include "cache/disk_cache.h"
 #include "cache/memory_cache.h"
-#include "cache/remote_cache.h"
 #include "cache/miss.h"
+#include "cache/remote_cache.h"
 #include "cache/single_flight.h"
 #include "jit/compile_options.h"
 #include "jit/compiled_module.h"
@@ -98,8 +99,7 @@ class CompileService {
     std::optional<cache::Miss> miss;  ///< nullopt: a hit
     std::string verdict;  ///< "memory hit", "disk hit", "remote hit", or "miss: <reason>"
   };
-  absl::StatusOr<Explanation> Explain(absl::string_view source,
-                                      const jit::CompileOptions& options);
+  absl::StatusOr<Explanation> Explain(absl::string_view source, const jit::CompileOptions& options);
 
   /// The module a package (service/package.h) holds for `target` (nvptx: `arch`) on this
   /// machine, made ready like a cache hit (delegates resolve in `options.delegates`, host code
@@ -142,8 +142,7 @@ class CompileService {
   /// set (damaged, unloadable) otherwise.
   std::shared_ptr<const jit::CompiledModule> LoadPayload(const std::string& payload,
                                                          const jit::CompileOptions& options,
-                                                         absl::string_view tier,
-                                                         cache::Miss& miss);
+                                                         absl::string_view tier, cache::Miss& miss);
   /// The disk entry under `key`, deserialized and loaded; null with `miss` set otherwise.
   std::shared_ptr<const jit::CompiledModule> LoadFromDisk(const cache::CacheKey& key,
                                                           const jit::CompileOptions& options,

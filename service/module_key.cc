@@ -5,8 +5,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "arbiter/plan.h"
-#include "jit/delegates/registry.h"
 #include "jit/arbitration/probe_device.h"
+#include "jit/delegates/registry.h"
 
 namespace tessera::service {
 namespace {
@@ -38,16 +38,14 @@ void ForEachComponent(absl::string_view ir, const jit::CompileOptions& options,
   // on a machine that has one, nor one measured on an H100 on an H200. (The host CPU is part
   // of the producer below.)
   // The composed accuracy check (and the ops its recompiles revert) changes what runs.
-  add("composed_accuracy",
-      absl::StrCat(options.check_composed_accuracy ? "checked" : "unchecked",
-                   options.revert_to_compiled.empty() ? "" : "; reverted ",
-                   absl::StrJoin(options.revert_to_compiled, ", ",
-                                 [](std::string* out, const auto& entry) {
-                                   absl::StrAppend(out, entry.first);
-                                 })));
-  add("probe_device", nvptx && options.arbitrate
-                          ? jit::GpuProbeDevice(options.arch).description
-                          : std::string("-"));
+  add("composed_accuracy", absl::StrCat(options.check_composed_accuracy ? "checked" : "unchecked",
+                                        options.revert_to_compiled.empty() ? "" : "; reverted ",
+                                        absl::StrJoin(options.revert_to_compiled, ", ",
+                                                      [](std::string* out, const auto& entry) {
+                                                        absl::StrAppend(out, entry.first);
+                                                      })));
+  add("probe_device", nvptx && options.arbitrate ? jit::GpuProbeDevice(options.arch).description
+                                                 : std::string("-"));
   // The producer.
   add("tessera", toolchain.tessera);
   add("llvm", toolchain.llvm);
@@ -108,8 +106,7 @@ cache::CacheKey ModuleKey(const std::string& canonical_ir, const jit::CompileOpt
                    [&](absl::string_view name, const absl::AlphaNum& value) {
                      components.emplace_back(std::string(name), std::string(value.Piece()));
                    });
-  const cache::KeyComponents content(components.begin(),
-                                     components.begin() + kContentComponents);
+  const cache::KeyComponents content(components.begin(), components.begin() + kContentComponents);
   const cache::KeyComponents producer(components.begin() + kContentComponents, components.end());
   return cache::MakeCacheKey(content, producer);
 }

@@ -11,8 +11,8 @@
 
 #include "absl/strings/string_view.h"
 #include "cache/cache_key.h"
-#include "jit/compile_options.h"
 #include "jit/codegen/toolchain.h"
+#include "jit/compile_options.h"
 
 namespace tessera::service {
 

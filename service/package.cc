@@ -10,8 +10,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "base/sha256.h"
-#include "runtime/host_target.h"
 #include "jit/codegen/toolchain.h"
+#include "runtime/host_target.h"
 #include "service/artifact.h"
 #include "service/binary_io.h"
 
@@ -39,15 +39,15 @@ std::vector<std::string> ToolchainDifferences(const std::string& package) {
 std::string CurrentPackageToolchain() {
   const jit::Toolchain& toolchain = jit::Toolchain::Current();
   return absl::StrCat("tessera=", toolchain.tessera, "\nllvm=", toolchain.llvm,
-                      "\ncuda_headers=", toolchain.cuda, "\nartifact_format=",
-                      kArtifactFormatVersion);
+                      "\ncuda_headers=", toolchain.cuda,
+                      "\nartifact_format=", kArtifactFormatVersion);
 }
 
 PackageEntry MakePackageEntry(const jit::CompiledModule& module) {
   PackageEntry entry;
   entry.target = module.options.target;
-  entry.machine = module.options.target == jit::Target::kHost ? module.host_object.cpu
-                                                               : module.options.arch;
+  entry.machine =
+      module.options.target == jit::Target::kHost ? module.host_object.cpu : module.options.arch;
   entry.toolchain = CurrentPackageToolchain();
   entry.artifact = SerializeArtifact(module);
   return entry;
@@ -55,8 +55,8 @@ PackageEntry MakePackageEntry(const jit::CompiledModule& module) {
 
 absl::StatusOr<std::string> WritePackage(const std::vector<PackageEntry>& entries) {
   if (entries.empty() || entries.size() > kMaxPackageEntries) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "a package holds 1 to ", kMaxPackageEntries, " targets, not ", entries.size()));
+    return absl::InvalidArgumentError(absl::StrCat("a package holds 1 to ", kMaxPackageEntries,
+                                                   " targets, not ", entries.size()));
   }
   std::set<std::pair<jit::Target, std::string>> seen;
   Writer w;
@@ -144,7 +144,8 @@ absl::StatusOr<const PackageEntry*> SelectPackageEntry(const std::vector<Package
       differences.push_back(absl::StrCat("target ", jit::TargetName(entry.target)));
     } else if (host) {
       // This machine's own code, else a named CPU whose features this one has.
-      absl::StatusOr<std::vector<std::string>> missing = runtime::MissingHostFeatures(entry.machine);
+      absl::StatusOr<std::vector<std::string>> missing =
+          runtime::MissingHostFeatures(entry.machine);
       if (!missing.ok()) {
         differences.push_back(absl::StrCat("host CPU ", entry.machine, " (here ", machine, ")"));
       } else if (!missing->empty()) {
@@ -180,9 +181,9 @@ absl::StatusOr<const PackageEntry*> SelectPackageEntry(const std::vector<Package
     }
   }
   if (best != nullptr) return best;
-  return absl::FailedPreconditionError(absl::StrCat(
-      "no entry of the package fits ", jit::TargetName(target), " ", machine, " with this build: ",
-      absl::StrJoin(reasons, "; ")));
+  return absl::FailedPreconditionError(
+      absl::StrCat("no entry of the package fits ", jit::TargetName(target), " ", machine,
+                   " with this build: ", absl::StrJoin(reasons, "; ")));
 }
 
 }  // namespace tessera::service

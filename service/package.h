@@ -3,11 +3,12 @@
 // (PJRT's Executable_Serialize / DeserializeAndLoad; the original Tessera's AOT manifest).
 //
 // A package holds one entry per target it was compiled for (the host CPU it was made on or a
-// named x86-64 CPU — several may be there — or an nvptx arch), each an artifact (service/artifact.h) with the identity of what made it. Loading
-// picks the entry that fits this machine; a package that fits nothing is FAILED_PRECONDITION
-// naming what differs. Bytes that are not a whole package of this format (truncated, flipped,
-// foreign, absurd counts) are DATA_LOSS or INVALID_ARGUMENT, never a crash: a SHA-256 of the
-// contents guards every byte, and every length is checked against what is left.
+// named x86-64 CPU — several may be there — or an nvptx arch), each an artifact
+// (service/artifact.h) with the identity of what made it. Loading picks the entry that fits this
+// machine; a package that fits nothing is FAILED_PRECONDITION naming what differs. Bytes that are
+// not a whole package of this format (truncated, flipped, foreign, absurd counts) are DATA_LOSS or
+// INVALID_ARGUMENT, never a crash: a SHA-256 of the contents guards every byte, and every length is
+// checked against what is left.
 #ifndef TESSERA_SERVICE_PACKAGE_H_
 #define TESSERA_SERVICE_PACKAGE_H_
 
@@ -29,8 +30,8 @@ inline constexpr uint64_t kMaxPackageEntries = 64;
 /// One target's compiled module and what must match for it to load.
 struct PackageEntry {
   jit::Target target = jit::Target::kHost;
-  /// host: the CPU its machine code is for (runtime::HostTarget::id: this machine's runtime::HostCpu(), or
-  /// a named CPU such as "x86-64-v3"); nvptx: the arch ("sm_90").
+  /// host: the CPU its machine code is for (runtime::HostTarget::id: this machine's
+  /// runtime::HostCpu(), or a named CPU such as "x86-64-v3"); nvptx: the arch ("sm_90").
   std::string machine;
   /// What else made it, as "name=value" lines in a fixed order: the compiler's build identity,
   /// LLVM, the CUDA headers, the artifact format. All must equal this build's to load.
@@ -54,11 +55,11 @@ absl::StatusOr<std::vector<PackageEntry>> ReadPackage(absl::string_view bytes);
 
 /// The entry that serves `target` here, made by this build: host — code for this machine's
 /// exact CPU if the package has it, else, among the named CPUs whose features this CPU has,
-/// the one with the widest vectors, then the most features; nvptx — code for `arch`. FAILED_PRECONDITION naming, for every
-/// entry, what differs (for a named CPU, the features this one lacks).
+/// the one with the widest vectors, then the most features; nvptx — code for `arch`.
+/// FAILED_PRECONDITION naming, for every entry, what differs (for a named CPU, the features this
+/// one lacks).
 absl::StatusOr<const PackageEntry*> SelectPackageEntry(const std::vector<PackageEntry>& entries,
-                                                       jit::Target target,
-                                                       const std::string& arch);
+                                                       jit::Target target, const std::string& arch);
 
 }  // namespace tessera::service
 

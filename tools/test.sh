@@ -23,6 +23,11 @@ for target in $(bazel query 'tests(//...)' 2>/dev/null); do
   reports+=("bazel-testlogs/${path/://}/test.xml")
 done
 
+echo "== house (tools/house_check.py: clang-format, no references outside the repository,"
+echo "   file length)"
+python3 tools/house_check.py "$reports_dir/house.xml" || true
+reports+=("$reports_dir/house.xml")
+
 echo "== lit (tests/)"
 lit-22 -q --xunit-xml-output="$reports_dir/lit.xml" tests || true
 reports+=("$reports_dir/lit.xml")

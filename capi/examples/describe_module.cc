@@ -62,8 +62,7 @@ int main(int argc, char** argv) {
   std::unique_ptr<tessera_jit_context_t, ContextDeleter> context(raw_context);
 
   tessera_jit_module_t* raw_module = nullptr;
-  if (Failed(tessera_jit_compile(context.get(), source.data(), source.size(), nullptr,
-                                 &raw_module),
+  if (Failed(tessera_jit_compile(context.get(), source.data(), source.size(), nullptr, &raw_module),
              "compile")) {
     return 1;
   }

@@ -112,13 +112,15 @@ int main(int argc, char** argv) {
     double hidden[kHidden], logits[kOut], max = -INFINITY, sum = 0.0, top = 0.0;
     for (int j = 0; j < kHidden; ++j) {
       double acc = 0.0;
-      for (int k = 0; k < kIn; ++k) acc += (double)t[0].data[r * kIn + k] * t[1].data[k * kHidden + j];
+      for (int k = 0; k < kIn; ++k)
+        acc += (double)t[0].data[r * kIn + k] * t[1].data[k * kHidden + j];
       hidden[j] = fmax((float)acc + t[2].data[j], 0.0);
       errors += !near(t[5].data[r * kHidden + j], (float)hidden[j]);
     }
     for (int j = 0; j < kOut; ++j) {
       double acc = 0.0;
-      for (int k = 0; k < kHidden; ++k) acc += (double)t[5].data[r * kHidden + k] * t[3].data[k * kOut + j];
+      for (int k = 0; k < kHidden; ++k)
+        acc += (double)t[5].data[r * kHidden + k] * t[3].data[k * kOut + j];
       logits[j] = (float)acc + t[4].data[j];
       max = fmax(max, logits[j]);
     }

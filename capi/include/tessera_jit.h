@@ -1,4 +1,6 @@
 /* Tessera JIT: the C API. The only public header of libtessera_jit.so.
+ * Over 600 lines: the only public header; every declaration carries its documented contract
+ * and error codes, which tests/capi/documented_errors_test.cc checks.
  *
  * Conventions
  *  - Opaque handles. A fallible call returns tessera_jit_error_t*: NULL on success, otherwise
@@ -165,10 +167,10 @@ tessera_jit_error_t* tessera_jit_context_write_plan(tessera_jit_context_t* conte
  * then a real compile). Counters are since the context was created; disk figures are of the
  * shared directory. */
 typedef struct tessera_jit_cache_stats_t {
-  size_t struct_size;      /* TESSERA_JIT_CACHE_STATS_STRUCT_SIZE */
+  size_t struct_size; /* TESSERA_JIT_CACHE_STATS_STRUCT_SIZE */
   uint64_t memory_hits;
   uint64_t disk_hits;
-  uint64_t compiles;       /* = misses */
+  uint64_t compiles; /* = misses */
   uint64_t misses_not_cached;
   uint64_t misses_stale;   /* an entry from another toolchain or library version existed */
   uint64_t misses_damaged; /* truncated, checksum mismatch, foreign format, half-written */
@@ -176,18 +178,18 @@ typedef struct tessera_jit_cache_stats_t {
   uint64_t memory_bytes;
   uint64_t disk_entries;
   uint64_t disk_bytes;
-  int32_t disk_enabled;    /* 0 when there is no disk tier or it turned itself off */
+  int32_t disk_enabled; /* 0 when there is no disk tier or it turned itself off */
   char last_miss_reason[256];
   /* --- API 0.5 --- */
-  int32_t disk_read_only;       /* the disk tier serves hits only */
-  uint64_t disk_lock_timeouts;  /* compiles that stopped waiting for another process's lock */
-  uint64_t disk_lock_failures;  /* lock files that could not be opened or locked */
+  int32_t disk_read_only;      /* the disk tier serves hits only */
+  uint64_t disk_lock_timeouts; /* compiles that stopped waiting for another process's lock */
+  uint64_t disk_lock_failures; /* lock files that could not be opened or locked */
   /* --- API 0.8: the remote tier (this context's operations; `tessera-jit cache stats
    * --remote` shows the fleet's) --- */
-  int32_t remote_enabled;          /* configured and not refused (a failed AUTH switches it off) */
-  uint64_t remote_hits;            /* compiles served by the remote tier */
-  uint64_t remote_misses;          /* lookups that found nothing usable, with the next three */
-  uint64_t remote_misses_damaged;  /* corrupted, truncated, foreign, another format or toolchain */
+  int32_t remote_enabled;         /* configured and not refused (a failed AUTH switches it off) */
+  uint64_t remote_hits;           /* compiles served by the remote tier */
+  uint64_t remote_misses;         /* lookups that found nothing usable, with the next three */
+  uint64_t remote_misses_damaged; /* corrupted, truncated, foreign, another format or toolchain */
   uint64_t remote_misses_unavailable; /* the server was down, slow or backing off */
   uint64_t remote_stores;
   uint64_t remote_store_failures;  /* e.g. the server out of memory */
@@ -196,7 +198,7 @@ typedef struct tessera_jit_cache_stats_t {
   uint64_t remote_lease_timeouts;  /* … and stopped waiting (cache_lock_timeout_ms) */
   uint64_t remote_errors;          /* failed commands: unavailable, timeout, auth, OOM, other */
   uint64_t remote_reconnects;
-  double remote_latency_p50_us;    /* GET latency of remote hits (the last 4096) */
+  double remote_latency_p50_us; /* GET latency of remote hits (the last 4096) */
   double remote_latency_p99_us;
 } tessera_jit_cache_stats_t;
 #define TESSERA_JIT_CACHE_STATS_STRUCT_SIZE \
@@ -238,13 +240,13 @@ tessera_jit_error_t* tessera_jit_context_register_library_with_pointers(
     tessera_jit_pointer_space_t pointers);
 /* The default set for `target` ("host": openblas → libopenblas.so.0; "nvptx": cublas →
  * libcublas.so.13); NULL: the context's default target. */
-tessera_jit_error_t* tessera_jit_context_register_default_libraries(
-    tessera_jit_context_t* context, const char* target);
+tessera_jit_error_t* tessera_jit_context_register_default_libraries(tessera_jit_context_t* context,
+                                                                    const char* target);
 
 typedef enum tessera_jit_image_format_t {
-  TESSERA_JIT_IMAGE_PTX = 0,         /* PTX text */
-  TESSERA_JIT_IMAGE_CUBIN = 1,       /* cubin bytes */
-  TESSERA_JIT_IMAGE_CUDA_SOURCE = 2, /* CUDA C++, compiled in process with NVRTC for `arch` */
+  TESSERA_JIT_IMAGE_PTX = 0,               /* PTX text */
+  TESSERA_JIT_IMAGE_CUBIN = 1,             /* cubin bytes */
+  TESSERA_JIT_IMAGE_CUDA_SOURCE = 2,       /* CUDA C++, compiled in process with NVRTC for `arch` */
   TESSERA_JIT_IMAGE_ENUM_MAX = 0x7FFFFFFF, /* not a value (see TESSERA_JIT_POINTERS_ENUM_MAX) */
 } tessera_jit_image_format_t;
 
@@ -253,24 +255,26 @@ typedef enum tessera_jit_image_format_t {
  * the compiler does not support is FAILED_PRECONDITION; an `arch` it does not support,
  * UNIMPLEMENTED, as for tessera_jit_compile). A CUDA source that does not compile is
  * INVALID_ARGUMENT carrying NVRTC's log. */
-tessera_jit_error_t* tessera_jit_context_register_kernel_image(
-    tessera_jit_context_t* context, const char* name, const void* data, size_t size,
-    tessera_jit_image_format_t format, const char* arch);
+tessera_jit_error_t* tessera_jit_context_register_kernel_image(tessera_jit_context_t* context,
+                                                               const char* name, const void* data,
+                                                               size_t size,
+                                                               tessera_jit_image_format_t format,
+                                                               const char* arch);
 
 /* The registered delegates' identities, one line each ("name (library, host pointers) soname
  * version sha256:… path"). The string is valid for the life of the context, whatever other threads
  * register or ask meanwhile. Thread-safe. */
 size_t tessera_jit_context_get_delegate_count(tessera_jit_context_t* context);
-const char* tessera_jit_context_get_delegate_identity(tessera_jit_context_t* context,
-                                                      size_t index, size_t* out_size);
+const char* tessera_jit_context_get_delegate_identity(tessera_jit_context_t* context, size_t index,
+                                                      size_t* out_size);
 
 /* A matmul provider (API 0.3): declares that `library` (registered) serves tile.matmul through
  * `callee`, which has the ABI of cblas_sgemm (target "host") or cublasSgemm_v2 ("nvptx"). It
  * becomes an arbiter candidate with this contract (the delegation contract of docs/ir.md). */
 typedef struct tessera_jit_matmul_provider_t {
-  size_t struct_size;      /* TESSERA_JIT_MATMUL_PROVIDER_STRUCT_SIZE */
-  const char* name;        /* the candidate id; not "compiled", "openblas" or "cublas" */
-  const char* library;     /* a registered library that defines `callee` */
+  size_t struct_size;  /* TESSERA_JIT_MATMUL_PROVIDER_STRUCT_SIZE */
+  const char* name;    /* the candidate id; not "compiled", "openblas" or "cublas" */
+  const char* library; /* a registered library that defines `callee` */
   const char* callee;
   const char* target;      /* "host" or "nvptx" */
   const char* arch;        /* the arch envelope, e.g. "host" or "sm_80+" */
@@ -310,7 +314,7 @@ typedef struct tessera_jit_device_info_t {
   size_t struct_size; /* TESSERA_JIT_DEVICE_INFO_STRUCT_SIZE */
   int32_t ordinal;
   char name[256];
-  char arch[16];      /* "sm_90" */
+  char arch[16]; /* "sm_90" */
   uint64_t total_memory_bytes;
   int32_t multiprocessors;
 } tessera_jit_device_info_t;
@@ -326,8 +330,8 @@ const char* tessera_jit_get_supported_arch(size_t index); /* NULL past the end *
 int tessera_jit_is_gpu_available(void);
 /* The number of CUDA devices (0 without a driver). Thread-safe. */
 int32_t tessera_jit_device_count(void);
-/* Fills `out_info` (struct_size set by the caller; any size from API 0.1's) for device `ordinal`. UNAVAILABLE without a
- * driver; INVALID_ARGUMENT for a bad ordinal. Thread-safe. */
+/* Fills `out_info` (struct_size set by the caller; any size from API 0.1's) for device `ordinal`.
+ * UNAVAILABLE without a driver; INVALID_ARGUMENT for a bad ordinal. Thread-safe. */
 tessera_jit_error_t* tessera_jit_device_get_info(int32_t ordinal,
                                                  tessera_jit_device_info_t* out_info);
 
@@ -346,10 +350,11 @@ typedef struct tessera_jit_function tessera_jit_function_t; /* Thread-safe. */
  * compile: its incumbent (the compiled lowering, or a stale record's winner) serves, and a
  * worker of the context measures it; once decided, the module switches to the measured
  * candidates at the start of the next invoke, or of a get_decision / wait_decisions call —
- * never during an invoke: each invoke runs one module's code throughout. tessera_jit_module_get_decision and tessera_jit_module_wait_decisions follow
- * it. Host target only (an nvptx compile decides synchronously, as without the flag). In a
- * deterministic function the swap would change results between calls: its ops are measured
- * synchronously unless TESSERA_JIT_BACKGROUND_DETERMINISTIC allows it. */
+ * never during an invoke: each invoke runs one module's code throughout.
+ * tessera_jit_module_get_decision and tessera_jit_module_wait_decisions follow it. Host target only
+ * (an nvptx compile decides synchronously, as without the flag). In a deterministic function the
+ * swap would change results between calls: its ops are measured synchronously unless
+ * TESSERA_JIT_BACKGROUND_DETERMINISTIC allows it. */
 #define TESSERA_JIT_BACKGROUND_DECISIONS 0x4u
 #define TESSERA_JIT_BACKGROUND_DETERMINISTIC 0x8u
 /* API 0.12: nvptx: compile to PTX only — no cubin, no nvJitLink (1/3 to 1/2 of a compile's
@@ -369,9 +374,10 @@ typedef struct tessera_jit_compile_options_t {
   uint32_t flags;     /* TESSERA_JIT_DETERMINISTIC, … */
   int32_t opt_level;  /* 0-3 */
   /* --- API 0.2 --- */
-  const char* matmul_delegate; /* forces every tile.matmul onto one arbiter candidate: a matmul
-                                  provider ("openblas", "cublas", a declared one) or "compiled";
-                                  NULL: the arbiter chooses (ops with `delegate = "…"` are forced) */
+  const char*
+      matmul_delegate; /* forces every tile.matmul onto one arbiter candidate: a matmul
+                          provider ("openblas", "cublas", a declared one) or "compiled";
+                          NULL: the arbiter chooses (ops with `delegate = "…"` are forced) */
   /* --- API 0.10 --- */
   int32_t arbitration_budget_ms; /* 1-3600000; 0: the context's */
   /* --- API 0.15 --- */
@@ -416,22 +422,22 @@ const char* tessera_jit_module_get_entry_name(const tessera_jit_module_t* module
                                               size_t* out_size);
 
 typedef enum tessera_jit_text_kind_t {
-  TESSERA_JIT_TEXT_LLVM = 0,  /* the host code as LLVM IR */
-  TESSERA_JIT_TEXT_PTX = 1,   /* the PTX of every device image (nvptx) */
-  TESSERA_JIT_TEXT_CUBIN = 2, /* a cubin with every kernel (nvptx; binary). Since API 0.12 each
-                                 kernel is a device image of its own, compiled in parallel; a
-                                 module of several is linked into one cubin on the first
-                                 request (nvJitLink's time, once) */
+  TESSERA_JIT_TEXT_LLVM = 0,      /* the host code as LLVM IR */
+  TESSERA_JIT_TEXT_PTX = 1,       /* the PTX of every device image (nvptx) */
+  TESSERA_JIT_TEXT_CUBIN = 2,     /* a cubin with every kernel (nvptx; binary). Since API 0.12 each
+                                     kernel is a device image of its own, compiled in parallel; a
+                                     module of several is linked into one cubin on the first
+                                     request (nvJitLink's time, once) */
   TESSERA_JIT_TEXT_DECISIONS = 3, /* API 0.3: the arbiter's decision records, one per Tile op,
                                      as a JSON array (docs/arbiter.md) */
-  TESSERA_JIT_TEXT_PLAN = 4, /* API 0.10: the module's decisions as a plan file (JSON) that
-                                tessera_jit_context_options_t.plan_path replays */
-  TESSERA_JIT_TEXT_PACKAGE = 5, /* API 0.14: the module as an ahead-of-time package (binary;
-                                   docs/capi.md, "Packages") that tessera_jit_module_load
-                                   loads in another process: its code for this target (host:
-                                   the CPU it was compiled for; nvptx: its arch), shape
-                                   contracts and decision records, made on the first request
-                                   from the code serving then */
+  TESSERA_JIT_TEXT_PLAN = 4,      /* API 0.10: the module's decisions as a plan file (JSON) that
+                                     tessera_jit_context_options_t.plan_path replays */
+  TESSERA_JIT_TEXT_PACKAGE = 5,   /* API 0.14: the module as an ahead-of-time package (binary;
+                                     docs/capi.md, "Packages") that tessera_jit_module_load
+                                     loads in another process: its code for this target (host:
+                                     the CPU it was compiled for; nvptx: its arch), shape
+                                     contracts and decision records, made on the first request
+                                     from the code serving then */
   TESSERA_JIT_TEXT_ENUM_MAX = 0x7FFFFFFF, /* not a value (see TESSERA_JIT_POINTERS_ENUM_MAX) */
 } tessera_jit_text_kind_t;
 
@@ -474,8 +480,8 @@ tessera_jit_error_t* tessera_jit_package_write(const tessera_jit_module_t* const
 
 /* Looks up entry `name`; the function is borrowed from the module. NOT_FOUND names the entries
  * that exist. Thread-safe. */
-tessera_jit_error_t* tessera_jit_module_get_function(tessera_jit_module_t* module,
-                                                     const char* name, size_t name_size,
+tessera_jit_error_t* tessera_jit_module_get_function(tessera_jit_module_t* module, const char* name,
+                                                     size_t name_size,
                                                      tessera_jit_function_t** out_function);
 
 /* API 0.11: where one decision of a module stands (TESSERA_JIT_BACKGROUND_DECISIONS). */
@@ -490,14 +496,14 @@ typedef enum tessera_jit_decision_state_t {
 } tessera_jit_decision_state_t;
 
 typedef struct tessera_jit_decision_info_t {
-  size_t struct_size;    /* TESSERA_JIT_DECISION_INFO_STRUCT_SIZE */
-  int32_t state;         /* a tessera_jit_decision_state_t */
-  const char* op;        /* "tile.matmul" */
-  const char* location;  /* "model.mlir:12:5" */
-  const char* function;  /* the entry it is in */
-  const char* serving;   /* the candidate the next invoke runs unless a swap comes first */
-  const char* winner;    /* the decided candidate; "" while PENDING or after FAILED */
-  const char* detail;    /* how it was decided, or why it is not */
+  size_t struct_size;   /* TESSERA_JIT_DECISION_INFO_STRUCT_SIZE */
+  int32_t state;        /* a tessera_jit_decision_state_t */
+  const char* op;       /* "tile.matmul" */
+  const char* location; /* "model.mlir:12:5" */
+  const char* function; /* the entry it is in */
+  const char* serving;  /* the candidate the next invoke runs unless a swap comes first */
+  const char* winner;   /* the decided candidate; "" while PENDING or after FAILED */
+  const char* detail;   /* how it was decided, or why it is not */
 } tessera_jit_decision_info_t;
 #define TESSERA_JIT_DECISION_INFO_STRUCT_SIZE \
   TESSERA_JIT_STRUCT_SIZE(tessera_jit_decision_info_t, detail)
@@ -530,15 +536,15 @@ typedef enum tessera_jit_arg_kind_t {
 
 /* What an entry expects for one argument (or result). */
 typedef struct tessera_jit_arg_info_t {
-  size_t struct_size;         /* TESSERA_JIT_ARG_INFO_STRUCT_SIZE */
+  size_t struct_size; /* TESSERA_JIT_ARG_INFO_STRUCT_SIZE */
   tessera_jit_arg_kind_t kind;
-  DLDataType dtype;           /* the tensor's or scalar's element type (i1: uint8) */
-  int32_t ndim;               /* tensors only */
-  const int64_t* shape;       /* tensors only; -1 for a dynamic size; borrowed */
-  const char* type;           /* the MLIR type, e.g. "memref<?x10xf32>"; borrowed */
+  DLDataType dtype;     /* the tensor's or scalar's element type (i1: uint8) */
+  int32_t ndim;         /* tensors only */
+  const int64_t* shape; /* tensors only; -1 for a dynamic size; borrowed */
+  const char* type;     /* the MLIR type, e.g. "memref<?x10xf32>"; borrowed */
   /* API 0.4 (filled when struct_size covers them): */
-  const char* name;           /* the argument's SSA name in the source ("" if unknown); borrowed */
-  int32_t written;            /* tensors: non-zero when the entry may write it (an output) */
+  const char* name; /* the argument's SSA name in the source ("" if unknown); borrowed */
+  int32_t written;  /* tensors: non-zero when the entry may write it (an output) */
   /* API 0.13: tensors only, `ndim` entries: the index of the integer argument each size must
    * equal by the entry's shape contract (e.g. an imported launch kernel's M, N, K:
    * docs/original-ir.md), or -1; borrowed. */
@@ -570,12 +576,12 @@ typedef struct tessera_jit_arg_t {
  * alignment for the element type, dense row-major strides, the device of each tensor,
  * read-only tensors passed for outputs, integer ranges, and the entry's shape contract (which
  * dynamic sizes must agree, derived from its Tile ops) — each failure is INVALID_ARGUMENT
- * naming the function, the argument and what was expected (docs/capi.md). Host modules run synchronously
- * on the calling thread. nvptx modules enqueue their kernels on `stream` (a CUstream; NULL: the
- * legacy default stream) and return without waiting; without a GPU they are UNAVAILABLE. A
- * run-time check that fails inside the entry (docs/capi.md) stops it and is OUT_OF_RANGE with
- * the op and its location. `out_result` (may be NULL) receives a scalar result. Thread-safe:
- * many threads may invoke at once. */
+ * naming the function, the argument and what was expected (docs/capi.md). Host modules run
+ * synchronously on the calling thread. nvptx modules enqueue their kernels on `stream` (a CUstream;
+ * NULL: the legacy default stream) and return without waiting; without a GPU they are UNAVAILABLE.
+ * A run-time check that fails inside the entry (docs/capi.md) stops it and is OUT_OF_RANGE with the
+ * op and its location. `out_result` (may be NULL) receives a scalar result. Thread-safe: many
+ * threads may invoke at once. */
 tessera_jit_error_t* tessera_jit_function_invoke(tessera_jit_function_t* function,
                                                  const tessera_jit_arg_t* args, size_t num_args,
                                                  void* stream, tessera_jit_arg_t* out_result);
@@ -596,8 +602,7 @@ tessera_jit_error_t* tessera_jit_buffer_alloc(tessera_jit_context_t* context, si
                                               void** out_device_pointer);
 /* Frees a pointer from tessera_jit_buffer_alloc (NULL is allowed). UNAVAILABLE without a GPU.
  * Thread-safe. */
-tessera_jit_error_t* tessera_jit_buffer_free(tessera_jit_context_t* context,
-                                             void* device_pointer);
+tessera_jit_error_t* tessera_jit_buffer_free(tessera_jit_context_t* context, void* device_pointer);
 /* Copies `size` bytes and waits for the copy. INVALID_ARGUMENT for an unknown kind or a NULL
  * pointer with a size; UNAVAILABLE without a GPU. Thread-safe. */
 tessera_jit_error_t* tessera_jit_buffer_copy(tessera_jit_context_t* context, void* destination,
@@ -618,8 +623,9 @@ tessera_jit_error_t* tessera_jit_buffer_copy(tessera_jit_context_t* context, voi
 
 typedef struct tessera_jit_event tessera_jit_event_t;
 
-#define TESSERA_JIT_STREAM_NON_BLOCKING 0x1u /* no implicit synchronisation with the legacy
-                                                default stream (cudaStreamNonBlocking) */
+#define TESSERA_JIT_STREAM_NON_BLOCKING               \
+  0x1u /* no implicit synchronisation with the legacy \
+          default stream (cudaStreamNonBlocking) */
 
 /* Creates a stream on the context's device; the caller destroys it. `flags`: 0 or
  * TESSERA_JIT_STREAM_NON_BLOCKING. */
@@ -629,8 +635,7 @@ tessera_jit_error_t* tessera_jit_stream_create(tessera_jit_context_t* context, u
  * on it still completes. */
 tessera_jit_error_t* tessera_jit_stream_destroy(tessera_jit_context_t* context, void* stream);
 /* Waits on the host for all work on `stream` (NULL: the legacy default stream). */
-tessera_jit_error_t* tessera_jit_stream_synchronize(tessera_jit_context_t* context,
-                                                    void* stream);
+tessera_jit_error_t* tessera_jit_stream_synchronize(tessera_jit_context_t* context, void* stream);
 /* *out_done = 1 when all work on `stream` has completed, else 0. Never blocks. */
 tessera_jit_error_t* tessera_jit_stream_query(tessera_jit_context_t* context, void* stream,
                                               int32_t* out_done);
@@ -639,7 +644,9 @@ tessera_jit_error_t* tessera_jit_stream_query(tessera_jit_context_t* context, vo
 tessera_jit_error_t* tessera_jit_stream_wait_event(tessera_jit_context_t* context, void* stream,
                                                    tessera_jit_event_t* event);
 
-#define TESSERA_JIT_EVENT_DISABLE_TIMING 0x1u /* cheaper to record and wait for; no elapsed time */
+#define TESSERA_JIT_EVENT_DISABLE_TIMING                  \
+  0x1u /* cheaper to record and wait for; no elapsed time \
+        */
 
 /* Creates an event on the context's device; the caller destroys it. `flags`: 0 or
  * TESSERA_JIT_EVENT_DISABLE_TIMING. */

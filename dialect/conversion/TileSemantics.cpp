@@ -1,4 +1,6 @@
 // Element-level semantics of the Tile ops, shared by the host and device lowerings.
+// Over 600 lines: one table of element semantics that both lowerings must share; split, host and
+// device could drift apart.
 #include "dialect/conversion/TileSemantics.h"
 
 #include <limits>
@@ -84,8 +86,7 @@ namespace {
 
 mlir::Value clampI64(mlir::OpBuilder& b, mlir::Location loc, mlir::Value value, mlir::Value low,
                      mlir::Value high) {
-  return b.create<mlir::arith::MinSIOp>(loc, b.create<mlir::arith::MaxSIOp>(loc, value, low),
-                                        high);
+  return b.create<mlir::arith::MinSIOp>(loc, b.create<mlir::arith::MaxSIOp>(loc, value, low), high);
 }
 
 /// batchKeys as i64.
@@ -153,10 +154,9 @@ KeyRange visibleKeys(mlir::OpBuilder& b, mlir::Location loc, const AttentionSpec
 }
 
 mlir::Value attentionBias(mlir::OpBuilder& b, mlir::Location loc, const AttentionSpec& op,
-                          mlir::Value batch, mlir::Value head, mlir::Value query,
-                          mlir::Value key) {
-  llvm::SmallVector<mlir::Value> index = broadcastIndex(
-      b, loc, op.getBias(), mlir::ValueRange{batch, head, query, key});
+                          mlir::Value batch, mlir::Value head, mlir::Value query, mlir::Value key) {
+  llvm::SmallVector<mlir::Value> index =
+      broadcastIndex(b, loc, op.getBias(), mlir::ValueRange{batch, head, query, key});
   return b.create<mlir::memref::LoadOp>(loc, op.getBias(), index);
 }
 
@@ -184,8 +184,7 @@ mlir::Value dropoutKeeps(mlir::OpBuilder& b, mlir::Location loc, const Attention
                          mlir::ValueRange position, mlir::ValueRange sizes) {
   mlir::Type i64 = b.getI64Type();
   auto constant = [&](uint64_t value) -> mlir::Value {
-    return b.create<mlir::arith::ConstantOp>(
-        loc, b.getIntegerAttr(i64, llvm::APInt(64, value)));
+    return b.create<mlir::arith::ConstantOp>(loc, b.getIntegerAttr(i64, llvm::APInt(64, value)));
   };
   auto toI64 = [&](mlir::Value index) -> mlir::Value {
     return b.create<mlir::arith::IndexCastOp>(loc, i64, index);
@@ -217,9 +216,9 @@ mlir::Value dropoutKeeps(mlir::OpBuilder& b, mlir::Location loc, const Attention
     auto mixStep = [&](mlir::Value value, uint64_t shift, uint64_t multiplier) -> mlir::Value {
       mlir::Value shifted = b.create<mlir::arith::ShRUIOp>(loc, value, constant(shift));
       mlir::Value mixed = b.create<mlir::arith::XOrIOp>(loc, value, shifted);
-      return multiplier != 0 ? b.create<mlir::arith::MulIOp>(loc, mixed, constant(multiplier))
-                                   .getResult()
-                             : mixed;
+      return multiplier != 0
+                 ? b.create<mlir::arith::MulIOp>(loc, mixed, constant(multiplier)).getResult()
+                 : mixed;
     };
     z = mixStep(z, 30, 0xBF58476D1CE4E5B9ull);
     z = mixStep(z, 27, 0x94D049BB133111EBull);
@@ -231,8 +230,7 @@ mlir::Value dropoutKeeps(mlir::OpBuilder& b, mlir::Location loc, const Attention
 }
 
 mlir::Value droppedWeight(mlir::OpBuilder& b, mlir::Location loc, const AttentionSpec& op,
-                          mlir::Value weight, mlir::ValueRange position,
-                          mlir::ValueRange sizes) {
+                          mlir::Value weight, mlir::ValueRange position, mlir::ValueRange sizes) {
   const double p = op.getDropoutOrZero();
   if (p <= 0) return weight;
   mlir::Value kept = b.create<mlir::arith::MulFOp>(
@@ -246,22 +244,20 @@ mlir::Value attentionResult(mlir::OpBuilder& b, mlir::Location loc, const Attent
   const float none = op.getEmptyRowsOrDefault() == tile::EmptyRows::nan
                          ? std::numeric_limits<float>::quiet_NaN()
                          : 0.0f;
-  return b.create<mlir::arith::SelectOp>(
-      loc, empty, f32Constant(b, loc, none),
-      b.create<mlir::arith::DivFOp>(loc, accumulator, sum));
+  return b.create<mlir::arith::SelectOp>(loc, empty, f32Constant(b, loc, none),
+                                         b.create<mlir::arith::DivFOp>(loc, accumulator, sum));
 }
 
 void storeAttentionLse(mlir::OpBuilder& b, mlir::Location loc, const AttentionSpec& op,
-                       mlir::Value empty, mlir::Value max, mlir::Value sum,
-                       mlir::ValueRange row) {
+                       mlir::Value empty, mlir::Value max, mlir::Value sum, mlir::ValueRange row) {
   if (!op.getLse()) return;
   const float none = op.getEmptyRowsOrDefault() == tile::EmptyRows::nan
                          ? std::numeric_limits<float>::quiet_NaN()
                          : -std::numeric_limits<float>::infinity();
   mlir::Value lse = b.create<mlir::arith::AddFOp>(loc, max, b.create<mlir::math::LogOp>(loc, sum));
   b.create<mlir::memref::StoreOp>(
-      loc, b.create<mlir::arith::SelectOp>(loc, empty, f32Constant(b, loc, none), lse),
-      op.getLse(), row);
+      loc, b.create<mlir::arith::SelectOp>(loc, empty, f32Constant(b, loc, none), lse), op.getLse(),
+      row);
 }
 
 mlir::Value softmaxCorrection(mlir::OpBuilder& b, mlir::Location loc, mlir::Value max,
@@ -276,9 +272,9 @@ mlir::Value softmaxCorrection(mlir::OpBuilder& b, mlir::Location loc, mlir::Valu
 mlir::Value softmaxWeight(mlir::OpBuilder& b, mlir::Location loc, mlir::Value score,
                           mlir::Value newMax) {
   mlir::Type type = score.getType();
-  mlir::Value masked = b.create<mlir::arith::CmpFOp>(
-      loc, mlir::arith::CmpFPredicate::OEQ, score,
-      f32Like(b, loc, type, -std::numeric_limits<float>::infinity()));
+  mlir::Value masked =
+      b.create<mlir::arith::CmpFOp>(loc, mlir::arith::CmpFPredicate::OEQ, score,
+                                    f32Like(b, loc, type, -std::numeric_limits<float>::infinity()));
   return b.create<mlir::arith::SelectOp>(
       loc, masked, f32Like(b, loc, type, 0.0f),
       b.create<mlir::math::ExpOp>(loc, b.create<mlir::arith::SubFOp>(loc, score, newMax)));
@@ -338,11 +334,11 @@ mlir::Value roundToTf32(mlir::OpBuilder& b, mlir::Location loc, mlir::Value valu
   mlir::Value bits = b.create<mlir::arith::BitcastOp>(loc, i32, value);
   mlir::Value half = b.create<mlir::arith::ConstantOp>(loc, b.getI32IntegerAttr(0x1000));
   mlir::Value mask = b.create<mlir::arith::ConstantOp>(loc, b.getI32IntegerAttr(~0x1FFF));
-  mlir::Value rounded = b.create<mlir::arith::AndIOp>(
-      loc, b.create<mlir::arith::AddIOp>(loc, bits, half), mask);
+  mlir::Value rounded =
+      b.create<mlir::arith::AndIOp>(loc, b.create<mlir::arith::AddIOp>(loc, bits, half), mask);
   // NaN payloads must not be rounded into infinity: keep NaN inputs as they are.
-  mlir::Value isNan = b.create<mlir::arith::CmpFOp>(loc, mlir::arith::CmpFPredicate::UNO,
-                                                    value, value);
+  mlir::Value isNan =
+      b.create<mlir::arith::CmpFOp>(loc, mlir::arith::CmpFPredicate::UNO, value, value);
   mlir::Value result = b.create<mlir::arith::BitcastOp>(loc, value.getType(), rounded);
   return b.create<mlir::arith::SelectOp>(loc, isNan, value, result);
 }
@@ -379,8 +375,7 @@ mlir::Value matmulMultiplyAdd(mlir::OpBuilder& b, mlir::Location loc, mlir::Valu
     return b.create<mlir::arith::AddIOp>(loc, accumulator,
                                          b.create<mlir::arith::MulIOp>(loc, x, y));
   }
-  return b.create<mlir::arith::AddFOp>(loc, accumulator,
-                                       b.create<mlir::arith::MulFOp>(loc, x, y));
+  return b.create<mlir::arith::AddFOp>(loc, accumulator, b.create<mlir::arith::MulFOp>(loc, x, y));
 }
 
 void storeMatmulResult(mlir::OpBuilder& b, mlir::Location loc, tile::MatmulOp op,
@@ -492,14 +487,13 @@ mlir::Value reductionFinalize(mlir::OpBuilder& b, mlir::Location loc, tile::Redu
 mlir::Value replacesExtreme(mlir::OpBuilder& b, mlir::Location loc, mlir::Value candidate,
                             mlir::Value best, bool max) {
   using mlir::arith::CmpFPredicate;
-  mlir::Value better = b.create<mlir::arith::CmpFOp>(loc, max ? CmpFPredicate::OGT
-                                                              : CmpFPredicate::OLT,
-                                                     candidate, best);
+  mlir::Value better = b.create<mlir::arith::CmpFOp>(
+      loc, max ? CmpFPredicate::OGT : CmpFPredicate::OLT, candidate, best);
   mlir::Value candidateNan =
       b.create<mlir::arith::CmpFOp>(loc, CmpFPredicate::UNO, candidate, candidate);
   mlir::Value bestNumber = b.create<mlir::arith::CmpFOp>(loc, CmpFPredicate::ORD, best, best);
-  return b.create<mlir::arith::OrIOp>(
-      loc, better, b.create<mlir::arith::AndIOp>(loc, candidateNan, bestNumber));
+  return b.create<mlir::arith::OrIOp>(loc, better,
+                                      b.create<mlir::arith::AndIOp>(loc, candidateNan, bestNumber));
 }
 
 std::pair<mlir::Value, mlir::Value> argCombine(mlir::OpBuilder& b, mlir::Location loc,
@@ -508,8 +502,7 @@ std::pair<mlir::Value, mlir::Value> argCombine(mlir::OpBuilder& b, mlir::Locatio
                                                bool max) {
   using mlir::arith::CmpFPredicate;
   using mlir::arith::CmpIPredicate;
-  mlir::Value zero =
-      b.create<mlir::arith::ConstantOp>(loc, b.getZeroAttr(firstIndex.getType()));
+  mlir::Value zero = b.create<mlir::arith::ConstantOp>(loc, b.getZeroAttr(firstIndex.getType()));
   mlir::Value secondValid =
       b.create<mlir::arith::CmpIOp>(loc, CmpIPredicate::sge, secondIndex, zero);
   mlir::Value firstEmpty = b.create<mlir::arith::CmpIOp>(loc, CmpIPredicate::slt, firstIndex, zero);
@@ -525,8 +518,8 @@ std::pair<mlir::Value, mlir::Value> argCombine(mlir::OpBuilder& b, mlir::Locatio
       loc, secondValid,
       b.create<mlir::arith::OrIOp>(
           loc, firstEmpty,
-          b.create<mlir::arith::OrIOp>(
-              loc, replacesExtreme(b, loc, secondValue, firstValue, max), earlier)));
+          b.create<mlir::arith::OrIOp>(loc, replacesExtreme(b, loc, secondValue, firstValue, max),
+                                       earlier)));
   return {b.create<mlir::arith::SelectOp>(loc, wins, secondValue, firstValue),
           b.create<mlir::arith::SelectOp>(loc, wins, secondIndex, firstIndex)};
 }

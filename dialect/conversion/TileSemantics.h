@@ -4,9 +4,9 @@
 #ifndef TESSERA_DIALECT_CONVERSION_TILESEMANTICS_H_
 #define TESSERA_DIALECT_CONVERSION_TILESEMANTICS_H_
 
-#include "dialect/TileOps.h"
 #include <utility>
 
+#include "dialect/TileOps.h"
 #include "llvm/ADT/SmallVector.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Value.h"
@@ -176,8 +176,7 @@ KeyRange visibleKeys(mlir::OpBuilder& b, mlir::Location loc, const AttentionSpec
 
 /// tile.attention's bias at (batch, head, query, key), broadcast over batch and heads (f32).
 mlir::Value attentionBias(mlir::OpBuilder& b, mlir::Location loc, const AttentionSpec& op,
-                          mlir::Value batch, mlir::Value head, mlir::Value query,
-                          mlir::Value key);
+                          mlir::Value batch, mlir::Value head, mlir::Value query, mlir::Value key);
 
 /// The score of a key from its dot product (f32 or f32 lanes): `dot · scale` (a scalar scale,
 /// splat for lanes), plus `bias` (null: none; `dot`'s type), then soft-capped `c · tanh(s / c)`

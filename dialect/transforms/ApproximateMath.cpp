@@ -38,10 +38,18 @@ class F32Builder {
 
   mlir::Value f(float value) { return constant(type_, b_.getF32FloatAttr(value)); }
   mlir::Value i(int32_t value) { return constant(intType_, b_.getI32IntegerAttr(value)); }
-  mlir::Value add(mlir::Value x, mlir::Value y) { return b_.create<mlir::arith::AddFOp>(loc_, x, y); }
-  mlir::Value sub(mlir::Value x, mlir::Value y) { return b_.create<mlir::arith::SubFOp>(loc_, x, y); }
-  mlir::Value mul(mlir::Value x, mlir::Value y) { return b_.create<mlir::arith::MulFOp>(loc_, x, y); }
-  mlir::Value div(mlir::Value x, mlir::Value y) { return b_.create<mlir::arith::DivFOp>(loc_, x, y); }
+  mlir::Value add(mlir::Value x, mlir::Value y) {
+    return b_.create<mlir::arith::AddFOp>(loc_, x, y);
+  }
+  mlir::Value sub(mlir::Value x, mlir::Value y) {
+    return b_.create<mlir::arith::SubFOp>(loc_, x, y);
+  }
+  mlir::Value mul(mlir::Value x, mlir::Value y) {
+    return b_.create<mlir::arith::MulFOp>(loc_, x, y);
+  }
+  mlir::Value div(mlir::Value x, mlir::Value y) {
+    return b_.create<mlir::arith::DivFOp>(loc_, x, y);
+  }
   mlir::Value fma(mlir::Value x, mlir::Value y, mlir::Value z) {
     return b_.create<mlir::math::FmaOp>(loc_, x, y, z);
   }
@@ -61,7 +69,9 @@ class F32Builder {
   mlir::Value select(mlir::Value condition, mlir::Value x, mlir::Value y) {
     return b_.create<mlir::arith::SelectOp>(loc_, condition, x, y);
   }
-  mlir::Value both(mlir::Value x, mlir::Value y) { return b_.create<mlir::arith::AndIOp>(loc_, x, y); }
+  mlir::Value both(mlir::Value x, mlir::Value y) {
+    return b_.create<mlir::arith::AndIOp>(loc_, x, y);
+  }
   /// c[0] + c[1]·x + c[2]·x² + … by Horner's rule with fused multiply-adds.
   mlir::Value polynomial(mlir::Value x, llvm::ArrayRef<float> c) {
     mlir::Value result = f(c.back());
@@ -81,8 +91,7 @@ class F32Builder {
  private:
   mlir::Value constant(mlir::Type type, mlir::TypedAttr scalar) {
     if (auto vector = llvm::dyn_cast<mlir::VectorType>(type)) {
-      return b_.create<mlir::arith::ConstantOp>(loc_,
-                                                mlir::DenseElementsAttr::get(vector, scalar));
+      return b_.create<mlir::arith::ConstantOp>(loc_, mlir::DenseElementsAttr::get(vector, scalar));
     }
     return b_.create<mlir::arith::ConstantOp>(loc_, scalar);
   }
@@ -111,9 +120,8 @@ ExpReduction ReduceExp(F32Builder& f, mlir::Value x) {
   mlir::Value k = f.roundEven(f.mul(x, f.f(1.44269504088896341f)));
   mlir::Value r = f.fma(k, f.f(-0x1.62e430p-1f), x);
   r = f.fma(k, f.f(0x1.05c610p-29f), r);
-  mlir::Value q = f.polynomial(r, {0.49999988079071045f, 0.166665181517601f,
-                                   0.04166953265666962f, 0.008368915878236294f,
-                                   0.0013751407386735082f});
+  mlir::Value q = f.polynomial(r, {0.49999988079071045f, 0.166665181517601f, 0.04166953265666962f,
+                                   0.008368915878236294f, 0.0013751407386735082f});
   return {k, f.fma(f.mul(r, r), q, r)};
 }
 
@@ -148,9 +156,9 @@ mlir::Value Expm1(F32Builder& f, mlir::Value x) {
 mlir::Value Tanh(F32Builder& f, mlir::Value x) {
   mlir::Value a = f.abs(x);
   mlir::Value z = f.mul(a, a);
-  mlir::Value p = f.polynomial(z, {-0.3333333134651184f, 0.13333217799663544f,
-                                   -0.053948141634464264f, 0.02170809544622898f,
-                                   -0.008195310831069946f, 0.0021590448450297117f});
+  mlir::Value p =
+      f.polynomial(z, {-0.3333333134651184f, 0.13333217799663544f, -0.053948141634464264f,
+                       0.02170809544622898f, -0.008195310831069946f, 0.0021590448450297117f});
   mlir::Value small = f.fma(f.mul(a, z), p, a);
   mlir::Value e = Exp(f, f.add(a, a));
   mlir::Value large = f.sub(f.f(1.0f), f.div(f.f(2.0f), f.add(e, f.f(1.0f))));
@@ -162,31 +170,28 @@ mlir::Value Tanh(F32Builder& f, mlir::Value x) {
 /// ≤ 1 ulp); beyond, 1 (erf rounds to 1 from 3.92 on). Then the sign of x; NaN stays NaN.
 mlir::Value Erf(F32Builder& f, mlir::Value x) {
   mlir::Value a = f.abs(x);
-  mlir::Value small = f.fma(a,
-                            f.polynomial(f.mul(a, a),
-                                         {0.12837916612625122f, -0.37612634897232056f,
-                                          0.11283709853887558f, -0.02686009183526039f,
-                                          0.005202587228268385f, -0.000815893872641027f,
-                                          8.434017945546657e-05f}),
-                            a);
+  mlir::Value small = f.fma(
+      a,
+      f.polynomial(f.mul(a, a), {0.12837916612625122f, -0.37612634897232056f, 0.11283709853887558f,
+                                 -0.02686009183526039f, 0.005202587228268385f,
+                                 -0.000815893872641027f, 8.434017945546657e-05f}),
+      a);
   mlir::Value near = f.polynomial(
       f.sub(a, f.f(1.4609375f)),
       {0.9611788392066956f, 0.13351303339004517f, -0.19505420327186584f, 0.14547069370746613f,
-       -0.04124360531568527f, -0.019546935334801674f, 0.02051583118736744f,
-       -0.003849603468552232f, -0.002983282320201397f, 0.0015072893584147096f,
-       7.483039371436462e-05f});
+       -0.04124360531568527f, -0.019546935334801674f, 0.02051583118736744f, -0.003849603468552232f,
+       -0.002983282320201397f, 0.0015072893584147096f, 7.483039371436462e-05f});
   mlir::Value middle = f.polynomial(
-      f.sub(a, f.f(2.5f)),
-      {0.9995930194854736f, 0.002178284339606762f, -0.005445710849016905f,
-       0.008350083604454994f, -0.008622354827821255f, 0.0061174905858933926f,
-       -0.002798850415274501f, 0.0005411307793110609f, 0.00026351161068305373f,
-       -0.00024549488443881273f, 6.84868500684388e-05f});
-  mlir::Value far = f.polynomial(
-      f.sub(a, f.f(3.475f)),
-      {0.9999991059303284f, 6.428028427762911e-06f, -2.23373863263987e-05f,
-       4.96055836265441e-05f, -7.874457514844835e-05f, 9.457372652832419e-05f,
-       -8.853651524987072e-05f, 6.538200977956876e-05f, -3.793953510466963e-05f,
-       1.6605055861873552e-05f, -4.353534222900635e-06f});
+      f.sub(a, f.f(2.5f)), {0.9995930194854736f, 0.002178284339606762f, -0.005445710849016905f,
+                            0.008350083604454994f, -0.008622354827821255f, 0.0061174905858933926f,
+                            -0.002798850415274501f, 0.0005411307793110609f, 0.00026351161068305373f,
+                            -0.00024549488443881273f, 6.84868500684388e-05f});
+  mlir::Value far =
+      f.polynomial(f.sub(a, f.f(3.475f)),
+                   {0.9999991059303284f, 6.428028427762911e-06f, -2.23373863263987e-05f,
+                    4.96055836265441e-05f, -7.874457514844835e-05f, 9.457372652832419e-05f,
+                    -8.853651524987072e-05f, 6.538200977956876e-05f, -3.793953510466963e-05f,
+                    1.6605055861873552e-05f, -4.353534222900635e-06f});
   mlir::Value result = f.select(f.less(a, f.f(3.95f)), far, f.f(1.0f));
   result = f.select(f.less(a, f.f(3.0f)), middle, result);
   result = f.select(f.less(a, f.f(2.0f)), near, result);

@@ -57,9 +57,15 @@ class ShapedBuilder {
     return constant(element, b_.getIntegerAttr(element, value));
   }
 
-  mlir::Value add(mlir::Value x, mlir::Value y) { return mlir::arith::AddFOp::create(b_, loc_, x, y); }
-  mlir::Value sub(mlir::Value x, mlir::Value y) { return mlir::arith::SubFOp::create(b_, loc_, x, y); }
-  mlir::Value mul(mlir::Value x, mlir::Value y) { return mlir::arith::MulFOp::create(b_, loc_, x, y); }
+  mlir::Value add(mlir::Value x, mlir::Value y) {
+    return mlir::arith::AddFOp::create(b_, loc_, x, y);
+  }
+  mlir::Value sub(mlir::Value x, mlir::Value y) {
+    return mlir::arith::SubFOp::create(b_, loc_, x, y);
+  }
+  mlir::Value mul(mlir::Value x, mlir::Value y) {
+    return mlir::arith::MulFOp::create(b_, loc_, x, y);
+  }
   mlir::Value cmpf(CmpFPredicate predicate, mlir::Value x, mlir::Value y) {
     return mlir::arith::CmpFOp::create(b_, loc_, predicate, x, y);
   }
@@ -69,7 +75,9 @@ class ShapedBuilder {
   mlir::Value select(mlir::Value condition, mlir::Value x, mlir::Value y) {
     return mlir::arith::SelectOp::create(b_, loc_, condition, x, y);
   }
-  mlir::Value both(mlir::Value x, mlir::Value y) { return mlir::arith::AndIOp::create(b_, loc_, x, y); }
+  mlir::Value both(mlir::Value x, mlir::Value y) {
+    return mlir::arith::AndIOp::create(b_, loc_, x, y);
+  }
   mlir::Value bitcast(mlir::Type type, mlir::Value x) {
     return mlir::arith::BitcastOp::create(b_, loc_, type, x);
   }
@@ -148,8 +156,8 @@ struct NarrowTruncFromF64 : mlir::OpRewritePattern<mlir::arith::TruncFOp> {
   using OpRewritePattern::OpRewritePattern;
   mlir::LogicalResult matchAndRewrite(mlir::arith::TruncFOp op,
                                       mlir::PatternRewriter& rewriter) const override {
-    if (!IsNarrowFloat(op.getType()) ||
-        !mlir::getElementTypeOrSelf(op.getIn().getType()).isF64() || op.getRoundingmodeAttr()) {
+    if (!IsNarrowFloat(op.getType()) || !mlir::getElementTypeOrSelf(op.getIn().getType()).isF64() ||
+        op.getRoundingmodeAttr()) {
       return mlir::failure();
     }
     ShapedBuilder b(rewriter, op.getLoc(), op.getType());
@@ -183,8 +191,8 @@ struct IntToBf16 : mlir::OpRewritePattern<Op> {
       mlir::Value high =
           kSigned ? mlir::Value(mlir::arith::ShRSIOp::create(rewriter, op.getLoc(), in, shift))
                   : mlir::Value(mlir::arith::ShRUIOp::create(rewriter, op.getLoc(), in, shift));
-      mlir::Value low = mlir::arith::AndIOp::create(rewriter, op.getLoc(), in,
-                                                    b.int_of(i64, 0xFFFFFFFFll));
+      mlir::Value low =
+          mlir::arith::AndIOp::create(rewriter, op.getLoc(), in, b.int_of(i64, 0xFFFFFFFFll));
       mlir::Value high_part = b.mul(to_f64(high, kSigned), b.f64(4294967296.0));  // exact
       wide = b.sumToOdd(high_part, to_f64(low, /*is_signed=*/false));
     }
@@ -234,8 +242,8 @@ mlir::FloatAttr FoldedFloatConstant(mlir::Value value, int depth = 0) {
   }
   llvm::SmallVector<mlir::Attribute> operands;
   for (mlir::Value operand : op->getOperands()) {
-    mlir::FloatAttr folded = wide(operand.getType()) ? FoldedFloatConstant(operand, depth + 1)
-                                                     : mlir::FloatAttr();
+    mlir::FloatAttr folded =
+        wide(operand.getType()) ? FoldedFloatConstant(operand, depth + 1) : mlir::FloatAttr();
     if (!folded) return {};
     operands.push_back(folded);
   }
@@ -284,8 +292,7 @@ class ExactFloatOps : public impl::ExactFloatOpsBase<ExactFloatOps> {
     mlir::GreedyRewriteConfig config;
     config.enableFolding(false);
     config.enableConstantCSE(false);
-    if (mlir::failed(
-            mlir::applyPatternsGreedily(getOperation(), std::move(patterns), config))) {
+    if (mlir::failed(mlir::applyPatternsGreedily(getOperation(), std::move(patterns), config))) {
       signalPassFailure();
     }
   }

@@ -95,9 +95,9 @@ class DecodeFloat8 : public mlir::OpRewritePattern<mlir::arith::ExtFOp> {
         normal);
     const int64_t top = ((1 << exponentBits) - 1) << m;  // the all-ones exponent field
     if (format->hasInfinity) {
-      value = mlir::arith::SelectOp::create(
-          rewriter, loc, compare(mlir::arith::CmpIPredicate::eq, magnitude, top),
-          integer(0x7F800000), value);
+      value = mlir::arith::SelectOp::create(rewriter, loc,
+                                            compare(mlir::arith::CmpIPredicate::eq, magnitude, top),
+                                            integer(0x7F800000), value);
       value = mlir::arith::SelectOp::create(
           rewriter, loc, compare(mlir::arith::CmpIPredicate::ugt, magnitude, top),
           integer(0x7FC00000), value);

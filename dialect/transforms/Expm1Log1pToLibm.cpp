@@ -26,8 +26,7 @@ class Expm1Log1pToLibm : public impl::Expm1Log1pToLibmBase<Expm1Log1pToLibm> {
     target.addIllegalOp<mlir::math::ExpM1Op, mlir::math::Log1pOp>();
     mlir::RewritePatternSet patterns(context);
     mlir::populateMathToLibmConversionPatterns(patterns);
-    if (mlir::failed(
-            mlir::applyPartialConversion(getOperation(), target, std::move(patterns)))) {
+    if (mlir::failed(mlir::applyPartialConversion(getOperation(), target, std::move(patterns)))) {
       signalPassFailure();
     }
   }

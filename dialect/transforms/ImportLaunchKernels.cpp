@@ -44,8 +44,8 @@ struct Buffer {
   unsigned operand = 0;
   llvm::SmallVector<unsigned> dims;  ///< launch-operand indices of the i64 dimensions
   mlir::Type element;
-  std::string role;                  ///< "A [M, K]"
-  bool unit_last = false;            ///< the last dimension is declared 1 (`inner_is_one`)
+  std::string role;        ///< "A [M, K]"
+  bool unit_last = false;  ///< the last dimension is declared 1 (`inner_is_one`)
 };
 
 /// How one launch op is imported: its buffers, and how to build the Tile op from the memrefs
@@ -57,8 +57,8 @@ struct ImportPlan {
 
 bool IsLaunchOp(Operation* op) {
   return llvm::isa<tile::MatmulKernelOp, tile::ReduceKernelOp, tile::SoftmaxKernelOp,
-                   tile::NormKernelOp, tile::AttentionKernelOp,
-                   tile::AttentionBackwardKernelOp>(op);
+                   tile::NormKernelOp, tile::AttentionKernelOp, tile::AttentionBackwardKernelOp>(
+      op);
 }
 
 std::string Quoted(llvm::StringRef text) { return ("\"" + text + "\"").str(); }
@@ -83,8 +83,8 @@ FailureOr<ImportPlan> PlanMatmul(tile::MatmulKernelOp op) {
                                "operands (f16, bf16, tf32, f32, e4m3, e5m2, s8, f64)";
   }
   if (desc.getBType() != a) {
-    return op.emitOpError() << "has a = " << Quoted(a) << " and b = "
-                            << Quoted(desc.getBType()) << "; both operands must have one type";
+    return op.emitOpError() << "has a = " << Quoted(a) << " and b = " << Quoted(desc.getBType())
+                            << "; both operands must have one type";
   }
   // Each dtype row of the original: operand element type, accumulator, outputs.
   struct Row {
@@ -99,8 +99,10 @@ FailureOr<ImportPlan> PlanMatmul(tile::MatmulKernelOp op) {
   if (a == "bf16") row = Row{b.getBF16Type(), std::nullopt, {"f32"}, {"f32", "f16"}, true};
   if (a == "tf32") row = Row{b.getF32Type(), tile::NumericPolicy::tf32, {"f32"}, {"f32"}, true};
   if (a == "f32") row = Row{b.getF32Type(), std::nullopt, {"f32"}, {"f32"}, true};
-  if (a == "e4m3") row = Row{b.getType<mlir::Float8E4M3FNType>(), std::nullopt, {"f32"}, {"f32"}, true};
-  if (a == "e5m2") row = Row{b.getType<mlir::Float8E5M2Type>(), std::nullopt, {"f32"}, {"f32"}, true};
+  if (a == "e4m3")
+    row = Row{b.getType<mlir::Float8E4M3FNType>(), std::nullopt, {"f32"}, {"f32"}, true};
+  if (a == "e5m2")
+    row = Row{b.getType<mlir::Float8E5M2Type>(), std::nullopt, {"f32"}, {"f32"}, true};
   if (a == "s8" || a == "int8") {
     row = Row{b.getI8Type(), std::nullopt, {"s32", "int32"}, {"i32"}, false};
   }
@@ -112,13 +114,13 @@ FailureOr<ImportPlan> PlanMatmul(tile::MatmulKernelOp op) {
   }
   const llvm::StringRef output = epilogue.getOutputType();
   if (!llvm::is_contained(row->outputs, output)) {
-    return op.emitOpError() << "an " << a << " matmul writes "
-                            << llvm::join(row->outputs, " or ") << ", not epilogue output = "
-                            << Quoted(output);
+    return op.emitOpError() << "an " << a << " matmul writes " << llvm::join(row->outputs, " or ")
+                            << ", not epilogue output = " << Quoted(output);
   }
-  if (!row->epilogue && (epilogue.getBias() || op.hasResidual() ||
-                         epilogue.getActivation() != "none")) {
-    return op.emitOpError() << "an " << a << " matmul takes no fused epilogue (bias, activation "
+  if (!row->epilogue &&
+      (epilogue.getBias() || op.hasResidual() || epilogue.getActivation() != "none")) {
+    return op.emitOpError() << "an " << a
+                            << " matmul takes no fused epilogue (bias, activation "
                                "or residual), as the original's "
                             << a << " route writes the plain " << output << " product";
   }
@@ -136,12 +138,12 @@ FailureOr<ImportPlan> PlanMatmul(tile::MatmulKernelOp op) {
   const bool transpose_a = desc.getALayout() == "col_major";
   const bool transpose_b = desc.getBLayout() == "col_major";
   ImportPlan plan;
-  plan.buffers.push_back({0, transpose_a ? llvm::SmallVector<unsigned>{k, m}
-                                         : llvm::SmallVector<unsigned>{m, k},
-                          element, transpose_a ? "A [K, M]" : "A [M, K]"});
-  plan.buffers.push_back({1, transpose_b ? llvm::SmallVector<unsigned>{n, k}
-                                         : llvm::SmallVector<unsigned>{k, n},
-                          element, transpose_b ? "B [N, K]" : "B [K, N]"});
+  plan.buffers.push_back(
+      {0, transpose_a ? llvm::SmallVector<unsigned>{k, m} : llvm::SmallVector<unsigned>{m, k},
+       element, transpose_a ? "A [K, M]" : "A [M, K]"});
+  plan.buffers.push_back(
+      {1, transpose_b ? llvm::SmallVector<unsigned>{n, k} : llvm::SmallVector<unsigned>{k, n},
+       element, transpose_b ? "B [N, K]" : "B [K, N]"});
   if (has_bias) plan.buffers.push_back({2, {n}, b.getF32Type(), "bias [N]"});
   if (has_residual) plan.buffers.push_back({d - 1, {m, n}, b.getF32Type(), "residual [M, N]"});
   const mlir::Type outputType = output == "f16"   ? mlir::Type(b.getF16Type())
@@ -168,12 +170,12 @@ FailureOr<ImportPlan> PlanMatmul(tile::MatmulKernelOp op) {
 
 FailureOr<ImportPlan> PlanReduce(tile::ReduceKernelOp op) {
   mlir::Builder b(op->getContext());
-  const auto kind = llvm::StringSwitch<tile::ReduceKind>(
-                        op->getAttrOfType<mlir::StringAttr>("kind").getValue())
-                        .Case("mean", tile::ReduceKind::mean)
-                        .Case("max", tile::ReduceKind::max)
-                        .Case("min", tile::ReduceKind::min)
-                        .Default(tile::ReduceKind::sum);
+  const auto kind =
+      llvm::StringSwitch<tile::ReduceKind>(op->getAttrOfType<mlir::StringAttr>("kind").getValue())
+          .Case("mean", tile::ReduceKind::mean)
+          .Case("max", tile::ReduceKind::max)
+          .Case("min", tile::ReduceKind::min)
+          .Default(tile::ReduceKind::sum);
   auto inner_is_one = op->getAttrOfType<mlir::BoolAttr>("inner_is_one");
   const bool unit_inner = inner_is_one && inner_is_one.getValue();
   ImportPlan plan;
@@ -238,11 +240,11 @@ FailureOr<ImportPlan> PlanNorm(tile::NormKernelOp op) {
   plan.buffers = {{0, {2, 3}, StorageType(op), "X [rows, columns]"},
                   {1, {2, 3}, StorageType(op), "O [rows, columns]"}};
   plan.build = [=](mlir::OpBuilder& builder, mlir::Location loc, llvm::ArrayRef<Value> v) {
-    tile::NormOp::create(
-        builder, loc,
-        tile::NormKindAttr::get(builder.getContext(),
-                                layer ? tile::NormKind::layer : tile::NormKind::rms),
-        v[0], Value(), v[1], Value(), Value(), Value(), builder.getF32FloatAttr(eps));
+    tile::NormOp::create(builder, loc,
+                         tile::NormKindAttr::get(builder.getContext(), layer ? tile::NormKind::layer
+                                                                             : tile::NormKind::rms),
+                         v[0], Value(), v[1], Value(), Value(), Value(),
+                         builder.getF32FloatAttr(eps));
   };
   return plan;
 }
@@ -264,22 +266,21 @@ FailureOr<ImportPlan> PlanAttention(tile::AttentionKernelOp op) {
                   {1, {batch, kv_heads, keys, depth}, storage, "K [B, Hkv, Sk, D]"},
                   {2, {batch, kv_heads, keys, value_depth}, storage, "V [B, Hkv, Sk, Dv]"}};
   if (has_bias) {
-    plan.buffers.push_back({3, {batch, heads, queries, keys}, b.getF32Type(),
-                            "bias [B, Hq, Sq, Sk]"});
+    plan.buffers.push_back(
+        {3, {batch, heads, queries, keys}, b.getF32Type(), "bias [B, Hq, Sq, Sk]"});
   }
-  plan.buffers.push_back({out, {batch, heads, queries, value_depth}, b.getF32Type(),
-                          "O [B, Hq, Sq, Dv]"});
+  plan.buffers.push_back(
+      {out, {batch, heads, queries, value_depth}, b.getF32Type(), "O [B, Hq, Sq, Dv]"});
   if (saved_lse) {
-    plan.buffers.push_back({out + 1, {batch, heads, queries}, b.getF32Type(),
-                            "row_lse [B, Hq, Sq]"});
+    plan.buffers.push_back(
+        {out + 1, {batch, heads, queries}, b.getF32Type(), "row_lse [B, Hq, Sq]"});
   }
   const float scale = op->getAttrOfType<mlir::FloatAttr>("scale").getValue().convertToFloat();
   const bool causal = op->getAttrOfType<mlir::BoolAttr>("causal").getValue();
   const int64_t left = op->getAttrOfType<mlir::IntegerAttr>("window_left").getInt();
   const int64_t right = op->getAttrOfType<mlir::IntegerAttr>("window_right").getInt();
   const float softcap = op->getAttrOfType<mlir::FloatAttr>("softcap").getValue().convertToFloat();
-  const float dropout =
-      op->getAttrOfType<mlir::FloatAttr>("dropout_p").getValue().convertToFloat();
+  const float dropout = op->getAttrOfType<mlir::FloatAttr>("dropout_p").getValue().convertToFloat();
   const int64_t seed = op->getAttrOfType<mlir::IntegerAttr>("dropout_seed").getInt();
   plan.build = [=](mlir::OpBuilder& builder, mlir::Location loc, llvm::ArrayRef<Value> v) {
     mlir::MLIRContext* context = builder.getContext();
@@ -287,10 +288,10 @@ FailureOr<ImportPlan> PlanAttention(tile::AttentionKernelOp op) {
     const unsigned o = 3 + unsigned(has_bias);
     auto i64 = [&](int64_t value) { return builder.getI64IntegerAttr(value); };
     tile::AttentionOp::create(
-        builder, loc, v[0], v[1], v[2], v[o], /*key_lengths=*/Value(),
-        has_bias ? v[3] : Value(), saved_lse ? v[o + 1] : Value(),
-        builder.getF32FloatAttr(scale), causal ? builder.getUnitAttr() : mlir::UnitAttr(),
-        window ? i64(left) : mlir::IntegerAttr(), window ? i64(right) : mlir::IntegerAttr(),
+        builder, loc, v[0], v[1], v[2], v[o], /*key_lengths=*/Value(), has_bias ? v[3] : Value(),
+        saved_lse ? v[o + 1] : Value(), builder.getF32FloatAttr(scale),
+        causal ? builder.getUnitAttr() : mlir::UnitAttr(), window ? i64(left) : mlir::IntegerAttr(),
+        window ? i64(right) : mlir::IntegerAttr(),
         causal || window
             ? tile::AttentionAlignmentAttr::get(context, tile::AttentionAlignment::top_left)
             : tile::AttentionAlignmentAttr(),
@@ -370,21 +371,22 @@ class Importer {
       }
       if (llvm::isa<mlir::LLVM::ReturnOp, mlir::func::ReturnOp>(op)) {
         if (op.getNumOperands() == 0) continue;
-        return op.emitError() << "'@" << name.getValue() << "' returns a value; an imported "
+        return op.emitError() << "'@" << name.getValue()
+                              << "' returns a value; an imported "
                                  "kernel returns nothing (it writes its buffers)";
       }
-      return op.emitError() << "'" << op.getName() << "' beside '" << launch->getName()
-                            << "' in '@" << name.getValue()
+      return op.emitError() << "'" << op.getName() << "' beside '" << launch->getName() << "' in '@"
+                            << name.getValue()
                             << "': an imported kernel's body is its launch-level op, constants "
                                "and a return";
     }
     for (auto [index, argument] : llvm::enumerate(entry.getArguments())) {
       mlir::Type type = argument.getType();
       if (!llvm::isa<mlir::LLVM::LLVMPointerType>(type) && !type.isInteger(64) && !type.isF32()) {
-        return wrapper_->emitError() << "argument #" << index << " of '@" << name.getValue()
-                                     << "' has type " << type
-                                     << "; a launch-level kernel takes !llvm.ptr buffers and "
-                                        "i64 dimensions";
+        return wrapper_->emitError()
+               << "argument #" << index << " of '@" << name.getValue() << "' has type " << type
+               << "; a launch-level kernel takes !llvm.ptr buffers and "
+                  "i64 dimensions";
       }
     }
     // The plans read the attributes the verifier guarantees; a tool may have skipped it.
@@ -408,7 +410,7 @@ class Importer {
       auto argument = llvm::dyn_cast<mlir::BlockArgument>(launch->getOperand(buffer.operand));
       if (!argument || argument.getOwner() != &entry) {
         return launch->emitOpError() << "operand #" << buffer.operand << " (" << buffer.role
-                                      << ") must be an argument of '@" << name << "'";
+                                     << ") must be an argument of '@" << name << "'";
       }
       const unsigned position = argument.getArgNumber();
       if (buffer_of_argument[position] >= 0) {
@@ -437,16 +439,16 @@ class Importer {
       types[position] = mlir::MemRefType::get(shape, buffer.element);
       argument_attrs[position] = builder.getDictionaryAttr({
           builder.getNamedAttr("tessera.dims_from", builder.getDenseI64ArrayAttr(dims_from)),
-          builder.getNamedAttr("tessera.launch_role",
-                               builder.getStringAttr(launch->getName().getStringRef() + " " +
-                                                     buffer.role)),
+          builder.getNamedAttr(
+              "tessera.launch_role",
+              builder.getStringAttr(launch->getName().getStringRef() + " " + buffer.role)),
       });
     }
     for (unsigned position = 0; position < arguments; ++position) {
       if (llvm::isa<mlir::LLVM::LLVMPointerType>(types[position])) {
-        return wrapper_->emitError() << "argument #" << position << " of '@" << name
-                                     << "' is a buffer its '" << launch->getName()
-                                     << "' does not use; its shape would be unknown";
+        return wrapper_->emitError()
+               << "argument #" << position << " of '@" << name << "' is a buffer its '"
+               << launch->getName() << "' does not use; its shape would be unknown";
       }
     }
 

@@ -34,8 +34,8 @@ class RoundingTypeConverter : public mlir::TypeConverter {
       mlir::Type f32 = mlir::Float32Type::get(type.getContext());
       return vector ? mlir::Type(vector.clone(f32)) : f32;
     });
-    addSourceMaterialization([](mlir::OpBuilder& b, mlir::Type narrow_type,
-                                mlir::ValueRange inputs, mlir::Location loc) -> mlir::Value {
+    addSourceMaterialization([](mlir::OpBuilder& b, mlir::Type narrow_type, mlir::ValueRange inputs,
+                                mlir::Location loc) -> mlir::Value {
       if (inputs.size() != 1) return nullptr;
       return mlir::arith::TruncFOp::create(b, loc, narrow_type, inputs.front());
     });
@@ -61,8 +61,7 @@ class LegalizeNarrowFloats : public impl::LegalizeNarrowFloatsBase<LegalizeNarro
       mlir::math::populateExtendToSupportedTypesConversionTarget(target, converter);
       mlir::RewritePatternSet patterns(context);
       mlir::math::populateExtendToSupportedTypesPatterns(patterns, converter);
-      if (mlir::failed(
-              mlir::applyPartialConversion(getOperation(), target, std::move(patterns)))) {
+      if (mlir::failed(mlir::applyPartialConversion(getOperation(), target, std::move(patterns)))) {
         return signalPassFailure();
       }
     }
@@ -72,8 +71,7 @@ class LegalizeNarrowFloats : public impl::LegalizeNarrowFloatsBase<LegalizeNarro
     mlir::arith::populateEmulateUnsupportedFloatsLegality(target, converter);
     mlir::RewritePatternSet patterns(context);
     mlir::arith::populateEmulateUnsupportedFloatsPatterns(patterns, converter);
-    if (mlir::failed(
-            mlir::applyPartialConversion(getOperation(), target, std::move(patterns)))) {
+    if (mlir::failed(mlir::applyPartialConversion(getOperation(), target, std::move(patterns)))) {
       signalPassFailure();
     }
   }

@@ -34,8 +34,8 @@ class LowerInlinePtx : public impl::LowerInlinePtxBase<LowerInlinePtx> {
       result = mlir::LLVM::LLVMStructType::getLiteral(context, llvm::to_vector(results));
     }
     auto asm_op = b.create<mlir::LLVM::InlineAsmOp>(
-        op.getLoc(), result, op.getArgs(), op.getPtx(), op.getConstraints(),
-        op.getHasSideEffects(), /*is_align_stack=*/false, mlir::LLVM::tailcallkind::TailCallKind::None,
+        op.getLoc(), result, op.getArgs(), op.getPtx(), op.getConstraints(), op.getHasSideEffects(),
+        /*is_align_stack=*/false, mlir::LLVM::tailcallkind::TailCallKind::None,
         /*asm_dialect=*/mlir::LLVM::AsmDialectAttr(), /*operand_attrs=*/mlir::ArrayAttr());
     if (results.size() == 1) op.getResult(0).replaceAllUsesWith(asm_op.getRes());
     if (results.size() > 1) {

@@ -104,8 +104,7 @@ class VerifyDeterminism : public impl::VerifyDeterminismBase<VerifyDeterminism> 
 
   /// A raw kernel that `reach` runs (at `site`: its launch, or its own definition) must declare
   /// itself deterministic.
-  void checkKernelDeclares(mlir::FunctionOpInterface kernel, mlir::Operation* site,
-                           Reach reach) {
+  void checkKernelDeclares(mlir::FunctionOpInterface kernel, mlir::Operation* site, Reach reach) {
     std::optional<llvm::StringRef> declared = getDeclaredDeterminism(kernel);
     if (declared == llvm::StringRef("deterministic")) return;
     failed_ = true;

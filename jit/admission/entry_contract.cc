@@ -24,8 +24,7 @@ int64_t ValueOf(const SizeSource& source, absl::Span<const PassedArgument> argum
 /// "dimension 0 of argument #3 'out'", "argument #0 'n'".
 std::string DescribeSource(const EntryFunction& entry, const SizeSource& source) {
   if (source.kind == SizeSource::Kind::kDimension) {
-    return absl::StrCat("dimension ", source.dim, " of ",
-                        DescribeArgument(entry, source.argument));
+    return absl::StrCat("dimension ", source.dim, " of ", DescribeArgument(entry, source.argument));
   }
   return DescribeArgument(entry, source.argument);
 }
@@ -60,8 +59,7 @@ bool SizesRelate(SizeRelation relation, int64_t found, int64_t expected) {
 void DeriveSizeSources(EntryFunction& entry) {
   for (EntryArgument& argument : entry.arguments) {
     argument.size_from.assign(
-        argument.kind == EntryArgument::Kind::kMemRef ? static_cast<size_t>(argument.rank) : 0,
-        -1);
+        argument.kind == EntryArgument::Kind::kMemRef ? static_cast<size_t>(argument.rank) : 0, -1);
   }
   for (const SizeConstraint& constraint : entry.size_constraints) {
     if (constraint.relation != SizeRelation::kEqual) continue;
@@ -87,8 +85,8 @@ absl::Status CheckShapeContract(const EntryFunction& entry,
     const SizeSource& other = constraint.must_equal;
     std::string against;
     if (constraint.relation == SizeRelation::kTwice) {
-      against = absl::StrCat("it must be twice ", DescribeSource(entry, other), " (", expected,
-                             ")");
+      against =
+          absl::StrCat("it must be twice ", DescribeSource(entry, other), " (", expected, ")");
     } else if (constraint.relation == SizeRelation::kAtMost) {
       against = absl::StrCat("it must be at most ", expected);
     } else if (constraint.relation == SizeRelation::kMultipleOf) {
@@ -106,10 +104,9 @@ absl::Status CheckShapeContract(const EntryFunction& entry,
     if (constraint.relation == SizeRelation::kBroadcasts) {
       against = absl::StrCat(against, " (it must be 1 or that)");
     }
-    return absl::InvalidArgumentError(absl::StrCat("@", entry.name, ": ",
-                                                   DescribeSource(entry, constraint.size), " is ",
-                                                   found, " but ", against, ": ",
-                                                   constraint.reason));
+    return absl::InvalidArgumentError(
+        absl::StrCat("@", entry.name, ": ", DescribeSource(entry, constraint.size), " is ", found,
+                     " but ", against, ": ", constraint.reason));
   }
   return absl::OkStatus();
 }

@@ -7,8 +7,8 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "dialect/TesseraDialect.h"
-#include "jit/diagnostics.h"
 #include "jit/admission/shape_contract.h"
+#include "jit/diagnostics.h"
 #include "llvm/ADT/STLExtras.h"
 
 namespace tessera::jit {
@@ -61,9 +61,9 @@ std::string SourceName(absl::string_view source, mlir::Location location) {
   at += file.getColumn() - 1;
   if (at >= source.size() || source[at] != '%') return "";
   size_t end = at + 1;
-  while (end < source.size() && (std::isalnum(static_cast<unsigned char>(source[end])) ||
-                                 source[end] == '_' || source[end] == '$' || source[end] == '.' ||
-                                 source[end] == '-')) {
+  while (end < source.size() &&
+         (std::isalnum(static_cast<unsigned char>(source[end])) || source[end] == '_' ||
+          source[end] == '$' || source[end] == '.' || source[end] == '-')) {
     ++end;
   }
   return std::string(source.substr(at + 1, end - at - 1));

@@ -1,6 +1,7 @@
 // The one way Tessera IR text becomes a module, for the compiler and every tool: the accepted
-// Tile forms (jit/admission/tile_forms.h) and the source limits before parsing (jit/admission/source_limits.h), a parse without verification, the verifier
-// guards (jit/admission/verifier_guards.h), then MLIR's verifier.
+// Tile forms (jit/admission/tile_forms.h) and the source limits before parsing
+// (jit/admission/source_limits.h), a parse without verification, the verifier guards
+// (jit/admission/verifier_guards.h), then MLIR's verifier.
 #ifndef TESSERA_JIT_ADMISSION_GUARDED_PARSE_H_
 #define TESSERA_JIT_ADMISSION_GUARDED_PARSE_H_
 
@@ -19,9 +20,9 @@ mlir::OwningOpRef<mlir::ModuleOp> ParseWithoutVerifying(mlir::MLIRContext& conte
                                                         absl::string_view source,
                                                         absl::string_view source_name);
 
-/// CheckTileForms, CheckSourceBeforeParsing, ParseWithoutVerifying, CheckBeforeVerifying, then mlir::verify.
-/// A guard's refusal is its InvalidArgument status; IR that does not parse or verify is
-/// InvalidArgument "invalid Tessera IR", its diagnostics left to `context`'s handler.
+/// CheckTileForms, CheckSourceBeforeParsing, ParseWithoutVerifying, CheckBeforeVerifying, then
+/// mlir::verify. A guard's refusal is its InvalidArgument status; IR that does not parse or verify
+/// is InvalidArgument "invalid Tessera IR", its diagnostics left to `context`'s handler.
 absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> ParseGuarded(mlir::MLIRContext& context,
                                                                absl::string_view source,
                                                                absl::string_view source_name);

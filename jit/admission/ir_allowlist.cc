@@ -5,8 +5,8 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "jit/diagnostics.h"
 #include "jit/codegen/runtime_checks.h"
+#include "jit/diagnostics.h"
 #include "llvm/Support/raw_ostream.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -20,26 +20,27 @@ namespace {
 
 /// Dialects whose every op may appear: pure arithmetic and the Tessera dialects (verified).
 const absl::flat_hash_set<std::string>& AllowedDialects() {
-  static const auto* dialects = new absl::flat_hash_set<std::string>{
-      "arith", "math", "tile", "tessera", "tessera_nvidia"};
+  static const auto* dialects =
+      new absl::flat_hash_set<std::string>{"arith", "math", "tile", "tessera", "tessera_nvidia"};
   return *dialects;
 }
 
 /// Single ops of other dialects that may appear (on both targets).
 const absl::flat_hash_set<std::string>& AllowedOps() {
   static const auto* ops = new absl::flat_hash_set<std::string>{
-      "func.return", "func.call", "scf.for", "scf.if", "scf.yield", "scf.while",
-      "scf.condition", "cf.br", "cf.cond_br", "memref.dim", "memref.alloc", "memref.alloca",
-      "memref.dealloc", "memref.load", "memref.store", "memref.copy", "gpu.launch_func"};
+      "func.return",  "func.call",      "scf.for",        "scf.if",      "scf.yield",
+      "scf.while",    "scf.condition",  "cf.br",          "cf.cond_br",  "memref.dim",
+      "memref.alloc", "memref.alloca",  "memref.dealloc", "memref.load", "memref.store",
+      "memref.copy",  "gpu.launch_func"};
   return *ops;
 }
 
 /// Ops that read or write memref elements from host code: on nvptx the memrefs are device
 /// memory, which host code cannot touch.
 const absl::flat_hash_set<std::string>& HostMemoryOps() {
-  static const auto* ops = new absl::flat_hash_set<std::string>{
-      "memref.alloc", "memref.alloca", "memref.dealloc", "memref.load", "memref.store",
-      "memref.copy"};
+  static const auto* ops =
+      new absl::flat_hash_set<std::string>{"memref.alloc", "memref.alloca", "memref.dealloc",
+                                           "memref.load",  "memref.store",  "memref.copy"};
   return *ops;
 }
 
@@ -77,11 +78,13 @@ absl::Status CheckSignature(mlir::func::FuncOp function) {
   mlir::FunctionType type = function.getFunctionType();
   for (auto [index, input] : llvm::enumerate(type.getInputs())) {
     if (!IsSupportedType(input)) {
-      return Refuse(function, absl::StrCat(
-          "argument #", index, " of @", function.getName().str(), " has type ", TypeText(input),
-          "; functions take ranked memrefs with the identity layout in the default memory "
-          "space, or scalars (i1, i8, i16, i32, i64, index, f16, bf16, f32, f64), of those "
-          "element types or f8E4M3FN and f8E5M2"));
+      return Refuse(
+          function,
+          absl::StrCat(
+              "argument #", index, " of @", function.getName().str(), " has type ", TypeText(input),
+              "; functions take ranked memrefs with the identity layout in the default memory "
+              "space, or scalars (i1, i8, i16, i32, i64, index, f16, bf16, f32, f64), of those "
+              "element types or f8E4M3FN and f8E5M2"));
     }
   }
   for (auto [index, result] : llvm::enumerate(type.getResults())) {
@@ -121,9 +124,9 @@ absl::Status CheckAllocation(mlir::Operation* op) {
   if (auto alloca = llvm::dyn_cast<mlir::memref::AllocaOp>(op)) {
     const int64_t bytes = StaticBytes(alloca.getType());
     if (!alloca.getType().hasStaticShape() || bytes < 0 || bytes > kMaxAllocaBytes) {
-      return Refuse(op, absl::StrCat("memref.alloca takes static shapes of at most ",
-                                     kMaxAllocaBytes,
-                                     " bytes (it is on the stack); use memref.alloc"));
+      return Refuse(op,
+                    absl::StrCat("memref.alloca takes static shapes of at most ", kMaxAllocaBytes,
+                                 " bytes (it is on the stack); use memref.alloc"));
     }
   }
   if (auto alloc = llvm::dyn_cast<mlir::memref::AllocOp>(op)) {
@@ -136,8 +139,9 @@ absl::Status CheckAllocation(mlir::Operation* op) {
     mlir::Value memref = dealloc.getMemref();
     auto alloc = memref.getDefiningOp<mlir::memref::AllocOp>();
     if (alloc == nullptr || alloc->getBlock() != op->getBlock()) {
-      return Refuse(op, "memref.dealloc frees only a memref.alloc result of the same block "
-                        "(never an argument: the caller owns it)");
+      return Refuse(op,
+                    "memref.dealloc frees only a memref.alloc result of the same block "
+                    "(never an argument: the caller owns it)");
     }
     for (mlir::OpOperand& use : memref.getUses()) {
       mlir::Operation* user = op->getBlock()->findAncestorOpInBlock(*use.getOwner());
@@ -154,8 +158,7 @@ absl::Status CheckAllocation(mlir::Operation* op) {
 /// An fp8 scalar or vector (not a memref of them).
 bool IsFloat8Value(mlir::Type type) {
   if (llvm::isa<mlir::MemRefType>(type)) return false;
-  return llvm::isa<mlir::Float8E4M3FNType, mlir::Float8E5M2Type>(
-      mlir::getElementTypeOrSelf(type));
+  return llvm::isa<mlir::Float8E4M3FNType, mlir::Float8E5M2Type>(mlir::getElementTypeOrSelf(type));
 }
 
 /// fp8 values are storage, widened before use: LLVM has no fp8 type, and the pipelines lower
@@ -167,9 +170,10 @@ absl::Status CheckFloat8Use(mlir::Operation* op) {
   const std::string name = op->getName().getStringRef().str();
   if (moves->contains(name)) return absl::OkStatus();
   auto refuse = [&](mlir::Type type) {
-    return Refuse(op, absl::StrCat(
-        "'", name, "' on ", TypeText(type), " values: fp8 values are storage — load, store, "
-        "bit-cast or widen them with arith.extf, and compute in a wider type"));
+    return Refuse(
+        op, absl::StrCat("'", name, "' on ", TypeText(type),
+                         " values: fp8 values are storage — load, store, "
+                         "bit-cast or widen them with arith.extf, and compute in a wider type"));
   };
   for (mlir::Type type : op->getOperandTypes()) {
     if (IsFloat8Value(type)) return refuse(type);
@@ -187,21 +191,25 @@ absl::Status CheckBodyOp(mlir::Operation* op, Target target) {
   }
   const std::string dialect = op->getName().getDialectNamespace().str();
   if (!AllowedDialects().contains(dialect) && !AllowedOps().contains(name)) {
-    return Refuse(op, absl::StrCat(
-        "'", name, "' is not allowed in Tessera IR: entries may contain Tile, tessera and "
-        "tessera_nvidia ops, arith, math, func.call/return, scf and cf control flow, and "
-        "memref.alloc/alloca/dealloc/dim/load/store/copy (raw LLVM dialect ops, pointer casts "
-        "and ops that forge or reinterpret buffers are refused; see docs/ir.md)"));
+    return Refuse(
+        op,
+        absl::StrCat(
+            "'", name,
+            "' is not allowed in Tessera IR: entries may contain Tile, tessera and "
+            "tessera_nvidia ops, arith, math, func.call/return, scf and cf control flow, and "
+            "memref.alloc/alloca/dealloc/dim/load/store/copy (raw LLVM dialect ops, pointer casts "
+            "and ops that forge or reinterpret buffers are refused; see docs/ir.md)"));
   }
   if (target == Target::kNvptx && HostMemoryOps().contains(name)) {
-    return Refuse(op, absl::StrCat(
-        "'", name, "' in host code of an nvptx compile would touch device memory from the "
-        "CPU; use Tile ops, or index memrefs inside a gpu.func kernel"));
+    return Refuse(
+        op, absl::StrCat("'", name,
+                         "' in host code of an nvptx compile would touch device memory from the "
+                         "CPU; use Tile ops, or index memrefs inside a gpu.func kernel"));
   }
   for (mlir::NamedAttribute attribute : op->getDiscardableAttrs()) {
     if (attribute.getName().getValue().starts_with("llvm.")) {
-      return Refuse(op, absl::StrCat("attribute '", attribute.getName().getValue().str(),
-                                     "' on '", name, "' is reserved for the compiler"));
+      return Refuse(op, absl::StrCat("attribute '", attribute.getName().getValue().str(), "' on '",
+                                     name, "' is reserved for the compiler"));
     }
   }
   if (absl::Status status = CheckFloat8Use(op); !status.ok()) return status;
@@ -213,8 +221,7 @@ absl::Status CheckBodyOp(mlir::Operation* op, Target target) {
 absl::Status CheckAllowedIr(mlir::ModuleOp module, Target target) {
   for (mlir::NamedAttribute attribute : module->getAttrs()) {
     if (attribute.getName().getValue().starts_with("llvm.")) {
-      return Refuse(module, absl::StrCat("module attribute '",
-                                         attribute.getName().getValue().str(),
+      return Refuse(module, absl::StrCat("module attribute '", attribute.getName().getValue().str(),
                                          "' is reserved for the compiler"));
     }
   }
@@ -229,9 +236,10 @@ absl::Status CheckAllowedIr(mlir::ModuleOp module, Target target) {
         if (inner->getName().getStringRef() != "llvm.inline_asm") {
           return mlir::WalkResult::advance();
         }
-        status = Refuse(inner, "'llvm.inline_asm' is not allowed in a gpu.module; write the PTX "
-                               "as tessera_nvidia.inline_ptx, whose constraints and operand "
-                               "references are verified (docs/ir.md)");
+        status = Refuse(inner,
+                        "'llvm.inline_asm' is not allowed in a gpu.module; write the PTX "
+                        "as tessera_nvidia.inline_ptx, whose constraints and operand "
+                        "references are verified (docs/ir.md)");
         return mlir::WalkResult::interrupt();
       });
       if (!status.ok()) return status;
@@ -262,10 +270,12 @@ absl::Status CheckAllowedIr(mlir::ModuleOp module, Target target) {
                                       " is reserved for the compiler and its runtime"));
     }
     if (function.isExternal()) {
-      return Refuse(&op, absl::StrCat(
-          "@", function.getName().str(),
-          " is an external declaration; host code may only call functions defined in the "
-          "module, and libraries only through tessera_nvidia.kernel_call (see docs/delegates.md)"));
+      return Refuse(
+          &op, absl::StrCat(
+                   "@", function.getName().str(),
+                   " is an external declaration; host code may only call functions defined in the "
+                   "module, and libraries only through tessera_nvidia.kernel_call (see "
+                   "docs/delegates.md)"));
     }
     if (absl::Status status = CheckSignature(function); !status.ok()) return status;
     for (mlir::NamedAttribute attribute : function->getDiscardableAttrs()) {
@@ -273,9 +283,9 @@ absl::Status CheckAllowedIr(mlir::ModuleOp module, Target target) {
       // loop body is kParallelBodyAttr).
       if (attribute.getName().getValue().starts_with("llvm.") ||
           attribute.getName().getValue().starts_with("tessera_jit.")) {
-        return Refuse(&op, absl::StrCat("attribute '", attribute.getName().getValue().str(),
-                                        "' on @", function.getName().str(),
-                                        " is reserved for the compiler"));
+        return Refuse(&op,
+                      absl::StrCat("attribute '", attribute.getName().getValue().str(), "' on @",
+                                   function.getName().str(), " is reserved for the compiler"));
       }
     }
     absl::Status status = absl::OkStatus();

@@ -10,8 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "dialect/NVIDIAOps.h"
 #include "dialect/TileOps.h"
-#include "jit/diagnostics.h"
 #include "jit/admission/entry_contract.h"
+#include "jit/diagnostics.h"
 #include "llvm/Support/raw_ostream.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -49,16 +49,16 @@ struct Frame {
 std::string OpName(mlir::Operation* op) { return op->getName().getStringRef().str(); }
 
 /// Returns the status of `expression` when it is an error.
-#define TESSERA_CONTRACT_STATUS(expression)                  \
+#define TESSERA_CONTRACT_STATUS(expression)                 \
   if (absl::Status status_ = (expression); !status_.ok()) { \
-    return status_;                                          \
+    return status_;                                         \
   }
 
 /// Records an edge of the contract (ContractBuilder::Edge), returning its error.
-#define TESSERA_CONTRACT_EDGE(size, must_equal, why, op, ...)                               \
-  if (absl::Status edge_status = Edge(size, must_equal, why, op, ##__VA_ARGS__);           \
-      !edge_status.ok()) {                                                                 \
-    return edge_status;                                                                    \
+#define TESSERA_CONTRACT_EDGE(size, must_equal, why, op, ...)                    \
+  if (absl::Status edge_status = Edge(size, must_equal, why, op, ##__VA_ARGS__); \
+      !edge_status.ok()) {                                                       \
+    return edge_status;                                                          \
   }
 
 class ContractBuilder {
@@ -83,8 +83,9 @@ class ContractBuilder {
       mlir::Value reference = map.getOutputs().front();
       for (mlir::Value output : map.getOutputs()) {
         MarkWritten(output, frame);
-        TESSERA_CONTRACT_STATUS(SameShape(output, reference, absl::StrCat("tile.map at ", at,
-                                                                          " needs equal output shapes"), op, frame));
+        TESSERA_CONTRACT_STATUS(
+            SameShape(output, reference,
+                      absl::StrCat("tile.map at ", at, " needs equal output shapes"), op, frame));
       }
       const std::string why =
           absl::StrCat("tile.map at ", at, " broadcasts its inputs to the output's shape");
@@ -100,15 +101,13 @@ class ContractBuilder {
       const std::string why =
           absl::StrCat("tile.reduce at ", at, " keeps every input dimension but axis ", axis,
                        reduce.getKeepdims() ? " (kept with size 1)" : "");
-      if (reduce.isArgReduction() &&
-          llvm::cast<mlir::MemRefType>(reduce.getOutput().getType())
-              .getElementType()
-              .isSignlessInteger(32)) {
-        TESSERA_CONTRACT_EDGE(Dim(reduce.getInput(), axis, frame),
-                              Constant(std::numeric_limits<int32_t>::max()),
-                              absl::StrCat("tile.reduce at ", at,
-                                           " writes i32 indices along axis ", axis),
-                              op, SizeRelation::kAtMost);
+      if (reduce.isArgReduction() && llvm::cast<mlir::MemRefType>(reduce.getOutput().getType())
+                                         .getElementType()
+                                         .isSignlessInteger(32)) {
+        TESSERA_CONTRACT_EDGE(
+            Dim(reduce.getInput(), axis, frame), Constant(std::numeric_limits<int32_t>::max()),
+            absl::StrCat("tile.reduce at ", at, " writes i32 indices along axis ", axis), op,
+            SizeRelation::kAtMost);
       }
       for (int64_t in = 0, out = 0; in < Rank(reduce.getInput()); ++in) {
         if (in == axis) {
@@ -148,7 +147,8 @@ class ContractBuilder {
         TESSERA_CONTRACT_STATUS(
             SameShape(residual, c, absl::StrCat(prefix, "the residual shaped like C"), op, frame));
       }
-      const std::string batch = absl::StrCat(prefix, "batch dimensions of A and B that broadcast to C's");
+      const std::string batch =
+          absl::StrCat(prefix, "batch dimensions of A and B that broadcast to C's");
       TESSERA_CONTRACT_STATUS(Broadcast(a, 2, c, 2, batch, op, frame));
       TESSERA_CONTRACT_STATUS(Broadcast(b, 2, c, 2, batch, op, frame));
       return absl::OkStatus();
@@ -159,7 +159,8 @@ class ContractBuilder {
       mlir::Value input = norm.getInput();
       for (mlir::Value same : {norm.getOutput(), norm.getResidual(), norm.getResidualOut()}) {
         if (!same) continue;
-        TESSERA_CONTRACT_STATUS(SameShape(same, input, absl::StrCat(why, "the input's shape"), op, frame));
+        TESSERA_CONTRACT_STATUS(
+            SameShape(same, input, absl::StrCat(why, "the input's shape"), op, frame));
       }
       if (mlir::Value sum = norm.getResidualOut()) MarkWritten(sum, frame);
       for (mlir::Value vector : {norm.getWeight(), norm.getBias()}) {
@@ -173,8 +174,8 @@ class ContractBuilder {
       MarkWritten(attention.getOutput(), frame);
       TESSERA_CONTRACT_STATUS(Attention(attention, at, frame));
       mlir::Value q = attention.getQuery(), v = attention.getValue(), o = attention.getOutput();
-      const std::string why = absl::StrCat("tile.attention at ", at,
-                                           " needs O [B, H, Sq, Dv] and its lse [B, H, Sq]");
+      const std::string why =
+          absl::StrCat("tile.attention at ", at, " needs O [B, H, Sq, Dv] and its lse [B, H, Sq]");
       const std::pair<mlir::Value, int64_t> pairs[][2] = {
           {{o, 0}, {q, 0}}, {{o, 1}, {q, 1}}, {{o, 2}, {q, 2}}, {{o, 3}, {v, 3}}};
       TESSERA_CONTRACT_STATUS(Pairs(pairs, why, op, frame));
@@ -209,8 +210,10 @@ class ContractBuilder {
       mlir::Value x = rope.getInput();
       const int64_t rank = Rank(x);
       const std::string why = absl::StrCat("tile.rope at ", at, " needs ");
-      TESSERA_CONTRACT_STATUS(SameShape(rope.getOutput(), x, absl::StrCat(why, "equal input and output shapes"), op, frame));
-      TESSERA_CONTRACT_STATUS(SameShape(rope.getSin(), rope.getCos(), absl::StrCat(why, "equal cos and sin tables"), op, frame));
+      TESSERA_CONTRACT_STATUS(SameShape(
+          rope.getOutput(), x, absl::StrCat(why, "equal input and output shapes"), op, frame));
+      TESSERA_CONTRACT_STATUS(SameShape(rope.getSin(), rope.getCos(),
+                                        absl::StrCat(why, "equal cos and sin tables"), op, frame));
       TESSERA_CONTRACT_EDGE(Dim(rope.getCos(), 0, frame), Dim(x, rank - 2, frame),
                             absl::StrCat(why, "a table row per position"), op);
       TESSERA_CONTRACT_EDGE(Dim(x, rank - 1, frame), Dim(rope.getCos(), 1, frame),
@@ -235,14 +238,14 @@ class ContractBuilder {
       auto callee = module_.lookupSymbol<mlir::func::FuncOp>(call.getCalleeAttr());
       if (callee == nullptr || callee.isExternal()) return absl::OkStatus();
       if (frame.depth + 1 > kMaxCallDepth) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            at, ": error: calls from @", entry_.name, " nest deeper than ", kMaxCallDepth,
-            " (recursion is not supported)"));
+        return absl::InvalidArgumentError(absl::StrCat(at, ": error: calls from @", entry_.name,
+                                                       " nest deeper than ", kMaxCallDepth,
+                                                       " (recursion is not supported)"));
       }
       if (++visited_bodies_ > kMaxVisitedBodies) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            at, ": error: the calls from @", entry_.name, " reach more than ", kMaxVisitedBodies,
-            " function bodies (counted per call path)"));
+        return absl::InvalidArgumentError(absl::StrCat(at, ": error: the calls from @", entry_.name,
+                                                       " reach more than ", kMaxVisitedBodies,
+                                                       " function bodies (counted per call path)"));
       }
       return Walk(Frame{callee, &frame, call, frame.depth + 1});
     }
@@ -261,31 +264,31 @@ class ContractBuilder {
       auto dims = llvm::dyn_cast<mlir::DenseI64ArrayAttr>(declared);
       if (!dims) {
         return absl::InvalidArgumentError(absl::StrCat(
-            at, ": error: ", kDimsFromAttr, " of argument #", i, " of @",
-            function.getName().str(), " must be an array<i64: ...> (one argument index, or -1, "
+            at, ": error: ", kDimsFromAttr, " of argument #", i, " of @", function.getName().str(),
+            " must be an array<i64: ...> (one argument index, or -1, "
             "per dimension)"));
       }
       mlir::Value argument = function.getArgument(i);
       auto type = llvm::dyn_cast<mlir::MemRefType>(argument.getType());
       if (!type || static_cast<int64_t>(dims.size()) != type.getRank()) {
         return absl::InvalidArgumentError(absl::StrCat(
-            at, ": error: ", kDimsFromAttr, " of argument #", i, " of @",
-            function.getName().str(), " must have one entry per dimension of a memref"));
+            at, ": error: ", kDimsFromAttr, " of argument #", i, " of @", function.getName().str(),
+            " must have one entry per dimension of a memref"));
       }
       auto role = function.getArgAttrOfType<mlir::StringAttr>(i, kLaunchRoleAttr);
       const std::string why =
           role ? absl::StrCat("'", role.getValue().str(), "' of @", function.getName().str(),
                               " at ", at, " has these sizes")
-               : absl::StrCat(kDimsFromAttr, " of argument #", i, " of @",
-                              function.getName().str(), " at ", at);
+               : absl::StrCat(kDimsFromAttr, " of argument #", i, " of @", function.getName().str(),
+                              " at ", at);
       for (auto [d, k] : llvm::enumerate(dims.asArrayRef())) {
         if (k == -1) continue;
         if (k < 0 || k >= function.getNumArguments() ||
             !function.getArgument(static_cast<unsigned>(k)).getType().isSignlessIntOrIndex()) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              at, ": error: ", kDimsFromAttr, " of argument #", i, " of @",
-              function.getName().str(), " names argument #", k,
-              ", which is not an integer scalar argument"));
+          return absl::InvalidArgumentError(
+              absl::StrCat(at, ": error: ", kDimsFromAttr, " of argument #", i, " of @",
+                           function.getName().str(), " names argument #", k,
+                           ", which is not an integer scalar argument"));
         }
         TESSERA_CONTRACT_EDGE(Dim(argument, static_cast<int64_t>(d), frame),
                               Scalar(function.getArgument(static_cast<unsigned>(k)), frame), why,
@@ -338,18 +341,16 @@ class ContractBuilder {
                                                " needs Q [B, H, Sq, D], K [B, Hkv, Sk, D], "
                                                "V [B, Hkv, Sk, Dv]"),
                                   op, frame));
-    TESSERA_CONTRACT_EDGE(Dim(q, 1, frame), Dim(k, 1, frame),
-                          absl::StrCat(name, " at ", at,
-                                       " groups the heads of Q over those of K and V"),
-                          op, SizeRelation::kMultipleOf);
+    TESSERA_CONTRACT_EDGE(
+        Dim(q, 1, frame), Dim(k, 1, frame),
+        absl::StrCat(name, " at ", at, " groups the heads of Q over those of K and V"), op,
+        SizeRelation::kMultipleOf);
     if (mlir::Value lengths = attention.getKeyLengths()) {
       TESSERA_CONTRACT_EDGE(Dim(lengths, 0, frame), Dim(q, 0, frame),
-                            absl::StrCat(name, " at ", at, " needs one key length per batch"),
-                            op);
+                            absl::StrCat(name, " at ", at, " needs one key length per batch"), op);
     }
     if (mlir::Value bias = attention.getBias()) {
-      const std::string why =
-          absl::StrCat(name, " at ", at, " needs its bias [B|1, H|1, Sq, Sk]");
+      const std::string why = absl::StrCat(name, " at ", at, " needs its bias [B|1, H|1, Sq, Sk]");
       // B and H broadcast (size 1 or equal), Sq and Sk equal.
       TESSERA_CONTRACT_STATUS(Broadcast(bias, 2, q, 2, why, op, frame));
       TESSERA_CONTRACT_EDGE(Dim(bias, 2, frame), Dim(q, 2, frame), why, op);
@@ -421,8 +422,7 @@ class ContractBuilder {
     }
     if (static_size) return Constant(*static_size);
     mlir::Operation* producer = value.getDefiningOp();
-    if (producer != nullptr &&
-        llvm::isa<mlir::memref::AllocOp, mlir::memref::AllocaOp>(producer)) {
+    if (producer != nullptr && llvm::isa<mlir::memref::AllocOp, mlir::memref::AllocaOp>(producer)) {
       int64_t dynamic_index = 0;
       for (int64_t d = 0; d < dim; ++d) dynamic_index += type.isDynamicDim(d) ? 1 : 0;
       return Scalar(producer->getOperand(static_cast<unsigned>(dynamic_index)), frame);
@@ -482,9 +482,9 @@ class ContractBuilder {
       if (SizesRelate(relation, *size.static_value, *must_equal.static_value)) {
         return absl::OkStatus();
       }
-      return absl::InvalidArgumentError(absl::StrCat(
-          FormatLocation(op->getLoc()), ": error: sizes ", *size.static_value, " and ",
-          *must_equal.static_value, " disagree: ", why));
+      return absl::InvalidArgumentError(absl::StrCat(FormatLocation(op->getLoc()),
+                                                     ": error: sizes ", *size.static_value, " and ",
+                                                     *must_equal.static_value, " disagree: ", why));
     }
     if (relation != SizeRelation::kTwice && *size.source == *must_equal.source) {
       return absl::OkStatus();

@@ -129,8 +129,9 @@ class Scanner {
     while (end < source_.size() && IsIdentifierChar(source_[end]) && source_[end] != '-') ++end;
     const absl::string_view word = source_.substr(start, end - start);
     if (word == "affine_map" || word == "affine_set") {
-      return Error(absl::StrCat("'", word, "' is not part of Tessera IR (memrefs take the identity "
-                                           "layout; see docs/ir.md)"));
+      return Error(absl::StrCat("'", word,
+                                "' is not part of Tessera IR (memrefs take the identity "
+                                "layout; see docs/ir.md)"));
     }
     if (word == "array") {
       size_t i = end;
@@ -151,8 +152,8 @@ class Scanner {
   }
 
   absl::Status Error(absl::string_view message) const {
-    return absl::InvalidArgumentError(absl::StrCat(name_, ":", line_, ":", at_ - line_start_ + 1,
-                                                   ": error: ", message));
+    return absl::InvalidArgumentError(
+        absl::StrCat(name_, ":", line_, ":", at_ - line_start_ + 1, ": error: ", message));
   }
 
   absl::string_view source_;

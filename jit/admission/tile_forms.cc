@@ -9,22 +9,48 @@
 namespace tessera::jit {
 namespace {
 
-constexpr const char* kOwnOps[] = {"map",  "yield",   "reduce",    "matmul",
-                                   "softmax", "norm", "attention", "rope"};
-constexpr const char* kLaunchKernels[] = {"matmul_kernel",  "reduce_kernel",
-                                          "softmax_kernel", "norm_kernel",
+constexpr const char* kOwnOps[] = {"map",     "yield", "reduce",    "matmul",
+                                   "softmax", "norm",  "attention", "rope"};
+constexpr const char* kLaunchKernels[] = {"matmul_kernel",    "reduce_kernel",
+                                          "softmax_kernel",   "norm_kernel",
                                           "attention_kernel", "attention_backward_kernel"};
 constexpr const char* kLaunchAttributes[] = {"mma_desc", "epilogue"};
 // The original's fragment-level form: its ops, types and attributes (the part of a name before
 // the first `.`, so `tma.copy_async` counts as `tma`).
-constexpr const char* kFragmentForm[] = {
-    "view",      "mma",          "store",         "async_copy",     "wait_async",
-    "packed_load", "packed_store", "fragment_pack", "fragment_zero", "fragment_unpack",
-    "alloc",     "dealloc",      "pipeline_init", "pipeline_advance", "tma",
-    "mbarrier",  "cta_sync",     "fence",         "buffer_write",   "tmem",
-    "tcgen05",   "role",         "memory",        "memory_layout",  "fragment",
-    "buffer",    "pipeline_state", "tma_descriptor", "mbarrier_token", "async_token",
-    "tile",      "scale_layout", "pipeline_depths", "typed_layout"};
+constexpr const char* kFragmentForm[] = {"view",
+                                         "mma",
+                                         "store",
+                                         "async_copy",
+                                         "wait_async",
+                                         "packed_load",
+                                         "packed_store",
+                                         "fragment_pack",
+                                         "fragment_zero",
+                                         "fragment_unpack",
+                                         "alloc",
+                                         "dealloc",
+                                         "pipeline_init",
+                                         "pipeline_advance",
+                                         "tma",
+                                         "mbarrier",
+                                         "cta_sync",
+                                         "fence",
+                                         "buffer_write",
+                                         "tmem",
+                                         "tcgen05",
+                                         "role",
+                                         "memory",
+                                         "memory_layout",
+                                         "fragment",
+                                         "buffer",
+                                         "pipeline_state",
+                                         "tma_descriptor",
+                                         "mbarrier_token",
+                                         "async_token",
+                                         "tile",
+                                         "scale_layout",
+                                         "pipeline_depths",
+                                         "typed_layout"};
 
 bool IsNameChar(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
@@ -43,7 +69,9 @@ enum class Use { kOp, kAttribute, kType };
 
 /// Why `tile.<name>` used as `use` is refused; empty when it is accepted.
 std::string Refusal(absl::string_view name, Use use) {
-  const std::string full = absl::StrCat(use == Use::kAttribute ? "#" : use == Use::kType ? "!" : "",
+  const std::string full = absl::StrCat(use == Use::kAttribute ? "#"
+                                        : use == Use::kType    ? "!"
+                                                               : "",
                                         "tile.", name);
   if (use == Use::kOp && (OneOf(name, kOwnOps) || OneOf(name, kLaunchKernels))) return "";
   if (use == Use::kAttribute && OneOf(name, kLaunchAttributes)) return "";

@@ -11,10 +11,10 @@ namespace {
 
 absl::Status Refuse(mlir::Operation* op, absl::string_view attribute, absl::string_view extent,
                     int64_t value) {
-  return absl::InvalidArgumentError(absl::StrCat(
-      FormatLocation(op->getLoc()), ": error: '", op->getName().getStringRef().str(), "' ",
-      attribute, " has ", extent, " = ", value, "; matrix extents lie in [1, ",
-      kMaxMatrixExtent, "] (MLIR 22.1's verifier sizes vectors from them unchecked)"));
+  return absl::InvalidArgumentError(
+      absl::StrCat(FormatLocation(op->getLoc()), ": error: '", op->getName().getStringRef().str(),
+                   "' ", attribute, " has ", extent, " = ", value, "; matrix extents lie in [1, ",
+                   kMaxMatrixExtent, "] (MLIR 22.1's verifier sizes vectors from them unchecked)"));
 }
 
 bool InRange(int64_t value) { return value >= 1 && value <= kMaxMatrixExtent; }
@@ -35,9 +35,9 @@ absl::Status CheckAttribute(mlir::Operation* op, llvm::StringRef name, mlir::Att
   }
   // The wmma ops' m/n/k and ldmatrix's num (cp.async.wait.group's n is a count: 0 is valid).
   const llvm::StringRef op_name = op->getName().getStringRef();
-  const bool extent = (op_name.starts_with("nvvm.wmma.") &&
-                       (name == "m" || name == "n" || name == "k")) ||
-                      (op_name == "nvvm.ldmatrix" && name == "num");
+  const bool extent =
+      (op_name.starts_with("nvvm.wmma.") && (name == "m" || name == "n" || name == "k")) ||
+      (op_name == "nvvm.ldmatrix" && name == "num");
   auto integer = llvm::dyn_cast<mlir::IntegerAttr>(value);
   if (integer == nullptr || !extent) return absl::OkStatus();
   const llvm::APInt& bits = integer.getValue();

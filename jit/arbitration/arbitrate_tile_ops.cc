@@ -17,10 +17,12 @@
 #include "dialect/TileOps.h"
 #include "dialect/conversion/tile_to_gpu/KernelSchedules.h"
 #include "jit/delegates/c_signatures.h"
-#include "jit/delegates/matmul_provider.h"
 #include "jit/delegates/delegate_passes.h"
+#include "jit/delegates/matmul_provider.h"
 #include "jit/delegates/registry.h"
 #include "jit/diagnostics.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/Support/raw_ostream.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -29,14 +31,12 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/RegionUtils.h"
-#include "llvm/ADT/SetVector.h"
-#include "llvm/Support/raw_ostream.h"
 
 namespace tessera::jit {
 namespace {
 
-using delegates::DelegateRegistry;
 using delegates::BuiltinMatmulProviders;
+using delegates::DelegateRegistry;
 using delegates::kCblasNoTrans;
 using delegates::kCblasRowMajor;
 using delegates::kCblasTrans;
@@ -111,10 +111,9 @@ arbiter::Candidate ProviderCandidate(const MatmulProvider& provider,
   absl::StatusOr<ResolvedSymbol> resolved =
       registry == nullptr ? absl::StatusOr<ResolvedSymbol>(absl::NotFoundError(""))
                           : registry->ResolveCAbiIn(provider.library, provider.callee);
-  c.identity = resolved.ok()
-                   ? absl::StrCat(provider.callee, " in ", resolved->library.ToString())
-                   : absl::StrCat(provider.callee, " in library '", provider.library,
-                                  "' (not resolved)");
+  c.identity = resolved.ok() ? absl::StrCat(provider.callee, " in ", resolved->library.ToString())
+                             : absl::StrCat(provider.callee, " in library '", provider.library,
+                                            "' (not resolved)");
   return c;
 }
 
@@ -152,9 +151,9 @@ std::string ProbeSource(mlir::Operation* op) {
     if (def != nullptr && def->hasTrait<mlir::OpTrait::ConstantLike>()) b.clone(*def, mapping);
   }
   mlir::Operation* clone = b.clone(*op, mapping);
-  for (llvm::StringRef name : {llvm::StringRef(kCandidateAttrName),
-                               llvm::StringRef(device::kScheduleAttr),
-                               llvm::StringRef(kDecisionAttr)}) {
+  for (llvm::StringRef name :
+       {llvm::StringRef(kCandidateAttrName), llvm::StringRef(device::kScheduleAttr),
+        llvm::StringRef(kDecisionAttr)}) {
     clone->removeAttr(name);
   }
   b.create<mlir::func::ReturnOp>(loc);
@@ -239,11 +238,11 @@ arbiter::ArbitrationPoint PointOfOp(mlir::Operation* op, const TileOpArbitration
 /// A kernel variant of the compiled lowering as a candidate: `compiled.<schedule>`.
 arbiter::Candidate VariantCandidate(const device::KernelSchedule& schedule, mlir::Operation* op,
                                     const TileOpArbitration& selection) {
-  arbiter::Candidate c = arbiter::CompiledCandidate(std::string(TargetName(selection.target)),
-                                                    selection.toolchain);
+  arbiter::Candidate c =
+      arbiter::CompiledCandidate(std::string(TargetName(selection.target)), selection.toolchain);
   c.id = absl::StrCat(arbiter::kCompiledCandidate, ".", schedule.name);
-  c.identity = absl::StrCat("tessera kernel variant ", schedule.name, " (", selection.toolchain,
-                            ")");
+  c.identity =
+      absl::StrCat("tessera kernel variant ", schedule.name, " (", selection.toolchain, ")");
   c.route = absl::StrCat("the Tile op lowered by Tessera for ", TargetName(selection.target),
                          " with schedule ", schedule.name, ": ", schedule.summary);
   c.batch_invariance = schedule.batch_invariance;
@@ -298,8 +297,8 @@ mlir::Operation* Rewrite(tile::MatmulOp op, const MatmulProvider& provider) {
       "a matrix dimension of 2^31 or more does not fit the 32-bit sizes of ", provider.callee);
   auto dim = [&](mlir::Value memref, int64_t d) -> mlir::Value {
     mlir::Value size = b.create<mlir::memref::DimOp>(loc, memref, d);
-    // The ABI's sizes are int: a larger one fails the invocation (jit/codegen/runtime_checks.h) rather
-    // than being truncated.
+    // The ABI's sizes are int: a larger one fails the invocation (jit/codegen/runtime_checks.h)
+    // rather than being truncated.
     mlir::Value fits = b.create<mlir::arith::CmpIOp>(
         loc, mlir::arith::CmpIPredicate::ule, size,
         b.create<mlir::arith::ConstantIndexOp>(loc, std::numeric_limits<int32_t>::max()));
@@ -324,12 +323,32 @@ mlir::Operation* Rewrite(tile::MatmulOp op, const MatmulProvider& provider) {
     operands = {i32(kCblasRowMajor),
                 i32(op.getTransposeA() ? kCblasTrans : kCblasNoTrans),
                 i32(op.getTransposeB() ? kCblasTrans : kCblasNoTrans),
-                m, n, k, f32(1.0f), a, lda, bm, ldb, f32(0.0f), c, ldc};
+                m,
+                n,
+                k,
+                f32(1.0f),
+                a,
+                lda,
+                bm,
+                ldb,
+                f32(0.0f),
+                c,
+                ldc};
   } else {
     // cuBLAS is column-major: compute Cᵀ = op(B)ᵀ · op(A)ᵀ on the same bytes.
     operands = {i32(op.getTransposeB() ? kCublasOpT : kCublasOpN),
                 i32(op.getTransposeA() ? kCublasOpT : kCublasOpN),
-                n, m, k, f32(1.0f), bm, ldb, a, lda, f32(0.0f), c, ldc};
+                n,
+                m,
+                k,
+                f32(1.0f),
+                bm,
+                ldb,
+                a,
+                lda,
+                f32(0.0f),
+                c,
+                ldc};
   }
   auto tolerance = [&](const std::optional<double>& bound) -> mlir::FloatAttr {
     return bound ? b.getF64FloatAttr(*bound) : nullptr;
@@ -345,9 +364,9 @@ mlir::Operation* Rewrite(tile::MatmulOp op, const MatmulProvider& provider) {
       loc, mlir::TypeRange{}, operands, b.getStringAttr(provider.callee),
       b.getStringAttr(provider.arch), b.getStringAttr("c_abi"),
       b.getStringAttr(provider.provenance), b.getStringAttr(provider.accuracy),
-      b.getStringAttr(provider.determinism),
-      tolerance(provider.tolerance), tolerance(provider.tolerance_rel),
-      b.getStringAttr(provider.covers), /*grid=*/nullptr, /*block=*/nullptr, signature);
+      b.getStringAttr(provider.determinism), tolerance(provider.tolerance),
+      tolerance(provider.tolerance_rel), b.getStringAttr(provider.covers), /*grid=*/nullptr,
+      /*block=*/nullptr, signature);
   op.erase();
   return call;
 }
@@ -355,7 +374,7 @@ mlir::Operation* Rewrite(tile::MatmulOp op, const MatmulProvider& provider) {
 }  // namespace
 
 absl::Status ArbitrateTileOps(mlir::ModuleOp module, const TileOpArbitration& selection,
-                             std::vector<arbiter::DecisionRecord>& records) {
+                              std::vector<arbiter::DecisionRecord>& records) {
   std::vector<MatmulProvider> providers;
   if (selection.registry == nullptr) {
     providers = BuiltinMatmulProviders();
@@ -396,7 +415,8 @@ absl::Status ArbitrateTileOps(mlir::ModuleOp module, const TileOpArbitration& se
     }
     // A contest of another op than matmul is probed by running the op alone (made only then:
     // a sole candidate is never probed).
-    if (!matmul && candidates.size() > 1 && selection.arbitrate) point.probe_source = ProbeSource(op);
+    if (!matmul && candidates.size() > 1 && selection.arbitrate)
+      point.probe_source = ProbeSource(op);
     std::string winner;
     if (selection.arbitrate) {
       absl::StatusOr<arbiter::DecisionRecord> record = selection.arbitrate(point, candidates);
@@ -411,15 +431,14 @@ absl::Status ArbitrateTileOps(mlir::ModuleOp module, const TileOpArbitration& se
         if (c.id == point.forced) forced = &c;
       }
       if (forced == nullptr) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            point.location, ": error: ", point.op, ": the forced candidate '", point.forced,
-            "' (", point.forced_by, ") is unknown"));
+        return absl::InvalidArgumentError(absl::StrCat(point.location, ": error: ", point.op,
+                                                       ": the forced candidate '", point.forced,
+                                                       "' (", point.forced_by, ") is unknown"));
       }
       if (!forced->inapplicable.empty()) {
         return absl::InvalidArgumentError(absl::StrCat(
-            point.location, ": error: ", point.op, ": the forced candidate '", point.forced,
-            "' (", point.forced_by, ") is rejected by the applicability gate: ",
-            forced->inapplicable));
+            point.location, ": error: ", point.op, ": the forced candidate '", point.forced, "' (",
+            point.forced_by, ") is rejected by the applicability gate: ", forced->inapplicable));
       }
       winner = point.forced;
     }

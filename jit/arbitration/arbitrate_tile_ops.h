@@ -28,17 +28,17 @@ inline constexpr char kDecisionAttr[] = "tessera_jit.decision";
 /// What ArbitrateTileOps needs besides the module.
 struct TileOpArbitration {
   Target target = Target::kHost;
-  std::string arch;             ///< "host" or the GPU arch
-  bool deterministic = false;   ///< the whole compile is deterministic
+  std::string arch;              ///< "host" or the GPU arch
+  bool deterministic = false;    ///< the whole compile is deterministic
   bool batch_invariant = false;  ///< … at the batch_invariant level
-  std::string forced;           ///< CompileOptions::matmul_delegate
-  std::string forced_every_op;  ///< CompileOptions::forced_candidate
+  std::string forced;            ///< CompileOptions::matmul_delegate
+  std::string forced_every_op;   ///< CompileOptions::forced_candidate
   const delegates::DelegateRegistry* registry = nullptr;
-  std::string toolchain;        ///< identifies the compiled lowering
+  std::string toolchain;  ///< identifies the compiled lowering
   /// Decides one arbitration point. Null: no arbitration — a forced candidate runs as declared
   /// (after the applicability gate), anything else runs compiled (the probe compiles).
   std::function<absl::StatusOr<arbiter::DecisionRecord>(const arbiter::ArbitrationPoint&,
-                                                         const std::vector<arbiter::Candidate>&)>
+                                                        const std::vector<arbiter::Candidate>&)>
       arbitrate;
 };
 
@@ -51,7 +51,7 @@ struct TileOpArbitration {
 /// per op to `records`. Errors (InvalidArgument, prefixed with the op's location) are the
 /// arbiter's: a forced candidate rejected by a gate, or no candidate left.
 absl::Status ArbitrateTileOps(mlir::ModuleOp module, const TileOpArbitration& selection,
-                             std::vector<arbiter::DecisionRecord>& records);
+                              std::vector<arbiter::DecisionRecord>& records);
 
 }  // namespace tessera::jit
 

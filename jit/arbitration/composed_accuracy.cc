@@ -56,8 +56,9 @@ EntryBudget BudgetOf(const CompiledModule& module, const EntryFunction& entry) {
     }
   }
   return {strictest,
-          absl::StrCat(BudgetText(strictest), ", the strictest of its delegates' budgets, atol "
-                                              "scaled by each output's magnitude up to 1"),
+          absl::StrCat(BudgetText(strictest),
+                       ", the strictest of its delegates' budgets, atol "
+                       "scaled by each output's magnitude up to 1"),
           arbiter::AtolScale::kOutputMagnitude};
 }
 
@@ -77,8 +78,7 @@ absl::Status CheckComposedAccuracy(const Recompile& recompile,
     // plan), nor two ops of one point decided apart (no decision cache).
     const arbiter::PlanEntry* pinned = replay->Find(r.point);
     const bool pending = r.source == arbiter::kPendingSource;
-    const bool replays = pending ? !delegated(r)
-                                 : pinned != nullptr && pinned->winner == r.winner;
+    const bool replays = pending ? !delegated(r) : pinned != nullptr && pinned->winner == r.winner;
     if (!replays) {
       for (arbiter::DecisionRecord& other : module->decisions) {
         if (delegated(other)) {
@@ -98,14 +98,15 @@ absl::Status CheckComposedAccuracy(const Recompile& recompile,
   reference_options.dump_stages = false;
   for (const arbiter::DecisionRecord& r : module->decisions) {
     if (delegated(r)) {
-      reference_options.revert_to_compiled[r.point.location] = "the composed accuracy check's "
-                                                               "reference plan";
+      reference_options.revert_to_compiled[r.point.location] =
+          "the composed accuracy check's "
+          "reference plan";
     }
   }
   if (reference_options.revert_to_compiled.empty()) return absl::OkStatus();
 
   std::unique_ptr<CompiledModule> reference;
-  std::unique_ptr<CompiledModule> current;  ///< once an op reverted: the module under test
+  std::unique_ptr<CompiledModule> current;      ///< once an op reverted: the module under test
   std::map<std::string, std::string> reverted;  ///< location → why
   std::map<std::string, std::string> notes;     ///< location → what the check found
   for (const EntryFunction& entry : module->entries) {
@@ -176,22 +177,22 @@ absl::Status CheckComposedAccuracy(const Recompile& recompile,
         std::vector<std::string> forced;
         for (const arbiter::DecisionRecord* r : ops) {
           if (reverted.count(r->point.location) == 0) {
-            forced.push_back(absl::StrCat(r->point.op, " at ", r->point.location, " ('",
-                                          r->winner, "', ", r->point.forced_by, ")"));
+            forced.push_back(absl::StrCat(r->point.op, " at ", r->point.location, " ('", r->winner,
+                                          "', ", r->point.forced_by, ")"));
           }
         }
         return absl::InvalidArgumentError(absl::StrCat(
-            ops.front()->point.location, ": error: @", entry.name,
-            " exceeds its accuracy budget (", budget.text, "): the composed accuracy check ran ",
-            where, " and found error ", Ratio(ratio), " of the budget with forced candidates ",
+            ops.front()->point.location, ": error: @", entry.name, " exceeds its accuracy budget (",
+            budget.text, "): the composed accuracy check ran ", where, " and found error ",
+            Ratio(ratio), " of the budget with forced candidates ",
             "that cannot revert: ", absl::StrJoin(forced, ", "),
             "; force fewer delegates or declare a looser tessera.accuracy"));
       }
-      reverted[worst->point.location] = absl::StrCat(
-          "reverted to the compiled lowering by the composed accuracy check: ", where,
-          ", the entry's error was ", Ratio(ratio), " of its budget (", budget.text, ") with '",
-          worst->winner, "' here (within its own op budget), ", Ratio(best),
-          " with this op reverted — the largest reduction");
+      reverted[worst->point.location] =
+          absl::StrCat("reverted to the compiled lowering by the composed accuracy check: ", where,
+                       ", the entry's error was ", Ratio(ratio), " of its budget (", budget.text,
+                       ") with '", worst->winner, "' here (within its own op budget), ",
+                       Ratio(best), " with this op reverted — the largest reduction");
       current = std::move(best_module);
       ratio = best;
     }

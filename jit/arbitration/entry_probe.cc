@@ -54,7 +54,8 @@ std::string MakeEntryProbe(const EntryFunction& entry, int64_t dynamic_size, uin
       const bool f32_or_f64 = element.type_class == ElementType::Class::kFloat &&
                               (element.bits == 32 || element.bits == 64);
       if (!integer && !f32_or_f64) {
-        return absl::StrCat("it takes a ", argument.type, " scalar (the probe passes f32, f64 and "
+        return absl::StrCat("it takes a ", argument.type,
+                            " scalar (the probe passes f32, f64 and "
                             "integer scalars only)");
       }
       probe.shapes.emplace_back();

@@ -28,8 +28,8 @@ ProbeDevice FindGpu(const std::string& arch) {
     if (!info.ok()) continue;
     if (info->arch == arch) {
       device.ordinal = ordinal;
-      device.description = absl::StrCat(info->name, " (", info->arch, ", ",
-                                        info->multiprocessors, " SMs, device ", ordinal, ")");
+      device.description = absl::StrCat(info->name, " (", info->arch, ", ", info->multiprocessors,
+                                        " SMs, device ", ordinal, ")");
       return device;
     }
     found.push_back(info->arch);
@@ -53,8 +53,7 @@ const ProbeDevice& HostProbeDevice() {
       }
     }
     auto* host = new ProbeDevice();
-    host->description =
-        absl::StrCat(model, " (", std::thread::hardware_concurrency(), " threads)");
+    host->description = absl::StrCat(model, " (", std::thread::hardware_concurrency(), " threads)");
     return host;
   }();
   return *device;

@@ -9,13 +9,13 @@
 #include "absl/strings/str_join.h"
 #include "arbiter/element_storage.h"
 #include "base/status_macros.h"
+#include "jit/arbitration/entry_probe.h"
+#include "jit/arbitration/probe_device.h"
 #include "jit/compiler.h"
 #include "jit/delegates/registry.h"
-#include "jit/arbitration/entry_probe.h"
-#include "runtime/memref_descriptor.h"
-#include "jit/arbitration/probe_device.h"
 #include "runtime/gpu_runtime.h"
 #include "runtime/invocation.h"
+#include "runtime/memref_descriptor.h"
 
 namespace tessera::jit {
 namespace {
@@ -192,18 +192,16 @@ class HostProber : public arbiter::Prober {
  public:
   explicit HostProber(CompileOptions options) : options_(std::move(options)) {}
 
-  std::string Device() const override {
-    return HostProbeDevice().description;
-  }
+  std::string Device() const override { return HostProbeDevice().description; }
   std::string TimingSource() const override { return "host steady_clock"; }
   std::string Unavailable() const override { return ""; }
 
   absl::StatusOr<std::unique_ptr<arbiter::ProbeKernel>> Prepare(
       const ArbitrationPoint& point, const Candidate& candidate,
       const MatmulProblem* problem) override {
-    TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<CompiledModule> module,
-                             Compile(ProbeModule(point, problem),
-                                     ProbeOptions(options_, candidate)));
+    TESSERA_ASSIGN_OR_RETURN(
+        std::unique_ptr<CompiledModule> module,
+        Compile(ProbeModule(point, problem), ProbeOptions(options_, candidate)));
     TESSERA_ASSIGN_OR_RETURN(runtime::PackedEntry entry, module->host->Lookup("probe"));
     return std::unique_ptr<arbiter::ProbeKernel>(new HostKernel(std::move(module), entry));
   }
@@ -220,7 +218,8 @@ class HostProber : public arbiter::Prober {
 class GpuKernel : public arbiter::ProbeKernel {
  public:
   GpuKernel(runtime::GpuRuntime* runtime, int ordinal, std::unique_ptr<CompiledModule> module,
-            std::unique_ptr<runtime::HostExecutable> host, runtime::PackedEntry entry, CUstream stream)
+            std::unique_ptr<runtime::HostExecutable> host, runtime::PackedEntry entry,
+            CUstream stream)
       : runtime_(runtime),
         ordinal_(ordinal),
         module_(std::move(module)),
@@ -320,8 +319,8 @@ class GpuKernel : public arbiter::ProbeKernel {
       if (status.ok()) status = scope.status();
       if (status.ok()) status = runtime_->RecordEvent(stop, stream_);
     }
-    absl::StatusOr<float> ms = status.ok() ? runtime_->ElapsedMs(start, stop)
-                                           : absl::StatusOr<float>(status);
+    absl::StatusOr<float> ms =
+        status.ok() ? runtime_->ElapsedMs(start, stop) : absl::StatusOr<float>(status);
     (void)runtime_->DestroyEvent(ordinal_, start);
     (void)runtime_->DestroyEvent(ordinal_, stop);
     if (!ms.ok()) return ms.status();
@@ -348,8 +347,8 @@ class GpuKernel : public arbiter::ProbeKernel {
                              runtime_->Allocate(ordinal_, std::max<size_t>(bytes, 4)));
     buffers_.push_back(buffer);
     if (data != nullptr && bytes > 0) {
-      TESSERA_RETURN_IF_ERROR(runtime_->Copy(ordinal_, reinterpret_cast<void*>(buffer), data,
-                                             bytes, runtime::CopyKind::kHostToDevice, stream_));
+      TESSERA_RETURN_IF_ERROR(runtime_->Copy(ordinal_, reinterpret_cast<void*>(buffer), data, bytes,
+                                             runtime::CopyKind::kHostToDevice, stream_));
     }
     return buffer;
   }
@@ -410,9 +409,9 @@ class GpuProber : public arbiter::Prober {
       const ArbitrationPoint& point, const Candidate& candidate,
       const MatmulProblem* problem) override {
     if (runtime_ == nullptr) return absl::UnavailableError(unavailable_);
-    TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<CompiledModule> module,
-                             Compile(ProbeModule(point, problem),
-                                     ProbeOptions(options_, candidate)));
+    TESSERA_ASSIGN_OR_RETURN(
+        std::unique_ptr<CompiledModule> module,
+        Compile(ProbeModule(point, problem), ProbeOptions(options_, candidate)));
     TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<runtime::HostExecutable> host, LoadHostCode(*module));
     TESSERA_ASSIGN_OR_RETURN(runtime::PackedEntry entry, host->Lookup("probe"));
     TESSERA_ASSIGN_OR_RETURN(CUstream stream, runtime_->CreateStream(ordinal_));
@@ -443,22 +442,21 @@ std::string MatmulProbeModule(const ArbitrationPoint& point, const MatmulProblem
   const std::string a_type = Matrix(a[0], a[1], element(0), dynamic);
   const std::string b_type = Matrix(b[0], b[1], element(1), dynamic);
   const std::string c_type = Matrix(p.m, p.n, element(2), dynamic);
-  const std::string bias_type =
-      dynamic ? absl::StrCat("memref<?x", element(3), ">")
-              : absl::StrCat("memref<", p.n, "x", element(3), ">");
+  const std::string bias_type = dynamic ? absl::StrCat("memref<?x", element(3), ">")
+                                        : absl::StrCat("memref<", p.n, "x", element(3), ">");
   std::string attributes;
   if (p.transpose_a || p.transpose_b) {
     attributes = absl::StrCat(" {", p.transpose_a ? "transpose_a" : "",
                               p.transpose_a && p.transpose_b ? ", " : "",
                               p.transpose_b ? "transpose_b" : "", "}");
   }
-  return absl::StrCat(
-      "func.func @probe(%a: ", a_type, ", %b: ", b_type, ", %c: ", c_type,
-      p.bias ? absl::StrCat(", %bias: ", bias_type) : "", ") {\n  tile.matmul %a, %b -> %c",
-      p.bias ? absl::StrCat(" bias(%bias : ", bias_type, ")") : "",
-      p.activation != "none" ? absl::StrCat(" activation(", p.activation, ")") : "",
-      " policy(", point.numeric_policy, ")", attributes, " : ", a_type, ", ", b_type, " -> ",
-      c_type, "\n  return\n}\n");
+  return absl::StrCat("func.func @probe(%a: ", a_type, ", %b: ", b_type, ", %c: ", c_type,
+                      p.bias ? absl::StrCat(", %bias: ", bias_type) : "",
+                      ") {\n  tile.matmul %a, %b -> %c",
+                      p.bias ? absl::StrCat(" bias(%bias : ", bias_type, ")") : "",
+                      p.activation != "none" ? absl::StrCat(" activation(", p.activation, ")") : "",
+                      " policy(", point.numeric_policy, ")", attributes, " : ", a_type, ", ",
+                      b_type, " -> ", c_type, "\n  return\n}\n");
 }
 
 std::unique_ptr<arbiter::Prober> MakeProber(const CompileOptions& options) {

@@ -149,28 +149,27 @@ LoadedLibrary<Api> LoadLibrary(
   LoadedLibrary<Api> loaded;
   const std::string soname = absl::StrCat("lib", stem, ".so.", kCudaMajor);
   std::string version;
-  loaded.component = Search(
-      name, {absl::StrCat("lib64/", soname), absl::StrCat("lib/", soname)}, soname,
-      [&](const std::string& path, std::string& problem) {
-        void* handle = Open(path, problem);
-        if (handle == nullptr) return false;
-        Api api{};
-        int major = 0;
-        int minor = 0;
-        bool ok = resolve(handle, api, major, minor, problem);
-        if (ok && major != kCudaMajor) {
-          ok = false;
-          problem = absl::StrCat("it is ", name, " ", major, ".", minor, ", not ", kCudaMajor,
-                                 ".x");
-        }
-        if (!ok) {
-          dlclose(handle);
-          return false;
-        }
-        loaded.api = api;
-        version = absl::StrCat(major, ".", minor);
-        return true;
-      });
+  loaded.component = Search(name, {absl::StrCat("lib64/", soname), absl::StrCat("lib/", soname)},
+                            soname, [&](const std::string& path, std::string& problem) {
+                              void* handle = Open(path, problem);
+                              if (handle == nullptr) return false;
+                              Api api{};
+                              int major = 0;
+                              int minor = 0;
+                              bool ok = resolve(handle, api, major, minor, problem);
+                              if (ok && major != kCudaMajor) {
+                                ok = false;
+                                problem = absl::StrCat("it is ", name, " ", major, ".", minor,
+                                                       ", not ", kCudaMajor, ".x");
+                              }
+                              if (!ok) {
+                                dlclose(handle);
+                                return false;
+                              }
+                              loaded.api = api;
+                              version = absl::StrCat(major, ".", minor);
+                              return true;
+                            });
   loaded.component.version = version;
   return loaded;
 }
@@ -257,8 +256,8 @@ std::vector<CudaRoot> CudaSearchRoots() {
   // A wheel puts this library in site-packages/tessera_jit/ and NVIDIA's beside it.
   const std::string wheel = absl::StrCat("nvidia/cu", kCudaMajor);
   if (const std::string own = OwnDirectory(); !own.empty()) {
-    for (const std::string& candidate : {absl::StrCat(own, "/../", wheel),
-                                         absl::StrCat(own, "/../../", wheel)}) {
+    for (const std::string& candidate :
+         {absl::StrCat(own, "/../", wheel), absl::StrCat(own, "/../../", wheel)}) {
       char resolved[PATH_MAX];
       if (IsDirectory(candidate) && realpath(candidate.c_str(), resolved) != nullptr) {
         add("NVIDIA wheel", resolved);
@@ -277,12 +276,11 @@ std::vector<CudaRoot> CudaSearchRoots() {
 }
 
 absl::Status CudaComponent::Missing(absl::string_view what) const {
-  return absl::FailedPreconditionError(
-      absl::StrCat(what, " needs ", name, ", which was not found; looked in: ",
-                   absl::StrJoin(steps, "; "),
-                   " (install NVIDIA's wheels with `pip install tessera-jit[cuda]`, or set "
-                   "TESSERA_JIT_CUDA_HOME to a CUDA ",
-                   kCudaMajor, " toolkit)"));
+  return absl::FailedPreconditionError(absl::StrCat(
+      what, " needs ", name, ", which was not found; looked in: ", absl::StrJoin(steps, "; "),
+      " (install NVIDIA's wheels with `pip install tessera-jit[cuda]`, or set "
+      "TESSERA_JIT_CUDA_HOME to a CUDA ",
+      kCudaMajor, " toolkit)"));
 }
 
 const CudaComponent& NvrtcComponent() { return Nvrtc().component; }

@@ -38,11 +38,11 @@ std::vector<CudaRoot> CudaSearchRoots();
 
 /// One component as found (or not): what the search did, for messages, logs and build info.
 struct CudaComponent {
-  std::string name;     ///< "NVRTC", "nvJitLink", "libdevice"
-  std::string path;     ///< the file in use; empty when missing
-  std::string root;     ///< the root it came from (empty for the system loader's path)
-  std::string origin;   ///< that root's origin, or "system loader path"
-  std::string version;  ///< libraries: "13.0" as the library reports it; libdevice: ""
+  std::string name;                ///< "NVRTC", "nvJitLink", "libdevice"
+  std::string path;                ///< the file in use; empty when missing
+  std::string root;                ///< the root it came from (empty for the system loader's path)
+  std::string origin;              ///< that root's origin, or "system loader path"
+  std::string version;             ///< libraries: "13.0" as the library reports it; libdevice: ""
   std::vector<std::string> steps;  ///< every place looked and what was there, in order
 
   bool found() const { return !path.empty(); }

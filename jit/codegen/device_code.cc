@@ -1,5 +1,4 @@
 // Device images and the launch code around them.
-#include "jit/codegen/host_object.h"
 #include "jit/codegen/device_code.h"
 
 #include <memory>
@@ -10,17 +9,18 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
-#include "jit/delegates/registry.h"
 #include "jit/codegen/host_code.h"
+#include "jit/codegen/host_object.h"
 #include "jit/codegen/nvjitlink.h"
-#include "runtime/device_image.h"
-#include "runtime/thread_pool.h"
+#include "jit/delegates/registry.h"
 #include "jit/stage_clock.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/Support/raw_ostream.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "runtime/device_image.h"
+#include "runtime/thread_pool.h"
 
 namespace tessera::jit {
 
@@ -57,8 +57,7 @@ absl::Status EmitDeviceCode(mlir::ModuleOp module, CompiledModule& out) {
         // not a compiler bug.
         linked[static_cast<size_t>(i)] = absl::InvalidArgumentError(absl::StrCat(
             "nvJitLink rejected gpu.module @", image.module_name,
-            ", which holds inline PTX from tessera_nvidia.inline_ptx: ",
-            cubin.status().message()));
+            ", which holds inline PTX from tessera_nvidia.inline_ptx: ", cubin.status().message()));
       } else {
         linked[static_cast<size_t>(i)] = cubin.status();
       }

@@ -1,5 +1,4 @@
 // Host code: packed wrappers, the runtime symbols, emission and loading.
-#include "jit/codegen/host_object.h"
 #include "jit/codegen/host_code.h"
 
 #include <memory>
@@ -8,17 +7,18 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "jit/codegen/host_object.h"
 #include "jit/compiler.h"
 #include "jit/delegates/registry.h"
-#include "runtime/host_target.h"
-#include "runtime/checked_call.h"
-#include "runtime/delegate_entry_points.h"
-#include "runtime/thread_pool.h"
-#include "runtime/launch_entry_points.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/Support/raw_ostream.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "runtime/checked_call.h"
+#include "runtime/delegate_entry_points.h"
+#include "runtime/host_target.h"
+#include "runtime/launch_entry_points.h"
+#include "runtime/thread_pool.h"
 
 namespace tessera::jit {
 
@@ -88,19 +88,22 @@ absl::Status EmitHostCode(mlir::ModuleOp module, CompiledModule& out) {
     llvm::raw_string_ostream os(out.host_llvm_ir);
     llvm_module->print(os, nullptr);
   }
-  TESSERA_ASSIGN_OR_RETURN(runtime::HostTarget target, runtime::ResolveHostTarget(out.options.host_cpu));
+  TESSERA_ASSIGN_OR_RETURN(runtime::HostTarget target,
+                           runtime::ResolveHostTarget(out.options.host_cpu));
   TESSERA_ASSIGN_OR_RETURN(out.host_object,
                            CompileHostObject(*llvm_module, out.options.opt_level, target));
   TESSERA_ASSIGN_OR_RETURN(runtime::RuntimeSymbolList symbols, HostSymbols(out));
   // Code for a CPU this one cannot run is for a package: compiled, held to the trust boundary
   // here too, not linked.
-  if (!runtime::CheckHostCodeRunsHere(target.id).ok()) return runtime::CheckHostObject(out.host_object, symbols);
-  TESSERA_ASSIGN_OR_RETURN(out.host, runtime::HostExecutable::Load(out.host_object, names, symbols));
+  if (!runtime::CheckHostCodeRunsHere(target.id).ok())
+    return runtime::CheckHostObject(out.host_object, symbols);
+  TESSERA_ASSIGN_OR_RETURN(out.host,
+                           runtime::HostExecutable::Load(out.host_object, names, symbols));
   return absl::OkStatus();
 }
 
-
-absl::StatusOr<std::unique_ptr<runtime::HostExecutable>> LoadHostCode(const CompiledModule& module) {
+absl::StatusOr<std::unique_ptr<runtime::HostExecutable>> LoadHostCode(
+    const CompiledModule& module) {
   std::vector<std::string> names;
   for (const EntryFunction& entry : module.entries) names.push_back(entry.name);
   TESSERA_ASSIGN_OR_RETURN(runtime::RuntimeSymbolList symbols, HostSymbols(module));

@@ -8,9 +8,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "jit/compiled_module.h"
-#include "runtime/host_executable.h"
 #include "llvm/IR/Module.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "runtime/host_executable.h"
 
 namespace tessera::jit {
 

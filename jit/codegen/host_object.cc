@@ -59,7 +59,7 @@ std::vector<std::string> TakeStructors(llvm::Module& module, llvm::StringRef arr
 }  // namespace
 
 absl::StatusOr<runtime::HostObject> CompileHostObject(llvm::Module& module, int opt_level,
-                                             const runtime::HostTarget& target) {
+                                                      const runtime::HostTarget& target) {
   runtime::InitializeNativeTarget();
   runtime::HostObject out;
   out.cpu = target.id;

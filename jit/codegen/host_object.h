@@ -19,7 +19,8 @@ namespace tessera::jit {
 /// (by default this machine's, as LLVM's host detection sees it). Thread-safe; counts one code
 /// generation (HostCodegenCount).
 absl::StatusOr<runtime::HostObject> CompileHostObject(
-    llvm::Module& module, int opt_level, const runtime::HostTarget& target = runtime::ThisMachineHostTarget());
+    llvm::Module& module, int opt_level,
+    const runtime::HostTarget& target = runtime::ThisMachineHostTarget());
 
 /// The host code generations this process has run (CompileHostObject calls). A compile cache
 /// hit runs none. Thread-safe.

@@ -43,7 +43,8 @@ struct Analyses {
 constexpr char kKernelPipeline[] =
     "nvvm-reflect,always-inline,"
     "function(sroa,early-cse,instcombine<no-verify-fixpoint>,simplifycfg,loop-mssa(licm),"
-    "loop(loop-rotate,indvars,loop-unroll-full),instcombine<no-verify-fixpoint>,gvn,infer-alignment,adce,"
+    "loop(loop-rotate,indvars,loop-unroll-full),instcombine<no-verify-fixpoint>,gvn,infer-"
+    "alignment,adce,"
     "simplifycfg)";
 
 /// Operand paths through `loop`'s body: the number of distinct use-def paths that end at
@@ -102,9 +103,9 @@ absl::Status OptimizeKernelModule(llvm::Module& module, llvm::TargetMachine& mac
   Analyses analyses(machine);
   llvm::ModulePassManager passes;
   if (llvm::Error error = analyses.builder.parsePassPipeline(passes, kKernelPipeline)) {
-    return absl::InternalError(absl::StrCat("the kernel pipeline '", kKernelPipeline,
-                                            "' does not parse with this LLVM: ",
-                                            llvm::toString(std::move(error))));
+    return absl::InternalError(
+        absl::StrCat("the kernel pipeline '", kKernelPipeline,
+                     "' does not parse with this LLVM: ", llvm::toString(std::move(error))));
   }
   passes.run(module, analyses.modules);
   return absl::OkStatus();

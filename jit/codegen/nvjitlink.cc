@@ -31,8 +31,8 @@ absl::Status Failure(const NvJitLinkApi& api, absl::string_view call, nvJitLinkR
                      nvJitLinkHandle handle) {
   std::string log = handle != nullptr ? ErrorLog(api, handle) : "";
   return absl::InternalError(absl::StrCat(call, " failed (nvJitLinkResult ",
-                                          static_cast<int>(result), ")",
-                                          log.empty() ? "" : ": ", log));
+                                          static_cast<int>(result), ")", log.empty() ? "" : ": ",
+                                          log));
 }
 
 }  // namespace
@@ -55,8 +55,8 @@ absl::StatusOr<std::string> LinkPtxToCubin(const std::vector<absl::string_view>&
   Handle handle(raw, HandleDeleter{api});
   for (size_t i = 0; i < ptx.size(); ++i) {
     const std::string name = absl::StrCat("tessera", i, ".ptx");
-    result = api->nvJitLinkAddData(raw, NVJITLINK_INPUT_PTX, ptx[i].data(), ptx[i].size(),
-                              name.c_str());
+    result =
+        api->nvJitLinkAddData(raw, NVJITLINK_INPUT_PTX, ptx[i].data(), ptx[i].size(), name.c_str());
     if (result != NVJITLINK_SUCCESS) return Failure(*api, "nvJitLinkAddData", result, raw);
   }
   result = api->nvJitLinkComplete(raw);

@@ -11,7 +11,8 @@
 namespace tessera::jit {
 
 /// Assembles and links `ptx` into a cubin for `arch` (e.g. "sm_90"); `opt_level` 0 maps to
-/// ptxas -O0, anything higher to -O3 (the only levels nvJitLink accepts). A failure is Internal and carries nvJitLink's error log. Thread-safe.
+/// ptxas -O0, anything higher to -O3 (the only levels nvJitLink accepts). A failure is Internal and
+/// carries nvJitLink's error log. Thread-safe.
 absl::StatusOr<std::string> LinkPtxToCubin(absl::string_view ptx, absl::string_view arch,
                                            int opt_level);
 

@@ -3,13 +3,13 @@
 #include <string>
 
 #include "dialect/Passes.h"
-#include "runtime/checked_call.h"
-#include "runtime/thread_pool.h"
 #include "llvm/ADT/DenseMap.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Pass/Pass.h"
+#include "runtime/checked_call.h"
+#include "runtime/thread_pool.h"
 
 namespace tessera::jit {
 namespace {
@@ -64,8 +64,7 @@ class DispatchParallelLoopsPass
     mlir::SymbolTable symbols(module);
     if (auto reserved = symbols.lookup<mlir::LLVM::LLVMFuncOp>(runtime::kParallelForSymbol);
         reserved && !reserved.isExternal()) {
-      reserved.emitError() << "@" << runtime::kParallelForSymbol
-                           << " is reserved for the runtime";
+      reserved.emitError() << "@" << runtime::kParallelForSymbol << " is reserved for the runtime";
       return signalPassFailure();
     }
     llvm::DenseMap<mlir::Operation*, bool> memo;
@@ -123,10 +122,11 @@ class DispatchParallelLoopsPass
         symbols.insert(task);
         mlir::Block* entry = task.addEntryBlock(b);
         b.setInsertionPointToStart(entry);
-        mlir::Value packed = b.create<mlir::LLVM::LoadOp>(loc, captureStruct, entry->getArgument(0));
-        llvm::SmallVector<mlir::Value> arguments{entry->getArgument(1), entry->getArgument(2),
-                                                 b.create<mlir::LLVM::ConstantOp>(
-                                                     loc, i64, b.getI64IntegerAttr(0))};
+        mlir::Value packed =
+            b.create<mlir::LLVM::LoadOp>(loc, captureStruct, entry->getArgument(0));
+        llvm::SmallVector<mlir::Value> arguments{
+            entry->getArgument(1), entry->getArgument(2),
+            b.create<mlir::LLVM::ConstantOp>(loc, i64, b.getI64IntegerAttr(0))};
         for (int64_t i = 0; i < static_cast<int64_t>(captureTypes.size()); ++i) {
           arguments.push_back(b.create<mlir::LLVM::ExtractValueOp>(loc, packed, i));
         }

@@ -3,10 +3,6 @@
 // includes NVVMReflect), and emit PTX with the NVPTX backend.
 #include "jit/codegen/ptx_codegen.h"
 
-#include "jit/compile_options.h"
-#include "jit/codegen/llvm_optimize.h"
-#include "runtime/thread_pool.h"
-
 #include <map>
 #include <mutex>
 #include <string>
@@ -19,11 +15,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
+#include "jit/codegen/llvm_optimize.h"
+#include "jit/compile_options.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/IR/DiagnosticInfo.h"
 #include "llvm/IR/DiagnosticPrinter.h"
-#include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Linker/Linker.h"
 #include "llvm/MC/TargetRegistry.h"
@@ -39,6 +37,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "runtime/thread_pool.h"
 
 namespace tessera::jit {
 namespace {
@@ -65,9 +64,9 @@ absl::StatusOr<llvm::MemoryBufferRef> Libdevice(const std::string& cuda_toolkit)
   if (it == buffers->end()) {
     auto buffer = llvm::MemoryBuffer::getFile(path);
     if (!buffer) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "kernels call libdevice math functions, but ", path,
-          " cannot be read: ", buffer.getError().message()));
+      return absl::FailedPreconditionError(
+          absl::StrCat("kernels call libdevice math functions, but ", path,
+                       " cannot be read: ", buffer.getError().message()));
     }
     it = buffers->emplace(path, std::move(*buffer)).first;
   }
@@ -103,8 +102,8 @@ absl::Status LinkLibdevice(llvm::Module& module, const std::string& cuda_toolkit
       llvm::MemoryBuffer::getMemBuffer(*buffer, /*RequiresNullTerminator=*/false),
       module.getContext());
   if (!library) {
-    return absl::InternalError(absl::StrCat("cannot read libdevice: ",
-                                            ErrorText(library.takeError())));
+    return absl::InternalError(
+        absl::StrCat("cannot read libdevice: ", ErrorText(library.takeError())));
   }
   (*library)->setDataLayout(module.getDataLayout());
   (*library)->setTargetTriple(module.getTargetTriple());
@@ -144,8 +143,8 @@ absl::Status Translate(mlir::gpu::GPUModuleOp gpu_module, mlir::NVVM::NVVMTarget
   if (absl::Status supported = ValidateArch(job.chip); !supported.ok()) return supported;
   job.level = target.getO();
   job.context->setDiagnosticHandlerCallBack(CollectLlvmErrors, &job.llvm_errors);
-  job.module = mlir::translateModuleToLLVMIR(gpu_module.getOperation(), *job.context,
-                                             gpu_module.getName());
+  job.module =
+      mlir::translateModuleToLLVMIR(gpu_module.getOperation(), *job.context, gpu_module.getName());
   if (job.module == nullptr) {
     return absl::InvalidArgumentError(
         absl::StrCat("translating gpu.module @", job.name, " to LLVM IR failed"));
@@ -160,8 +159,7 @@ absl::StatusOr<std::string> EmitPtx(PtxJob& job, const std::string& cuda_toolkit
   const llvm::Target* backend = llvm::TargetRegistry::lookupTarget(triple, error);
   if (backend == nullptr) return absl::InternalError(absl::StrCat("no NVPTX backend: ", error));
   std::unique_ptr<llvm::TargetMachine> machine(backend->createTargetMachine(
-      triple, job.chip, PtxFeatures(job.chip), llvm::TargetOptions(), std::nullopt,
-      std::nullopt,
+      triple, job.chip, PtxFeatures(job.chip), llvm::TargetOptions(), std::nullopt, std::nullopt,
       job.level == 0 ? llvm::CodeGenOptLevel::None : llvm::CodeGenOptLevel::Aggressive));
   if (machine == nullptr) {
     return absl::UnimplementedError(absl::StrCat("the NVPTX backend cannot target ", job.chip));
@@ -170,8 +168,7 @@ absl::StatusOr<std::string> EmitPtx(PtxJob& job, const std::string& cuda_toolkit
   module.setTargetTriple(triple);
   module.setDataLayout(machine->createDataLayout());
   if (absl::Status linked = LinkLibdevice(module, cuda_toolkit); !linked.ok()) return linked;
-  if (absl::Status optimized = OptimizeKernelModule(module, *machine, job.level);
-      !optimized.ok()) {
+  if (absl::Status optimized = OptimizeKernelModule(module, *machine, job.level); !optimized.ok()) {
     return optimized;
   }
 
@@ -239,8 +236,7 @@ class GpuModuleToPtxPass
       const absl::StatusOr<std::string>& ptx = jobs[i].ptx;
       if (!ptx.ok()) {
         // (absl::string_view would stream into a diagnostic as a character range.)
-        gpu_module.emitError() << "PTX generation failed: "
-                               << std::string(ptx.status().message());
+        gpu_module.emitError() << "PTX generation failed: " << std::string(ptx.status().message());
         return signalPassFailure();
       }
       mlir::OpBuilder builder(gpu_module);

@@ -3,9 +3,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-
 #include "jit/diagnostics.h"
-#include "runtime/checked_call.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -13,6 +11,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
+#include "runtime/checked_call.h"
 
 namespace tessera::jit {
 namespace {
@@ -103,16 +102,15 @@ class LowerRuntimeChecksPass
     for (int64_t size : type.getShape()) {
       if (!mlir::ShapedType::isDynamic(size)) static_bytes *= size;  // bounded by the allowlist
     }
-    const std::string too_large =
-        absl::StrCat("'memref.alloc' of more than ", kMaxAllocBytes,
-                     " bytes, or with a negative size");
+    const std::string too_large = absl::StrCat("'memref.alloc' of more than ", kMaxAllocBytes,
+                                               " bytes, or with a negative size");
     mlir::Value limit = index(kMaxAllocBytes);
     mlir::Value zero = index(0);
     mlir::Value one = index(1);
     mlir::Value bytes = index(static_bytes);
     for (mlir::Value size : alloc.getDynamicSizes()) {
-      mlir::Value non_negative = mlir::arith::CmpIOp::create(
-          b, loc, mlir::arith::CmpIPredicate::sge, size, zero);
+      mlir::Value non_negative =
+          mlir::arith::CmpIOp::create(b, loc, mlir::arith::CmpIPredicate::sge, size, zero);
       mlir::Value positive =
           mlir::arith::CmpIOp::create(b, loc, mlir::arith::CmpIPredicate::sgt, size, zero);
       mlir::Value divisor = mlir::arith::SelectOp::create(b, loc, positive, size, one);
@@ -151,17 +149,17 @@ class LowerRuntimeChecksPass
                                                   constant(llvm::APInt(width, 0)));
     if (llvm::isa<mlir::arith::DivSIOp, mlir::arith::RemSIOp, mlir::arith::CeilDivSIOp,
                   mlir::arith::FloorDivSIOp>(op)) {
-      mlir::Value minimum = mlir::arith::CmpIOp::create(
-          b, loc, mlir::arith::CmpIPredicate::eq, dividend,
-          constant(llvm::APInt::getSignedMinValue(width)));
-      mlir::Value minus_one = mlir::arith::CmpIOp::create(
-          b, loc, mlir::arith::CmpIPredicate::eq, divisor,
-          constant(llvm::APInt::getAllOnes(width)));
+      mlir::Value minimum =
+          mlir::arith::CmpIOp::create(b, loc, mlir::arith::CmpIPredicate::eq, dividend,
+                                      constant(llvm::APInt::getSignedMinValue(width)));
+      mlir::Value minus_one =
+          mlir::arith::CmpIOp::create(b, loc, mlir::arith::CmpIPredicate::eq, divisor,
+                                      constant(llvm::APInt::getAllOnes(width)));
       mlir::Value overflow = mlir::arith::AndIOp::create(b, loc, minimum, minus_one);
       bad = mlir::arith::OrIOp::create(b, loc, bad, overflow);
     }
-    mlir::Value safe = mlir::arith::SelectOp::create(b, loc, bad,
-                                                     constant(llvm::APInt(width, 1)), divisor);
+    mlir::Value safe =
+        mlir::arith::SelectOp::create(b, loc, bad, constant(llvm::APInt(width, 1)), divisor);
     op->setOperand(1, safe);
   }
 };

@@ -4,22 +4,22 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <fstream>
 #include <map>
 #include <vector>
-#include <fstream>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "base/files.h"
 #include "jit/build_identity.h"
 #include "jit/codegen/nvjitlink.h"
-#include "runtime/host_target.h"
-#include "absl/strings/ascii.h"
-#include "absl/strings/numbers.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/xxhash.h"
+#include "runtime/host_target.h"
 
 namespace tessera::jit {
 namespace {
@@ -50,10 +50,10 @@ std::string ToolkitVersion(const std::string& root) {
   const size_t at = head.find(kDefine);
   int version = 0;
   if (at != std::string::npos &&
-      absl::SimpleAtoi(absl::StripAsciiWhitespace(absl::string_view(head).substr(
-                           at + sizeof(kDefine) - 1,
-                           head.find('\n', at) - (at + sizeof(kDefine) - 1))),
-                       &version)) {
+      absl::SimpleAtoi(
+          absl::StripAsciiWhitespace(absl::string_view(head).substr(
+              at + sizeof(kDefine) - 1, head.find('\n', at) - (at + sizeof(kDefine) - 1))),
+          &version)) {
     return absl::StrCat(version / 1000, ".", (version % 1000) / 10);
   }
   return "unknown";
@@ -93,10 +93,10 @@ CudaToolkitIdentity DescribeCudaToolkit(const std::string& root) {
   // file: whoever can replace libdevice can replace the compiler too).
   identity.libdevice =
       ReadFile(root + "/nvvm/libdevice/libdevice.10.bc", libdevice)
-          ? absl::StrCat(absl::Hex(llvm::xxh3_64bits(llvm::ArrayRef<uint8_t>(
-                                       reinterpret_cast<const uint8_t*>(libdevice.data()),
-                                       libdevice.size())),
-                                   absl::kZeroPad16))
+          ? absl::StrCat(absl::Hex(
+                llvm::xxh3_64bits(llvm::ArrayRef<uint8_t>(
+                    reinterpret_cast<const uint8_t*>(libdevice.data()), libdevice.size())),
+                absl::kZeroPad16))
           : "missing";
   absl::MutexLock lock(&mu);
   known->emplace(root, identity);
@@ -111,15 +111,14 @@ std::string CudaToolkitFingerprint(const std::string& root) {
     if (auto it = known->find(root); it != known->end()) return it->second;
   }
   std::string fingerprint;
-  for (const char* file :
-       {"/nvvm/libdevice/libdevice.10.bc", "/version.json", "/include/cuda.h"}) {
+  for (const char* file : {"/nvvm/libdevice/libdevice.10.bc", "/version.json", "/include/cuda.h"}) {
     struct stat info;
     if (stat((root + file).c_str(), &info) != 0) {
       absl::StrAppend(&fingerprint, "missing;");
       continue;
     }
-    absl::StrAppend(&fingerprint, info.st_size, ":", info.st_mtim.tv_sec, ".",
-                    info.st_mtim.tv_nsec, ":", info.st_ino, ";");
+    absl::StrAppend(&fingerprint, info.st_size, ":", info.st_mtim.tv_sec, ".", info.st_mtim.tv_nsec,
+                    ":", info.st_ino, ";");
   }
   absl::MutexLock lock(&mu);
   known->emplace(root, fingerprint);

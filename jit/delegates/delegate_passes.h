@@ -14,7 +14,6 @@
 #include "arbiter/arbitration_point.h"
 #include "arbiter/candidate.h"
 #include "arbiter/decision_record.h"
-
 #include "jit/compile_options.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
@@ -32,8 +31,8 @@ inline constexpr char kDelegateIdentitiesAttr[] = "tessera_jit.delegate_identiti
 
 /// Every kernel_call in host code is resolved against `registry` (null: nothing registered) and
 /// lowered: `c_abi` → a call of the symbol found in a registered library, operands checked
-/// against the C signature catalogue or the op's declared `signature`; `cuda_kernel` (nvptx) → a launch
-/// of the registered image's kernel with the op's `grid` and `block`. Each call counts as a
+/// against the C signature catalogue or the op's declared `signature`; `cuda_kernel` (nvptx) → a
+/// launch of the registered image's kernel with the op's `grid` and `block`. Each call counts as a
 /// dispatch. Errors name the callee, the operand position, what was expected and found.
 std::unique_ptr<mlir::Pass> CreateLowerDelegateCallsPass(const DelegateRegistry* registry,
                                                          Target target);

@@ -22,9 +22,8 @@ absl::Status Refuse(mlir::Operation* op, const std::string& message) {
 
 /// "this compile's nvptx sm_90" or "this compile's host target".
 std::string CompileName(const CompileOptions& options) {
-  return options.target == Target::kHost
-             ? std::string("this compile's host target")
-             : absl::StrCat("this compile's nvptx ", options.arch);
+  return options.target == Target::kHost ? std::string("this compile's host target")
+                                         : absl::StrCat("this compile's nvptx ", options.arch);
 }
 
 absl::Status CheckOne(nvidia::DelegateOpInterface delegate, const CompileOptions& options) {
@@ -32,8 +31,9 @@ absl::Status CheckOne(nvidia::DelegateOpInterface delegate, const CompileOptions
   auto call = llvm::dyn_cast<nvidia::KernelCallOp>(op);
   const bool host = options.target == Target::kHost;
   if (host && llvm::isa<nvidia::InlinePtxOp>(op)) {
-    return Refuse(op, "'tessera_nvidia.inline_ptx' needs the nvptx target (its PTX runs only on "
-                      "NVIDIA GPUs); this compile targets host");
+    return Refuse(op,
+                  "'tessera_nvidia.inline_ptx' needs the nvptx target (its PTX runs only on "
+                  "NVIDIA GPUs); this compile targets host");
   }
   if (host && call && call.getDeclaredBinding() == "cuda_kernel") {
     return Refuse(op, absl::StrCat("cuda_kernel delegate '", call.getCallee().str(),
@@ -65,14 +65,14 @@ absl::Status CheckOne(nvidia::DelegateOpInterface delegate, const CompileOptions
   std::optional<ArchEnvelope> envelope = ParseArchEnvelope(delegate.getArch(), &error);
   if (!envelope) return Refuse(op, error);
   if (!EnvelopeIncludes(*envelope, EnvelopeArch(options))) {
-    return Refuse(op, absl::StrCat("delegate '", delegate.getDelegateName().str(),
-                                   "' declares arch = \"", delegate.getArch().str(), "\" (",
-                                   DescribeEnvelope(*envelope), "), which does not include ",
-                                   CompileName(options),
-                                   envelope->kind == ArchEnvelope::Kind::kHost
-                                       ? " (a host C-ABI delegate: compile for target 'host')"
-                                   : host ? " (compile for target 'nvptx')"
-                                          : ""));
+    return Refuse(
+        op, absl::StrCat("delegate '", delegate.getDelegateName().str(), "' declares arch = \"",
+                         delegate.getArch().str(), "\" (", DescribeEnvelope(*envelope),
+                         "), which does not include ", CompileName(options),
+                         envelope->kind == ArchEnvelope::Kind::kHost
+                             ? " (a host C-ABI delegate: compile for target 'host')"
+                         : host ? " (compile for target 'nvptx')"
+                                : ""));
   }
   if (!call || call.getDeclaredBinding() != "c_abi" || options.delegates == nullptr) {
     return absl::OkStatus();
@@ -83,11 +83,12 @@ absl::Status CheckOne(nvidia::DelegateOpInterface delegate, const CompileOptions
   if (!resolved.ok()) return absl::OkStatus();
   const delegates::PointerSpace needed = delegates::PointerSpaceFor(options.target);
   if (resolved->library.pointers != needed) {
-    return Refuse(op, absl::StrCat(
-        "'", call.getCallee().str(), "' resolves in library '", resolved->library.name,
-        "', which takes ", delegates::PointerSpaceName(resolved->library.pointers),
-        " pointers: it cannot serve ", host ? "a host" : "an nvptx", " compile, whose buffers are ",
-        delegates::PointerSpaceName(needed), " memory"));
+    return Refuse(op, absl::StrCat("'", call.getCallee().str(), "' resolves in library '",
+                                   resolved->library.name, "', which takes ",
+                                   delegates::PointerSpaceName(resolved->library.pointers),
+                                   " pointers: it cannot serve ", host ? "a host" : "an nvptx",
+                                   " compile, whose buffers are ",
+                                   delegates::PointerSpaceName(needed), " memory"));
   }
   return absl::OkStatus();
 }

@@ -1,10 +1,9 @@
 #include "jit/delegates/gemm_extents.h"
 
-#include "jit/delegates/c_signatures.h"
-
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "jit/delegates/c_signatures.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -40,10 +39,8 @@ class Guard {
             "a transpose code is not one the library defines");
     }
     // Each matrix as stored: (rows, columns) of op(X) or of X itself.
-    Matrix(call_.getArgs()[at.a], arg(at.lda), Ne(trans_a, I64(no_trans)), m, k, column_major,
-           "A");
-    Matrix(call_.getArgs()[at.b], arg(at.ldb), Ne(trans_b, I64(no_trans)), k, n, column_major,
-           "B");
+    Matrix(call_.getArgs()[at.a], arg(at.lda), Ne(trans_a, I64(no_trans)), m, k, column_major, "A");
+    Matrix(call_.getArgs()[at.b], arg(at.ldb), Ne(trans_b, I64(no_trans)), k, n, column_major, "B");
     Matrix(call_.getArgs()[at.c], arg(at.ldc), False(), m, n, column_major, "C");
   }
 
@@ -92,12 +89,24 @@ class Guard {
   mlir::Value Compare(mlir::arith::CmpIPredicate predicate, mlir::Value x, mlir::Value y) {
     return mlir::arith::CmpIOp::create(b_, loc_, predicate, x, y);
   }
-  mlir::Value Ge(mlir::Value x, mlir::Value y) { return Compare(mlir::arith::CmpIPredicate::sge, x, y); }
-  mlir::Value Le(mlir::Value x, mlir::Value y) { return Compare(mlir::arith::CmpIPredicate::sle, x, y); }
-  mlir::Value Eq(mlir::Value x, mlir::Value y) { return Compare(mlir::arith::CmpIPredicate::eq, x, y); }
-  mlir::Value Ne(mlir::Value x, mlir::Value y) { return Compare(mlir::arith::CmpIPredicate::ne, x, y); }
-  mlir::Value And(mlir::Value x, mlir::Value y) { return mlir::arith::AndIOp::create(b_, loc_, x, y); }
-  mlir::Value Or(mlir::Value x, mlir::Value y) { return mlir::arith::OrIOp::create(b_, loc_, x, y); }
+  mlir::Value Ge(mlir::Value x, mlir::Value y) {
+    return Compare(mlir::arith::CmpIPredicate::sge, x, y);
+  }
+  mlir::Value Le(mlir::Value x, mlir::Value y) {
+    return Compare(mlir::arith::CmpIPredicate::sle, x, y);
+  }
+  mlir::Value Eq(mlir::Value x, mlir::Value y) {
+    return Compare(mlir::arith::CmpIPredicate::eq, x, y);
+  }
+  mlir::Value Ne(mlir::Value x, mlir::Value y) {
+    return Compare(mlir::arith::CmpIPredicate::ne, x, y);
+  }
+  mlir::Value And(mlir::Value x, mlir::Value y) {
+    return mlir::arith::AndIOp::create(b_, loc_, x, y);
+  }
+  mlir::Value Or(mlir::Value x, mlir::Value y) {
+    return mlir::arith::OrIOp::create(b_, loc_, x, y);
+  }
   mlir::Value Select(mlir::Value c, mlir::Value x, mlir::Value y) {
     return mlir::arith::SelectOp::create(b_, loc_, c, x, y);
   }

@@ -4,11 +4,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "dialect/NVIDIAOps.h"
-#include "jit/diagnostics.h"
 #include "jit/delegates/c_signatures.h"
 #include "jit/delegates/delegate_passes.h"
 #include "jit/delegates/gemm_extents.h"
 #include "jit/delegates/registry.h"
+#include "jit/diagnostics.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -92,14 +92,14 @@ class LowerDelegateCalls
 
  private:
   /// `llvm.func @name(params) -> result` in the module, declared once.
-  mlir::LLVM::LLVMFuncOp Declare(mlir::Operation* anchor, llvm::StringRef name,
-                                 mlir::Type result, llvm::ArrayRef<mlir::Type> params) {
+  mlir::LLVM::LLVMFuncOp Declare(mlir::Operation* anchor, llvm::StringRef name, mlir::Type result,
+                                 llvm::ArrayRef<mlir::Type> params) {
     mlir::ModuleOp module = anchor->getParentOfType<mlir::ModuleOp>();
     if (auto existing = module.lookupSymbol<mlir::LLVM::LLVMFuncOp>(name)) return existing;
     mlir::OpBuilder b(module.getBodyRegion());
     b.setInsertionPointToStart(module.getBody());
-    return b.create<mlir::LLVM::LLVMFuncOp>(
-        module.getLoc(), name, mlir::LLVM::LLVMFunctionType::get(result, params));
+    return b.create<mlir::LLVM::LLVMFuncOp>(module.getLoc(), name,
+                                            mlir::LLVM::LLVMFunctionType::get(result, params));
   }
 
   mlir::Value Call(mlir::OpBuilder& b, mlir::Location loc, mlir::LLVM::LLVMFuncOp callee,
@@ -117,8 +117,7 @@ class LowerDelegateCalls
     mlir::Value base = b.create<mlir::memref::ExtractAlignedPointerAsIndexOp>(loc, memref);
     mlir::Value bytes = b.create<mlir::arith::ConstantIndexOp>(
         loc, (type.getElementType().getIntOrFloatBitWidth() + 7) / 8);
-    mlir::Value offset =
-        b.create<mlir::arith::MulIOp>(loc, metadata.getOffset(), bytes);
+    mlir::Value offset = b.create<mlir::arith::MulIOp>(loc, metadata.getOffset(), bytes);
     mlir::Value address = b.create<mlir::arith::IndexCastOp>(
         loc, b.getI64Type(), b.create<mlir::arith::AddIOp>(loc, base, offset));
     return b.create<mlir::LLVM::IntToPtrOp>(loc, Ptr(), address);
@@ -172,17 +171,17 @@ class LowerDelegateCalls
         if (p == AbiParam::kCublasHandle) continue;
         mlir::Type type = call.getArgs()[operand].getType();
         if (!Matches(p, type)) {
-          return call.emitOpError()
-                 << "operand #" << operand << " of '" << callee << "': expected "
-                 << Describe(p) << ", found '" << TypeText(type) << "'";
+          return call.emitOpError() << "operand #" << operand << " of '" << callee << "': expected "
+                                    << Describe(p) << ", found '" << TypeText(type) << "'";
         }
         ++operand;
       }
       bool needs_handle = false;
       for (AbiParam p : params) needs_handle |= p == AbiParam::kCublasHandle;
       if (needs_handle && target_ != Target::kNvptx) {
-        return call.emitOpError() << "'" << callee << "' is a cuBLAS call and needs the nvptx "
-                                                    "target (device memory, a stream)";
+        return call.emitOpError() << "'" << callee
+                                  << "' is a cuBLAS call and needs the nvptx "
+                                     "target (device memory, a stream)";
       }
     } else {
       // The verifier has matched a declared signature against the operands and results.
@@ -226,15 +225,14 @@ class LowerDelegateCalls
                              : result_type ? result_type
                                            : mlir::LLVM::LLVMVoidType::get(&getContext());
     CountDispatch(b, loc, call);
-    mlir::Value returned = Call(b, loc, Declare(call, callee, llvm_result, argument_types),
-                                arguments);
+    mlir::Value returned =
+        Call(b, loc, Declare(call, callee, llvm_result, argument_types), arguments);
     if (result_kind == AbiResult::kStatus) {
       mlir::Value name = mlir::LLVM::createGlobalString(
-          loc, b, "tessera_delegate_name_" + callee, callee + '\0',
-          mlir::LLVM::Linkage::Internal);
+          loc, b, "tessera_delegate_name_" + callee, callee + '\0', mlir::LLVM::Linkage::Internal);
       Call(b, loc,
-           Declare(call, "tessera_rt_delegate_status",
-                   mlir::LLVM::LLVMVoidType::get(&getContext()), {b.getI32Type(), Ptr()}),
+           Declare(call, "tessera_rt_delegate_status", mlir::LLVM::LLVMVoidType::get(&getContext()),
+                   {b.getI32Type(), Ptr()}),
            {returned, name});
     }
     if (result_type) call.getResult(0).replaceAllUsesWith(returned);
@@ -262,26 +260,23 @@ class LowerDelegateCalls
     mlir::Location loc = call.getLoc();
     // Kernel parameters: a memref passes its data pointer, a scalar its value.
     const int64_t count = static_cast<int64_t>(call.getArgs().size());
-    mlir::Value count_value = b.create<mlir::LLVM::ConstantOp>(loc, b.getI64Type(),
-                                                               std::max<int64_t>(count, 1));
+    mlir::Value count_value =
+        b.create<mlir::LLVM::ConstantOp>(loc, b.getI64Type(), std::max<int64_t>(count, 1));
     mlir::Value params = b.create<mlir::LLVM::AllocaOp>(loc, Ptr(), Ptr(), count_value);
     for (auto [index, operand] : llvm::enumerate(call.getArgs())) {
-      mlir::Value value = llvm::isa<mlir::MemRefType>(operand.getType())
-                              ? DataPointer(b, loc, operand)
-                              : operand;
+      mlir::Value value =
+          llvm::isa<mlir::MemRefType>(operand.getType()) ? DataPointer(b, loc, operand) : operand;
       mlir::Value slot = Spill(b, loc, value);
-      mlir::Value at = b.create<mlir::LLVM::GEPOp>(loc, Ptr(), Ptr(), params,
-                                                   llvm::ArrayRef<mlir::LLVM::GEPArg>{
-                                                       static_cast<int32_t>(index)});
+      mlir::Value at = b.create<mlir::LLVM::GEPOp>(
+          loc, Ptr(), Ptr(), params,
+          llvm::ArrayRef<mlir::LLVM::GEPArg>{static_cast<int32_t>(index)});
       b.create<mlir::LLVM::StoreOp>(loc, slot, at);
     }
     auto size = [&](llvm::ArrayRef<int64_t> sizes, size_t i) -> mlir::Value {
-      return b.create<mlir::LLVM::ConstantOp>(loc, b.getI64Type(),
-                                              i < sizes.size() ? sizes[i] : 1);
+      return b.create<mlir::LLVM::ConstantOp>(loc, b.getI64Type(), i < sizes.size() ? sizes[i] : 1);
     };
     mlir::Value image_name = mlir::LLVM::createGlobalString(
-        loc, b, "tessera_image_" + image->name, image->name + '\0',
-        mlir::LLVM::Linkage::Internal);
+        loc, b, "tessera_image_" + image->name, image->name + '\0', mlir::LLVM::Linkage::Internal);
     mlir::Value kernel_name = mlir::LLVM::createGlobalString(
         loc, b, "tessera_kernel_" + callee, callee + '\0', mlir::LLVM::Linkage::Internal);
     mlir::Type i64 = b.getI64Type();

@@ -36,13 +36,13 @@ const MatmulProvider* BuiltinMatmulProvider(absl::string_view name) {
 
 absl::Status ValidateMatmulProvider(const MatmulProvider& p) {
   auto bad = [&](const std::string& what) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("matmul provider '", p.name, "': ", what));
+    return absl::InvalidArgumentError(absl::StrCat("matmul provider '", p.name, "': ", what));
   };
   if (p.name.empty()) return bad("needs a non-empty name");
   if (p.name == "compiled" || p.name.rfind("compiled.", 0) == 0) {
-    return bad("'compiled' and 'compiled.<schedule>' name the compiled lowering and its kernel "
-               "variants");
+    return bad(
+        "'compiled' and 'compiled.<schedule>' name the compiled lowering and its kernel "
+        "variants");
   }
   if (p.library.empty()) return bad("needs the registered library that defines its callee");
   if (p.callee.empty()) return bad("needs a non-empty callee");

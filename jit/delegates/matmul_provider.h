@@ -22,7 +22,7 @@ struct MatmulProvider {
   /// The calling convention of `callee`: "cblas_sgemm" (row-major CBLAS, host) or
   /// "cublasSgemm_v2" (column-major cuBLAS, nvptx).
   std::string abi;
-  std::string arch;  ///< the contract's arch envelope
+  std::string arch;                           ///< the contract's arch envelope
   std::string provenance = "vendor_library";  ///< or "handwritten_kernel"
   std::string covers;  ///< "root_only": declines a matmul with a fused epilogue
   std::string determinism;

@@ -4,12 +4,12 @@
 #include <dlfcn.h>
 
 #include <climits>
-#include <filesystem>
 #include <cstdlib>
+#include <filesystem>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/files.h"
 #include "base/sha256.h"
@@ -83,8 +83,8 @@ absl::StatusOr<std::vector<std::string>> CubinEntries(const std::string& cubin) 
   auto object = llvm::object::ObjectFile::createObjectFile(
       llvm::MemoryBufferRef(llvm::StringRef(cubin.data(), cubin.size()), "cubin"));
   if (!object) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "not a cubin (ELF) image: ", llvm::toString(object.takeError())));
+    return absl::InvalidArgumentError(
+        absl::StrCat("not a cubin (ELF) image: ", llvm::toString(object.takeError())));
   }
   std::vector<std::string> entries;
   for (const llvm::object::SymbolRef& symbol : (*object)->symbols()) {
@@ -158,15 +158,15 @@ absl::Status DelegateRegistry::RegisterLibrary(const std::string& name, const st
   {
     absl::MutexLock lock(&mu_);
     if (libraries_.count(name) || images_.count(name)) {
-      return absl::InvalidArgumentError(absl::StrCat("a delegate named '", name,
-                                                     "' is already registered"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("a delegate named '", name, "' is already registered"));
     }
   }
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* error = dlerror();
-    return absl::InvalidArgumentError(absl::StrCat("cannot load library '", name, "' from ",
-                                                   path, ": ", error != nullptr ? error : "?"));
+    return absl::InvalidArgumentError(absl::StrCat("cannot load library '", name, "' from ", path,
+                                                   ": ", error != nullptr ? error : "?"));
   }
   Library library;
   library.handle = handle;
@@ -266,16 +266,16 @@ absl::Status DelegateRegistry::RegisterCudaSource(const std::string& name,
     }
     std::vector<const char*> options;
     for (const std::string& option : option_text) options.push_back(option.c_str());
-    nvrtcResult result = nvrtc->nvrtcCompileProgram(program, static_cast<int>(options.size()),
-                                                    options.data());
+    nvrtcResult result =
+        nvrtc->nvrtcCompileProgram(program, static_cast<int>(options.size()), options.data());
     size_t log_size = 0;
     nvrtc->nvrtcGetProgramLogSize(program, &log_size);
     std::string log(log_size, '\0');
     nvrtc->nvrtcGetProgramLog(program, log.data());
     if (result != NVRTC_SUCCESS) {
       nvrtc->nvrtcDestroyProgram(&program);
-      return absl::InvalidArgumentError(absl::StrCat(
-          "NVRTC could not compile kernel source '", name, "' for ", arch, ":\n", log));
+      return absl::InvalidArgumentError(absl::StrCat("NVRTC could not compile kernel source '",
+                                                     name, "' for ", arch, ":\n", log));
     }
     size_t size = 0;
     nvrtc->nvrtcGetPTXSize(program, &size);
@@ -312,9 +312,9 @@ absl::StatusOr<ResolvedSymbol> DelegateRegistry::ResolveCAbi(absl::string_view c
     if (void* address = DefinedIn(library, name)) return ResolvedSymbol{address, library.identity};
     searched.push_back(absl::StrCat(library_name, " (", library.identity.path, ")"));
   }
-  return absl::NotFoundError(absl::StrCat(
-      "'", name, "' not found in registered libraries (searched: ",
-      searched.empty() ? "none registered" : absl::StrJoin(searched, ", "), ")"));
+  return absl::NotFoundError(
+      absl::StrCat("'", name, "' not found in registered libraries (searched: ",
+                   searched.empty() ? "none registered" : absl::StrJoin(searched, ", "), ")"));
 }
 
 absl::StatusOr<ResolvedSymbol> DelegateRegistry::ResolveCAbiIn(absl::string_view library_name,
@@ -322,8 +322,7 @@ absl::StatusOr<ResolvedSymbol> DelegateRegistry::ResolveCAbiIn(absl::string_view
   absl::MutexLock lock(&mu_);
   auto it = libraries_.find(std::string(library_name));
   if (it == libraries_.end()) {
-    return absl::NotFoundError(
-        absl::StrCat("library '", library_name, "' is not registered"));
+    return absl::NotFoundError(absl::StrCat("library '", library_name, "' is not registered"));
   }
   if (void* address = DefinedIn(it->second, std::string(callee))) {
     return ResolvedSymbol{address, it->second.identity};
@@ -355,10 +354,10 @@ absl::Status DelegateRegistry::DeclareMatmulProvider(const MatmulProvider& provi
   // to this library.
   TESSERA_ASSIGN_OR_RETURN(ResolvedSymbol bound, ResolveCAbi(provider.callee));
   if (bound.address != own.address) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "matmul provider '", provider.name, "': callee '", provider.callee,
-        "' is also defined by library '", bound.library.name,
-        "', which a call by that name would bind; give the callee a unique name"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("matmul provider '", provider.name, "': callee '", provider.callee,
+                     "' is also defined by library '", bound.library.name,
+                     "', which a call by that name would bind; give the callee a unique name"));
   }
   absl::MutexLock lock(&mu_);
   for (const MatmulProvider& declared : providers_) {
@@ -392,9 +391,9 @@ absl::StatusOr<KernelImage> DelegateRegistry::ResolveKernel(absl::string_view ca
     }
     searched.push_back(name);
   }
-  return absl::NotFoundError(absl::StrCat(
-      "kernel '", callee, "' not found in registered kernel images (searched: ",
-      searched.empty() ? "none registered" : absl::StrJoin(searched, ", "), ")"));
+  return absl::NotFoundError(
+      absl::StrCat("kernel '", callee, "' not found in registered kernel images (searched: ",
+                   searched.empty() ? "none registered" : absl::StrJoin(searched, ", "), ")"));
 }
 
 std::vector<DelegateIdentity> DelegateRegistry::Identities() const {

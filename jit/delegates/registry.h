@@ -9,13 +9,13 @@
 #include <string>
 #include <vector>
 
-#include "runtime/delegate_state.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "jit/compile_options.h"
 #include "jit/delegates/matmul_provider.h"
+#include "runtime/delegate_state.h"
 
 namespace tessera::jit::delegates {
 
@@ -36,14 +36,15 @@ PointerSpace InferPointerSpace(absl::string_view soname);
 
 /// Who a resolved delegate is: an input to caches and decision records.
 struct DelegateIdentity {
-  std::string name;     ///< the registered name ("openblas", "my_kernels")
-  std::string kind;     ///< "library" or "kernel_image"
+  std::string name;  ///< the registered name ("openblas", "my_kernels")
+  std::string kind;  ///< "library" or "kernel_image"
   /// Libraries: which memory their pointers address (kernel images: device).
   PointerSpace pointers = PointerSpace::kDevice;
-  std::string path;     ///< the file actually loaded (libraries), or "" for images
-  std::string soname;   ///< DT_SONAME of the loaded library (its file name if it has none)
-  std::string version;  ///< what the library reports (e.g. "OpenBLAS 0.3.21"), else from the file name
-  std::string sha256;   ///< content hash of the loaded file or image bytes
+  std::string path;    ///< the file actually loaded (libraries), or "" for images
+  std::string soname;  ///< DT_SONAME of the loaded library (its file name if it has none)
+  std::string
+      version;  ///< what the library reports (e.g. "OpenBLAS 0.3.21"), else from the file name
+  std::string sha256;  ///< content hash of the loaded file or image bytes
 
   /// One line, e.g. "openblas (library, host pointers) libopenblas.so.0 OpenBLAS 0.3.21
   /// sha256:1a2b… /usr/lib/…".
@@ -140,7 +141,7 @@ class DelegateRegistry {
   std::map<std::string, Library> libraries_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, KernelImage> images_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::string> nvrtc_cache_ ABSL_GUARDED_BY(mu_);  // hash → PTX
-  std::vector<MatmulProvider> providers_ ABSL_GUARDED_BY(mu_);  // declared
+  std::vector<MatmulProvider> providers_ ABSL_GUARDED_BY(mu_);           // declared
 };
 
 /// The `.entry` names of a PTX text, in order.

@@ -1,4 +1,5 @@
 // The arbiter without a compiler: the noise rule, timing statistics, the host reference and
+// Over 600 lines: every rule of the arbiter against one scripted prober and its fixtures.
 // accuracy check, decision records as JSON, the decision cache, and Arbitrate's gates driven
 // by a scripted prober (exact timings and outputs, so every rule is checked deterministically).
 #include "arbiter/arbiter.h"
@@ -16,11 +17,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "arbiter/decision_cache.h"
-#include "arbiter/plan.h"
 #include "arbiter/decision_record.h"
 #include "arbiter/element_storage.h"
 #include "arbiter/matmul_probe.h"
 #include "arbiter/op_probe.h"
+#include "arbiter/plan.h"
 #include "arbiter/timing.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -90,8 +91,8 @@ TEST(MatmulProbeTest, AccuracyRatioAgainstTheBudget) {
   AccuracyCheck fail = CheckAccuracy({1.0f, 100.1f}, {1.0, 100.0}, budget);
   EXPECT_GT(fail.ratio, 1);
   EXPECT_EQ(fail.worst_index, 1);
-  EXPECT_TRUE(std::isinf(
-      CheckAccuracy({std::numeric_limits<float>::quiet_NaN()}, {0.0}, budget).ratio));
+  EXPECT_TRUE(
+      std::isinf(CheckAccuracy({std::numeric_limits<float>::quiet_NaN()}, {0.0}, budget).ratio));
   EXPECT_TRUE(std::isinf(CheckAccuracy({1.0f}, {1.0, 2.0}, budget).ratio));
 }
 
@@ -113,9 +114,16 @@ TEST(ElementStorageTest, ExactValuesEncodeToTheirBitsAndDecodeBack) {
   auto bits16 = [](const std::vector<uint8_t>& bytes, size_t i) {
     return static_cast<uint16_t>(bytes[2 * i] | bytes[2 * i + 1] << 8);
   };
-  const std::vector<float> values = {1.0f, -2.0f, 0.0f, -0.0f, 0.5f, 65504.0f,
-                                     std::ldexp(1.0f, -14), std::ldexp(1.0f, -24),
-                                     std::ldexp(3.0f, -24), -127.0f / 128};
+  const std::vector<float> values = {1.0f,
+                                     -2.0f,
+                                     0.0f,
+                                     -0.0f,
+                                     0.5f,
+                                     65504.0f,
+                                     std::ldexp(1.0f, -14),
+                                     std::ldexp(1.0f, -24),
+                                     std::ldexp(3.0f, -24),
+                                     -127.0f / 128};
   absl::StatusOr<std::vector<uint8_t>> half = EncodeStorage(values, "f16");
   ASSERT_TRUE(half.ok()) << half.status();
   ASSERT_EQ(half->size(), 2 * values.size());
@@ -187,14 +195,15 @@ TEST(OpProbeTest, ANarrowOutputWidensItsOwnRelativeBudget) {
   EXPECT_GT(CompareOutputs(out, ref, budget, {{2, "f32"}}).ratio, 1);
   EXPECT_LE(CompareOutputs(out, ref, budget, {{2, "bf16"}}).ratio, 1);
   // Only the output stored narrow gets the ulp: the second, f32 one fails.
-  const AccuracyCheck check = CompareOutputs({1.0f, 1.0f + 1.0f / 256}, {1.0f, 1.0f}, budget,
-                                             {{1, "bf16"}, {1, "f32"}});
+  const AccuracyCheck check =
+      CompareOutputs({1.0f, 1.0f + 1.0f / 256}, {1.0f, 1.0f}, budget, {{1, "bf16"}, {1, "f32"}});
   EXPECT_GT(check.ratio, 1);
   EXPECT_EQ(check.worst_index, 1);
   EXPECT_DOUBLE_EQ(check.allowed, 1e-5);
-  EXPECT_LE(CompareOutputs({1.0f + 1.0f / 256, 1.0f}, {1.0f, 1.0f}, budget,
-                           {{1, "bf16"}, {1, "f32"}}).ratio,
-            1);
+  EXPECT_LE(
+      CompareOutputs({1.0f + 1.0f / 256, 1.0f}, {1.0f, 1.0f}, budget, {{1, "bf16"}, {1, "f32"}})
+          .ratio,
+      1);
   // Segments that do not add up to the values are a mismatch.
   EXPECT_TRUE(std::isinf(CompareOutputs(ref, ref, budget, {{1, "f32"}}).ratio));
   EXPECT_TRUE(std::isinf(CompareOutputs(ref, ref, budget, {{3, "f32"}}).ratio));
@@ -222,20 +231,22 @@ TEST(OpProbeTest, AtolScaledByTheOutputsMagnitudeSeesErrorsInSmallOutputs) {
                                            AtolScale::kOutputMagnitude);
   EXPECT_EQ(two.worst_index, 3);
   EXPECT_GT(two.ratio, 1);
-  EXPECT_NEAR(CompareOutputs({100.0f, 5e-4f}, {100.0f, 0.0f}, budget, {},
-                             AtolScale::kOutputMagnitude).ratio,
-              0.5, 1e-6);
+  EXPECT_NEAR(
+      CompareOutputs({100.0f, 5e-4f}, {100.0f, 0.0f}, budget, {}, AtolScale::kOutputMagnitude)
+          .ratio,
+      0.5, 1e-6);
   // An unbounded atol stays unbounded (not inf·0) on an output of zeros.
   EXPECT_EQ(CompareOutputs({1.0f}, {0.0f}, {std::numeric_limits<double>::infinity(), 0}, {},
-                           AtolScale::kOutputMagnitude).ratio,
+                           AtolScale::kOutputMagnitude)
+                .ratio,
             0);
   // An output of zeros: a flushed subnormal passes, anything larger does not.
-  EXPECT_LE(CompareOutputs({1e-40f, 0.0f}, {0.0f, 0.0f}, budget, {},
-                           AtolScale::kOutputMagnitude).ratio,
-            1);
-  EXPECT_GT(CompareOutputs({1e-30f, 0.0f}, {0.0f, 0.0f}, budget, {},
-                           AtolScale::kOutputMagnitude).ratio,
-            1);
+  EXPECT_LE(
+      CompareOutputs({1e-40f, 0.0f}, {0.0f, 0.0f}, budget, {}, AtolScale::kOutputMagnitude).ratio,
+      1);
+  EXPECT_GT(
+      CompareOutputs({1e-30f, 0.0f}, {0.0f, 0.0f}, budget, {}, AtolScale::kOutputMagnitude).ratio,
+      1);
 }
 
 ArbitrationPoint Matmul(int64_t m, int64_t n, int64_t k);
@@ -305,11 +316,11 @@ TEST(MatmulProbeTest, CoverageNamesWhatTheProbesDoNotRun) {
 // Arbitrate with a scripted prober.
 
 struct Script {
-  double seconds = 1e-3;   ///< what Time reports per run…
+  double seconds = 1e-3;       ///< what Time reports per run…
   double seconds_per_mac = 0;  ///< … plus this per multiply-add of the bound problem
-  double jitter = 0.001;   ///< relative, cycling 0, 1, 2 × this
-  double error = 0;        ///< added to every output element
-  double error_from_k = 0; ///< … only for problems with K at least this
+  double jitter = 0.001;       ///< relative, cycling 0, 1, 2 × this
+  double error = 0;            ///< added to every output element
+  double error_from_k = 0;     ///< … only for problems with K at least this
   /// Rows of a problem with M at least this are computed in another order (one ulp off).
   int64_t batch_variant_from_m = 0;
   bool fail_prepare = false;
@@ -335,7 +346,8 @@ class ScriptedKernel : public ProbeKernel {
       for (float& value : out) value += static_cast<float>(script_.error);
     }
     if (script_.batch_variant_from_m > 0 && inputs.problem.m >= script_.batch_variant_from_m) {
-      for (float& value : out) value = std::nextafter(value, std::numeric_limits<float>::infinity());
+      for (float& value : out)
+        value = std::nextafter(value, std::numeric_limits<float>::infinity());
     }
     return out;
   }
@@ -357,8 +369,7 @@ class ScriptedKernel : public ProbeKernel {
   std::string BoundShape() const override { return absl::StrCat(bound_, "x", bound_); }
   double LastRunSeconds() const override {
     return script_.seconds + script_.seconds_per_mac * static_cast<double>(problem_.m) *
-                                 static_cast<double>(problem_.n) *
-                                 static_cast<double>(problem_.k);
+                                 static_cast<double>(problem_.n) * static_cast<double>(problem_.k);
   }
   absl::StatusOr<double> Time(int repetitions) override {
     // A little deterministic jitter, so spreads are real but tiny.
@@ -533,11 +544,10 @@ TEST_F(ArbitrateTest, NoSurvivorIsAReportNotAFallback) {
   for (const char* id : {"compiled", "fastblas", "slowblas"}) prober_.scripts[id].error = 1;
   absl::Status status = Arbitrate(Matmul(8, 8, 8), Field(), context_).status();
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(status.message(),
-              AllOf(HasSubstr("no candidate can run tile.matmul (shape 8x8x8"),
-                    HasSubstr("compiled: removed by the accuracy gate"),
-                    HasSubstr("fastblas: removed by the accuracy gate"),
-                    HasSubstr("slowblas: removed by the accuracy gate")));
+  EXPECT_THAT(status.message(), AllOf(HasSubstr("no candidate can run tile.matmul (shape 8x8x8"),
+                                      HasSubstr("compiled: removed by the accuracy gate"),
+                                      HasSubstr("fastblas: removed by the accuracy gate"),
+                                      HasSubstr("slowblas: removed by the accuracy gate")));
 }
 
 TEST_F(ArbitrateTest, TheSoleCompiledLoweringIsNeitherProbedNorCached) {
@@ -642,7 +652,8 @@ TEST_F(ArbitrateTest, OpVariantsAreCheckedAgainstTheCompiledLoweringAndRaced) {
   // Another op body is another decision.
   ArbitrationPoint other = Softmax();
   other.probe_source += " ";
-  EXPECT_NE(KeysFor(Softmax(), Variants(), "d", "t").base, KeysFor(other, Variants(), "d", "t").base);
+  EXPECT_NE(KeysFor(Softmax(), Variants(), "d", "t").base,
+            KeysFor(other, Variants(), "d", "t").base);
 }
 
 TEST_F(ArbitrateTest, AForcedOpVariantIsStillCheckedAgainstTheCompiledLowering) {
@@ -759,7 +770,6 @@ TEST_F(ArbitrateTest, DecisionsAreReusedAndAChangedIdentityMissesButKeepsTheReco
   EXPECT_EQ(reopened.Records().size(), 2u);  // the old record is kept
 }
 
-
 // ---------------------------------------------------------------------------------------------
 // Bounded cost: racing under the budget.
 
@@ -862,8 +872,7 @@ TEST_F(ArbitrateTest, AShapeTooLongToTimeIsCappedAndTheRecordSaysWhere) {
     prober_.scripts[id] = {0, 1e-9};
   }
   prober_.scripts["fastblas"].seconds_per_mac = 0.5e-9;
-  absl::StatusOr<DecisionRecord> record =
-      Arbitrate(Matmul(4096, 4096, 4096), Field(), context_);
+  absl::StatusOr<DecisionRecord> record = Arbitrate(Matmul(4096, 4096, 4096), Field(), context_);
   ASSERT_TRUE(record.ok()) << record.status();
   EXPECT_EQ(record->winner, "fastblas");
   EXPECT_THAT(record->measured_shape,
@@ -871,9 +880,8 @@ TEST_F(ArbitrateTest, AShapeTooLongToTimeIsCappedAndTheRecordSaysWhere) {
                         "runs would not fit the time budget)"));
   EXPECT_LE(prober_.ledger.timed_seconds, 0.3);
   // The minimum (check, warm-up and 3 samples for each of 3) fits half the budget.
-  std::vector<std::string> sizes = absl::StrSplit(record->measured_shape.substr(
-                                                      0, record->measured_shape.find(' ')),
-                                                  'x');
+  std::vector<std::string> sizes =
+      absl::StrSplit(record->measured_shape.substr(0, record->measured_shape.find(' ')), 'x');
   double macs = 1;
   for (const std::string& size : sizes) macs *= std::stod(size);
   EXPECT_LE(5 * macs * 2.5e-9, 0.15);

@@ -1,12 +1,14 @@
 // The arbiter end to end on the host target: tile.matmul compiled vs OpenBLAS vs declared test
+// Over 600 lines: one end-to-end fixture (the compiled lowering, OpenBLAS, test GEMMs) that every
+// case shares.
 // GEMMs, through jit::Compile — the noise rule on real timings, the accuracy gate on a delegate
 // that computes in TF32, determinism, root_only, forcing, decisions written back into the IR,
 // and the decision cache across compiles, processes (a reopened directory) and a changed
 // library identity. Every arbitrated module is also run and checked against a C++ reference.
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -16,19 +18,19 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "arbiter/batch_invariance.h"
 #include "arbiter/decision_cache.h"
 #include "arbiter/decision_record.h"
-#include "arbiter/batch_invariance.h"
 #include "arbiter/matmul_probe.h"
 #include "arbiter/op_probe.h"
 #include "arbiter/plan.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "jit/compiler.h"
 #include "jit/arbitration/composed_accuracy.h"
 #include "jit/arbitration/entry_probe.h"
-#include "jit/delegates/registry.h"
 #include "jit/arbitration/probers.h"
+#include "jit/compiler.h"
+#include "jit/delegates/registry.h"
 #include "tests/jit/host_tensor.h"
 
 namespace tessera::jit {
@@ -56,8 +58,8 @@ std::string Matmul(int64_t m, int64_t n, int64_t k, const std::string& extra = "
   const std::string c = absl::StrCat("memref<", m, "x", n, "xf32>");
   const std::string bias = absl::StrCat("memref<", n, "xf32>");
   return absl::StrCat("func.func @mm(%a: ", a, ", %b: ", b, ", %c: ", c, ", %bias: ", bias,
-                      ") {\n  tile.matmul %a, %b -> %c", extra, " ", attributes, " : ", a,
-                      ", ", b, " -> ", c, "\n  return\n}\n");
+                      ") {\n  tile.matmul %a, %b -> %c", extra, " ", attributes, " : ", a, ", ", b,
+                      " -> ", c, "\n  return\n}\n");
 }
 
 delegates::MatmulProvider TestProvider(const std::string& name, const std::string& callee,
@@ -82,9 +84,8 @@ std::shared_ptr<delegates::DelegateRegistry> Registry(
   auto registry = std::make_shared<delegates::DelegateRegistry>();
   EXPECT_TRUE(registry->RegisterDefaultLibraries(Target::kHost).ok());
   EXPECT_TRUE(registry
-                  ->RegisterLibrary("testgemm",
-                                    Runfile(absl::StrCat("tests/arbiter/libtest_gemm_", build,
-                                                         ".so")))
+                  ->RegisterLibrary("testgemm", Runfile(absl::StrCat("tests/arbiter/libtest_gemm_",
+                                                                     build, ".so")))
                   .ok());
   for (const delegates::MatmulProvider& provider : declare) {
     absl::Status status = registry->DeclareMatmulProvider(provider);
@@ -147,9 +148,8 @@ std::string ArbitratedIr(const CompiledModule& module) {
 
 TEST(ArbitrationTest, CompiledVsOpenBlasAcrossShapesFollowsTheNoiseRule) {
   auto registry = Registry();
-  for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{4, 4, 4},
-                         {33, 17, 65},
-                         {256, 256, 256}}) {
+  for (auto [m, n, k] :
+       {std::tuple<int64_t, int64_t, int64_t>{4, 4, 4}, {33, 17, 65}, {256, 256, 256}}) {
     SCOPED_TRACE(absl::StrCat(m, "x", n, "x", k));
     auto module = CompileArbitrated(Matmul(m, n, k), registry);
     ASSERT_TRUE(module.ok()) << module.status();
@@ -188,8 +188,10 @@ TEST(ArbitrationTest, AClearlySlowerCandidateLosesByAClearMargin) {
   // A controlled race, the same on every CPU: the test GEMM doing 16 times the work against the
   // compiled lowering (no real library whose speed depends on the machine).
   auto registry = std::make_shared<delegates::DelegateRegistry>();
-  ASSERT_TRUE(registry->RegisterLibrary("testgemm", Runfile("tests/arbiter/libtest_gemm_a.so")).ok());
-  ASSERT_TRUE(registry->DeclareMatmulProvider(TestProvider("slowgemm", "tessera_test_sgemm_slow")).ok());
+  ASSERT_TRUE(
+      registry->RegisterLibrary("testgemm", Runfile("tests/arbiter/libtest_gemm_a.so")).ok());
+  ASSERT_TRUE(
+      registry->DeclareMatmulProvider(TestProvider("slowgemm", "tessera_test_sgemm_slow")).ok());
   auto module = CompileArbitrated(Matmul(64, 64, 64), registry);
   ASSERT_TRUE(module.ok()) << module.status();
   const arbiter::DecisionRecord& record = (*module)->decisions[0];
@@ -226,8 +228,7 @@ TEST(ArbitrationTest, TheAccuracyGateRejectsADelegateOutsideItsDeclaredBudget) {
   EXPECT_GT(wrong->error_ratio, 1);
   EXPECT_NE(record.winner, "tf32gemm");
   // Forcing it fails the compile, naming the gate.
-  auto forced = CompileArbitrated(Matmul(8, 8, 4), Registry({tf32}), nullptr, false,
-                                  "tf32gemm");
+  auto forced = CompileArbitrated(Matmul(8, 8, 4), Registry({tf32}), nullptr, false, "tf32gemm");
   EXPECT_EQ(forced.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(forced.status().message(),
               HasSubstr("a.mlir:2:3: error: tile.matmul: the forced candidate 'tf32gemm' "
@@ -237,8 +238,8 @@ TEST(ArbitrationTest, TheAccuracyGateRejectsADelegateOutsideItsDeclaredBudget) {
   tf32.name = "tf32gemm_bounded";
   tf32.accuracy = "tolerance_bounded";
   tf32.tolerance = 5e-2;
-  auto honest = CompileArbitrated(Matmul(32, 32, 32), Registry({tf32}), nullptr, false,
-                                  "tf32gemm_bounded");
+  auto honest =
+      CompileArbitrated(Matmul(32, 32, 32), Registry({tf32}), nullptr, false, "tf32gemm_bounded");
   ASSERT_TRUE(honest.ok()) << honest.status();
   EXPECT_EQ((*honest)->decisions[0].winner, "tf32gemm_bounded");
   EXPECT_LE((*honest)->decisions[0].Find("tf32gemm_bounded")->error_ratio, 1);
@@ -260,8 +261,8 @@ TEST(ArbitrationTest, DeterminismRemovesANondeterministicCandidate) {
   EXPECT_EQ((*free)->decisions[0].Find("racygemm")->gate, "");
   EXPECT_GE((*free)->decisions[0].Find("racygemm")->samples, 3);
   // Forcing it into a deterministic function is an error that says why.
-  auto forced = CompileArbitrated(
-      Matmul(64, 64, 64, "", "{delegate = \"racygemm\"}"), Registry({racy}), nullptr, true);
+  auto forced = CompileArbitrated(Matmul(64, 64, 64, "", "{delegate = \"racygemm\"}"),
+                                  Registry({racy}), nullptr, true);
   EXPECT_THAT(forced.status().message(),
               HasSubstr("the forced candidate 'racygemm' (attribute `delegate`) is rejected by "
                         "the determinism gate: it declares determinism = \"nondeterministic\""));
@@ -302,12 +303,10 @@ TEST(ArbitrationTest, ForcingByOptionOrAttribute) {
                         "`matmul_delegate`) is unknown; candidates: compiled, openblas, cublas"));
 }
 
-
 TEST(ArbitrationTest, TheBudgetBoundsHowLongCandidatesRun) {
   CompileOptions options;
   options.arbitration_budget_ms = 20;
-  auto module =
-      CompileArbitrated(Matmul(128, 128, 128), Registry(), nullptr, false, "", options);
+  auto module = CompileArbitrated(Matmul(128, 128, 128), Registry(), nullptr, false, "", options);
   ASSERT_TRUE(module.ok()) << module.status();
   const arbiter::DecisionRecord& record = (*module)->decisions[0];
   EXPECT_EQ(record.source, "measured");
@@ -386,10 +385,9 @@ TEST(ArbitrationTest, NarrowProbesRunTheCompiledLoweringInItsStorageTypesWithinB
       absl::StatusOr<std::vector<float>> out = (*kernel)->Run(inputs);
       ASSERT_TRUE(out.ok()) << out.status();
       const std::vector<double> reference = arbiter::ReferenceMatmul(inputs);
-      const arbiter::AccuracyCheck check = arbiter::CheckAccuracy(
-          *out, reference, arbiter::ResultBudget(compiled.budget, probe));
-      EXPECT_LE(check.ratio, 1) << probe.ShapeText() << ": max |out - ref| "
-                                << check.max_abs_error;
+      const arbiter::AccuracyCheck check =
+          arbiter::CheckAccuracy(*out, reference, arbiter::ResultBudget(compiled.budget, probe));
+      EXPECT_LE(check.ratio, 1) << probe.ShapeText() << ": max |out - ref| " << check.max_abs_error;
       // Not a vacuous check: the result is the product, not zeros.
       EXPECT_GT(std::fabs(reference[0]) + std::fabs(reference.back()), 0);
       EXPECT_GT(check.ratio, 0) << "a narrow result rounds somewhere";
@@ -422,7 +420,8 @@ func.func @f(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
   tile.softmax %x -> %y : memref<?x?xf32> -> memref<?x?xf32>
   return
 }
-)mlir", "tile.softmax");
+)mlir",
+                                                  "tile.softmax");
   const arbiter::ArbitrationPoint& point = record.point;
   ASSERT_THAT(point.probe_source, HasSubstr("func.func @probe("));
   EXPECT_EQ(arbiter::ProbeCoverage(point), "");
@@ -530,10 +529,10 @@ func.func @f(%x: memref<?xf32>, %s: f32, %y: memref<?xf32>) {
   }
   return
 }
-)mlir", "tile.map");
+)mlir",
+                                                  "tile.map");
   const arbiter::ArbitrationPoint& point = record.point;
-  EXPECT_THAT(point.probe_source, AllOf(HasSubstr("arith.constant 2.0"),
-                                        HasSubstr("%arg2: f32")));
+  EXPECT_THAT(point.probe_source, AllOf(HasSubstr("arith.constant 2.0"), HasSubstr("%arg2: f32")));
   std::unique_ptr<arbiter::Prober> prober = MakeProber(CompileOptions());
   auto kernel = prober->Prepare(point, arbiter::CompiledCandidate("host", "t"), nullptr);
   ASSERT_TRUE(kernel.ok()) << kernel.status() << "\n" << point.probe_source;
@@ -555,17 +554,19 @@ func.func @g(%x: memref<?x?xf32>, %i: memref<?xi64>) {
   tile.reduce argmax %x -> %i axis = 1 : memref<?x?xf32> -> memref<?xi64>
   return
 }
-)mlir", "tile.reduce");
+)mlir",
+                                                  "tile.reduce");
   EXPECT_THAT(arbiter::ProbeCoverage(argmax.point), HasSubstr("this op has i64 operands"));
 }
 
 TEST(ArbitrationTest, AtTheBatchInvariantLevelOnlyProvenCandidatesServe) {
   auto exact = TestProvider("testsgemm", "tessera_test_sgemm");
   auto variant = TestProvider("variantgemm", "tessera_test_sgemm_batch_variant");
-  const std::string source = absl::StrReplaceAll(
-      Matmul(64, 64, 64), {{"func.func @mm(%a", "func.func @mm(%a"},
-                           {") {\n  tile", ") attributes {tessera.deterministic = {level = "
-                                           "\"batch_invariant\"}} {\n  tile"}});
+  const std::string source =
+      absl::StrReplaceAll(Matmul(64, 64, 64), {{"func.func @mm(%a", "func.func @mm(%a"},
+                                               {") {\n  tile",
+                                                ") attributes {tessera.deterministic = {level = "
+                                                "\"batch_invariant\"}} {\n  tile"}});
   auto module = CompileArbitrated(source, Registry({exact, variant}));
   ASSERT_TRUE(module.ok()) << module.status();
   const arbiter::DecisionRecord& record = (*module)->decisions[0];
@@ -593,8 +594,8 @@ TEST(ArbitrationTest, AtTheBatchInvariantLevelOnlyProvenCandidatesServe) {
   ASSERT_TRUE(run_to_run.ok()) << run_to_run.status();
   EXPECT_EQ((*run_to_run)->decisions[0].Find("variantgemm")->gate, "");
   // A bad level is a located error.
-  auto bad = CompileArbitrated(
-      absl::StrReplaceAll(source, {{"batch_invariant", "per_row"}}), Registry());
+  auto bad =
+      CompileArbitrated(absl::StrReplaceAll(source, {{"batch_invariant", "per_row"}}), Registry());
   EXPECT_THAT(bad.status().message(),
               HasSubstr("expects 'level' to be \"run_to_run\" or \"batch_invariant\""));
 }
@@ -636,9 +637,12 @@ TEST(ArbitrationTest, APlanReplaysEveryDecisionWithNothingMeasured) {
   EXPECT_THAT(unseen.status().message(),
               HasSubstr("a.mlir:2:3: error: strict replay: tile.matmul (shape 512x64x64"));
   // A damaged plan file is an error naming the file.
-  { std::ofstream(path) << "{\"format\": \"tessera-jit-plan\", \"version\": 1}"; }
-  EXPECT_THAT(arbiter::Plan::Load(path).status().message(),
-              HasSubstr(absl::StrCat(path, ": not a Tessera plan: \"decisions\" must be an array")));
+  {
+    std::ofstream(path) << "{\"format\": \"tessera-jit-plan\", \"version\": 1}";
+  }
+  EXPECT_THAT(
+      arbiter::Plan::Load(path).status().message(),
+      HasSubstr(absl::StrCat(path, ": not a Tessera plan: \"decisions\" must be an array")));
 }
 
 // Composed accuracy: the scaled test GEMM (relative error 2^-14 = 6.1e-5) is inside its
@@ -664,8 +668,8 @@ std::shared_ptr<const arbiter::Plan> PinEverywhere(const std::string& source,
                                                    const std::string& winner) {
   CompileOptions unchecked = Unhurried();
   unchecked.check_composed_accuracy = false;
-  auto forced = CompileArbitrated(source, Registry({ScaledProvider()}), nullptr, false, winner,
-                                  unchecked);
+  auto forced =
+      CompileArbitrated(source, Registry({ScaledProvider()}), nullptr, false, winner, unchecked);
   EXPECT_TRUE(forced.ok()) << forced.status();
   if (!forced.ok()) return nullptr;
   std::vector<arbiter::DecisionRecord> records = (*forced)->decisions;
@@ -681,8 +685,8 @@ TEST(ArbitrationTest, OpsWithinTheirBudgetsThatComposeBeyondItRevertTheWorstOne)
   CompileOptions options = Unhurried();
   options.plan = PinEverywhere(kChain, "scaledgemm");
   ASSERT_NE(options.plan, nullptr);
-  auto module = CompileArbitrated(kChain, Registry({ScaledProvider()}), nullptr, false, "",
-                                  options);
+  auto module =
+      CompileArbitrated(kChain, Registry({ScaledProvider()}), nullptr, false, "", options);
   ASSERT_TRUE(module.ok()) << module.status();
   ASSERT_EQ((*module)->decisions.size(), 2u);
   int reverted = 0;
@@ -707,19 +711,19 @@ TEST(ArbitrationTest, OpsWithinTheirBudgetsThatComposeBeyondItRevertTheWorstOne)
   }
   EXPECT_EQ(reverted, 1);
   // The code is the records': one kernel_call left.
-  EXPECT_EQ((*module)->delegate_symbols,
-            std::vector<std::string>{"tessera_test_sgemm_scaled"});
+  EXPECT_EQ((*module)->delegate_symbols, std::vector<std::string>{"tessera_test_sgemm_scaled"});
   // In JSON and in the text.
   EXPECT_THAT(arbiter::ToJson((*module)->decisions), HasSubstr("\"composed\": \"checked @chain"));
   EXPECT_THAT(arbiter::FormatRecord((*module)->decisions[0]), HasSubstr("  composed: "));
 
   // A declared entry budget loose enough for both: nothing reverts.
   std::string loose = kChain;
-  loose.replace(loose.find(") {"), 3, ") attributes {tessera.accuracy = {atol = 1.0e-3, "
-                                       "rtol = 2.0e-4}} {");
+  loose.replace(loose.find(") {"), 3,
+                ") attributes {tessera.accuracy = {atol = 1.0e-3, "
+                "rtol = 2.0e-4}} {");
   options.plan = PinEverywhere(loose, "scaledgemm");
-  auto declared = CompileArbitrated(loose, Registry({ScaledProvider()}), nullptr, false, "",
-                                    options);
+  auto declared =
+      CompileArbitrated(loose, Registry({ScaledProvider()}), nullptr, false, "", options);
   ASSERT_TRUE(declared.ok()) << declared.status();
   for (const arbiter::DecisionRecord& r : (*declared)->decisions) {
     EXPECT_EQ(r.winner, "scaledgemm");
@@ -727,8 +731,8 @@ TEST(ArbitrationTest, OpsWithinTheirBudgetsThatComposeBeyondItRevertTheWorstOne)
   }
 
   // Forced onto both ops, the candidates cannot revert: the compile fails, naming them.
-  auto forced = CompileArbitrated(kChain, Registry({ScaledProvider()}), nullptr, false,
-                                  "scaledgemm");
+  auto forced =
+      CompileArbitrated(kChain, Registry({ScaledProvider()}), nullptr, false, "scaledgemm");
   ASSERT_FALSE(forced.ok());
   EXPECT_THAT(forced.status().message(),
               AllOf(HasSubstr("a.mlir:3:3: error: @chain exceeds its accuracy budget (atol "
@@ -737,7 +741,6 @@ TEST(ArbitrationTest, OpsWithinTheirBudgetsThatComposeBeyondItRevertTheWorstOne)
                     HasSubstr("with forced candidates that cannot revert: tile.matmul at "
                               "a.mlir:3:3 ('scaledgemm', option `matmul_delegate`)")));
 }
-
 
 TEST(ArbitrationTest, DecisionsAreReusedAndInvalidatedByAChangedLibraryIdentity) {
   const std::string dir = ::testing::TempDir() + "/arbitration_decisions";

@@ -28,8 +28,8 @@ static float Tf32(float value) {
 }
 
 static void Gemm(int layout, int trans_a, int trans_b, int m, int n, int k, float alpha,
-                 const float* a, int lda, const float* b, int ldb, float beta, float* c,
-                 int ldc, int tf32) {
+                 const float* a, int lda, const float* b, int ldb, float beta, float* c, int ldc,
+                 int tf32) {
   if (layout != 101) return; /* row-major only */
   for (int i = 0; i < m; ++i) {
     for (int j = 0; j < n; ++j) {
@@ -54,23 +54,23 @@ void tessera_test_sgemm(int layout, int trans_a, int trans_b, int m, int n, int 
   Gemm(layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, 0);
 }
 
-void tessera_test_sgemm_tf32(int layout, int trans_a, int trans_b, int m, int n, int k,
-                             float alpha, const float* a, int lda, const float* b, int ldb,
-                             float beta, float* c, int ldc) {
+void tessera_test_sgemm_tf32(int layout, int trans_a, int trans_b, int m, int n, int k, float alpha,
+                             const float* a, int lda, const float* b, int ldb, float beta, float* c,
+                             int ldc) {
   Gemm(layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, 1);
 }
 
-void tessera_test_sgemm_slow(int layout, int trans_a, int trans_b, int m, int n, int k,
-                             float alpha, const float* a, int lda, const float* b, int ldb,
-                             float beta, float* c, int ldc) {
+void tessera_test_sgemm_slow(int layout, int trans_a, int trans_b, int m, int n, int k, float alpha,
+                             const float* a, int lda, const float* b, int ldb, float beta, float* c,
+                             int ldc) {
   for (int repeat = 0; repeat < 16; ++repeat) {
     Gemm(layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, 0);
   }
 }
 
 void tessera_test_sgemm_batch_variant(int layout, int trans_a, int trans_b, int m, int n, int k,
-                                      float alpha, const float* a, int lda, const float* b,
-                                      int ldb, float beta, float* c, int ldc) {
+                                      float alpha, const float* a, int lda, const float* b, int ldb,
+                                      float beta, float* c, int ldc) {
   if (layout != 101) return;
   if (m < 256) {
     Gemm(layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, 0);
@@ -92,6 +92,6 @@ void tessera_test_sgemm_batch_variant(int layout, int trans_a, int trans_b, int 
 void tessera_test_sgemm_scaled(int layout, int trans_a, int trans_b, int m, int n, int k,
                                float alpha, const float* a, int lda, const float* b, int ldb,
                                float beta, float* c, int ldc) {
-  Gemm(layout, trans_a, trans_b, m, n, k, alpha * (1.0f + 1.0f / 16384.0f), a, lda, b, ldb, beta,
-       c, ldc, 0);
+  Gemm(layout, trans_a, trans_b, m, n, k, alpha * (1.0f + 1.0f / 16384.0f), a, lda, b, ldb, beta, c,
+       ldc, 0);
 }

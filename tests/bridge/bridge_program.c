@@ -111,7 +111,8 @@ static int softmax(int64_t rows, int64_t columns) {
     double max = -INFINITY, sum = 0;
     for (int64_t c = 0; c < columns; ++c) max = fmax(max, x[r * columns + c]);
     for (int64_t c = 0; c < columns; ++c) sum += exp(x[r * columns + c] - max);
-    for (int64_t c = 0; c < columns; ++c) want[r * columns + c] = exp(x[r * columns + c] - max) / sum;
+    for (int64_t c = 0; c < columns; ++c)
+      want[r * columns + c] = exp(x[r * columns + c] - max) / sum;
   }
   void* buffers[] = {x, o};
   int64_t dims[] = {rows, columns};
@@ -120,7 +121,8 @@ static int softmax(int64_t rows, int64_t columns) {
   float latency = -1;
   if (code == 0) {
     expect(tessera_nvidia_ptx_benchmark("tessera_tile_softmax_f32", buffers, 2, dims, 2, 1, 3,
-                                        &latency) == 0 && latency >= 0,
+                                        &latency) == 0 &&
+               latency >= 0,
            "softmax benchmark");
   }
   free(x), free(o), free(want);
@@ -179,9 +181,9 @@ static void registered_ptx(int gpu) {
   expect(code == 0, "registered PTX runs");
   if (code == 0) expect(close_all(o, want, kRows * kColumns, 1e-5), "registered PTX values");
   float latency = -1;
-  expect(tessera_nvidia_ptx_benchmark(name, buffers, 2, dims, 2, 1, 3, &latency) == 0 &&
-             latency >= 0,
-         "registered PTX benchmark");
+  expect(
+      tessera_nvidia_ptx_benchmark(name, buffers, 2, dims, 2, 1, 3, &latency) == 0 && latency >= 0,
+      "registered PTX benchmark");
   expect(resources == 0 && registers > 0 && blocks > 0, "registered PTX resources");
   expect(tessera_nvidia_ptx_invoke(name, buffers, 1, dims, 2) == 5, "PTX: one buffer too few is 5");
   int64_t zero[] = {kRows, 0};
@@ -190,7 +192,8 @@ static void registered_ptx(int gpu) {
   expect(tessera_nvidia_ptx_register("my_kernel", kRmsNormPtx) == 0, "register unknown PTX");
   expect(tessera_nvidia_ptx_invoke("my_kernel", buffers, 2, dims, 2) == 3,
          "PTX without its entry name is 3");
-  expect(tessera_nvidia_ptx_register("tessera_tile_softmax_bf16", ".version 9.0\n.target sm_75\n"
+  expect(tessera_nvidia_ptx_register("tessera_tile_softmax_bf16",
+                                     ".version 9.0\n.target sm_75\n"
                                      "garbage\n") == 0,
          "register broken PTX");
   expect(tessera_nvidia_ptx_invoke("tessera_tile_softmax_bf16", buffers, 2, dims, 2) == 3,
@@ -208,8 +211,9 @@ int main(void) {
 
   const int first = matmul(37, 19, 45);
   if (first == 2) {
-    printf("bridge: no GPU (2), as the original returns; TESSERA_NVIDIA_BRIDGE_HOST=1 runs "
-           "Tile IR on the host\n");
+    printf(
+        "bridge: no GPU (2), as the original returns; TESSERA_NVIDIA_BRIDGE_HOST=1 runs "
+        "Tile IR on the host\n");
     return failures == 0 ? 2 : 1;
   }
   expect(first == 0, "matmul 37x19x45 runs");

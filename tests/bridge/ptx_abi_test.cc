@@ -96,8 +96,10 @@ TEST(PtxAbi, RowKernelsAndReductions) {
   EXPECT_THAT(Plan("tessera_tile_norm_rms_bf16", 2, {4, 6}).buffer_bytes, ElementsAre(48, 48));
   EXPECT_EQ(Plan("tessera_tile_reduce_mean_bf16_cooperative", 2, {3, 5, 7}).grid_x, 21u);
   // No storage word (or two): nothing can be sized.
-  EXPECT_THAT(Refusal("tessera_tile_reduce_sum", 2, {3, 5, 7}), HasSubstr("names no single storage type"));
-  EXPECT_THAT(Refusal("tessera_tile_norm_f16_f32", 2, {3, 5}), HasSubstr("names no single storage type"));
+  EXPECT_THAT(Refusal("tessera_tile_reduce_sum", 2, {3, 5, 7}),
+              HasSubstr("names no single storage type"));
+  EXPECT_THAT(Refusal("tessera_tile_norm_f16_f32", 2, {3, 5}),
+              HasSubstr("names no single storage type"));
 }
 
 TEST(PtxAbi, EveryDimIsCheckedBeforeAnythingIsSized) {
@@ -126,8 +128,7 @@ TEST(PtxAbi, TheOriginalsOtherAbisAreRefusedByName) {
               HasSubstr("tessera_tile_attention_* launch ABI is not carried"));
   EXPECT_THAT(Refusal("tessera_tile_matmul_nvfp4", 5, {16, 8, 64}),
               HasSubstr("tessera_tile_matmul_nvfp4* launch ABI is not carried"));
-  EXPECT_THAT(Refusal("tessera_cuda_dynamic_smem_probe", 1, {1}),
-              HasSubstr("not carried"));
+  EXPECT_THAT(Refusal("tessera_cuda_dynamic_smem_probe", 1, {1}), HasSubstr("not carried"));
   EXPECT_THAT(Refusal("my_kernel", 1, {1}), HasSubstr("no launch ABI is known"));
 }
 

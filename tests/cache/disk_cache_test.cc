@@ -3,8 +3,8 @@
 // the only strings that become paths.
 #include "cache/disk_cache.h"
 
-#include <sys/file.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -143,8 +143,10 @@ TEST(DiskCacheTest, ClearRemovesEntriesIndexesFreeLocksAndOldTemporaries) {
   DiskCache disk(At(root));
   disk.Store(Key("a"), 7, "payload", "");
   disk.RecordText(Key("t").digest, Key("a").digest);
-  { auto lock = disk.Lock(Key("a").digest); }  // free again: its file is removed
-  auto held = disk.Lock(Key("b").digest);      // held (as by another process): it stays
+  {
+    auto lock = disk.Lock(Key("a").digest);
+  }  // free again: its file is removed
+  auto held = disk.Lock(Key("b").digest);  // held (as by another process): it stays
   ASSERT_NE(held, nullptr);
   const fs::path tmp = fs::path(root) / "v1" / "tmp";
   std::ofstream(tmp / "leftover.1.2") << "half";  // a writer that died long ago

@@ -70,9 +70,9 @@ TEST(RedisUrlTest, ParsesEveryPartAndNamesWhatIsWrong) {
   EXPECT_EQ(password_only->host, "::1");
   EXPECT_EQ(password_only->user, "");
   EXPECT_EQ(password_only->password, "secret");
-  for (const char* bad : {"http://host:1", "redis://", "redis://h:0", "redis://h:70000",
-                          "redis://h:12x", "redis://h:1/db", "redis://u:pw%4@h:1",
-                          "redis://h:1?timeout_ms=0", "redis://[::1:1"}) {
+  for (const char* bad :
+       {"http://host:1", "redis://", "redis://h:0", "redis://h:70000", "redis://h:12x",
+        "redis://h:1/db", "redis://u:pw%4@h:1", "redis://h:1?timeout_ms=0", "redis://[::1:1"}) {
     auto parsed = ParseRedisUrl(bad);
     EXPECT_FALSE(parsed.ok()) << bad;
     EXPECT_THAT(std::string(parsed.status().message()), HasSubstr("remote cache URL")) << bad;
@@ -80,8 +80,8 @@ TEST(RedisUrlTest, ParsesEveryPartAndNamesWhatIsWrong) {
   auto secret = ParseRedisUrl("redis://u:hunter2@h:99999");
   EXPECT_THAT(std::string(secret.status().message()), Not(HasSubstr("hunter2")));
   // The password never reaches a message, whatever it holds.
-  for (const char* leaky : {"redis://u:se/cret@h:99999", "redis://u:12/cret@h:x",
-                            "redis://u:a?b@h:1?timeout_ms=x"}) {
+  for (const char* leaky :
+       {"redis://u:se/cret@h:99999", "redis://u:12/cret@h:x", "redis://u:a?b@h:1?timeout_ms=x"}) {
     auto parsed = ParseRedisUrl(leaky);
     EXPECT_FALSE(parsed.ok()) << leaky;
     EXPECT_THAT(std::string(parsed.status().message()), Not(HasSubstr("cret"))) << leaky;
@@ -170,9 +170,8 @@ TEST(RemoteCacheTest, DamagedForeignAndOtherToolchainValuesAreMissesThenOverwrit
   restore();
   auto value = server.Admin().Command({"GET", name});
   ASSERT_TRUE(value.ok());
-  ASSERT_TRUE(server.Admin()
-                  .Command({"SET", name, value->text.substr(0, value->text.size() - 100)})
-                  .ok());
+  ASSERT_TRUE(
+      server.Admin().Command({"SET", name, value->text.substr(0, value->text.size() - 100)}).ok());
   expect_miss(MissReason::kDamaged, "truncated remote payload (4900 of 5000 bytes)");
   ASSERT_EQ(server.Cli(absl::StrCat("SET ", name, " not-an-entry")), 0);
   expect_miss(MissReason::kDamaged, "not a tessera-jit entry");
@@ -228,10 +227,9 @@ TEST(RemoteCacheTest, KeysOverwrittenWithAnotherTypeAreDamagedNotErrors) {
   ASSERT_TRUE(fleet.ok()) << fleet.status();
   EXPECT_EQ(fleet->artifacts, 2u);
   EXPECT_GT(fleet->artifact_bytes, payload.size());  // the intact artifact is still measured
-  EXPECT_THAT(fleet->damaged_keys,
-              ::testing::UnorderedElementsAre(
-                  ::testing::Pair(prefix + "stats", HasSubstr("WRONGTYPE")),
-                  ::testing::Pair(hashed_name, HasSubstr("WRONGTYPE"))));
+  EXPECT_THAT(fleet->damaged_keys, ::testing::UnorderedElementsAre(
+                                       ::testing::Pair(prefix + "stats", HasSubstr("WRONGTYPE")),
+                                       ::testing::Pair(hashed_name, HasSubstr("WRONGTYPE"))));
   EXPECT_TRUE(fleet->counters.empty());
 
   // Loading the hash is a damaged miss (not an error that would warn), and a store repairs it.
@@ -456,9 +454,8 @@ TEST(RemoteCacheTest, TheLeaseOfADeadHolderIsTakenOverWhenItExpires) {
   RemoteCache remote(Options(server.Url("?lease_wait_ms=10000")));
   const CacheKey key = Key("orphan");
   // A holder that died: its token stays until the lease's TTL runs out.
-  ASSERT_TRUE(server.Admin()
-                  .Command({"SET", remote.LeaseName(key.digest), "dead:1:0", "PX", "400"})
-                  .ok());
+  ASSERT_TRUE(
+      server.Admin().Command({"SET", remote.LeaseName(key.digest), "dead:1:0", "PX", "400"}).ok());
   const absl::Time start = absl::Now();
   RemoteCache::Claim claim = remote.LoadOrLease(key, kFormat);
   EXPECT_GE(absl::Now() - start, absl::Milliseconds(300));

@@ -1,4 +1,5 @@
 // The C API as a hostile caller sees it (host target): mismatched dynamic sizes for every Tile
+// Over 600 lines: one hostile-caller case per boundary condition, sharing the guard-page tensors.
 // op kind, overflowing shapes, misaligned and read-only buffers, deeply nested and disallowed
 // IR, sources without a NUL, hundreds of failing compiles, lifetimes and concurrent queries.
 // Every case must return its documented code and message — never crash, never touch memory
@@ -45,8 +46,8 @@ class GuardedTensor {
     const size_t bytes = (count_ + kCanaries) * sizeof(float);
     data_pages_ = (bytes + page - 1) / page;
     mapping_bytes_ = (data_pages_ + 1) * page;
-    mapping_ = mmap(nullptr, mapping_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                    -1, 0);
+    mapping_ =
+        mmap(nullptr, mapping_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     EXPECT_NE(mapping_, MAP_FAILED);
     char* guard = static_cast<char*>(mapping_) + data_pages_ * page;
     EXPECT_EQ(mprotect(guard, page, PROT_NONE), 0);
@@ -160,8 +161,8 @@ class BoundaryTest : public CompiledModuleTest {
   /// Invokes and expects INVALID_ARGUMENT with `message` in it.
   void ExpectRefused(const char* entry, std::vector<tessera_jit_arg_t> args,
                      const std::string& message) {
-    Error error(tessera_jit_function_invoke(Function(entry), args.data(), args.size(), nullptr,
-                                            nullptr));
+    Error error(
+        tessera_jit_function_invoke(Function(entry), args.data(), args.size(), nullptr, nullptr));
     EXPECT_EQ(error.code(), TESSERA_JIT_INVALID_ARGUMENT) << error.message();
     EXPECT_THAT(error.message(), HasSubstr(message));
   }
@@ -225,10 +226,11 @@ TEST_F(BoundaryTest, MismatchedReduceSoftmaxAndMatmulSizesAreRefused) {
 
 TEST_F(BoundaryTest, SizesFromScalarsAndThroughCallsAreChecked) {
   GuardedTensor x({4}, 1.0f), y({4}, 7.0f);
-  ExpectRefused("scratch", {Int(1000), x.arg(), y.arg()},
-                "@scratch: dimension 0 of argument #1 'x' is 4 but argument #0 'n' is 1000 (it must "
-                "be 1 or that): tile.map at <source>:39:3 broadcasts its inputs to the output's "
-                "shape");
+  ExpectRefused(
+      "scratch", {Int(1000), x.arg(), y.arg()},
+      "@scratch: dimension 0 of argument #1 'x' is 4 but argument #0 'n' is 1000 (it must "
+      "be 1 or that): tile.map at <source>:39:3 broadcasts its inputs to the output's "
+      "shape");
   tessera_jit_arg_t args[] = {Int(4), x.arg(), y.arg()};
   ASSERT_OK(tessera_jit_function_invoke(Function("scratch"), args, 3, nullptr, nullptr));
   EXPECT_TRUE(y.AllEqual(1.0f));
@@ -440,8 +442,8 @@ TEST_F(BoundaryTest, SourcesAreNeverReadPastTheirLength) {
   // The source ends exactly at an inaccessible page: any read past its length faults.
   const std::string text = "func.func @f(%x: memref<4xf32>) {\n  return\n}";
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  char* mapping = static_cast<char*>(mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE,
-                                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  char* mapping = static_cast<char*>(
+      mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
   ASSERT_NE(mapping, MAP_FAILED);
   ASSERT_EQ(mprotect(mapping + page, page, PROT_NONE), 0);
   char* source = mapping + page - text.size();
@@ -462,10 +464,12 @@ TEST_F(BoundaryTest, SourcesAreNeverReadPastTheirLength) {
 
 TEST_F(BoundaryTest, HundredsOfFailingCompilesLeaveTheContextUsable) {
   for (int i = 0; i < 700; ++i) {
-    const std::string bad = "func.func @f" + std::to_string(i) + "(%x: memref<4xf32>) {\n  ret\n}\n";
+    const std::string bad =
+        "func.func @f" + std::to_string(i) + "(%x: memref<4xf32>) {\n  ret\n}\n";
     ASSERT_EQ(Compile(bad).code(), TESSERA_JIT_INVALID_ARGUMENT) << i;
     const std::string unverified =
-        "func.func @g" + std::to_string(i) + "(%x: memref<4xf32>, %y: memref<8xf32>) {\n"
+        "func.func @g" + std::to_string(i) +
+        "(%x: memref<4xf32>, %y: memref<8xf32>) {\n"
         "  tile.softmax %x -> %y : memref<4xf32> -> memref<8xf32>\n  return\n}\n";
     ASSERT_EQ(Compile(unverified).code(), TESSERA_JIT_INVALID_ARGUMENT) << i;
   }
@@ -550,14 +554,13 @@ func.func @spread(%n: index, %m: index) {
     int64_t first, second;
     const char* message;
   };
-  for (const Call& call : {Call{"groups", kMin, -1, "must be a multiple of"},
-                           Call{"groups", 4, -2, "must be a multiple of"},
-                           Call{"pairs", 0, kMin, "must be twice"},
-                           Call{"pairs", -4, -2, "must be twice"},
-                           Call{"spread", -5, 8, "(it must be 1 or that)"}}) {
+  for (const Call& call :
+       {Call{"groups", kMin, -1, "must be a multiple of"},
+        Call{"groups", 4, -2, "must be a multiple of"}, Call{"pairs", 0, kMin, "must be twice"},
+        Call{"pairs", -4, -2, "must be twice"}, Call{"spread", -5, 8, "(it must be 1 or that)"}}) {
     tessera_jit_function_t* function = nullptr;
-    ASSERT_OK(tessera_jit_module_get_function(module, call.entry, std::strlen(call.entry),
-                                              &function));
+    ASSERT_OK(
+        tessera_jit_module_get_function(module, call.entry, std::strlen(call.entry), &function));
     tessera_jit_arg_t args[] = {Int(call.first), Int(call.second)};
     Error error(tessera_jit_function_invoke(function, args, 2, nullptr, nullptr));
     EXPECT_EQ(error.code(), TESSERA_JIT_INVALID_ARGUMENT) << call.entry << " " << call.first;
@@ -704,8 +707,9 @@ TEST_F(BoundaryTest, EmptyTensorsWithHugeDimensionsReturnAtOnce) {
 }
 
 TEST_F(BoundaryTest, CallGraphsThatFanOutAreBounded) {
-  std::string source = "func.func @entry(%x: memref<?xf32>) {\n"
-                       "  func.call @f0(%x) : (memref<?xf32>) -> ()\n  return\n}\n";
+  std::string source =
+      "func.func @entry(%x: memref<?xf32>) {\n"
+      "  func.call @f0(%x) : (memref<?xf32>) -> ()\n  return\n}\n";
   for (int level = 0; level < 12; ++level) {
     source += "func.func private @f" + std::to_string(level) + "(%x: memref<?xf32>) {\n";
     for (int call = 0; call < 4; ++call) {
@@ -938,7 +942,10 @@ TEST(BoundaryArbiterTest, BadArbiterOptionsAreRefusedWithTheirField) {
   EXPECT_THAT(missing.message(), HasSubstr("plan_path: cannot read the plan file "
                                            "'/nonexistent/plan.json'"));
   const std::string damaged = TempPath("damaged_plan.json");
-  { std::ofstream(damaged) << "{\"format\": \"tessera-jit-plan\", \"version\": 1, \"decisions\": [1]}"; }
+  {
+    std::ofstream(damaged)
+        << "{\"format\": \"tessera-jit-plan\", \"version\": 1, \"decisions\": [1]}";
+  }
   Error bad(ArbiterContext(damaged.c_str(), 0, 0, &context));
   EXPECT_EQ(bad.code(), TESSERA_JIT_INVALID_ARGUMENT);
   EXPECT_THAT(bad.message(), HasSubstr("not a Tessera plan: decision 1 is not an object"));
@@ -989,9 +996,9 @@ TEST(BoundaryArbiterTest, APlanWrittenByOneContextIsReplayedByAnother) {
   tessera_jit_module_t* module = nullptr;
   ASSERT_OK(tessera_jit_compile(measuring, kMatmul, sizeof(kMatmul) - 1, &options, &module));
   const std::string decisions = Text(module, TESSERA_JIT_TEXT_DECISIONS);
-  EXPECT_THAT(decisions, AllOf(HasSubstr("\"batch_invariant\": true"),
-                               HasSubstr("\"budget_ms\": 50"),
-                               HasSubstr("\"batch_invariance\": \"by construction\"")));
+  EXPECT_THAT(decisions,
+              AllOf(HasSubstr("\"batch_invariant\": true"), HasSubstr("\"budget_ms\": 50"),
+                    HasSubstr("\"batch_invariance\": \"by construction\"")));
   const std::string module_plan = Text(module, TESSERA_JIT_TEXT_PLAN);
   EXPECT_THAT(module_plan, AllOf(HasSubstr("\"format\": \"tessera-jit-plan\""),
                                  HasSubstr("\"determinism\": \"batch_invariant\"")));

@@ -1,4 +1,5 @@
 // The C API end to end on the host target: compile → invoke with DLPack tensors → compare with
+// Over 600 lines: the C API end to end, sharing one context fixture and the C++ references.
 // a C++ reference; every argument check returns INVALID_ARGUMENT naming the argument; many
 // threads compile and invoke on one context at once; GPU-only calls say UNAVAILABLE here.
 #include <cmath>
@@ -179,9 +180,10 @@ func.func @mm(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>) {
   size_t json_size = 0;
   ASSERT_OK(tessera_jit_module_get_text(module, TESSERA_JIT_TEXT_DECISIONS, &json, &json_size));
   const std::string decisions(json, json_size);
-  EXPECT_THAT(decisions, AllOf(HasSubstr("\"op\": \"tile.matmul\""), HasSubstr("\"id\": \"openblas\""),
-                               HasSubstr("\"timing_source\": \"host steady_clock\""),
-                               HasSubstr("\"winner\": ")));
+  EXPECT_THAT(
+      decisions,
+      AllOf(HasSubstr("\"op\": \"tile.matmul\""), HasSubstr("\"id\": \"openblas\""),
+            HasSubstr("\"timing_source\": \"host steady_clock\""), HasSubstr("\"winner\": ")));
   tessera_jit_module_destroy(module);
 
   // Declared providers: the contract is checked field by field.
@@ -212,8 +214,8 @@ TEST(CapiDelegateTest, LibrariesCarryTheirPointerSpace) {
       context, "x", "libopenblas.so.0", static_cast<tessera_jit_pointer_space_t>(7)));
   EXPECT_EQ(unknown.code(), TESSERA_JIT_INVALID_ARGUMENT);
   EXPECT_THAT(unknown.message(), HasSubstr("unknown pointer space 7"));
-  Error null_path(tessera_jit_context_register_library_with_pointers(
-      context, "x", nullptr, TESSERA_JIT_POINTERS_HOST));
+  Error null_path(tessera_jit_context_register_library_with_pointers(context, "x", nullptr,
+                                                                     TESSERA_JIT_POINTERS_HOST));
   EXPECT_EQ(null_path.code(), TESSERA_JIT_INVALID_ARGUMENT);
   Error unknown_format(tessera_jit_context_register_kernel_image(
       context, "k", "x", 1, static_cast<tessera_jit_image_format_t>(1000), nullptr));
@@ -414,16 +416,16 @@ TEST_F(CapiTest, PackagesHoldHostCodeForSeveralCpus) {
   ASSERT_OK(tessera_jit_package_write(modules, 2, bytes.data(), bytes.size(), &written));
   EXPECT_EQ(written, size);
   tessera_jit_module_t* loaded = nullptr;
-  ASSERT_OK(tessera_jit_module_load(context_, bytes.data(), bytes.size(), "host", nullptr,
-                                    &loaded));
+  ASSERT_OK(
+      tessera_jit_module_load(context_, bytes.data(), bytes.size(), "host", nullptr, &loaded));
   expect_saxpy(loaded);  // the x86-64 entry: the other cannot run here
   tessera_jit_module_destroy(loaded);
   // Only the foreign entry: refused, naming what this CPU lacks.
   ASSERT_OK(tessera_jit_package_write(modules, 1, nullptr, 0, &size));
   bytes.assign(size, 0);
   ASSERT_OK(tessera_jit_package_write(modules, 1, bytes.data(), bytes.size(), &size));
-  Error refused(tessera_jit_module_load(context_, bytes.data(), bytes.size(), "host", nullptr,
-                                        &loaded));
+  Error refused(
+      tessera_jit_module_load(context_, bytes.data(), bytes.size(), "host", nullptr, &loaded));
   EXPECT_EQ(refused.code(), TESSERA_JIT_FAILED_PRECONDITION);
   EXPECT_THAT(refused.message(), HasSubstr("which this CPU"));
 
@@ -502,22 +504,30 @@ TEST_F(CapiTest, ArgumentsAreCheckedBeforeAnythingRuns) {
   null_tensor.kind = TESSERA_JIT_ARG_TENSOR;
   const std::vector<Case> cases = {
       {"count", {Float(1), x.arg(), y.arg()}, "@saxpy takes 4 argument(s), found 3"},
-      {"scalar kind", {Int(1), x.arg(), y.arg(), out.arg()},
+      {"scalar kind",
+       {Int(1), x.arg(), y.arg(), out.arg()},
        "argument #0 'alpha' of @saxpy (f32): expected a float scalar"},
-      {"tensor kind", {Float(1), Float(2), y.arg(), out.arg()},
+      {"tensor kind",
+       {Float(1), Float(2), y.arg(), out.arg()},
        "argument #1 'x' of @saxpy (memref<?xf32>): expected a tensor"},
-      {"null tensor", {Float(1), null_tensor, y.arg(), out.arg()},
+      {"null tensor",
+       {Float(1), null_tensor, y.arg(), out.arg()},
        "argument #1 'x' of @saxpy (memref<?xf32>): expected a DLTensor, found NULL"},
-      {"dtype", {Float(1), wrong_dtype.arg(), y.arg(), out.arg()},
+      {"dtype",
+       {Float(1), wrong_dtype.arg(), y.arg(), out.arg()},
        "argument #1 'x' of @saxpy (memref<?xf32>): dtype float64 does not match"},
-      {"rank", {Float(1), x.arg(), matrix.arg(), out.arg()},
+      {"rank",
+       {Float(1), x.arg(), matrix.arg(), out.arg()},
        "argument #2 'y' of @saxpy (memref<?xf32>): expected rank 1, found 2"},
-      {"device", {Float(1), x.arg(), y.arg(), on_gpu.arg()},
+      {"device",
+       {Float(1), x.arg(), y.arg(), on_gpu.arg()},
        "argument #3 'out' of @saxpy (memref<?xf32>): the module runs on the host; expected host "
        "memory (kDLCPU), found device type 2"},
-      {"strides", {Float(1), strided.arg(), y.arg(), out.arg()},
+      {"strides",
+       {Float(1), strided.arg(), y.arg(), out.arg()},
        "expected a dense row-major tensor, found strides [2]"},
-      {"null data", {Float(1), x.arg(), no_data.arg(), out.arg()},
+      {"null data",
+       {Float(1), x.arg(), no_data.arg(), out.arg()},
        "argument #2 'y' of @saxpy (memref<?xf32>): data is NULL"},
   };
   for (const Case& c : cases) {
@@ -533,7 +543,9 @@ TEST_F(CapiTest, StaticSizesAndIntegerRangesAreChecked) {
   tessera_jit_arg_t args[] = {wide.arg(), rows.arg()};
   Error shape(tessera_jit_function_invoke(Function("row_max"), args, 2, nullptr, nullptr));
   EXPECT_EQ(shape.code(), TESSERA_JIT_INVALID_ARGUMENT);
-  EXPECT_THAT(shape.message(), HasSubstr("argument #0 'x' of @row_max (memref<?x8xf32>): shape [2, 9] does not match"));
+  EXPECT_THAT(
+      shape.message(),
+      HasSubstr("argument #0 'x' of @row_max (memref<?x8xf32>): shape [2, 9] does not match"));
   tessera_jit_arg_t scalars[] = {Int(int64_t{1} << 40), Float(1)};
   Error range(tessera_jit_function_invoke(Function("count"), scalars, 2, nullptr, nullptr));
   EXPECT_EQ(range.code(), TESSERA_JIT_INVALID_ARGUMENT);
@@ -547,19 +559,22 @@ TEST_F(CapiTest, StructSizesAndNullsAreChecked) {
   tessera_jit_module_t* module = nullptr;
   Error small(tessera_jit_compile(context_, kSource, sizeof(kSource) - 1, &options, &module));
   EXPECT_EQ(small.code(), TESSERA_JIT_INVALID_ARGUMENT);
-  EXPECT_THAT(small.message(), HasSubstr("tessera_jit_compile_options_t.struct_size is 4; expected at least"));
+  EXPECT_THAT(small.message(),
+              HasSubstr("tessera_jit_compile_options_t.struct_size is 4; expected at least"));
   Error null_out(tessera_jit_compile(context_, kSource, sizeof(kSource) - 1, nullptr, nullptr));
   EXPECT_EQ(null_out.code(), TESSERA_JIT_INVALID_ARGUMENT);
   tessera_jit_function_t* function = nullptr;
   Error missing(tessera_jit_module_get_function(module_, "nope", 4, &function));
   EXPECT_EQ(missing.code(), TESSERA_JIT_NOT_FOUND);
-  EXPECT_THAT(missing.message(), HasSubstr("no entry function @nope; the module has: saxpy, row_max, count"));
+  EXPECT_THAT(missing.message(),
+              HasSubstr("no entry function @nope; the module has: saxpy, row_max, count"));
 }
 
 TEST_F(CapiTest, CompileErrorsCarryLocations) {
-  const std::string bad = "func.func @f(%a: memref<4x8xf32>, %b: memref<4xf32>) {\n"
-                          "  tile.reduce sum %a -> %b axis = 3 : memref<4x8xf32> -> memref<4xf32>\n"
-                          "  return\n}\n";
+  const std::string bad =
+      "func.func @f(%a: memref<4x8xf32>, %b: memref<4xf32>) {\n"
+      "  tile.reduce sum %a -> %b axis = 3 : memref<4x8xf32> -> memref<4xf32>\n"
+      "  return\n}\n";
   tessera_jit_module_t* module = nullptr;
   Error error(tessera_jit_compile(context_, bad.data(), bad.size(), nullptr, &module));
   EXPECT_EQ(error.code(), TESSERA_JIT_INVALID_ARGUMENT);
@@ -584,7 +599,8 @@ TEST_F(CapiTest, ManyThreadsCompileAndInvokeOnOneContext) {
     threads.emplace_back([&, t] {
       for (int round = 0; round < 3; ++round) {
         tessera_jit_module_t* module = nullptr;
-        Error compiled(tessera_jit_compile(context_, kSource, sizeof(kSource) - 1, nullptr, &module));
+        Error compiled(
+            tessera_jit_compile(context_, kSource, sizeof(kSource) - 1, nullptr, &module));
         if (compiled.code() != TESSERA_JIT_OK) {
           ++failures[t];
           continue;
@@ -645,7 +661,9 @@ TEST(CapiGpuAbsentTest, GpuCallsSayUnavailableWithoutADriver) {
   Error ran(tessera_jit_function_invoke(saxpy, args, 4, nullptr, nullptr));
   EXPECT_EQ(ran.code(), TESSERA_JIT_UNAVAILABLE);
   EXPECT_THAT(ran.message(), HasSubstr("@saxpy runs on the GPU, which is not available"));
-  EXPECT_EQ(tessera::testing::Text(module, TESSERA_JIT_TEXT_CUBIN).substr(0, 4), "\x7f" "ELF");
+  EXPECT_EQ(tessera::testing::Text(module, TESSERA_JIT_TEXT_CUBIN).substr(0, 4),
+            "\x7f"
+            "ELF");
   const std::string linked_ptx = tessera::testing::Text(module, TESSERA_JIT_TEXT_PTX);
   tessera_jit_module_destroy(module);
 
@@ -673,7 +691,9 @@ func.func @two(%x: memref<?x?xf32>, %y: memref<?x?xf32>, %z: memref<?xf32>) {
   compile.flags = 0;
   ASSERT_OK(tessera_jit_compile(context, kTwoKernels, sizeof(kTwoKernels) - 1, &compile, &module));
   const std::string both = tessera::testing::Text(module, TESSERA_JIT_TEXT_CUBIN);
-  EXPECT_EQ(both.substr(0, 4), "\x7f" "ELF");
+  EXPECT_EQ(both.substr(0, 4),
+            "\x7f"
+            "ELF");
   EXPECT_THAT(both, HasSubstr("two_softmax_0"));
   EXPECT_THAT(both, HasSubstr("two_reduce_1"));
   EXPECT_EQ(tessera::testing::Text(module, TESSERA_JIT_TEXT_CUBIN), both);  // linked once
@@ -702,7 +722,8 @@ TEST_F(CapiTest, OutputStructsOfOlderVersionsGetOnlyTheirFields) {
     unsigned char guard[64];
   } old_stats;
   std::memset(&old_stats, 0xAB, sizeof(old_stats));
-  old_stats.stats.struct_size = TESSERA_JIT_STRUCT_SIZE(tessera_jit_cache_stats_t, last_miss_reason);
+  old_stats.stats.struct_size =
+      TESSERA_JIT_STRUCT_SIZE(tessera_jit_cache_stats_t, last_miss_reason);
   ASSERT_OK(tessera_jit_context_get_cache_stats(context_, &old_stats.stats));
   EXPECT_EQ(old_stats.stats.compiles, 1u);
   const auto* bytes = reinterpret_cast<const unsigned char*>(&old_stats.stats);
@@ -735,7 +756,8 @@ TEST_F(CapiTest, OutputStructsOfOlderVersionsGetOnlyTheirFields) {
     unsigned char guard[8];
   } stats_05;
   std::memset(&stats_05, 0xEF, sizeof(stats_05));
-  stats_05.stats.struct_size = TESSERA_JIT_STRUCT_SIZE(tessera_jit_cache_stats_t, disk_lock_failures);
+  stats_05.stats.struct_size =
+      TESSERA_JIT_STRUCT_SIZE(tessera_jit_cache_stats_t, disk_lock_failures);
   ASSERT_OK(tessera_jit_context_get_cache_stats(context_, &stats_05.stats));
   const auto* bytes_05 = reinterpret_cast<const unsigned char*>(&stats_05.stats);
   for (size_t i = stats_05.stats.struct_size; i < sizeof(stats_05); ++i) {

@@ -26,9 +26,9 @@ struct Error {
   tessera_jit_error_t* error;
 };
 
-#define ASSERT_OK(expr)                                  \
-  do {                                                   \
-    ::tessera::testing::Error error_(expr);                                \
+#define ASSERT_OK(expr)                                           \
+  do {                                                            \
+    ::tessera::testing::Error error_(expr);                       \
     ASSERT_EQ(error_.code(), TESSERA_JIT_OK) << error_.message(); \
   } while (false)
 

@@ -9,13 +9,13 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "service/compile_service.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "jit/codegen/nvjitlink.h"
 #include "jit/compiler.h"
 #include "jit/delegates/registry.h"
-#include "jit/codegen/nvjitlink.h"
 #include "runtime/delegate_entry_points.h"
+#include "service/compile_service.h"
 #include "tests/jit/host_tensor.h"
 
 namespace tessera::jit::delegates {
@@ -34,8 +34,7 @@ std::string Runfile(const std::string& path) {
 
 std::shared_ptr<DelegateRegistry> WithLibraryA() {
   auto registry = std::make_shared<DelegateRegistry>();
-  EXPECT_TRUE(
-      registry->RegisterLibrary("a", Runfile("tests/delegates/libtest_library_a.so")).ok());
+  EXPECT_TRUE(registry->RegisterLibrary("a", Runfile("tests/delegates/libtest_library_a.so")).ok());
   return registry;
 }
 
@@ -188,8 +187,8 @@ std::string MatmulSource(const std::string& attrs) {
 }
 
 /// Runs @mm of `module` on A (m×k, or k×m transposed) and B (k×n, or n×k).
-std::vector<float> RunMatmul(const CompiledModule& module, int64_t m, int64_t n, int64_t k,
-                             bool ta, bool tb) {
+std::vector<float> RunMatmul(const CompiledModule& module, int64_t m, int64_t n, int64_t k, bool ta,
+                             bool tb) {
   HostTensor<float> a(ta ? std::vector<int64_t>{k, m} : std::vector<int64_t>{m, k});
   HostTensor<float> b(tb ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n});
   HostTensor<float> c({m, n});
@@ -203,8 +202,8 @@ std::vector<float> RunMatmul(const CompiledModule& module, int64_t m, int64_t n,
 TEST(MatmulDelegateTest, OpenBlasServesMatmulAndMatchesTheCompiledKernel) {
   auto blas = std::make_shared<DelegateRegistry>();
   ASSERT_TRUE(blas->RegisterDefaultLibraries(Target::kHost).ok());
-  for (auto [ta, tb] : std::vector<std::pair<bool, bool>>{{false, false}, {true, false},
-                                                          {false, true}, {true, true}}) {
+  for (auto [ta, tb] : std::vector<std::pair<bool, bool>>{
+           {false, false}, {true, false}, {false, true}, {true, true}}) {
     std::string attrs = ta && tb ? "{transpose_a, transpose_b}"
                         : ta     ? "{transpose_a}"
                         : tb     ? "{transpose_b}"
@@ -236,14 +235,13 @@ TEST(MatmulDelegateTest, CublasServesMatmulOnNvptxThroughTheRuntimeHandle) {
   auto registry = std::make_shared<DelegateRegistry>();
   ASSERT_TRUE(registry->RegisterDefaultLibraries(Target::kNvptx).ok());  // dlopen needs no GPU
   EXPECT_THAT(registry->Identities().at(0).version, HasSubstr("cuBLAS 13."));
-  auto module = CompileWith(MatmulSource("{transpose_a}"), registry, Target::kNvptx, false,
-                            "cublas");
+  auto module =
+      CompileWith(MatmulSource("{transpose_a}"), registry, Target::kNvptx, false, "cublas");
   ASSERT_TRUE(module.ok()) << module.status();
   EXPECT_THAT((*module)->delegate_symbols, ::testing::ElementsAre("cublasSgemm_v2"));
-  EXPECT_THAT((*module)->host_llvm_ir,
-              AllOf(HasSubstr("call ptr @tessera_rt_cublas_handle()"),
-                    HasSubstr("call i32 @cublasSgemm_v2("),
-                    HasSubstr("call void @tessera_rt_delegate_status(")));
+  EXPECT_THAT((*module)->host_llvm_ir, AllOf(HasSubstr("call ptr @tessera_rt_cublas_handle()"),
+                                             HasSubstr("call i32 @cublasSgemm_v2("),
+                                             HasSubstr("call void @tessera_rt_delegate_status(")));
   EXPECT_TRUE((*module)->device_images.empty());  // no compiled kernel left for the matmul
   auto host = LoadHostCode(**module);  // cublasSgemm_v2 resolves in the registered library
   EXPECT_TRUE(host.ok()) << host.status();
@@ -286,9 +284,9 @@ TEST(PointerSpaceTest, RegistryKnowsWhichLibraryTakesWhichPointers) {
     EXPECT_EQ(identity.pointers,
               identity.name == "cublas" ? PointerSpace::kDevice : PointerSpace::kHost)
         << identity.ToString();
-    EXPECT_THAT(identity.ToString(), HasSubstr(identity.name == "cublas"
-                                                   ? "(library, device pointers)"
-                                                   : "(library, host pointers)"));
+    EXPECT_THAT(identity.ToString(),
+                HasSubstr(identity.name == "cublas" ? "(library, device pointers)"
+                                                    : "(library, host pointers)"));
   }
 }
 
@@ -359,14 +357,16 @@ func.func @dense(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %bias: memref<?xf32>,
 )mlir",
                               blas);
   EXPECT_EQ(epilogue.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(epilogue.status().message(),
-              HasSubstr("d.mlir:3:3: error: tile.matmul: the forced candidate 'openblas' "
-                        "(attribute `delegate`) is rejected by the applicability gate: it covers "
-                        "root_only and the op has a fused epilogue (bias, activation or residual)"));
-  EXPECT_THAT(CompileWith(MatmulSource(""), blas, Target::kHost, false, "cublas").status().message(),
-              HasSubstr("the forced candidate 'cublas' (option `matmul_delegate`) is rejected "
-                        "by the applicability gate: it serves the nvptx target and this compile "
-                        "is for host"));
+  EXPECT_THAT(
+      epilogue.status().message(),
+      HasSubstr("d.mlir:3:3: error: tile.matmul: the forced candidate 'openblas' "
+                "(attribute `delegate`) is rejected by the applicability gate: it covers "
+                "root_only and the op has a fused epilogue (bias, activation or residual)"));
+  EXPECT_THAT(
+      CompileWith(MatmulSource(""), blas, Target::kHost, false, "cublas").status().message(),
+      HasSubstr("the forced candidate 'cublas' (option `matmul_delegate`) is rejected "
+                "by the applicability gate: it serves the nvptx target and this compile "
+                "is for host"));
   EXPECT_THAT(CompileWith(MatmulSource(""), blas, Target::kHost, false, "mkl").status().message(),
               HasSubstr("the forced candidate 'mkl' (option `matmul_delegate`) is unknown; "
                         "candidates: compiled, openblas, cublas"));
@@ -405,10 +405,9 @@ TEST(DeterminismTest, EveryOffenderIsReportedAndNothingIsDispatched) {
   // A deterministic compile refuses the undeclared function too.
   std::string plain = kNondeterministic;
   plain.replace(plain.find("DETERMINISTIC"), 13, "");
-  EXPECT_THAT(CompileWith(plain, WithLibraryA(), Target::kHost, /*deterministic=*/true)
-                  .status()
-                  .message(),
-              HasSubstr("compile without the deterministic requirement"));
+  EXPECT_THAT(
+      CompileWith(plain, WithLibraryA(), Target::kHost, /*deterministic=*/true).status().message(),
+      HasSubstr("compile without the deterministic requirement"));
   EXPECT_EQ(runtime::DelegateDispatchCount(), before);
 
   // Without the requirement the same program runs, and dispatches twice.
@@ -473,8 +472,8 @@ TEST(KernelImageTest, ErrorsNameWhatIsMissing) {
   auto registry = std::make_shared<DelegateRegistry>();
   auto broken = registry->RegisterCudaSource("bad", "__global__ void k( { }", "sm_90");
   EXPECT_EQ(broken.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(broken.message(), AllOf(HasSubstr("NVRTC could not compile kernel source 'bad'"),
-                                      HasSubstr("error")));
+  EXPECT_THAT(broken.message(),
+              AllOf(HasSubstr("NVRTC could not compile kernel source 'bad'"), HasSubstr("error")));
   ASSERT_TRUE(registry->RegisterCudaSource("mine", kScaleKernel, "sm_90").ok());
   std::string unknown = kLaunch;
   const std::string callee = "\"tessera_scale\"";

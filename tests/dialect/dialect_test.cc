@@ -33,8 +33,8 @@ class DialectTest : public ::testing::Test {
  protected:
   DialectTest() : context_(makeRegistry()), builder_(&context_) {
     context_.loadAllAvailableDialects();
-    handler_ = std::make_unique<mlir::ScopedDiagnosticHandler>(
-        &context_, [this](mlir::Diagnostic& diag) {
+    handler_ =
+        std::make_unique<mlir::ScopedDiagnosticHandler>(&context_, [this](mlir::Diagnostic& diag) {
           if (diag.getSeverity() == mlir::DiagnosticSeverity::Error) {
             errors_.push_back(diag.str());
           }
@@ -52,8 +52,8 @@ class DialectTest : public ::testing::Test {
   /// Creates `func.func @name(argTypes...)` in the module and leaves the builder in its body.
   mlir::func::FuncOp createFunction(llvm::StringRef name, llvm::ArrayRef<mlir::Type> argTypes) {
     builder_.setInsertionPointToEnd(module_->getBody());
-    auto function = builder_.create<mlir::func::FuncOp>(
-        builder_.getUnknownLoc(), name, builder_.getFunctionType(argTypes, {}));
+    auto function = builder_.create<mlir::func::FuncOp>(builder_.getUnknownLoc(), name,
+                                                        builder_.getFunctionType(argTypes, {}));
     builder_.setInsertionPointToStart(function.addEntryBlock());
     return function;
   }
@@ -70,9 +70,9 @@ class DialectTest : public ::testing::Test {
 };
 
 TEST_F(DialectTest, BuiltMatmulWithEpilogueVerifies) {
-  auto function = createFunction(
-      "dense", {memref({mlir::ShapedType::kDynamic, 784}), memref({784, 256}), memref({256}),
-                memref({mlir::ShapedType::kDynamic, 256})});
+  auto function =
+      createFunction("dense", {memref({mlir::ShapedType::kDynamic, 784}), memref({784, 256}),
+                               memref({256}), memref({mlir::ShapedType::kDynamic, 256})});
   auto args = function.getArguments();
   auto matmul = builder_.create<tile::MatmulOp>(
       builder_.getUnknownLoc(), args[0], args[1], args[3], args[2], /*residual=*/mlir::Value(),
@@ -89,10 +89,9 @@ TEST_F(DialectTest, BuiltMatmulWithEpilogueVerifies) {
 TEST_F(DialectTest, MatmulWithoutBiasOrActivationHasNoEpilogue) {
   auto function = createFunction("plain", {memref({8, 4}), memref({4, 2}), memref({8, 2})});
   auto args = function.getArguments();
-  auto matmul = builder_.create<tile::MatmulOp>(builder_.getUnknownLoc(), args[0], args[1],
-                                                args[2], /*bias=*/mlir::Value(),
-                                                /*residual=*/mlir::Value(), false, false,
-                                                nullptr, nullptr, nullptr);
+  auto matmul = builder_.create<tile::MatmulOp>(
+      builder_.getUnknownLoc(), args[0], args[1], args[2], /*bias=*/mlir::Value(),
+      /*residual=*/mlir::Value(), false, false, nullptr, nullptr, nullptr);
   EXPECT_TRUE(mlir::succeeded(mlir::verify(matmul)));
   EXPECT_FALSE(matmul.hasFusedEpilogue());
 }
@@ -100,9 +99,8 @@ TEST_F(DialectTest, MatmulWithoutBiasOrActivationHasNoEpilogue) {
 TEST_F(DialectTest, BuiltMatmulWithMismatchedKFailsWithMessage) {
   auto function = createFunction("bad", {memref({16, 64}), memref({32, 8}), memref({16, 8})});
   auto args = function.getArguments();
-  auto matmul = builder_.create<tile::MatmulOp>(builder_.getUnknownLoc(), args[0], args[1],
-                                                args[2], mlir::Value(), mlir::Value(), false,
-                                                false, nullptr,
+  auto matmul = builder_.create<tile::MatmulOp>(builder_.getUnknownLoc(), args[0], args[1], args[2],
+                                                mlir::Value(), mlir::Value(), false, false, nullptr,
                                                 nullptr, nullptr);
   EXPECT_TRUE(mlir::failed(mlir::verify(matmul)));
   EXPECT_THAT(errors_, ElementsAre(HasSubstr("expected K of A (64) to equal K of B (32)")));
@@ -132,12 +130,11 @@ TEST_F(DialectTest, ReduceKindsRoundTripThroughTheirNames) {
 TEST_F(DialectTest, BuiltMapWithBodyVerifies) {
   auto function = createFunction("scale", {memref({16}), builder_.getF32Type(), memref({16})});
   auto args = function.getArguments();
-  auto map = builder_.create<tile::MapOp>(builder_.getUnknownLoc(),
-                                          mlir::ValueRange{args[0], args[1]},
-                                          mlir::ValueRange{args[2]});
-  mlir::Block* body = builder_.createBlock(&map.getBody(), {},
-                                           {builder_.getF32Type(), builder_.getF32Type()},
-                                           {builder_.getUnknownLoc(), builder_.getUnknownLoc()});
+  auto map = builder_.create<tile::MapOp>(
+      builder_.getUnknownLoc(), mlir::ValueRange{args[0], args[1]}, mlir::ValueRange{args[2]});
+  mlir::Block* body =
+      builder_.createBlock(&map.getBody(), {}, {builder_.getF32Type(), builder_.getF32Type()},
+                           {builder_.getUnknownLoc(), builder_.getUnknownLoc()});
   auto product = builder_.create<mlir::arith::MulFOp>(builder_.getUnknownLoc(),
                                                       body->getArgument(0), body->getArgument(1));
   builder_.create<tile::YieldOp>(builder_.getUnknownLoc(), mlir::ValueRange{product});
@@ -173,16 +170,17 @@ TEST_F(DialectTest, BuiltKernelCallWithNanToleranceFails) {
       builder_.getStringAttr("tolerance_bounded"), builder_.getStringAttr("deterministic"),
       builder_.getF64FloatAttr(std::nan("")), nullptr, nullptr, nullptr, nullptr, nullptr);
   EXPECT_TRUE(mlir::failed(mlir::verify(call)));
-  EXPECT_THAT(errors_, ElementsAre(HasSubstr(
-                           "`tolerance` must be finite and greater than zero, found nan")));
+  EXPECT_THAT(
+      errors_,
+      ElementsAre(HasSubstr("`tolerance` must be finite and greater than zero, found nan")));
 }
 
 TEST_F(DialectTest, BuiltInlinePtxReportsItselfAsInlinePtx) {
   auto function = createFunction("fast", {builder_.getF32Type()});
   auto ptx = builder_.create<nvidia::InlinePtxOp>(
       builder_.getUnknownLoc(), mlir::TypeRange{builder_.getF32Type()}, function.getArguments(),
-      "ex2.approx.f32 $0, $1;", "=f,f", "sm_75+", "tolerance_bounded", "deterministic",
-      nullptr, builder_.getF64FloatAttr(2e-7));
+      "ex2.approx.f32 $0, $1;", "=f,f", "sm_75+", "tolerance_bounded", "deterministic", nullptr,
+      builder_.getF64FloatAttr(2e-7));
   auto delegate = llvm::cast<nvidia::DelegateOpInterface>(ptx.getOperation());
   EXPECT_EQ(delegate.getDelegateName(), "inline_ptx");
   EXPECT_FALSE(delegate.isNondeterministic());

@@ -160,9 +160,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     Argument& a = arguments[i];
     const uint8_t layout = in.Byte();
     const int ndim = (layout & 0x7) % 5;
-    static constexpr DLDataType kDtypes[] = {{kDLFloat, 32, 1}, {kDLFloat, 16, 1},
+    static constexpr DLDataType kDtypes[] = {{kDLFloat, 32, 1},  {kDLFloat, 16, 1},
                                              {kDLBfloat, 16, 1}, {kDLInt, 32, 1},
-                                             {kDLFloat, 64, 1}, {kDLFloat, 32, 2}};
+                                             {kDLFloat, 64, 1},  {kDLFloat, 32, 2}};
     a.tensor.dtype = kDtypes[((layout >> 3) & 0x7) % 6];
     a.shape.resize(ndim);
     int64_t elements = 1;

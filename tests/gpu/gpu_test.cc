@@ -1,14 +1,16 @@
 // GPU tests: device queries, memory, and every Tile op run on the device through the C API and
+// Over 600 lines: every Tile op on the device against the host, sharing one device fixture (the GPU
+// check runs this one binary).
 // compared with the host target's result on the same inputs. Without a CUDA driver or device
 // every test skips, saying why.
 #include <dlfcn.h>
 
 #include <algorithm>
 #include <cmath>
-#include <memory>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -28,9 +30,9 @@ std::string TakeMessage(tessera_jit_error_t* error) {
   return message;
 }
 
-#define ASSERT_OK(expr)                              \
-  do {                                               \
-    tessera_jit_error_t* error_ = (expr);            \
+#define ASSERT_OK(expr)                                \
+  do {                                                 \
+    tessera_jit_error_t* error_ = (expr);              \
     ASSERT_EQ(error_, nullptr) << TakeMessage(error_); \
   } while (false)
 
@@ -92,9 +94,11 @@ TEST_F(GpuTest, BuffersRoundTrip) {
   const size_t bytes = host.size() * sizeof(float);
   ASSERT_OK(tessera_jit_buffer_alloc(context_, bytes, &a));
   ASSERT_OK(tessera_jit_buffer_alloc(context_, bytes, &b));
-  ASSERT_OK(tessera_jit_buffer_copy(context_, a, host.data(), bytes, TESSERA_JIT_COPY_HOST_TO_DEVICE));
+  ASSERT_OK(
+      tessera_jit_buffer_copy(context_, a, host.data(), bytes, TESSERA_JIT_COPY_HOST_TO_DEVICE));
   ASSERT_OK(tessera_jit_buffer_copy(context_, b, a, bytes, TESSERA_JIT_COPY_DEVICE_TO_DEVICE));
-  ASSERT_OK(tessera_jit_buffer_copy(context_, back.data(), b, bytes, TESSERA_JIT_COPY_DEVICE_TO_HOST));
+  ASSERT_OK(
+      tessera_jit_buffer_copy(context_, back.data(), b, bytes, TESSERA_JIT_COPY_DEVICE_TO_HOST));
   EXPECT_EQ(back, host);
   ASSERT_OK(tessera_jit_buffer_free(context_, a));
   ASSERT_OK(tessera_jit_buffer_free(context_, b));
@@ -127,8 +131,10 @@ struct DeviceTensor {
   ~DeviceTensor() { tessera_jit_error_destroy(tessera_jit_buffer_free(context, device)); }
   size_t ElementBytes() const { return dtype == Dtype::kF32 ? 4 : 2; }
   size_t Bytes() const { return std::max<size_t>(host.size(), 1) * ElementBytes(); }
-  void* HostData() { return dtype == Dtype::kF32 ? static_cast<void*>(host.data())
-                                                 : static_cast<void*>(narrow_host.data()); }
+  void* HostData() {
+    return dtype == Dtype::kF32 ? static_cast<void*>(host.data())
+                                : static_cast<void*>(narrow_host.data());
+  }
   std::vector<uint16_t> Encode(const std::vector<float>& values) const {
     std::vector<uint16_t> bits(std::max<size_t>(values.size(), 1));
     for (size_t i = 0; i < values.size(); ++i) {
@@ -140,8 +146,8 @@ struct DeviceTensor {
   std::vector<float> Decode(const std::vector<uint16_t>& bits) const {
     std::vector<float> values(host.size());
     for (size_t i = 0; i < values.size(); ++i) {
-      values[i] = dtype == Dtype::kF16 ? tessera::HalfToFloat(bits[i])
-                                       : tessera::BfloatToFloat(bits[i]);
+      values[i] =
+          dtype == Dtype::kF16 ? tessera::HalfToFloat(bits[i]) : tessera::BfloatToFloat(bits[i]);
     }
     return values;
   }
@@ -255,27 +261,36 @@ INSTANTIATE_TEST_SUITE_P(
   }
   return
 })",
-               {{37, 1031}, {37, 1031}}, 1e-6f, 1e-6f},
+               {{37, 1031}, {37, 1031}},
+               1e-6f,
+               1e-6f},
         OpCase{"reduce",
                R"(func.func @f(%x: memref<?x?xf32>, %y: memref<?xf32>, %z: memref<?xf32>) {
   tile.reduce sum %x -> %y axis = 1 : memref<?x?xf32> -> memref<?xf32>
   tile.reduce max %x -> %z axis = 0 : memref<?x?xf32> -> memref<?xf32>
   return
 })",
-               {{129, 3001}, {129}, {3001}}, 1e-4f, 1e-5f},
+               {{129, 3001}, {129}, {3001}},
+               1e-4f,
+               1e-5f},
         OpCase{"softmax",
                R"(func.func @f(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
   tile.softmax %x -> %y : memref<?x?xf32> -> memref<?x?xf32>
   return
 })",
-               {{65, 1000}, {65, 1000}}, 1e-7f, 1e-5f},
-        OpCase{"matmul",
-               R"(func.func @f(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %bias: memref<?xf32>, %c: memref<?x?xf32>) {
+               {{65, 1000}, {65, 1000}},
+               1e-7f,
+               1e-5f},
+        OpCase{
+            "matmul",
+            R"(func.func @f(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %bias: memref<?xf32>, %c: memref<?x?xf32>) {
   tile.matmul %a, %b -> %c bias(%bias : memref<?xf32>) activation(gelu) {transpose_b}
       : memref<?x?xf32>, memref<?x?xf32> -> memref<?x?xf32>
   return
 })",
-               {{100, 77}, {33, 77}, {33}, {100, 33}}, 1e-5f, 1e-5f},
+            {{100, 77}, {33, 77}, {33}, {100, 33}},
+            1e-5f,
+            1e-5f},
         OpCase{"broadcast_map",
                R"(func.func @f(%x: memref<?x?x?xf32>, %b: memref<?x1xf32>, %y: memref<?x?x?xf32>) {
   tile.map ins(%x, %b : memref<?x?x?xf32>, memref<?x1xf32>) outs(%y : memref<?x?x?xf32>) {
@@ -285,57 +300,86 @@ INSTANTIATE_TEST_SUITE_P(
   }
   return
 })",
-               {{3, 50, 7}, {50, 1}, {3, 50, 7}}, 0.0f, 0.0f},
-        OpCase{"batched_matmul",
-               R"(func.func @f(%a: memref<?x1x?x?xf32>, %b: memref<?x?x?xf32>, %c: memref<?x?x?x?xf32>) {
+               {{3, 50, 7}, {50, 1}, {3, 50, 7}},
+               0.0f,
+               0.0f},
+        OpCase{
+            "batched_matmul",
+            R"(func.func @f(%a: memref<?x1x?x?xf32>, %b: memref<?x?x?xf32>, %c: memref<?x?x?x?xf32>) {
   tile.matmul %a, %b -> %c activation(silu) : memref<?x1x?x?xf32>, memref<?x?x?xf32> -> memref<?x?x?x?xf32>
   return
 })",
-               {{3, 1, 45, 70}, {4, 70, 19}, {3, 4, 45, 19}}, 1e-5f, 1e-5f},
-        OpCase{"norm",
-               R"(func.func @f(%x: memref<?x?xf32>, %r: memref<?x?xf32>, %w: memref<?xf32>, %b: memref<?xf32>, %y: memref<?x?xf32>, %h: memref<?x?xf32>, %z: memref<?x?xf32>) {
+            {{3, 1, 45, 70}, {4, 70, 19}, {3, 4, 45, 19}},
+            1e-5f,
+            1e-5f},
+        OpCase{
+            "norm",
+            R"(func.func @f(%x: memref<?x?xf32>, %r: memref<?x?xf32>, %w: memref<?xf32>, %b: memref<?xf32>, %y: memref<?x?xf32>, %h: memref<?x?xf32>, %z: memref<?x?xf32>) {
   tile.norm rms %x residual(%r : memref<?x?xf32>) -> %y residual_out(%h : memref<?x?xf32>) weight(%w : memref<?xf32>) : memref<?x?xf32> -> memref<?x?xf32>
   tile.norm layer %x -> %z weight(%w : memref<?xf32>) bias(%b : memref<?xf32>) : memref<?x?xf32> -> memref<?x?xf32>
   return
 })",
-               {{33, 3001}, {33, 3001}, {3001}, {3001}, {33, 3001}, {33, 3001}, {33, 3001}},
-               1e-5f, 1e-5f},
-        OpCase{"attention",
-               R"(func.func @f(%q: memref<?x?x?x?xf32>, %k: memref<?x?x?x?xf32>, %v: memref<?x?x?x?xf32>, %o: memref<?x?x?x?xf32>, %p: memref<?x?x?x?xf32>) {
+            {{33, 3001}, {33, 3001}, {3001}, {3001}, {33, 3001}, {33, 3001}, {33, 3001}},
+            1e-5f,
+            1e-5f},
+        OpCase{
+            "attention",
+            R"(func.func @f(%q: memref<?x?x?x?xf32>, %k: memref<?x?x?x?xf32>, %v: memref<?x?x?x?xf32>, %o: memref<?x?x?x?xf32>, %p: memref<?x?x?x?xf32>) {
   tile.attention %q, %k, %v -> %o causal : memref<?x?x?x?xf32>, memref<?x?x?x?xf32>, memref<?x?x?x?xf32> -> memref<?x?x?x?xf32>
   tile.attention %q, %k, %v -> %p scale(0.5) : memref<?x?x?x?xf32>, memref<?x?x?x?xf32>, memref<?x?x?x?xf32> -> memref<?x?x?x?xf32>
   return
 })",
-               {{2, 4, 37, 64}, {2, 2, 700, 64}, {2, 2, 700, 300}, {2, 4, 37, 300},
-                {2, 4, 37, 300}},
-               1e-5f, 1e-4f},
+            {{2, 4, 37, 64}, {2, 2, 700, 64}, {2, 2, 700, 300}, {2, 4, 37, 300}, {2, 4, 37, 300}},
+            1e-5f,
+            1e-4f},
         // Any finite lse will do: both targets recompute the same probabilities from it. Dv =
         // 160 takes warp_per_row's rows through two passes of 128 columns.
-        OpCase{"attention_backward",
-               R"(func.func @f(%do: memref<?x?x?x?xf32>, %q: memref<?x?x?x?xf32>, %k: memref<?x?x?x?xf32>, %v: memref<?x?x?x?xf32>, %o: memref<?x?x?x?xf32>, %l: memref<?x?x?xf32>, %dq: memref<?x?x?x?xf32>, %dk: memref<?x?x?x?xf32>, %dv: memref<?x?x?x?xf32>) {
+        OpCase{
+            "attention_backward",
+            R"(func.func @f(%do: memref<?x?x?x?xf32>, %q: memref<?x?x?x?xf32>, %k: memref<?x?x?x?xf32>, %v: memref<?x?x?x?xf32>, %o: memref<?x?x?x?xf32>, %l: memref<?x?x?xf32>, %dq: memref<?x?x?x?xf32>, %dk: memref<?x?x?x?xf32>, %dv: memref<?x?x?x?xf32>) {
   tile.attention_backward %do, %q, %k, %v, %o, %l -> %dq, %dk, %dv causal window(40, 3) softcap(4.0) dropout(0.2, 5)
       : memref<?x?x?x?xf32>, memref<?x?x?x?xf32>, memref<?x?x?x?xf32>, memref<?x?x?x?xf32>, memref<?x?x?x?xf32>, memref<?x?x?xf32> -> memref<?x?x?x?xf32>, memref<?x?x?x?xf32>, memref<?x?x?x?xf32>
   return
 })",
-               {{2, 4, 37, 160}, {2, 4, 37, 64}, {2, 2, 70, 64}, {2, 2, 70, 160}, {2, 4, 37, 160},
-                {2, 4, 37}, {2, 4, 37, 64}, {2, 2, 70, 64}, {2, 2, 70, 160}},
-               1e-5f, 1e-4f},
-        OpCase{"attention_backward_warp_per_row",
-               R"(func.func @f(%do: memref<?x?x?x?xf32>, %q: memref<?x?x?x?xf32>, %k: memref<?x?x?x?xf32>, %v: memref<?x?x?x?xf32>, %o: memref<?x?x?x?xf32>, %l: memref<?x?x?xf32>, %dq: memref<?x?x?x?xf32>, %dk: memref<?x?x?x?xf32>, %dv: memref<?x?x?x?xf32>) {
+            {{2, 4, 37, 160},
+             {2, 4, 37, 64},
+             {2, 2, 70, 64},
+             {2, 2, 70, 160},
+             {2, 4, 37, 160},
+             {2, 4, 37},
+             {2, 4, 37, 64},
+             {2, 2, 70, 64},
+             {2, 2, 70, 160}},
+            1e-5f,
+            1e-4f},
+        OpCase{
+            "attention_backward_warp_per_row",
+            R"(func.func @f(%do: memref<?x?x?x?xf32>, %q: memref<?x?x?x?xf32>, %k: memref<?x?x?x?xf32>, %v: memref<?x?x?x?xf32>, %o: memref<?x?x?x?xf32>, %l: memref<?x?x?xf32>, %dq: memref<?x?x?x?xf32>, %dk: memref<?x?x?x?xf32>, %dv: memref<?x?x?x?xf32>) {
   tile.attention_backward %do, %q, %k, %v, %o, %l -> %dq, %dk, %dv causal window(40, 3) softcap(4.0) dropout(0.2, 5) {tessera.candidate = "compiled.warp_per_row"}
       : memref<?x?x?x?xf32>, memref<?x?x?x?xf32>, memref<?x?x?x?xf32>, memref<?x?x?x?xf32>, memref<?x?x?x?xf32>, memref<?x?x?xf32> -> memref<?x?x?x?xf32>, memref<?x?x?x?xf32>, memref<?x?x?x?xf32>
   return
 })",
-               {{2, 4, 37, 160}, {2, 4, 37, 64}, {2, 2, 70, 64}, {2, 2, 70, 160}, {2, 4, 37, 160},
-                {2, 4, 37}, {2, 4, 37, 64}, {2, 2, 70, 64}, {2, 2, 70, 160}},
-               1e-5f, 1e-4f},
-        OpCase{"rope",
-               R"(func.func @f(%x: memref<?x?x?xf32>, %c: memref<?x?xf32>, %s: memref<?x?xf32>, %y: memref<?x?x?xf32>, %z: memref<?x?x?xf32>) {
+            {{2, 4, 37, 160},
+             {2, 4, 37, 64},
+             {2, 2, 70, 64},
+             {2, 2, 70, 160},
+             {2, 4, 37, 160},
+             {2, 4, 37},
+             {2, 4, 37, 64},
+             {2, 2, 70, 64},
+             {2, 2, 70, 160}},
+            1e-5f,
+            1e-4f},
+        OpCase{
+            "rope",
+            R"(func.func @f(%x: memref<?x?x?xf32>, %c: memref<?x?xf32>, %s: memref<?x?xf32>, %y: memref<?x?x?xf32>, %z: memref<?x?x?xf32>) {
   tile.rope half %x, %c, %s -> %y : memref<?x?x?xf32>, memref<?x?xf32>, memref<?x?xf32> -> memref<?x?x?xf32>
   tile.rope interleaved %x, %c, %s -> %z : memref<?x?x?xf32>, memref<?x?xf32>, memref<?x?xf32> -> memref<?x?x?xf32>
   return
 })",
-               {{3, 17, 128}, {17, 64}, {17, 64}, {3, 17, 128}, {3, 17, 128}}, 1e-6f, 1e-6f},
+            {{3, 17, 128}, {17, 64}, {17, 64}, {3, 17, 128}, {3, 17, 128}},
+            1e-6f,
+            1e-6f},
         // Kernel variants (KernelSchedules.h), forced; the host runs its own lowering.
         OpCase{"map_vectorized",  // 38147 elements: full vectors and a 3-element tail
                R"(func.func @f(%x: memref<?x?xf32>, %z: memref<?x?xf32>, %y: memref<?x?xf32>) {
@@ -348,65 +392,88 @@ INSTANTIATE_TEST_SUITE_P(
   }
   return
 })",
-               {{37, 1031}, {37, 1031}, {37, 1031}}, 1e-6f, 1e-6f},
-        OpCase{"reduce_warp_per_row",
-               R"(func.func @f(%x: memref<?x?xf32>, %y: memref<?xf32>, %z: memref<?xf32>, %w: memref<?xf32>) {
+               {{37, 1031}, {37, 1031}, {37, 1031}},
+               1e-6f,
+               1e-6f},
+        OpCase{
+            "reduce_warp_per_row",
+            R"(func.func @f(%x: memref<?x?xf32>, %y: memref<?xf32>, %z: memref<?xf32>, %w: memref<?xf32>) {
   tile.reduce sum %x -> %y axis = 1 {tessera.candidate = "compiled.warp_per_row"} : memref<?x?xf32> -> memref<?xf32>
   tile.reduce max %x -> %z axis = 0 {tessera.candidate = "compiled.warp_per_row"} : memref<?x?xf32> -> memref<?xf32>
   tile.reduce mean %x -> %w axis = 1 {tessera.candidate = "compiled.warp_per_row"} : memref<?x?xf32> -> memref<?xf32>
   return
 })",
-               {{129, 3001}, {129}, {3001}, {129}}, 1e-4f, 1e-5f},
+            {{129, 3001}, {129}, {3001}, {129}},
+            1e-4f,
+            1e-5f},
         OpCase{"softmax_warp_per_row",  // rows of 37: not whole 128-bit chunks, element-wise
                R"(func.func @f(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
   tile.softmax %x -> %y {tessera.candidate = "compiled.warp_per_row"} : memref<?x?xf32> -> memref<?x?xf32>
   return
 })",
-               {{300, 37}, {300, 37}}, 1e-7f, 1e-5f},
-        OpCase{"reduce_warp_per_row_vector_loads",  // rows of 3000 f32, 1000 f16: 128-bit loads
-               R"(func.func @f(%x: memref<?x?xf32>, %s: memref<?xf32>, %h: memref<?x?xf16>, %m: memref<?xf32>) {
+               {{300, 37}, {300, 37}},
+               1e-7f,
+               1e-5f},
+        OpCase{
+            "reduce_warp_per_row_vector_loads",  // rows of 3000 f32, 1000 f16: 128-bit loads
+            R"(func.func @f(%x: memref<?x?xf32>, %s: memref<?xf32>, %h: memref<?x?xf16>, %m: memref<?xf32>) {
   tile.reduce sum %x -> %s axis = 1 {tessera.candidate = "compiled.warp_per_row"} : memref<?x?xf32> -> memref<?xf32>
   tile.reduce mean %h -> %m axis = 1 {tessera.candidate = "compiled.warp_per_row"} : memref<?x?xf16> -> memref<?xf32>
   return
 })",
-               {{129, 3000}, {129}, {77, 1000}, {77}}, 1e-4f, 1e-5f,
-               {Dtype::kF32, Dtype::kF32, Dtype::kF16, Dtype::kF32}},
+            {{129, 3000}, {129}, {77, 1000}, {77}},
+            1e-4f,
+            1e-5f,
+            {Dtype::kF32, Dtype::kF32, Dtype::kF16, Dtype::kF32}},
         OpCase{"reduce_warp_per_row_rank3_keepdims",  // rows of 1000 bf16, vector loads
                R"(func.func @f(%x: memref<?x?x?xbf16>, %y: memref<?x?x1xf32>) {
   tile.reduce max %x -> %y axis = 2 keepdims {tessera.candidate = "compiled.warp_per_row"} : memref<?x?x?xbf16> -> memref<?x?x1xf32>
   return
 })",
-               {{5, 7, 1000}, {5, 7, 1}}, 0.0f, 0.0f, {Dtype::kBF16, Dtype::kF32}},
-        OpCase{"softmax_warp_per_row_vector_loads",  // f16 results: one f16 ulp apart at most
-               R"(func.func @f(%x: memref<?x?xf32>, %p: memref<?x?xf32>, %h: memref<?x?xf16>, %q: memref<?x?xf16>) {
+               {{5, 7, 1000}, {5, 7, 1}},
+               0.0f,
+               0.0f,
+               {Dtype::kBF16, Dtype::kF32}},
+        OpCase{
+            "softmax_warp_per_row_vector_loads",  // f16 results: one f16 ulp apart at most
+            R"(func.func @f(%x: memref<?x?xf32>, %p: memref<?x?xf32>, %h: memref<?x?xf16>, %q: memref<?x?xf16>) {
   tile.softmax %x -> %p {tessera.candidate = "compiled.warp_per_row"} : memref<?x?xf32> -> memref<?x?xf32>
   tile.softmax %h -> %q {tessera.candidate = "compiled.warp_per_row"} : memref<?x?xf16> -> memref<?x?xf16>
   return
 })",
-               {{129, 3000}, {129, 3000}, {77, 1000}, {77, 1000}}, 1e-7f, 2e-3f,
-               {Dtype::kF32, Dtype::kF32, Dtype::kF16, Dtype::kF16}},
+            {{129, 3000}, {129, 3000}, {77, 1000}, {77, 1000}},
+            1e-7f,
+            2e-3f,
+            {Dtype::kF32, Dtype::kF32, Dtype::kF16, Dtype::kF16}},
         OpCase{"softmax_online",
                R"(func.func @f(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
   tile.softmax %x -> %y {tessera.candidate = "compiled.online"} : memref<?x?xf32> -> memref<?x?xf32>
   return
 })",
-               {{65, 5000}, {65, 5000}}, 1e-7f, 1e-5f},
-        OpCase{"norm_warp_per_row",  // rows of 37 and of 3001: one warp each, lanes strided
-               R"(func.func @f(%x: memref<?x?xf32>, %r: memref<?x?xf32>, %w: memref<?xf32>, %b: memref<?xf32>, %y: memref<?x?xf32>, %h: memref<?x?xf32>, %z: memref<?x?xf32>) {
+               {{65, 5000}, {65, 5000}},
+               1e-7f,
+               1e-5f},
+        OpCase{
+            "norm_warp_per_row",  // rows of 37 and of 3001: one warp each, lanes strided
+            R"(func.func @f(%x: memref<?x?xf32>, %r: memref<?x?xf32>, %w: memref<?xf32>, %b: memref<?xf32>, %y: memref<?x?xf32>, %h: memref<?x?xf32>, %z: memref<?x?xf32>) {
   tile.norm rms %x residual(%r : memref<?x?xf32>) -> %y residual_out(%h : memref<?x?xf32>) weight(%w : memref<?xf32>) {tessera.candidate = "compiled.warp_per_row"} : memref<?x?xf32> -> memref<?x?xf32>
   tile.norm layer %x -> %z weight(%w : memref<?xf32>) bias(%b : memref<?xf32>) {tessera.candidate = "compiled.warp_per_row"} : memref<?x?xf32> -> memref<?x?xf32>
   return
 })",
-               {{129, 3001}, {129, 3001}, {3001}, {3001}, {129, 3001}, {129, 3001}, {129, 3001}},
-               1e-5f, 1e-4f},
-        OpCase{"matmul_mma_sync_tf32",  // ragged in M, N and K; both sides round to TF32
-               R"(func.func @f(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %bias: memref<?xf32>, %c: memref<?x?xf32>) {
+            {{129, 3001}, {129, 3001}, {3001}, {3001}, {129, 3001}, {129, 3001}, {129, 3001}},
+            1e-5f,
+            1e-4f},
+        OpCase{
+            "matmul_mma_sync_tf32",  // ragged in M, N and K; both sides round to TF32
+            R"(func.func @f(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %bias: memref<?xf32>, %c: memref<?x?xf32>) {
   tile.matmul %a, %b -> %c bias(%bias : memref<?xf32>) activation(relu) policy(tf32)
       {transpose_b, tessera.candidate = "compiled.mma_sync"}
       : memref<?x?xf32>, memref<?x?xf32> -> memref<?x?xf32>
   return
 })",
-               {{100, 77}, {33, 77}, {33}, {100, 33}}, 1e-4f, 1e-4f},
+            {{100, 77}, {33, 77}, {33}, {100, 33}},
+            1e-4f,
+            1e-4f},
         OpCase{"map_vectorized_f16",  // 8 halves per 128-bit access; 38147: a 3-element tail
                R"(func.func @f(%x: memref<?x?xf16>, %z: memref<?x?xf16>, %y: memref<?x?xf16>) {
   tile.map ins(%x, %z : memref<?x?xf16>, memref<?x?xf16>) outs(%y : memref<?x?xf16>)
@@ -418,7 +485,9 @@ INSTANTIATE_TEST_SUITE_P(
   }
   return
 })",
-               {{37, 1031}, {37, 1031}, {37, 1031}}, 0.0f, 0.0f,
+               {{37, 1031}, {37, 1031}, {37, 1031}},
+               0.0f,
+               0.0f,
                {Dtype::kF16, Dtype::kF16, Dtype::kF16}},
         OpCase{"map_vectorized_falls_back",  // %z is 1 x N at run time: the baseline runs
                R"(func.func @f(%x: memref<?x?xf32>, %z: memref<?x?xf32>, %y: memref<?x?xf32>) {
@@ -430,80 +499,108 @@ INSTANTIATE_TEST_SUITE_P(
   }
   return
 })",
-               {{37, 1031}, {1, 1031}, {37, 1031}}, 0.0f, 0.0f},
-        OpCase{"matmul_mma_sync_bf16",  // bf16 inputs, f32 accumulators and result
-               R"(func.func @f(%a: memref<?x?xbf16>, %b: memref<?x?xbf16>, %bias: memref<?xf32>, %c: memref<?x?xf32>) {
+               {{37, 1031}, {1, 1031}, {37, 1031}},
+               0.0f,
+               0.0f},
+        OpCase{
+            "matmul_mma_sync_bf16",  // bf16 inputs, f32 accumulators and result
+            R"(func.func @f(%a: memref<?x?xbf16>, %b: memref<?x?xbf16>, %bias: memref<?xf32>, %c: memref<?x?xf32>) {
   tile.matmul %a, %b -> %c bias(%bias : memref<?xf32>) activation(gelu)
       {tessera.candidate = "compiled.mma_sync"}
       : memref<?x?xbf16>, memref<?x?xbf16> -> memref<?x?xf32>
   return
 })",
-               {{100, 77}, {77, 33}, {33}, {100, 33}}, 1e-4f, 1e-4f,
-               {Dtype::kBF16, Dtype::kBF16}},
-        OpCase{"matmul_mma_sync_f16_transpose_a",  // f16 result: one f16 ulp of rounding apart
-               R"(func.func @f(%a: memref<?x?xf16>, %b: memref<?x?xf16>, %bias: memref<?xf16>, %c: memref<?x?xf16>) {
+            {{100, 77}, {77, 33}, {33}, {100, 33}},
+            1e-4f,
+            1e-4f,
+            {Dtype::kBF16, Dtype::kBF16}},
+        OpCase{
+            "matmul_mma_sync_f16_transpose_a",  // f16 result: one f16 ulp of rounding apart
+            R"(func.func @f(%a: memref<?x?xf16>, %b: memref<?x?xf16>, %bias: memref<?xf16>, %c: memref<?x?xf16>) {
   tile.matmul %a, %b -> %c bias(%bias : memref<?xf16>) activation(relu)
       {transpose_a, tessera.candidate = "compiled.mma_sync"}
       : memref<?x?xf16>, memref<?x?xf16> -> memref<?x?xf16>
   return
 })",
-               {{77, 100}, {77, 33}, {33}, {100, 33}}, 1e-3f, 2e-3f,
-               {Dtype::kF16, Dtype::kF16, Dtype::kF16, Dtype::kF16}},
-        OpCase{"batched_matmul_mma_sync_bf16",  // a rank-2 B shared by every batch
-               R"(func.func @f(%a: memref<?x?x?xbf16>, %b: memref<?x?xbf16>, %c: memref<?x?x?xf32>) {
+            {{77, 100}, {77, 33}, {33}, {100, 33}},
+            1e-3f,
+            2e-3f,
+            {Dtype::kF16, Dtype::kF16, Dtype::kF16, Dtype::kF16}},
+        OpCase{
+            "batched_matmul_mma_sync_bf16",  // a rank-2 B shared by every batch
+            R"(func.func @f(%a: memref<?x?x?xbf16>, %b: memref<?x?xbf16>, %c: memref<?x?x?xf32>) {
   tile.matmul %a, %b -> %c {tessera.candidate = "compiled.mma_sync"}
       : memref<?x?x?xbf16>, memref<?x?xbf16> -> memref<?x?x?xf32>
   return
 })",
-               {{3, 45, 70}, {70, 19}, {3, 45, 19}}, 1e-4f, 1e-4f, {Dtype::kBF16, Dtype::kBF16}},
-        OpCase{"matmul_mma_async_f16",  // K 72 and N 40: rows of whole 16-byte copies;
-                                         // the last K stage half outside (zero-filled)
-               R"(func.func @f(%a: memref<?x?xf16>, %b: memref<?x?xf16>, %bias: memref<?xf32>, %c: memref<?x?xf32>) {
+            {{3, 45, 70}, {70, 19}, {3, 45, 19}},
+            1e-4f,
+            1e-4f,
+            {Dtype::kBF16, Dtype::kBF16}},
+        OpCase{
+            "matmul_mma_async_f16",  // K 72 and N 40: rows of whole 16-byte copies;
+                                     // the last K stage half outside (zero-filled)
+            R"(func.func @f(%a: memref<?x?xf16>, %b: memref<?x?xf16>, %bias: memref<?xf32>, %c: memref<?x?xf32>) {
   tile.matmul %a, %b -> %c bias(%bias : memref<?xf32>) activation(relu)
       {tessera.candidate = "compiled.mma_async"}
       : memref<?x?xf16>, memref<?x?xf16> -> memref<?x?xf32>
   return
 })",
-               {{100, 72}, {72, 40}, {40}, {100, 40}}, 1e-4f, 1e-4f,
-               {Dtype::kF16, Dtype::kF16}},
+            {{100, 72}, {72, 40}, {40}, {100, 40}},
+            1e-4f,
+            1e-4f,
+            {Dtype::kF16, Dtype::kF16}},
         OpCase{"matmul_mma_async_tf32",  // 4 floats per copy: K 100, N 36
                R"(func.func @f(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>) {
   tile.matmul %a, %b -> %c policy(tf32) {tessera.candidate = "compiled.mma_async"}
       : memref<?x?xf32>, memref<?x?xf32> -> memref<?x?xf32>
   return
 })",
-               {{77, 100}, {100, 36}, {77, 36}}, 1e-4f, 1e-4f},
-        OpCase{"batched_matmul_mma_async_bf16",  // a rank-2 B shared by every batch
-               R"(func.func @f(%a: memref<?x?x?xbf16>, %b: memref<?x?xbf16>, %c: memref<?x?x?xbf16>) {
+               {{77, 100}, {100, 36}, {77, 36}},
+               1e-4f,
+               1e-4f},
+        OpCase{
+            "batched_matmul_mma_async_bf16",  // a rank-2 B shared by every batch
+            R"(func.func @f(%a: memref<?x?x?xbf16>, %b: memref<?x?xbf16>, %c: memref<?x?x?xbf16>) {
   tile.matmul %a, %b -> %c {tessera.candidate = "compiled.mma_async"}
       : memref<?x?x?xbf16>, memref<?x?xbf16> -> memref<?x?x?xbf16>
   return
 })",
-               {{3, 45, 200}, {200, 24}, {3, 45, 24}}, 1e-2f, 1e-2f,
-               {Dtype::kBF16, Dtype::kBF16, Dtype::kBF16}},
-        OpCase{"batched_matmul_mma_async_looping_blocks",  // 65537 batches: past the grid's
-                                                         // z limit, blocks loop over tiles;
-                                                         // K 16: one stage per tile
-               R"(func.func @f(%a: memref<?x?x?xbf16>, %b: memref<?x?xbf16>, %c: memref<?x?x?xf32>) {
+            {{3, 45, 200}, {200, 24}, {3, 45, 24}},
+            1e-2f,
+            1e-2f,
+            {Dtype::kBF16, Dtype::kBF16, Dtype::kBF16}},
+        OpCase{
+            "batched_matmul_mma_async_looping_blocks",  // 65537 batches: past the grid's
+                                                        // z limit, blocks loop over tiles;
+                                                        // K 16: one stage per tile
+            R"(func.func @f(%a: memref<?x?x?xbf16>, %b: memref<?x?xbf16>, %c: memref<?x?x?xf32>) {
   tile.matmul %a, %b -> %c {tessera.candidate = "compiled.mma_async"}
       : memref<?x?x?xbf16>, memref<?x?xbf16> -> memref<?x?x?xf32>
   return
 })",
-               {{65537, 16, 16}, {16, 16}, {65537, 16, 16}}, 1e-4f, 1e-4f,
-               {Dtype::kBF16, Dtype::kBF16}},
+            {{65537, 16, 16}, {16, 16}, {65537, 16, 16}},
+            1e-4f,
+            1e-4f,
+            {Dtype::kBF16, Dtype::kBF16}},
         OpCase{"matmul_mma_async_falls_back",  // K 77: rows not whole copies, mma_sync runs
                R"(func.func @f(%a: memref<?x?xf16>, %b: memref<?x?xf16>, %c: memref<?x?xf32>) {
   tile.matmul %a, %b -> %c {tessera.candidate = "compiled.mma_async"}
       : memref<?x?xf16>, memref<?x?xf16> -> memref<?x?xf32>
   return
 })",
-               {{100, 77}, {77, 33}, {100, 33}}, 1e-4f, 1e-4f, {Dtype::kF16, Dtype::kF16}},
+               {{100, 77}, {77, 33}, {100, 33}},
+               1e-4f,
+               1e-4f,
+               {Dtype::kF16, Dtype::kF16}},
         OpCase{"empty",
                R"(func.func @f(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
   tile.softmax %x -> %y : memref<?x?xf32> -> memref<?x?xf32>
   return
 })",
-               {{0, 16}, {0, 16}}, 0.0f, 0.0f}),
+               {{0, 16}, {0, 16}},
+               0.0f,
+               0.0f}),
     [](const ::testing::TestParamInfo<OpCase>& info) { return info.param.name; });
 
 TEST_F(GpuTest, RowReductionsAgreeBitForBitWhateverTheInputsAlignment) {
@@ -521,21 +618,23 @@ TEST_F(GpuTest, RowReductionsAgreeBitForBitWhateverTheInputsAlignment) {
   tile.softmax %x -> %p {tessera.candidate = "compiled.warp_per_row"} : memref<?x?xf32> -> memref<?x?xf32>
   return
 })",
-       {kDLFloat, 32, 1}, 4},
+       {kDLFloat, 32, 1},
+       4},
       {R"(func.func @f(%x: memref<?x?xf16>, %s: memref<?xf32>, %p: memref<?x?xf16>) {
   tile.reduce sum %x -> %s axis = 1 {tessera.candidate = "compiled.warp_per_row"} : memref<?x?xf16> -> memref<?xf32>
   tile.softmax %x -> %p {tessera.candidate = "compiled.warp_per_row"} : memref<?x?xf16> -> memref<?x?xf16>
   return
 })",
-       {kDLFloat, 16, 1}, 2},
+       {kDLFloat, 16, 1},
+       2},
   };
   constexpr int64_t kRows = 67, kLength = 3000;  // rows of whole chunks for f32 and f16
   const size_t count = kRows * kLength;
   for (const Form& form : forms) {
     SCOPED_TRACE(form.source);
     tessera_jit_module_t* module = nullptr;
-    ASSERT_OK(tessera_jit_compile(context_, form.source, std::strlen(form.source), nullptr,
-                                  &module));
+    ASSERT_OK(
+        tessera_jit_compile(context_, form.source, std::strlen(form.source), nullptr, &module));
     tessera_jit_function_t* function = nullptr;
     ASSERT_OK(tessera_jit_module_get_function(module, "f", 1, &function));
     // The same bytes at element 0 and at element 1 of a buffer one element longer.
@@ -601,7 +700,8 @@ TEST_F(GpuTest, RowReductionsAgreeBitForBitWhateverTheInputsAlignment) {
 
 TEST_F(GpuTest, CublasServesMatmulAndMatchesTheHost) {
   ASSERT_OK(tessera_jit_context_register_default_libraries(context_, "nvptx"));
-  const char* source = R"(func.func @f(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>) {
+  const char* source =
+      R"(func.func @f(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>) {
   tile.matmul %a, %b -> %c {transpose_b} : memref<?x?xf32>, memref<?x?xf32> -> memref<?x?xf32>
   return
 })";
@@ -641,7 +741,7 @@ TEST_F(GpuTest, CublasServesMatmulAndMatchesTheHost) {
 std::string ReadExample(const std::string& name) {
   const char* dir = std::getenv("TESSERA_EXAMPLES_DIR");
   const char* runfiles = std::getenv("TEST_SRCDIR");
-  std::string path = dir != nullptr ? std::string(dir) + "/" + name
+  std::string path = dir != nullptr        ? std::string(dir) + "/" + name
                      : runfiles != nullptr ? std::string(runfiles) + "/tessera_jit/examples/" + name
                                            : "examples/" + name;
   std::FILE* file = std::fopen(path.c_str(), "rb");
@@ -671,8 +771,8 @@ TEST_F(GpuTest, TheDelegationExampleRunsWithinItsDeclaredTolerances) {
   ASSERT_OK(tessera_jit_context_register_default_libraries(context_, "nvptx"));
   const std::string kernel = ReadExample("row_softmax_f32.cu");
   ASSERT_OK(tessera_jit_context_register_kernel_image(context_, "softmax_kernels", kernel.data(),
-                                                      kernel.size(),
-                                                      TESSERA_JIT_IMAGE_CUDA_SOURCE, nullptr));
+                                                      kernel.size(), TESSERA_JIT_IMAGE_CUDA_SOURCE,
+                                                      nullptr));
   const std::string source = ReadExample("delegates.mlir");
   tessera_jit_module_t* module = nullptr;
   ASSERT_OK(tessera_jit_compile(context_, source.data(), source.size(), nullptr, &module));
@@ -728,12 +828,29 @@ TEST_F(GpuTest, TheDelegationExampleRunsWithinItsDeclaredTolerances) {
 TEST_F(GpuTest, TheDecoderBlockMatchesTheHost) {
   const std::string source = ReadExample("decoder_block.mlir");
   const int64_t b = 2, s = 37;
-  const std::vector<std::vector<int64_t>> shapes = {
-      {b, 1, s, 64}, {s, 8}, {s, 8}, {64}, {4, 64, 16}, {2, 64, 16}, {2, 64, 16}, {4, 16, 64},
-      {64}, {64, 128}, {64, 128}, {128, 64}, {b, 1, s, 64},
-      // workspace: h, q, k, v, a, heads, g, gate, up
-      {b, 1, s, 64}, {b, 4, s, 16}, {b, 2, s, 16}, {b, 2, s, 16}, {b, 4, s, 16}, {b, 4, s, 64},
-      {b, 1, s, 64}, {b, 1, s, 128}, {b, 1, s, 128}};
+  const std::vector<std::vector<int64_t>> shapes = {{b, 1, s, 64},
+                                                    {s, 8},
+                                                    {s, 8},
+                                                    {64},
+                                                    {4, 64, 16},
+                                                    {2, 64, 16},
+                                                    {2, 64, 16},
+                                                    {4, 16, 64},
+                                                    {64},
+                                                    {64, 128},
+                                                    {64, 128},
+                                                    {128, 64},
+                                                    {b, 1, s, 64},
+                                                    // workspace: h, q, k, v, a, heads, g, gate, up
+                                                    {b, 1, s, 64},
+                                                    {b, 4, s, 16},
+                                                    {b, 2, s, 16},
+                                                    {b, 2, s, 16},
+                                                    {b, 4, s, 16},
+                                                    {b, 4, s, 64},
+                                                    {b, 1, s, 64},
+                                                    {b, 1, s, 128},
+                                                    {b, 1, s, 128}};
   std::vector<std::unique_ptr<DeviceTensor>> tensors;
   for (size_t i = 0; i < shapes.size(); ++i) {
     tensors.push_back(std::make_unique<DeviceTensor>(context_, shapes[i], 500 + i));
@@ -861,8 +978,9 @@ TEST_F(GpuTest, MismatchedSizesAreRefusedAndTheCallersContextIsRestored) {
   args[1].value.tensor = &yv;
   tessera_jit_error_t* error = tessera_jit_function_invoke(function, args, 2, nullptr, nullptr);
   EXPECT_EQ(tessera_jit_error_code(error), TESSERA_JIT_INVALID_ARGUMENT);
-  EXPECT_THAT(TakeMessage(error),
-              HasSubstr("@copy: dimension 0 of argument #1 'y' is 1048576 but argument #0 'x' has 4"));
+  EXPECT_THAT(
+      TakeMessage(error),
+      HasSubstr("@copy: dimension 0 of argument #1 'y' is 1048576 but argument #0 'x' has 4"));
   // A caller without a current CUDA context has none after a call that launched kernels.
   void* cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
   ASSERT_NE(cuda, nullptr);

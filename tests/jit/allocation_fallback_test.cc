@@ -10,9 +10,9 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <functional>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>

@@ -25,7 +25,8 @@ absl::Status CompileStatus(const std::string& source, Target target = Target::kH
 TEST(CompileErrorsTest, MalformedIrIsInvalidArgumentWithLocation) {
   absl::Status status = CompileStatus("func.func @f(%x: memref<4xf32> {\n  return\n}\n");
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(status.message(), AllOf(HasSubstr("invalid Tessera IR"), HasSubstr("bad.mlir:3:2: error:")));
+  EXPECT_THAT(status.message(),
+              AllOf(HasSubstr("invalid Tessera IR"), HasSubstr("bad.mlir:3:2: error:")));
 }
 
 TEST(CompileErrorsTest, VerifierFailureNamesTheOpAndLocation) {
@@ -159,8 +160,8 @@ func.func @f(%x: f32) -> f32 {
 )mlir",
                                       Target::kNvptx);
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(status.message(), AllOf(HasSubstr("bad.mlir:3:8"),
-                                      HasSubstr("expected to be in device code")));
+  EXPECT_THAT(status.message(),
+              AllOf(HasSubstr("bad.mlir:3:8"), HasSubstr("expected to be in device code")));
 }
 
 TEST(CompileErrorsTest, ArchEnvelopeMustIncludeTheCompileArch) {
@@ -206,9 +207,10 @@ TEST(CompileErrorsTest, PtxTheAssemblerRejectsIsTheUsersError) {
   source.replace(source.find("ex2.approx.ftz.f32 $0, $1;"), 26, "ex3.nonsense.f32 $0, $1;");
   absl::Status status = CompileStatus(source, Target::kNvptx, "sm_90");
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(status.message(), AllOf(HasSubstr("nvJitLink rejected gpu.module @tessera_kernels_exp2_map_0, "
-                                                "which holds inline PTX"),
-                                      HasSubstr("ex3")));
+  EXPECT_THAT(status.message(),
+              AllOf(HasSubstr("nvJitLink rejected gpu.module @tessera_kernels_exp2_map_0, "
+                              "which holds inline PTX"),
+                    HasSubstr("ex3")));
 }
 
 TEST(CompileErrorsTest, RawInlineAsmInAGpuModuleIsRefused) {
@@ -279,8 +281,8 @@ func.func @f(%x: memref<4xf32>) -> memref<4xf32> {
 }
 )mlir");
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(status.message(), AllOf(HasSubstr("bad.mlir:2:1"),
-                                      HasSubstr("must return nothing or one scalar")));
+  EXPECT_THAT(status.message(),
+              AllOf(HasSubstr("bad.mlir:2:1"), HasSubstr("must return nothing or one scalar")));
 }
 
 TEST(CompileErrorsTest, UnrankedArgumentIsRejected) {

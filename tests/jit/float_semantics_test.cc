@@ -100,8 +100,10 @@ func.func @extremes(%x: memref<?x?xf32>, %hi: memref<?xf32>, %lo: memref<?xf32>)
     }
     Invoke(*module, "extremes", {x.descriptor(), hi.descriptor(), lo.descriptor()});
     for (int64_t r = 0; r < 3; ++r) {
-      ExpectIdentical(hi[r], 0.0f, "max of row " + std::to_string(r) + " of " + std::to_string(cols));
-      ExpectIdentical(lo[r], -0.0f, "min of row " + std::to_string(r) + " of " + std::to_string(cols));
+      ExpectIdentical(hi[r], 0.0f,
+                      "max of row " + std::to_string(r) + " of " + std::to_string(cols));
+      ExpectIdentical(lo[r], -0.0f,
+                      "min of row " + std::to_string(r) + " of " + std::to_string(cols));
     }
   }
 }
@@ -169,7 +171,7 @@ func.func @tiny(%a: memref<?xbf16>, %b: memref<?xbf16>, %sum: memref<?xbf16>,
   ASSERT_NE(module, nullptr);
   // a − b, a·b and a/b all land in bf16's subnormal range (below 2^-126).
   const std::vector<std::pair<float, float>> inputs = {
-      {0x1.8p-126f, 0x1p-126f}, {0x1p-126f, 0.5f},    {0x1p-125f, 8.0f},
+      {0x1.8p-126f, 0x1p-126f},   {0x1p-126f, 0.5f},          {0x1p-125f, 8.0f},
       {-0x1.4p-126f, -0x1p-126f}, {0x1.02p-120f, 0x1.fep+5f}, {0x1p-130f, 0.75f}};
   const int64_t n = 35;
   HostTensor<uint16_t> a({n}), b({n}), sum({n}), product({n}), quotient({n});
@@ -178,15 +180,14 @@ func.func @tiny(%a: memref<?xbf16>, %b: memref<?xbf16>, %sum: memref<?xbf16>,
     b[i] = FloatToBfloat(inputs[i % inputs.size()].second);
   }
   Invoke(*module, "tiny",
-      {a.descriptor(), b.descriptor(), sum.descriptor(), product.descriptor(),
-       quotient.descriptor()});
+         {a.descriptor(), b.descriptor(), sum.descriptor(), product.descriptor(),
+          quotient.descriptor()});
   int subnormal_results = 0;
   for (int64_t i = 0; i < n; ++i) {
     const float x = BfloatToFloat(a[i]);
     const float y = BfloatToFloat(b[i]);
     // The correctly rounded bf16 result: the f32 result (exact or once rounded) rounded to bf16.
-    const uint16_t expected[] = {FloatToBfloat(x - y), FloatToBfloat(x * y),
-                                 FloatToBfloat(x / y)};
+    const uint16_t expected[] = {FloatToBfloat(x - y), FloatToBfloat(x * y), FloatToBfloat(x / y)};
     const uint16_t actual[] = {sum[i], product[i], quotient[i]};
     const char* names[] = {"subf", "mulf", "divf"};
     for (int k = 0; k < 3; ++k) {

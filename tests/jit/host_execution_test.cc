@@ -4,10 +4,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <tuple>
 #include <limits>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -38,8 +38,8 @@ runtime::PackedEntry Entry(const CompiledModule& module, const std::string& name
 }
 
 /// |actual − expected| ≤ atol + rtol·|expected|, with NaN matching NaN and equal infinities.
-void ExpectClose(const std::vector<float>& actual, const std::vector<float>& expected,
-                 float atol, float rtol, const std::string& what) {
+void ExpectClose(const std::vector<float>& actual, const std::vector<float>& expected, float atol,
+                 float rtol, const std::string& what) {
   ASSERT_EQ(actual.size(), expected.size()) << what;
   for (size_t i = 0; i < actual.size(); ++i) {
     if (std::isnan(expected[i])) {
@@ -150,7 +150,7 @@ struct ReduceCase {
 
 float ReduceReference(const char* kind, const std::vector<float>& values) {
   std::string k = kind;
-  double accumulator = k == "prod" ? 1.0
+  double accumulator = k == "prod"  ? 1.0
                        : k == "max" ? -std::numeric_limits<double>::infinity()
                        : k == "min" ? std::numeric_limits<double>::infinity()
                                     : 0.0;
@@ -171,17 +171,17 @@ class HostReduceTest : public ::testing::TestWithParam<ReduceCase> {};
 
 TEST_P(HostReduceTest, MatchesReferenceAcrossShapes) {
   const ReduceCase& c = GetParam();
-  std::string output_type = c.keepdims ? (c.axis == 0 ? "memref<1x?xf32>" : "memref<?x1xf32>")
-                                       : "memref<?xf32>";
-  std::string source = absl::StrCat(
-      "func.func @reduce(%x: memref<?x?xf32>, %y: ", output_type, ") {\n  tile.reduce ", c.kind,
-      " %x -> %y axis = ", c.axis, c.keepdims ? " keepdims" : "", " : memref<?x?xf32> -> ",
-      output_type, "\n  return\n}\n");
+  std::string output_type =
+      c.keepdims ? (c.axis == 0 ? "memref<1x?xf32>" : "memref<?x1xf32>") : "memref<?xf32>";
+  std::string source = absl::StrCat("func.func @reduce(%x: memref<?x?xf32>, %y: ", output_type,
+                                    ") {\n  tile.reduce ", c.kind, " %x -> %y axis = ", c.axis,
+                                    c.keepdims ? " keepdims" : "", " : memref<?x?xf32> -> ",
+                                    output_type, "\n  return\n}\n");
   auto module = CompileForHost(source);
   ASSERT_NE(module, nullptr);
   runtime::PackedEntry reduce = Entry(*module, "reduce");
-  const std::vector<std::vector<int64_t>> shapes = {{1, 1}, {3, 5}, {17, 1}, {1, 300}, {4, 0},
-                                                    {0, 3}};
+  const std::vector<std::vector<int64_t>> shapes = {{1, 1},   {3, 5}, {17, 1},
+                                                    {1, 300}, {4, 0}, {0, 3}};
   for (const auto& shape : shapes) {
     const int64_t rows = shape[0];
     const int64_t cols = shape[1];
@@ -190,10 +190,9 @@ TEST_P(HostReduceTest, MatchesReferenceAcrossShapes) {
     FillUniform(x.data(), 5, std::string(c.kind) == "prod" ? 0.9f : -2.0f,
                 std::string(c.kind) == "prod" ? 1.1f : 2.0f);
     const int64_t kept = c.axis == 0 ? cols : rows;
-    std::vector<int64_t> output_shape = c.keepdims
-                                            ? (c.axis == 0 ? std::vector<int64_t>{1, kept}
-                                                           : std::vector<int64_t>{kept, 1})
-                                            : std::vector<int64_t>{kept};
+    std::vector<int64_t> output_shape =
+        c.keepdims ? (c.axis == 0 ? std::vector<int64_t>{1, kept} : std::vector<int64_t>{kept, 1})
+                   : std::vector<int64_t>{kept};
     HostTensor<float> y(output_shape);
     void* args[] = {x.descriptor(), y.descriptor()};
     reduce(args);
@@ -212,17 +211,18 @@ TEST_P(HostReduceTest, MatchesReferenceAcrossShapes) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    KindsAndAxes, HostReduceTest,
-    ::testing::Values(ReduceCase{"sum", 1, false}, ReduceCase{"sum", 0, true},
-                      ReduceCase{"mean", 1, true}, ReduceCase{"mean", 0, false},
-                      ReduceCase{"max", 1, false}, ReduceCase{"max", 0, false},
-                      ReduceCase{"min", 1, false}, ReduceCase{"min", 0, true},
-                      ReduceCase{"prod", 1, false}, ReduceCase{"prod", 0, false}),
-    [](const ::testing::TestParamInfo<ReduceCase>& info) {
-      return absl::StrCat(info.param.kind, "_axis", info.param.axis,
-                          info.param.keepdims ? "_keepdims" : "");
-    });
+INSTANTIATE_TEST_SUITE_P(KindsAndAxes, HostReduceTest,
+                         ::testing::Values(ReduceCase{"sum", 1, false}, ReduceCase{"sum", 0, true},
+                                           ReduceCase{"mean", 1, true},
+                                           ReduceCase{"mean", 0, false},
+                                           ReduceCase{"max", 1, false}, ReduceCase{"max", 0, false},
+                                           ReduceCase{"min", 1, false}, ReduceCase{"min", 0, true},
+                                           ReduceCase{"prod", 1, false},
+                                           ReduceCase{"prod", 0, false}),
+                         [](const ::testing::TestParamInfo<ReduceCase>& info) {
+                           return absl::StrCat(info.param.kind, "_axis", info.param.axis,
+                                               info.param.keepdims ? "_keepdims" : "");
+                         });
 
 TEST(HostExecutionTest, ReduceMiddleAxisOfRank3WithKeepdims) {
   auto module = CompileForHost(R"mlir(
@@ -303,9 +303,12 @@ TEST_P(HostMatmulTest, MatchesReference) {
                            : c.epilogue == "silu"      ? " activation(silu)"
                                                        : "";
   std::string attrs;
-  if (c.transpose_a && c.transpose_b) attrs = " {transpose_a, transpose_b}";
-  else if (c.transpose_a) attrs = " {transpose_a}";
-  else if (c.transpose_b) attrs = " {transpose_b}";
+  if (c.transpose_a && c.transpose_b)
+    attrs = " {transpose_a, transpose_b}";
+  else if (c.transpose_a)
+    attrs = " {transpose_a}";
+  else if (c.transpose_b)
+    attrs = " {transpose_b}";
   std::string source = absl::StrCat(
       "func.func @mm(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %bias: memref<?xf32>, %c: "
       "memref<?x?xf32>) {\n  tile.matmul %a, %b -> %c",
@@ -347,23 +350,23 @@ TEST_P(HostMatmulTest, MatchesReference) {
               absl::StrCat("matmul ", c.m, "x", c.n, "x", c.k));
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Shapes, HostMatmulTest,
-    ::testing::Values(MatmulCase{1, 1, 1, false, false, "", ""},
-                      MatmulCase{17, 9, 33, false, false, "", ""},
-                      MatmulCase{64, 16, 32, false, false, "bias", ""},
-                      MatmulCase{13, 31, 7, true, false, "bias_relu", ""},
-                      MatmulCase{8, 5, 300, false, true, "bias_gelu", ""},
-                      MatmulCase{6, 11, 19, true, true, "silu", ""},
-                      MatmulCase{20, 24, 129, false, false, "", "tf32"},
-                      MatmulCase{3, 4, 0, false, false, "bias_relu", ""},
-                      MatmulCase{0, 4, 5, false, false, "", ""}),
-    [](const ::testing::TestParamInfo<MatmulCase>& info) {
-      const MatmulCase& c = info.param;
-      return absl::StrCat("m", c.m, "n", c.n, "k", c.k, c.transpose_a ? "_ta" : "",
-                          c.transpose_b ? "_tb" : "", c.epilogue.empty() ? "" : "_",
-                          c.epilogue, c.policy.empty() ? "" : "_", c.policy);
-    });
+INSTANTIATE_TEST_SUITE_P(Shapes, HostMatmulTest,
+                         ::testing::Values(MatmulCase{1, 1, 1, false, false, "", ""},
+                                           MatmulCase{17, 9, 33, false, false, "", ""},
+                                           MatmulCase{64, 16, 32, false, false, "bias", ""},
+                                           MatmulCase{13, 31, 7, true, false, "bias_relu", ""},
+                                           MatmulCase{8, 5, 300, false, true, "bias_gelu", ""},
+                                           MatmulCase{6, 11, 19, true, true, "silu", ""},
+                                           MatmulCase{20, 24, 129, false, false, "", "tf32"},
+                                           MatmulCase{3, 4, 0, false, false, "bias_relu", ""},
+                                           MatmulCase{0, 4, 5, false, false, "", ""}),
+                         [](const ::testing::TestParamInfo<MatmulCase>& info) {
+                           const MatmulCase& c = info.param;
+                           return absl::StrCat(
+                               "m", c.m, "n", c.n, "k", c.k, c.transpose_a ? "_ta" : "",
+                               c.transpose_b ? "_tb" : "", c.epilogue.empty() ? "" : "_",
+                               c.epilogue, c.policy.empty() ? "" : "_", c.policy);
+                         });
 
 // The packed, register-tiled matmul keeps the order of one dot product per element: each C
 // element is, bit for bit, the f32 sum of its products in ascending K from zero — for shapes
@@ -399,8 +402,8 @@ TEST(HostExecutionTest, MatmulSumsEachElementInAscendingKOrderBitForBit) {
               const float product = x * y;
               sum = sum + product;
             }
-            ASSERT_EQ(c[i * n + j], sum) << "C[" << i << "][" << j << "] of " << m << " rows"
-                                         << attrs;
+            ASSERT_EQ(c[i * n + j], sum)
+                << "C[" << i << "][" << j << "] of " << m << " rows" << attrs;
           }
         }
       }
@@ -523,9 +526,9 @@ func.func @mlp(%x: memref<?x24xf32>, %w1: memref<24x16xf32>, %b1: memref<16xf32>
     FillUniform(b1.data(), 17);
     FillUniform(w2.data(), 18);
     FillUniform(b2.data(), 19);
-    void* args[] = {x.descriptor(),      w1.descriptor(),     b1.descriptor(),
-                    w2.descriptor(),     b2.descriptor(),     hidden.descriptor(),
-                    logits.descriptor(), probs.descriptor(),  top.descriptor()};
+    void* args[] = {x.descriptor(),      w1.descriptor(),    b1.descriptor(),
+                    w2.descriptor(),     b2.descriptor(),    hidden.descriptor(),
+                    logits.descriptor(), probs.descriptor(), top.descriptor()};
     Entry(*module, "mlp")(args);
 
     std::vector<float> h(batch * 16), l(batch * 5), expected_top(batch);

@@ -49,7 +49,7 @@ double UlpError(float actual, double expected) {
 }
 
 struct MathFunction {
-  std::string name;                   // the math op, e.g. "exp"
+  std::string name;  // the math op, e.g. "exp"
   std::function<double(double)> reference;
 };
 
@@ -73,8 +73,8 @@ std::vector<float> Inputs() {
     inputs.push_back(FromBits(static_cast<uint32_t>(bits)));
     inputs.push_back(-FromBits(static_cast<uint32_t>(bits)));
   }
-  for (float special : {0.0f, -0.0f, INFINITY, -INFINITY, NAN, FLT_MIN, -FLT_MIN, FLT_MAX,
-                        -FLT_MAX, FLT_TRUE_MIN, -FLT_TRUE_MIN, 1.0f, -1.0f, 0.5f, 2.0f}) {
+  for (float special : {0.0f, -0.0f, INFINITY, -INFINITY, NAN, FLT_MIN, -FLT_MIN, FLT_MAX, -FLT_MAX,
+                        FLT_TRUE_MIN, -FLT_TRUE_MIN, 1.0f, -1.0f, 0.5f, 2.0f}) {
     inputs.push_back(special);
   }
   return inputs;
@@ -110,20 +110,20 @@ TEST_P(MathAccuracyTest, WithinFourUlpOverTheWholeRangeAndSpecialValuesExact) {
     }
     // Special results — NaN, infinities, signed zeros — must be exact.
     const bool special = std::isnan(expected) || std::isinf(expected) || expected == 0;
-    if (special && !(std::isnan(expected) ? std::isnan(y[i])
-                                          : (y[i] == expected &&
-                                             std::signbit(y[i]) == std::signbit(expected)))) {
+    if (special && !(std::isnan(expected)
+                         ? std::isnan(y[i])
+                         : (y[i] == expected && std::signbit(y[i]) == std::signbit(expected)))) {
       if (++special_failures <= 5) {
-        ADD_FAILURE() << function.name << "(" << absl::StrFormat("%a", inputs[i]) << ") = "
-                      << absl::StrFormat("%a", y[i]) << ", expected "
+        ADD_FAILURE() << function.name << "(" << absl::StrFormat("%a", inputs[i])
+                      << ") = " << absl::StrFormat("%a", y[i]) << ", expected "
                       << absl::StrFormat("%a", expected);
       }
     }
   }
   std::printf("%-6s max error %.2f ulp at %a over %lld inputs\n", function.name.c_str(), worst,
               worst_input, static_cast<long long>(n));
-  EXPECT_LE(worst, 4.0) << function.name << " at " << absl::StrFormat("%a", worst_input)
-                        << ": " << absl::StrFormat("%a", y[0]);
+  EXPECT_LE(worst, 4.0) << function.name << " at " << absl::StrFormat("%a", worst_input) << ": "
+                        << absl::StrFormat("%a", y[0]);
   EXPECT_EQ(special_failures, 0) << function.name;
 }
 

@@ -1,4 +1,6 @@
 // The nvptx target without a GPU: every Tile op, a chain, f16/bf16 storage and a raw gpu.module
+// Over 600 lines: every Tile op and kernel variant through ptxas and nvJitLink, sharing the toolkit
+// fixture.
 // kernel compile to PTX that the toolkit's ptxas (an independent assembler) accepts for the
 // target arch, with the expected .entry names, and to a cubin linked in process by nvJitLink;
 // every kernel variant has its instructions and assembles without spills; without a GPU the
@@ -16,9 +18,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "dialect/ArchEnvelope.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "dialect/ArchEnvelope.h"
 #include "jit/compiler.h"
 #include "runtime/thread_pool.h"
 
@@ -49,8 +51,8 @@ std::pair<int, std::string> Ptxas(const std::string& ptx, const std::string& arc
   std::string path = absl::StrCat(dir, "/kernel_", arch, ".ptx");
   std::string log = absl::StrCat(dir, "/ptxas_", arch, ".log");
   std::ofstream(path) << ptx;
-  std::string command = absl::StrCat("/usr/local/cuda/bin/ptxas -arch=", arch, " ", flags, " ", path,
-                                     " -o /dev/null > ", log, " 2>&1");
+  std::string command = absl::StrCat("/usr/local/cuda/bin/ptxas -arch=", arch, " ", flags, " ",
+                                     path, " -o /dev/null > ", log, " 2>&1");
   int status = std::system(command.c_str());
   std::ifstream in(log);
   std::string output((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -64,7 +66,9 @@ void ExpectValidImage(const DeviceImage& image, const std::string& arch) {
   auto [status, output] = Ptxas(image.ptx, arch);
   EXPECT_EQ(status, 0) << "ptxas rejected the PTX:\n" << output;
   ASSERT_GE(image.cubin.size(), 4u);
-  EXPECT_EQ(image.cubin.substr(0, 4), "\x7f" "ELF");
+  EXPECT_EQ(image.cubin.substr(0, 4),
+            "\x7f"
+            "ELF");
 }
 
 /// The IR a compile recorded after stage `name`.
@@ -175,8 +179,9 @@ std::map<std::string, KernelResources> Resources(const DeviceImage& image,
       current = line.substr(at, line.find('\'', at) - at);
     }
     int stores = 0, loads = 0, frame = 0;
-    if (std::sscanf(line.c_str(), " %d bytes stack frame, %d bytes spill stores, %d bytes spill loads",
-                    &frame, &stores, &loads) == 3) {
+    if (std::sscanf(line.c_str(),
+                    " %d bytes stack frame, %d bytes spill stores, %d bytes spill loads", &frame,
+                    &stores, &loads) == 3) {
       resources[current].spill_bytes = stores + loads;
     }
     if (size_t at = line.find("Used "); at != std::string::npos && !current.empty()) {
@@ -280,12 +285,11 @@ TEST_P(NvptxArchTest, KernelVariantsHaveTheirInstructionsAndAssembleWithoutSpill
   }
   // The vectorized maps keep the baseline for unaligned or mismatched operands.
   // So do the row reductions read with 128-bit loads: each has its element-wise kernel beside.
-  EXPECT_THAT(kernels, ElementsAre("v_map_vectorized_0", "v_map_1", "v_map_vectorized_2",
-                                   "v_map_3", "v_reduce_warp_per_row_vector_4",
-                                   "v_reduce_warp_per_row_5", "v_reduce_warp_per_row_6",
-                                   "v_softmax_warp_per_row_vector_7", "v_softmax_warp_per_row_8",
-                                   "v_softmax_online_9", "v_norm_warp_per_row_10",
-                                   "v_norm_warp_per_row_11",
+  EXPECT_THAT(kernels, ElementsAre("v_map_vectorized_0", "v_map_1", "v_map_vectorized_2", "v_map_3",
+                                   "v_reduce_warp_per_row_vector_4", "v_reduce_warp_per_row_5",
+                                   "v_reduce_warp_per_row_6", "v_softmax_warp_per_row_vector_7",
+                                   "v_softmax_warp_per_row_8", "v_softmax_online_9",
+                                   "v_norm_warp_per_row_10", "v_norm_warp_per_row_11",
                                    "v_attention_backward_dq_warp_per_row_12",
                                    "v_attention_backward_dkv_warp_per_row_13"));
   for (const DeviceImage& image : module->device_images) {
@@ -304,7 +308,7 @@ TEST_P(NvptxArchTest, KernelVariantsHaveTheirInstructionsAndAssembleWithoutSpill
     if (kernel.find("online") != std::string::npos) {
       EXPECT_THAT(image.ptx, AllOf(HasSubstr("bar.sync"), Not(HasSubstr("atom."))));
     }
-    EXPECT_THAT(image.ptx, AllOf(Not(HasSubstr("atom.")),  // deterministic: no atomics
+    EXPECT_THAT(image.ptx, AllOf(Not(HasSubstr("atom.")),           // deterministic: no atomics
                                  Not(HasSubstr(".minnctapersm"))))  // ptxas sizes registers
         << kernel;
     ExpectValidImage(image, GetParam());
@@ -353,10 +357,9 @@ TEST_P(NvptxArchTest, TensorCoreMatmulsUseMmaSyncOnSm80AndNewer) {
     // newest group.
     if (kernel.find("mma_async") == std::string::npos) continue;
     ++async_kernels;
-    EXPECT_THAT(image.ptx, AllOf(HasSubstr("cp.async.cg.shared.global"),
-                                 HasSubstr("cp.async.commit_group"),
-                                 HasSubstr("cp.async.wait_group \t1"),
-                                 HasSubstr("mma.sync.aligned")))
+    EXPECT_THAT(image.ptx,
+                AllOf(HasSubstr("cp.async.cg.shared.global"), HasSubstr("cp.async.commit_group"),
+                      HasSubstr("cp.async.wait_group \t1"), HasSubstr("mma.sync.aligned")))
         << kernel;
   }
   EXPECT_EQ(async_kernels, 3);
@@ -368,7 +371,8 @@ func.func @t(%a: memref<?x?xf16>, %b: memref<?x?xf16>, %c: memref<?x?xf32>) {
       : memref<?x?xf16>, memref<?x?xf16> -> memref<?x?xf32>
   return
 }
-)mlir", options);
+)mlir",
+                            options);
   ASSERT_FALSE(transposed.ok());
   EXPECT_THAT(transposed.status().message(),
               HasSubstr("the forced candidate 'compiled.mma_async' (attribute "
@@ -425,8 +429,8 @@ func.func @f(%x: memref<?x?xf32>, %y: memref<?x?xf32>, %s: memref<?xi64>) {
   EXPECT_EQ(warp->gate, "applicability");
   EXPECT_THAT(warp->reason, HasSubstr("argmax and argmin"));
   // The baseline kernels ran.
-  EXPECT_THAT(AllPtx(*module), AllOf(HasSubstr(".entry f_softmax_0("),
-                                     HasSubstr(".entry f_reduce_1(")));
+  EXPECT_THAT(AllPtx(*module),
+              AllOf(HasSubstr(".entry f_softmax_0("), HasSubstr(".entry f_reduce_1(")));
 }
 
 TEST(KernelVariantArbitrationTest, TheForcedCandidateOptionForcesEveryTileOp) {
@@ -504,8 +508,8 @@ func.func @f(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 )mlir",
                           options);
   if (injected.ok()) {
-    EXPECT_THAT(AllPtx(**injected), AllOf(HasSubstr(".entry f_softmax_0("),
-                                          Not(HasSubstr("online"))));
+    EXPECT_THAT(AllPtx(**injected),
+                AllOf(HasSubstr(".entry f_softmax_0("), Not(HasSubstr("online"))));
   } else {
     EXPECT_THAT(injected.status().message(), HasSubstr("tessera_jit.schedule"));
   }
@@ -598,8 +602,8 @@ TEST(NvptxCompileTest, StagesAreDumpedOnRequest) {
   ASSERT_NE(module, nullptr);
   std::vector<std::string> names;
   for (const auto& [name, ir] : module->stages) names.push_back(name);
-  EXPECT_THAT(names, ElementsAre("arbitrate", "contracts", "delegates", "tile-to-gpu",
-                                 "nvvm", "host-llvm", "ptx"));
+  EXPECT_THAT(names, ElementsAre("arbitrate", "contracts", "delegates", "tile-to-gpu", "nvvm",
+                                 "host-llvm", "ptx"));
   EXPECT_THAT(Stage(*module, "tile-to-gpu"), HasSubstr("gpu.func @ops_matmul_0"));
   EXPECT_THAT(Stage(*module, "nvvm"), HasSubstr("nvvm."));
   EXPECT_THAT(Stage(*module, "ptx"), HasSubstr("gpu.binary @tessera_kernels_ops_matmul_0"));
@@ -618,13 +622,12 @@ TEST(NvptxCompileTest, EveryStepOfTheCompileIsTimed) {
       EXPECT_GE(ms, 0.0) << name;
     }
     if (link_cubin) {
-      EXPECT_THAT(names, ElementsAre("parse", "arbitrate", "contracts", "delegates",
-                                     "tile-to-gpu", "nvvm", "host-llvm", "ptx", "cubin",
-                                     "host-object"));
+      EXPECT_THAT(names, ElementsAre("parse", "arbitrate", "contracts", "delegates", "tile-to-gpu",
+                                     "nvvm", "host-llvm", "ptx", "cubin", "host-object"));
     } else {
       // PTX only: nvJitLink never runs, and the images hold no cubin.
-      EXPECT_THAT(names, ElementsAre("parse", "arbitrate", "contracts", "delegates",
-                                     "tile-to-gpu", "nvvm", "host-llvm", "ptx", "host-object"));
+      EXPECT_THAT(names, ElementsAre("parse", "arbitrate", "contracts", "delegates", "tile-to-gpu",
+                                     "nvvm", "host-llvm", "ptx", "host-object"));
       for (const DeviceImage& image : (*module)->device_images) {
         EXPECT_TRUE(image.cubin.empty());
         auto [status, output] = Ptxas(image.ptx, "sm_90");
@@ -702,7 +705,8 @@ func.func @twice(%x: f32) -> f32 {
   %r = arith.addf %x, %x : f32
   return %r : f32
 }
-)mlir", options);
+)mlir",
+                        options);
   ASSERT_TRUE(module.ok()) << module.status();
   auto host = LoadHostCode(**module);
   ASSERT_TRUE(host.ok()) << host.status();
@@ -715,9 +719,12 @@ func.func @twice(%x: f32) -> f32 {
 }
 
 TEST(NvptxHostCodeTest, CanonicalSourceIgnoresSpellingButNotMeaning) {
-  auto a = CanonicalSource("func.func @f(%a: f32) -> f32 {\n  %s = arith.addf %a, %a : f32\n  return %s : f32\n}");
-  auto b = CanonicalSource("// a comment\nfunc.func @f(%x: f32)->f32{%y=arith.addf %x,%x:f32\n return %y:f32}");
-  auto c = CanonicalSource("func.func @f(%a: f32) -> f32 {\n  %s = arith.mulf %a, %a : f32\n  return %s : f32\n}");
+  auto a = CanonicalSource(
+      "func.func @f(%a: f32) -> f32 {\n  %s = arith.addf %a, %a : f32\n  return %s : f32\n}");
+  auto b = CanonicalSource(
+      "// a comment\nfunc.func @f(%x: f32)->f32{%y=arith.addf %x,%x:f32\n return %y:f32}");
+  auto c = CanonicalSource(
+      "func.func @f(%a: f32) -> f32 {\n  %s = arith.mulf %a, %a : f32\n  return %s : f32\n}");
   ASSERT_TRUE(a.ok() && b.ok() && c.ok());
   EXPECT_EQ(*a, *b);
   EXPECT_NE(*a, *c);

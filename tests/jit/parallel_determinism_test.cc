@@ -1,9 +1,9 @@
 // Results of host code are bitwise identical for every thread count (1, 2, 3, 8) and every
 // batch size (1, 7, 64, 257), for map, reduce, softmax, matmul, norm, argmax and causal
-// attention (whose batch is its sequence): the parallel loops split only the independent outer iterations,
-// never the order in which one output element is accumulated. Each Tile op runs on pools of
-// each size; row i of a batch must equal row i of every other batch and thread count, and the
-// 8-thread pool must really have split the loops (which thread runs a chunk is timing; that
+// attention (whose batch is its sequence): the parallel loops split only the independent outer
+// iterations, never the order in which one output element is accumulated. Each Tile op runs on
+// pools of each size; row i of a batch must equal row i of every other batch and thread count, and
+// the 8-thread pool must really have split the loops (which thread runs a chunk is timing; that
 // chunks do run concurrently on workers is ThreadPoolTest's).
 #include <atomic>
 #include <cstdint>
@@ -24,15 +24,15 @@ namespace {
 using ::tessera::testing::FillUniform;
 using ::tessera::testing::HostTensor;
 
-constexpr int64_t kCols = 1000;   // not a multiple of the lanes or the column block
+constexpr int64_t kCols = 1000;  // not a multiple of the lanes or the column block
 constexpr int64_t kMaxBatch = 257;
 
 struct Case {
   std::string name;
   std::string source;
-  int64_t output_cols;  // per batch row
+  int64_t output_cols;            // per batch row
   bool batch_is_reduced = false;  // axis-0 reduce: the output is one row over the batch
-  bool as_sequence = false;  // x is [1, 1, batch, kCols]: Q, K and V of causal attention
+  bool as_sequence = false;       // x is [1, 1, batch, kCols]: Q, K and V of causal attention
 };
 
 std::vector<Case> Cases() {
@@ -48,51 +48,59 @@ func.func @f(%x: memref<?x1000xf32>, %y: memref<?x1000xf32>) {
   }
   return
 }
-)mlir", kCols},
+)mlir",
+       kCols},
       {"reduce_rows", R"mlir(
 func.func @f(%x: memref<?x1000xf32>, %y: memref<?xf32>) {
   tile.reduce sum %x -> %y axis = 1 : memref<?x1000xf32> -> memref<?xf32>
   return
 }
-)mlir", 1},
+)mlir",
+       1},
       {"reduce_columns", R"mlir(
 func.func @f(%x: memref<?x1000xf32>, %y: memref<1000xf32>) {
   tile.reduce sum %x -> %y axis = 0 : memref<?x1000xf32> -> memref<1000xf32>
   return
 }
-)mlir", kCols, true},
+)mlir",
+       kCols, true},
       {"softmax", R"mlir(
 func.func @f(%x: memref<?x1000xf32>, %y: memref<?x1000xf32>) {
   tile.softmax %x -> %y : memref<?x1000xf32> -> memref<?x1000xf32>
   return
 }
-)mlir", kCols},
+)mlir",
+       kCols},
       {"matmul", R"mlir(
 func.func @f(%x: memref<?x1000xf32>, %w: memref<1000x96xf32>, %b: memref<96xf32>, %y: memref<?x96xf32>) {
   tile.matmul %x, %w -> %y bias(%b : memref<96xf32>) activation(gelu) : memref<?x1000xf32>, memref<1000x96xf32> -> memref<?x96xf32>
   return
 }
-)mlir", 96},
+)mlir",
+       96},
       {"norm", R"mlir(
 func.func @f(%x: memref<?x1000xf32>, %y: memref<?x1000xf32>) {
   tile.norm layer %x -> %y : memref<?x1000xf32> -> memref<?x1000xf32>
   return
 }
-)mlir", kCols},
+)mlir",
+       kCols},
       // The indices are i32: 4 bytes per output like the f32 buffer that receives them.
       {"argmax", R"mlir(
 func.func @f(%x: memref<?x1000xf32>, %y: memref<?xi32>) {
   tile.reduce argmax %x -> %y axis = 1 : memref<?x1000xf32> -> memref<?xi32>
   return
 }
-)mlir", 1},
+)mlir",
+       1},
       // Causal: query i sees keys 0..i, the same keys in every batch that holds row i.
       {"causal_attention", R"mlir(
 func.func @f(%q: memref<1x1x?x1000xf32>, %k: memref<1x1x?x1000xf32>, %v: memref<1x1x?x1000xf32>, %o: memref<1x1x?x1000xf32>) {
   tile.attention %q, %k, %v -> %o scale(0.01) causal : memref<1x1x?x1000xf32>, memref<1x1x?x1000xf32>, memref<1x1x?x1000xf32> -> memref<1x1x?x1000xf32>
   return
 }
-)mlir", kCols, false, true},
+)mlir",
+       kCols, false, true},
   };
 }
 
@@ -124,8 +132,8 @@ TEST_P(ParallelDeterminismTest, BitwiseIdenticalForEveryThreadCountAndBatch) {
                                         : std::vector<int64_t>{batch, kCols});
       std::memcpy(x.data().data(), input.data(), sizeof(float) * x.size());
       const int64_t rows = c.batch_is_reduced ? 1 : batch;
-      HostTensor<float> y(c.as_sequence          ? std::vector<int64_t>{1, 1, batch, kCols}
-                          : c.output_cols == 1   ? std::vector<int64_t>{rows}
+      HostTensor<float> y(c.as_sequence        ? std::vector<int64_t>{1, 1, batch, kCols}
+                          : c.output_cols == 1 ? std::vector<int64_t>{rows}
                           : c.batch_is_reduced ? std::vector<int64_t>{c.output_cols}
                                                : std::vector<int64_t>{rows, c.output_cols});
       std::vector<void*> args{x.descriptor()};
@@ -161,8 +169,8 @@ TEST_P(ParallelDeterminismTest, BitwiseIdenticalForEveryThreadCountAndBatch) {
     } else {
       ASSERT_EQ(all.size(), reference.size());
       for (size_t i = 0; i < all.size(); ++i) {
-        ASSERT_EQ(all[i], reference[i]) << c.name << ": " << threads
-                                        << " threads differ from 1 thread at element " << i;
+        ASSERT_EQ(all[i], reference[i])
+            << c.name << ": " << threads << " threads differ from 1 thread at element " << i;
       }
     }
     if (threads == 8) split_loops = pool.split_loops();

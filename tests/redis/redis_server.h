@@ -46,10 +46,11 @@ class RedisServer {
 
   /// Starts it (again, on the same port) and waits until it answers PING.
   void Start() {
-    std::vector<std::string> args = {"redis-server", "--port", std::to_string(port_),
-                                     "--bind", "127.0.0.1", "--dir", dir_, "--save", "",
-                                     "--appendonly", "no", "--daemonize", "no",
-                                     "--logfile", dir_ + "/redis.log"};
+    std::vector<std::string> args = {"redis-server", "--port",    std::to_string(port_),
+                                     "--bind",       "127.0.0.1", "--dir",
+                                     dir_,           "--save",    "",
+                                     "--appendonly", "no",        "--daemonize",
+                                     "no",           "--logfile", dir_ + "/redis.log"};
     if (!password_.empty()) {
       args.push_back("--requirepass");
       args.push_back(password_);

@@ -21,7 +21,10 @@ class ElfEdit {
 
   explicit ElfEdit(std::string& object) : object_(object) {
     EXPECT_GE(object_.size(), 64u);
-    EXPECT_EQ(object_.compare(0, 4, "\x7f" "ELF"), 0);
+    EXPECT_EQ(object_.compare(0, 4,
+                              "\x7f"
+                              "ELF"),
+              0);
   }
 
   uint64_t Read(size_t offset, size_t bytes) const {

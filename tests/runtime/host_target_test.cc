@@ -10,8 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "jit/compiler.h"
 #include "jit/codegen/toolchain.h"
+#include "jit/compiler.h"
 #include "tests/jit/host_tensor.h"
 
 namespace tessera::runtime {
@@ -29,7 +29,7 @@ TEST(HostTargetTest, NamesResolveToTheirVectorWidth) {
     EXPECT_EQ(target->vector_bits, ThisMachineHostTarget().vector_bits);
   }
   const std::vector<std::pair<std::string, int64_t>> named = {
-      {"x86-64", 128}, {"x86-64-v2", 128}, {"x86-64-v3", 256}, {"haswell", 256},
+      {"x86-64", 128},    {"x86-64-v2", 128},      {"x86-64-v3", 256}, {"haswell", 256},
       {"x86-64-v4", 512}, {"skylake-avx512", 512}, {"znver4", 512}};
   for (const auto& [name, bits] : named) {
     auto target = ResolveHostTarget(name);

@@ -28,19 +28,18 @@ constexpr size_t kBlockBytes = 16;
 struct Graph {
   explicit Graph(const char* triple = "x86_64-unknown-linux-gnu")
       : graph(std::make_unique<jitlink::LinkGraph>(
-            "test-object", std::make_shared<llvm::orc::SymbolStringPool>(),
-            llvm::Triple(triple), llvm::SubtargetFeatures(), x86_64::getEdgeKindName)),
-        block(&graph->createContentBlock(
-            graph->createSection(".text", llvm::orc::MemProt::Read),
-            llvm::ArrayRef<char>(content, kBlockBytes), llvm::orc::ExecutorAddr(0x1000), 16, 0)),
+            "test-object", std::make_shared<llvm::orc::SymbolStringPool>(), llvm::Triple(triple),
+            llvm::SubtargetFeatures(), x86_64::getEdgeKindName)),
+        block(&graph->createContentBlock(graph->createSection(".text", llvm::orc::MemProt::Read),
+                                         llvm::ArrayRef<char>(content, kBlockBytes),
+                                         llvm::orc::ExecutorAddr(0x1000), 16, 0)),
         target(&graph->addExternalSymbol("callee", 0, false)) {}
 
   /// CheckLinkGraphBounds's verdict: "" when it accepts the graph.
   std::string Check() {
     std::string message;
-    llvm::handleAllErrors(CheckLinkGraphBounds(*graph), [&](const llvm::ErrorInfoBase& error) {
-      message = error.message();
-    });
+    llvm::handleAllErrors(CheckLinkGraphBounds(*graph),
+                          [&](const llvm::ErrorInfoBase& error) { message = error.message(); });
     return message;
   }
 
@@ -61,12 +60,11 @@ TEST(LinkGraphChecksTest, EachRelocationKindFitsExactlyAtTheEndOfItsBlock) {
     jitlink::Edge::Kind kind;
     unsigned size;
   };
-  for (const Case& c : {Case{x86_64::Pointer64, 8}, Case{x86_64::Delta64, 8},
-                        Case{x86_64::Size64, 8}, Case{x86_64::Pointer32, 4},
-                        Case{x86_64::PCRel32, 4}, Case{x86_64::BranchPCRel32, 4},
-                        Case{x86_64::Delta32, 4}, Case{x86_64::Pointer16, 2},
-                        Case{x86_64::Delta16, 2}, Case{x86_64::Pointer8, 1},
-                        Case{x86_64::Delta8, 1}}) {
+  for (const Case& c :
+       {Case{x86_64::Pointer64, 8}, Case{x86_64::Delta64, 8}, Case{x86_64::Size64, 8},
+        Case{x86_64::Pointer32, 4}, Case{x86_64::PCRel32, 4}, Case{x86_64::BranchPCRel32, 4},
+        Case{x86_64::Delta32, 4}, Case{x86_64::Pointer16, 2}, Case{x86_64::Delta16, 2},
+        Case{x86_64::Pointer8, 1}, Case{x86_64::Delta8, 1}}) {
     SCOPED_TRACE(x86_64::getEdgeKindName(c.kind));
     EXPECT_EQ(CheckOneEdge(c.kind, kBlockBytes - c.size), "");
     const std::string refused = CheckOneEdge(c.kind, kBlockBytes - c.size + 1);
@@ -119,8 +117,8 @@ TEST(LinkGraphChecksTest, DefinedSymbolsLieInsideTheirBlock) {
   }
   {
     Graph graph;
-    graph.graph->addDefinedSymbol(*graph.block, kBlockBytes, "past", 0,
-                                  jitlink::Linkage::Strong, jitlink::Scope::Default, true, false);
+    graph.graph->addDefinedSymbol(*graph.block, kBlockBytes, "past", 0, jitlink::Linkage::Strong,
+                                  jitlink::Scope::Default, true, false);
     graph.block->setContent(llvm::ArrayRef<char>(graph.content, 4));
     EXPECT_THAT(graph.Check(), HasSubstr("symbol past at offset 16 of 0 bytes"));
   }

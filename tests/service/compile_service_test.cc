@@ -1,19 +1,7 @@
-// The compile service over the cache tiers: hits and misses with their reasons, spelling-insensitive keys, every key
-// component, every kind of damaged entry, eviction, an unwritable directory, and single flight
-// across threads and across processes.
-#include "jit/codegen/host_object.h"
+// The compile service over the cache tiers: hits and misses with their reasons,
+// spelling-insensitive keys, every key component, every kind of damaged entry, eviction, an
+// unwritable directory, and single flight across threads and across processes.
 #include "service/compile_service.h"
-
-#include "jit/compiler.h"
-#include "runtime/host_executable.h"
-#include "runtime/memref_descriptor.h"
-#include "jit/codegen/toolchain.h"
-#include "llvm/AsmParser/Parser.h"
-#include "llvm/IR/LLVMContext.h"
-#include "llvm/IR/Module.h"
-#include "llvm/Support/SourceMgr.h"
-#include "service/artifact.h"
-#include "tests/service/sources.h"
 
 #include <fcntl.h>
 #include <spawn.h>
@@ -31,6 +19,17 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "jit/codegen/host_object.h"
+#include "jit/codegen/toolchain.h"
+#include "jit/compiler.h"
+#include "llvm/AsmParser/Parser.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/SourceMgr.h"
+#include "runtime/host_executable.h"
+#include "runtime/memref_descriptor.h"
+#include "service/artifact.h"
+#include "tests/service/sources.h"
 
 extern char** environ;
 
@@ -108,8 +107,8 @@ func.func @gelu(%x: memref<?xf32>, %y: memref<?xf32>) {
   auto run = [](const jit::CompiledModule& module) {
     std::vector<float> x(1000), y(1000);
     for (size_t i = 0; i < x.size(); ++i) x[i] = -8.0f + 0.016f * static_cast<float>(i);
-    runtime::MemRefDescriptor descriptors[2] = {
-        runtime::MakeMemRefDescriptor(x.data(), {1000}), runtime::MakeMemRefDescriptor(y.data(), {1000})};
+    runtime::MemRefDescriptor descriptors[2] = {runtime::MakeMemRefDescriptor(x.data(), {1000}),
+                                                runtime::MakeMemRefDescriptor(y.data(), {1000})};
     void* args[] = {descriptors[0].data(), descriptors[1].data()};
     auto entry = module.host->Lookup("gelu");
     EXPECT_TRUE(entry.ok()) << entry.status();
@@ -200,7 +199,8 @@ TEST(CompileCacheTest, MachineCodeForAnotherCpuIsRefusedNeverRun) {
   EXPECT_EQ(loaded.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(loaded.status().message(),
               HasSubstr("the host code was generated for CPU znver4+0123456789abcdef, and this "
-                        "machine's is " + runtime::HostCpu()));
+                        "machine's is " +
+                        runtime::HostCpu()));
 }
 
 TEST(CompileCacheTest, SpellingDoesNotMatterMeaningDoes) {
@@ -403,9 +403,8 @@ TEST(CompileCacheTest, ProcessesCompileANewKeyOnce) {
                                      0644);
     const char* argv[] = {child.c_str(), root.c_str(), source_path.c_str(), nullptr};
     pid_t pid = 0;
-    ASSERT_EQ(posix_spawn(&pid, child.c_str(), &actions, nullptr, const_cast<char**>(argv),
-                          environ),
-              0);
+    ASSERT_EQ(
+        posix_spawn(&pid, child.c_str(), &actions, nullptr, const_cast<char**>(argv), environ), 0);
     posix_spawn_file_actions_destroy(&actions);
     pids.push_back(pid);
   }

@@ -52,11 +52,12 @@ std::string Kernel(const std::string& dir, int n) {
                          "memref<?xf32>) {\n"
                          "  ^bb0(%xi: f32, %yi: f32):\n"
                          "    %c = arith.constant "
-                      << n << ".0 : f32\n"
-                              "    %m = arith.mulf %xi, %c : f32\n"
-                              "    %r = arith.addf %m, %yi : f32\n"
-                              "    tile.yield %r : f32\n"
-                              "  }\n  return\n}\n";
+                      << n
+                      << ".0 : f32\n"
+                         "    %m = arith.mulf %xi, %c : f32\n"
+                         "    %r = arith.addf %m, %yi : f32\n"
+                         "    tile.yield %r : f32\n"
+                         "  }\n  return\n}\n";
   return path;
 }
 
@@ -119,7 +120,7 @@ TEST(FleetTest, EachNewKeyIsCompiledOnceAcrossTheFleetWithIdenticalArtifacts) {
     for (int k = 0; k < 3; ++k) args.push_back(kernels[(k + m) % 3]);  // different orders
     children.push_back(Spawn(args, absl::StrCat(dir, "/log", m)));
   }
-  std::map<std::string, int> compiles;                 // kernel → compiles
+  std::map<std::string, int> compiles;                  // kernel → compiles
   std::map<std::string, std::set<std::string>> cubins;  // kernel → distinct cubins
   for (int m = 0; m < kMachines; ++m) {
     ASSERT_EQ(Wait(children[m]), 0) << Slurp(children[m].err);
@@ -139,12 +140,12 @@ TEST(FleetTest, EachNewKeyIsCompiledOnceAcrossTheFleetWithIdenticalArtifacts) {
   }
   // A new machine gets all three from the server; its disk then holds them.
   const std::string fresh = absl::StrCat(dir, "/machine-new");
-  Child late = Spawn({"--remote", server.Url(), fresh, kernels[0], kernels[1], kernels[2]},
-                     dir + "/late");
+  Child late =
+      Spawn({"--remote", server.Url(), fresh, kernels[0], kernels[1], kernels[2]}, dir + "/late");
   ASSERT_EQ(Wait(late), 0) << Slurp(late.err);
   for (const auto& [how, cubin] : Results(late)) EXPECT_EQ(how, "remote");
-  Child again = Spawn({"--remote", server.Url(), fresh, kernels[0], kernels[1], kernels[2]},
-                      dir + "/again");
+  Child again =
+      Spawn({"--remote", server.Url(), fresh, kernels[0], kernels[1], kernels[2]}, dir + "/again");
   ASSERT_EQ(Wait(again), 0) << Slurp(again.err);
   for (const auto& [how, cubin] : Results(again)) EXPECT_EQ(how, "disk");
   // The CLI shows the fleet's view.
@@ -170,11 +171,11 @@ TEST(FleetTest, EachNewKeyIsCompiledOnceAcrossTheFleetWithIdenticalArtifacts) {
   ASSERT_EQ(stats_keys->elements.size(), 1u);
   const std::string stats_key = stats_keys->elements[0].text;
   ASSERT_TRUE(server.Admin().Command({"SET", stats_key, "overwritten"}).ok());
-  ASSERT_EQ(std::system(absl::StrCat(Runfile("tools/tessera-jit/tessera-jit"),
-                                     " cache stats --remote-url ", server.Url(), " > ", stats,
-                                     " 2>&1")
-                            .c_str()),
-            0);
+  ASSERT_EQ(
+      std::system(absl::StrCat(Runfile("tools/tessera-jit/tessera-jit"),
+                               " cache stats --remote-url ", server.Url(), " > ", stats, " 2>&1")
+                      .c_str()),
+      0);
   const std::string damaged = Slurp(stats);
   EXPECT_THAT(damaged, HasSubstr("artifacts:     3 ("));
   EXPECT_THAT(damaged, HasSubstr(absl::StrCat("damaged key:   ", stats_key, " (WRONGTYPE")));

@@ -49,8 +49,8 @@ std::string FakeToolkit(const std::string& name, const std::string& version,
   fs::path root = fs::path(tmp != nullptr ? tmp : "/tmp") / ("toolkit_" + name);
   fs::remove_all(root);
   fs::create_directories(root / "nvvm" / "libdevice");
-  std::ofstream(root / "version.json") << R"({ "cuda" : { "name" : "CUDA SDK", "version" : ")"
-                                       << version << "\" } }\n";
+  std::ofstream(root / "version.json")
+      << R"({ "cuda" : { "name" : "CUDA SDK", "version" : ")" << version << "\" } }\n";
   std::ofstream(root / "nvvm" / "libdevice" / "libdevice.10.bc") << libdevice;
   return root.string();
 }
@@ -86,7 +86,9 @@ TEST(ModuleKeyTest, EveryInputThatShapesTheOutputChangesTheKey) {
   };
   const std::vector<Perturbation> perturbations = {
       {"IR: an op", host,
-       [](Request& r) { r.source = absl::StrReplaceAll(r.source, {{"arith.addf", "arith.subf"}}); }},
+       [](Request& r) {
+         r.source = absl::StrReplaceAll(r.source, {{"arith.addf", "arith.subf"}});
+       }},
       {"IR: a type", host,
        [](Request& r) { r.source = absl::StrReplaceAll(r.source, {{"f32", "f64"}}); }},
       {"IR: a function name", host,
@@ -190,8 +192,7 @@ TEST(ModuleKeyTest, EveryInputThatShapesTheOutputChangesTheKey) {
     EXPECT_NE(Digest(base), Digest(changed)) << perturbation.what << " does not change the key";
     // The request text (the parse-free index in memory and on disk) must change too, or a
     // fresh process would find the old entry through it.
-    EXPECT_NE(RequestText(base.source, base.options,
-                          ToolchainFor(base.toolchain, base.options)),
+    EXPECT_NE(RequestText(base.source, base.options, ToolchainFor(base.toolchain, base.options)),
               RequestText(changed.source, changed.options,
                           ToolchainFor(changed.toolchain, changed.options)))
         << perturbation.what << " does not change the request text";
@@ -201,9 +202,13 @@ TEST(ModuleKeyTest, EveryInputThatShapesTheOutputChangesTheKey) {
 TEST(ModuleKeyTest, WhatCannotChangeTheOutputLeavesTheKeyAlone) {
   const std::vector<Perturbation> perturbations = {
       {"whitespace", [] { return Request(); },
-       [](Request& r) { r.source = absl::StrReplaceAll(r.source, {{"  ", "\t \t"}, {"\n", "\n\n"}}); }},
+       [](Request& r) {
+         r.source = absl::StrReplaceAll(r.source, {{"  ", "\t \t"}, {"\n", "\n\n"}});
+       }},
       {"comments", [] { return Request(); },
-       [](Request& r) { r.source = "// saxpy\n" + absl::StrReplaceAll(r.source, {{"return", "return // done"}}); }},
+       [](Request& r) {
+         r.source = "// saxpy\n" + absl::StrReplaceAll(r.source, {{"return", "return // done"}});
+       }},
       {"SSA names", [] { return Request(); },
        [](Request& r) {
          r.source = absl::StrReplaceAll(r.source, {{"%alpha", "%s"}, {"%ax", "%t"}, {"%xi", "%p"}});
@@ -211,7 +216,8 @@ TEST(ModuleKeyTest, WhatCannotChangeTheOutputLeavesTheKeyAlone) {
       {"location info", [] { return Request(); },
        [](Request& r) {
          r.source = absl::StrReplaceAll(
-             r.source, {{"tile.yield %r : f32", "tile.yield %r : f32 loc(\"elsewhere.mlir\":7:9)"}});
+             r.source,
+             {{"tile.yield %r : f32", "tile.yield %r : f32 loc(\"elsewhere.mlir\":7:9)"}});
        }},
       {"dump_stages", [] { return Request(); }, [](Request& r) { r.options.dump_stages = true; }},
       // A budget changes how precisely a decision is measured, not what it means (a cached
@@ -225,12 +231,15 @@ TEST(ModuleKeyTest, WhatCannotChangeTheOutputLeavesTheKeyAlone) {
          r.options.background_decisions = true;
          r.options.background_deterministic = true;
        }},
-      {"source_name", [] { return Request(); }, [](Request& r) { r.options.source_name = "a.mlir"; }},
-      {"arch on the host target", [] { return Request(); }, [](Request& r) { r.options.arch = "sm_80"; }},
+      {"source_name", [] { return Request(); },
+       [](Request& r) { r.options.source_name = "a.mlir"; }},
+      {"arch on the host target", [] { return Request(); },
+       [](Request& r) { r.options.arch = "sm_80"; }},
       {"native, which is the default host CPU", [] { return Request(); },
        [](Request& r) { r.options.host_cpu = "native"; }},
       // (nvptx launch code is always this machine's.)
-      {"a host CPU on the nvptx target", Nvptx, [](Request& r) { r.options.host_cpu = "x86-64-v3"; }},
+      {"a host CPU on the nvptx target", Nvptx,
+       [](Request& r) { r.options.host_cpu = "x86-64-v3"; }},
       {"the CUDA toolkit on the host target", [] { return Request(); },
        [](Request& r) { r.options.cuda_toolkit = FakeToolkit("e", "1.0", "other"); }},
   };

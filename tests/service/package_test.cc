@@ -1,7 +1,6 @@
 // Ahead-of-time packages (service/package.h): made by one service, loaded by another with no
 // code generation and no cache tier; refused cleanly when damaged, foreign, or made for
 // another machine or build.
-#include "jit/codegen/host_object.h"
 #include "service/package.h"
 
 #include <cstdint>
@@ -13,14 +12,15 @@
 #include "base/sha256.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "runtime/host_executable.h"
-#include "runtime/host_target.h"
-#include "runtime/memref_descriptor.h"
+#include "jit/codegen/host_object.h"
 #include "jit/codegen/toolchain.h"
 #include "llvm/AsmParser/Parser.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/SourceMgr.h"
+#include "runtime/host_executable.h"
+#include "runtime/host_target.h"
+#include "runtime/memref_descriptor.h"
 #include "service/artifact.h"
 #include "service/binary_io.h"
 #include "service/compile_service.h"
@@ -85,14 +85,13 @@ TEST(PackageTest, APackageForAnotherMachineOrBuildIsRefusedNamingWhatDiffers) {
                         runtime::HostCpu() + ")"));
 
   std::vector<PackageEntry> other_build = *entries;
-  other_build[0].toolchain = "tessera=0000000000000000\n" +
-                             other_build[0].toolchain.substr(
-                                 other_build[0].toolchain.find('\n') + 1);
+  other_build[0].toolchain =
+      "tessera=0000000000000000\n" +
+      other_build[0].toolchain.substr(other_build[0].toolchain.find('\n') + 1);
   refused = loader.LoadPackage(*WritePackage(other_build), jit::CompileOptions());
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(refused.status().message(),
-              HasSubstr("tessera=0000000000000000 (here tessera=" +
-                        jit::Toolchain::Current().tessera + ")"));
+  EXPECT_THAT(refused.status().message(), HasSubstr("tessera=0000000000000000 (here tessera=" +
+                                                    jit::Toolchain::Current().tessera + ")"));
 
   jit::CompileOptions nvptx;
   nvptx.target = jit::Target::kNvptx;
@@ -131,7 +130,9 @@ TEST(PackageTest, SeveralTargetsLoadTheOneThatFits) {
   ASSERT_TRUE(device.ok()) << device.status();
   EXPECT_EQ((*device)->options.arch, "sm_90");
   ASSERT_FALSE((*device)->device_images.empty());
-  EXPECT_EQ((*device)->device_images[0].cubin.substr(0, 4), "\x7f" "ELF");
+  EXPECT_EQ((*device)->device_images[0].cubin.substr(0, 4),
+            "\x7f"
+            "ELF");
   sm90.arch = "sm_100";
   EXPECT_EQ(loader.LoadPackage(*bytes, sm90).status().code(),
             absl::StatusCode::kFailedPrecondition);
@@ -174,20 +175,17 @@ TEST(PackageTest, HostileBytesAreCleanErrors) {
   EXPECT_EQ(code(Sealed(body(kPackageFormatVersion, uint64_t{1} << 60))),
             absl::StatusCode::kDataLoss);
   EXPECT_EQ(code(Sealed(body(kPackageFormatVersion, 0))), absl::StatusCode::kDataLoss);
-  EXPECT_EQ(code(Sealed(body(kPackageFormatVersion + 1, 1))),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(code(Sealed(body(kPackageFormatVersion + 1, 1))), absl::StatusCode::kInvalidArgument);
   {
     Writer w;
     w.I64(7);  // no such target
-    EXPECT_EQ(code(Sealed(body(kPackageFormatVersion, 1) + w.Take())),
-              absl::StatusCode::kDataLoss);
+    EXPECT_EQ(code(Sealed(body(kPackageFormatVersion, 1) + w.Take())), absl::StatusCode::kDataLoss);
   }
   {
     Writer w;
     w.I64(0);
     w.U64(uint64_t{1} << 62);  // a machine name longer than the package
-    EXPECT_EQ(code(Sealed(body(kPackageFormatVersion, 1) + w.Take())),
-              absl::StatusCode::kDataLoss);
+    EXPECT_EQ(code(Sealed(body(kPackageFormatVersion, 1) + w.Take())), absl::StatusCode::kDataLoss);
   }
   {
     Writer w;
@@ -195,8 +193,7 @@ TEST(PackageTest, HostileBytesAreCleanErrors) {
     w.String(runtime::HostCpu());
     w.String(CurrentPackageToolchain());
     w.String("an artifact? no");
-    EXPECT_EQ(code(Sealed(body(kPackageFormatVersion, 1) + w.Take())),
-              absl::StatusCode::kDataLoss);
+    EXPECT_EQ(code(Sealed(body(kPackageFormatVersion, 1) + w.Take())), absl::StatusCode::kDataLoss);
   }
 }
 
@@ -258,8 +255,8 @@ TEST(PackageTest, HostCodeForSeveralCpusLoadsTheMostSpecificThatRunsHere) {
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(refused.status().message(),
               HasSubstr("host " + foreign + ": host CPU " + foreign + " needs "));
-  EXPECT_THAT(refused.status().message(), HasSubstr("which this CPU (" + runtime::HostCpu() +
-                                                    ") lacks"));
+  EXPECT_THAT(refused.status().message(),
+              HasSubstr("which this CPU (" + runtime::HostCpu() + ") lacks"));
 }
 
 // Machine code in a package is held to the same trust boundary as the cache's: an object that

@@ -71,8 +71,8 @@ int main(int argc, char** argv) {
   if (mode == "--hold-lease") {
     auto explanation = service.Explain(Read(argv[arg]), compile);
     if (!explanation.ok() || service.remote() == nullptr) return 1;
-    auto claim = service.remote()->LoadOrLease(explanation->key,
-                                               tessera::service::kArtifactFormatVersion);
+    auto claim =
+        service.remote()->LoadOrLease(explanation->key, tessera::service::kArtifactFormatVersion);
     if (claim.lease == nullptr) return 1;
     std::cout << "held" << std::endl;
     while (true) pause();
@@ -104,8 +104,7 @@ int main(int argc, char** argv) {
       return 1;
     }
     std::cout << Name(result->source) << " "
-              << tessera::cache::Sha256Hex(result->module->device_images.at(0).cubin)
-              << std::endl;
+              << tessera::cache::Sha256Hex(result->module->device_images.at(0).cubin) << std::endl;
   }
   const auto stats = service.stats();
   std::cout << "remote waits=" << stats.remote.lease_waits

@@ -41,8 +41,8 @@ inline void ExpectSaxpyWorks(const jit::CompiledModule& module) {
   ASSERT_TRUE(entry.ok()) << entry.status();
   float x[3] = {1, 2, 3}, y[3] = {1, 1, 1}, out[3] = {};
   runtime::MemRefDescriptor descriptors[3] = {runtime::MakeMemRefDescriptor(x, {3}),
-                                          runtime::MakeMemRefDescriptor(y, {3}),
-                                          runtime::MakeMemRefDescriptor(out, {3})};
+                                              runtime::MakeMemRefDescriptor(y, {3}),
+                                              runtime::MakeMemRefDescriptor(out, {3})};
   float alpha = 2.0f;
   void* args[] = {&alpha, descriptors[0].data(), descriptors[1].data(), descriptors[2].data()};
   (*entry)(args);

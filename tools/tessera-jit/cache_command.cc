@@ -6,10 +6,10 @@
 #include <sstream>
 #include <string>
 
-#include "absl/strings/strip.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/strip.h"
 #include "cache/disk_cache.h"
 #include "cache/remote_cache.h"
 #include "service/compile_service.h"
@@ -138,12 +138,11 @@ int RunCacheCommand(int argc, char** argv, std::ostream& out, std::ostream& err)
       .Int("-O", &options.opt_level, 0, "a level 0-3")
       .Switch("--deterministic", &options.deterministic)
       .Switch("--remote", &remote)
-      .Value("--remote-url", "a redis:// URL",
-             [&](const std::string& value) {
-               remote_url = value;
-               remote = true;
-               return std::string();
-             });
+      .Value("--remote-url", "a redis:// URL", [&](const std::string& value) {
+        remote_url = value;
+        remote = true;
+        return std::string();
+      });
   if (verb == "explain") flags.Positional(&file);
   if (std::string error = flags.Parse(argc, argv, 3); !error.empty()) {
     err << error << "\n" << kUsage;
@@ -181,8 +180,7 @@ int RunCacheCommand(int argc, char** argv, std::ostream& out, std::ostream& err)
     size_t count = disk.List().size();
     absl::Status status = disk.Clear();
     if (!status.ok()) return err << status.message() << "\n", 1;
-    out << "removed " << count << " entr" << (count == 1 ? "y" : "ies") << " from " << dir
-        << "\n";
+    out << "removed " << count << " entr" << (count == 1 ? "y" : "ies") << " from " << dir << "\n";
     return 0;
   }
   if (verb == "explain") {

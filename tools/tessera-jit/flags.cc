@@ -1,11 +1,10 @@
 // The CLI's argument parser.
 #include "tools/tessera-jit/flags.h"
 
-#include "arbiter/plan.h"
-
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "arbiter/plan.h"
 
 namespace tessera::tools {
 
@@ -58,8 +57,10 @@ Flags& Flags::Delegates(DelegateFlags* delegates) {
   Value("--kernel", "NAME=FILE", [delegates](const std::string& value) {
     if (!ParseLibrary(value, delegates->kernels) ||
         !KernelFileOf(delegates->kernels.back().second)) {
-      return absl::StrCat("--kernel needs NAME=FILE with a FILE ending in .cu, .ptx or .cubin, "
-                          "found '", value, "'");
+      return absl::StrCat(
+          "--kernel needs NAME=FILE with a FILE ending in .cu, .ptx or .cubin, "
+          "found '",
+          value, "'");
     }
     return std::string();
   });

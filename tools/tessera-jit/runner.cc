@@ -27,11 +27,22 @@ class Error {
   ~Error() { tessera_jit_error_destroy(error_); }
   bool ok() const { return error_ == nullptr; }
   std::string text() const {
-    static const char* const kNames[] = {"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT",
-                                         "DEADLINE_EXCEEDED", "NOT_FOUND", "ALREADY_EXISTS",
-                                         "PERMISSION_DENIED", "RESOURCE_EXHAUSTED",
-                                         "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE",
-                                         "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
+    static const char* const kNames[] = {"OK",
+                                         "CANCELLED",
+                                         "UNKNOWN",
+                                         "INVALID_ARGUMENT",
+                                         "DEADLINE_EXCEEDED",
+                                         "NOT_FOUND",
+                                         "ALREADY_EXISTS",
+                                         "PERMISSION_DENIED",
+                                         "RESOURCE_EXHAUSTED",
+                                         "FAILED_PRECONDITION",
+                                         "ABORTED",
+                                         "OUT_OF_RANGE",
+                                         "UNIMPLEMENTED",
+                                         "INTERNAL",
+                                         "UNAVAILABLE",
+                                         "DATA_LOSS",
                                          "UNAUTHENTICATED"};
     int code = tessera_jit_error_code(error_);
     return absl::StrCat(code >= 0 && code <= 16 ? kNames[code] : "ERROR", ": ",
@@ -70,9 +81,12 @@ struct Argument {
   }
   double Element(int64_t i) const {
     const unsigned char* p = host.data() + i * ElementBytes(info.dtype);
-    if (info.dtype.code == kDLFloat && info.dtype.bits == 32) return *reinterpret_cast<const float*>(p);
-    if (info.dtype.code == kDLFloat && info.dtype.bits == 64) return *reinterpret_cast<const double*>(p);
-    if (info.dtype.code == kDLFloat && info.dtype.bits == 16) return HalfToFloat(*reinterpret_cast<const uint16_t*>(p));
+    if (info.dtype.code == kDLFloat && info.dtype.bits == 32)
+      return *reinterpret_cast<const float*>(p);
+    if (info.dtype.code == kDLFloat && info.dtype.bits == 64)
+      return *reinterpret_cast<const double*>(p);
+    if (info.dtype.code == kDLFloat && info.dtype.bits == 16)
+      return HalfToFloat(*reinterpret_cast<const uint16_t*>(p));
     if (info.dtype.code == kDLBfloat) return BfloatToFloat(*reinterpret_cast<const uint16_t*>(p));
     int64_t value = 0;
     std::memcpy(&value, p, ElementBytes(info.dtype));
@@ -118,8 +132,8 @@ double Checksum(const Argument& argument) {
 tessera_jit_error_t* LoadOrCompile(tessera_jit_context_t* context, const std::string& source,
                                    const tessera_jit_compile_options_t& compile,
                                    tessera_jit_module_t** module) {
-  tessera_jit_error_t* loaded = tessera_jit_module_load(
-      context, source.data(), source.size(), compile.target, compile.arch, module);
+  tessera_jit_error_t* loaded = tessera_jit_module_load(context, source.data(), source.size(),
+                                                        compile.target, compile.arch, module);
   if (loaded == nullptr) return nullptr;
   if (tessera_jit_error_code(loaded) != TESSERA_JIT_INVALID_ARGUMENT ||
       !absl::StartsWith(tessera_jit_error_message(loaded, nullptr), "not a Tessera package")) {
@@ -205,9 +219,8 @@ std::string Run(tessera_jit_context_t* context, const std::string& source,
         break;
       }
     }
-    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
-                                                          start)
-                    .count();
+    double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     if (r > 0) execution.ms.push_back(ms);  // run 0 is the warm-up
   }
   execution.has_result = tessera_jit_function_get_result_count(function) > 0;
@@ -351,8 +364,8 @@ int RunEntry(const std::string& source, const std::string& source_name, const Ru
   }
 
   Execution main_run;
-  std::string failure = Run(context.handle, source, target, options, target == "nvptx",
-                            arguments, main_run);
+  std::string failure =
+      Run(context.handle, source, target, options, target == "nvptx", arguments, main_run);
   if (!failure.empty()) {
     out << "error: " << failure << "\n";
     return 1;

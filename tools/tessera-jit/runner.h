@@ -8,9 +8,9 @@
 #include <map>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "tools/tessera-jit/flags.h"
-#include <vector>
 
 namespace tessera::tools {
 

@@ -13,9 +13,9 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <iostream>
 #include <limits>
 #include <memory>
-#include <iostream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -27,17 +27,17 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "base/files.h"
 #include "arbiter/decision_cache.h"
 #include "arbiter/decision_record.h"
 #include "arbiter/plan.h"
-#include "service/background_decisions.h"
-#include "service/compile_service.h"
-#include "service/package.h"
+#include "base/files.h"
+#include "jit/codegen/nvjitlink.h"
 #include "jit/compile_options.h"
 #include "jit/compiler.h"
 #include "jit/delegates/registry.h"
-#include "jit/codegen/nvjitlink.h"
+#include "service/background_decisions.h"
+#include "service/compile_service.h"
+#include "service/package.h"
 #include "tools/tessera-jit/cache_command.h"
 #include "tools/tessera-jit/flags.h"
 #include "tools/tessera-jit/repl.h"
@@ -237,16 +237,13 @@ std::string Render(const tessera::jit::CompiledModule& module, const std::string
       absl::StrAppend(&text, "// ----- gpu.module @", image.module_name, "\n", image.ptx, "\n");
     }
   } else if (emit.empty()) {
-    absl::StrAppend(&text, "compiled for ", tessera::jit::TargetName(module.options.target),
-                    " (",
-                    module.options.target == tessera::jit::Target::kNvptx
-                        ? module.options.arch
-                        : module.host_object.cpu,
-                    ")",
-                    "\n");
+    absl::StrAppend(&text, "compiled for ", tessera::jit::TargetName(module.options.target), " (",
+                    module.options.target == tessera::jit::Target::kNvptx ? module.options.arch
+                                                                          : module.host_object.cpu,
+                    ")", "\n");
     for (const auto& entry : module.entries) {
-      absl::StrAppend(&text, "entry @", entry.name, " (", entry.arguments.size(),
-                      " arguments)", entry.deterministic ? " deterministic" : "", "\n");
+      absl::StrAppend(&text, "entry @", entry.name, " (", entry.arguments.size(), " arguments)",
+                      entry.deterministic ? " deterministic" : "", "\n");
     }
     for (const auto& image : module.device_images) {
       absl::StrAppend(&text, "gpu.module @", image.module_name, ": ", image.kernels.size(),
@@ -335,8 +332,7 @@ int Compile(int argc, char** argv) {
     }
     return WriteOutput(args.output, cubin) ? 0 : Fail("cannot write " + args.output);
   }
-  return WriteOutput(args.output, Render(**compiled, args.emit)) ? 0
-                                                                : Fail("cannot write output");
+  return WriteOutput(args.output, Render(**compiled, args.emit)) ? 0 : Fail("cannot write output");
 }
 
 std::string FormatRecords(const std::vector<tessera::arbiter::DecisionRecord>& records) {
@@ -381,8 +377,9 @@ int ExplainInTheBackground(Arguments& args) {
     if (measuring->state() != tessera::service::PendingModule::State::kDecided) {
       return ReportFailure(args, measuring->failure());
     }
-    absl::StrAppend(&text, absl::StrFormat("decisions landed %.1f ms after the compile returned\n\n",
-                                           absl::ToDoubleMilliseconds(absl::Now() - start - returned)),
+    absl::StrAppend(&text,
+                    absl::StrFormat("decisions landed %.1f ms after the compile returned\n\n",
+                                    absl::ToDoubleMilliseconds(absl::Now() - start - returned)),
                     FormatRecords(measuring->measured()->decisions));
   }
   return WriteOutput(args.output, text) ? 0 : Fail("cannot write output");
@@ -486,21 +483,18 @@ int Run(int argc, char** argv) {
 int Delegates(int argc, char** argv) {
   tessera::tools::DelegateFlags delegates;
   tessera::jit::CompileOptions options;  // only --target, --arch and the delegates matter here
-  std::string error = tessera::tools::Flags()
-                          .CompileOptions(&options, &delegates)
-                          .Parse(argc, argv, 2);
+  std::string error =
+      tessera::tools::Flags().CompileOptions(&options, &delegates).Parse(argc, argv, 2);
   if (!error.empty()) return Fail(absl::StrCat(error, "\n", Usage()));
   auto registry = MakeRegistry(delegates, options.target, options.arch);
   if (!registry.ok()) return Fail(std::string(registry.status().message()));
   for (const auto& identity : (*registry)->Identities()) {
     std::cout << identity.name << "\n  kind:    " << identity.kind;
     if (identity.kind == "library") {
-      std::cout << "\n  pointers: "
-                << tessera::jit::delegates::PointerSpaceName(identity.pointers);
+      std::cout << "\n  pointers: " << tessera::jit::delegates::PointerSpaceName(identity.pointers);
     }
-    std::cout << "\n  path:    "
-              << identity.path << "\n  soname:  " << identity.soname << "\n  version: "
-              << identity.version << "\n  sha256:  " << identity.sha256 << "\n";
+    std::cout << "\n  path:    " << identity.path << "\n  soname:  " << identity.soname
+              << "\n  version: " << identity.version << "\n  sha256:  " << identity.sha256 << "\n";
   }
   if ((*registry)->Identities().empty()) std::cout << "no delegates registered\n";
   return 0;

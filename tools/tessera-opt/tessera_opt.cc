@@ -10,10 +10,10 @@
 #include "dialect/Passes.h"
 #include "dialect/Registration.h"
 #include "jit/admission/guarded_parse.h"
-#include "jit/pipeline.h"
 #include "jit/admission/source_limits.h"
 #include "jit/admission/tile_forms.h"
 #include "jit/admission/verifier_guards.h"
+#include "jit/pipeline.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
@@ -50,9 +50,8 @@ absl::Status CheckInput(const llvm::MemoryBuffer& input, llvm::StringRef split_m
       [&](std::unique_ptr<llvm::MemoryBuffer> chunk, llvm::raw_ostream&) {
         mlir::MLIRContext context(registry);
         context.allowUnregisteredDialects(false);
-        mlir::ScopedDiagnosticHandler quiet(&context, [](mlir::Diagnostic&) {
-          return mlir::success();
-        });
+        mlir::ScopedDiagnosticHandler quiet(&context,
+                                            [](mlir::Diagnostic&) { return mlir::success(); });
         mlir::OwningOpRef<mlir::ModuleOp> module = tessera::jit::ParseWithoutVerifying(
             context, absl::string_view(chunk->getBufferStart(), chunk->getBufferSize()), name);
         if (module && guards.ok()) guards = tessera::jit::CheckBeforeVerifying(*module);
@@ -79,8 +78,7 @@ int main(int argc, char** argv) {
       mlir::registerAndParseCLIOptions(argc, argv, "Tessera IR optimizer driver\n", registry);
   const mlir::MlirOptMainConfig config = mlir::MlirOptMainConfig::createFromCLOptions();
   if (config.shouldShowDialects()) {  // reads no input
-    return mlir::asMainReturnCode(
-        mlir::MlirOptMain(argc, argv, input_name, output_name, registry));
+    return mlir::asMainReturnCode(mlir::MlirOptMain(argc, argv, input_name, output_name, registry));
   }
   std::string error;
   std::unique_ptr<llvm::MemoryBuffer> input = mlir::openInputFile(input_name, &error);
@@ -88,8 +86,7 @@ int main(int argc, char** argv) {
     llvm::errs() << error << "\n";
     return 1;
   }
-  if (absl::Status guards = CheckInput(*input, config.inputSplitMarker(), registry);
-      !guards.ok()) {
+  if (absl::Status guards = CheckInput(*input, config.inputSplitMarker(), registry); !guards.ok()) {
     llvm::errs() << std::string(guards.message()) << "\n";
     return 1;
   }

@@ -17,11 +17,11 @@
 #define Py_LIMITED_API 0x03090000
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
-#include <structmember.h>
 #include <dlpack/dlpack.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <structmember.h>
 
 #include "tessera_jit.h"
 
@@ -65,18 +65,18 @@ typedef struct TjManagedTensorVersioned {
 
 #define TJ_DLPACK_FLAG_READ_ONLY (UINT64_C(1) << 0)
 /* Py_XSETREF is not in the stable ABI's headers before 3.12. */
-#define TJ_XSETREF(target, value) \
-  do {                            \
+#define TJ_XSETREF(target, value)         \
+  do {                                    \
     PyObject* old_ = (PyObject*)(target); \
-    (target) = (value);           \
-    Py_XDECREF(old_);             \
+    (target) = (value);                   \
+    Py_XDECREF(old_);                     \
   } while (0)
 
 #define TJ_MAX_RANK 32 /* of a tensor described by the Python fallback */
 #define TJ_INLINE_ARGS 16
 
-typedef tessera_jit_error_t* (*InvokeFn)(tessera_jit_function_t*, const tessera_jit_arg_t*,
-                                         size_t, void*, tessera_jit_arg_t*);
+typedef tessera_jit_error_t* (*InvokeFn)(tessera_jit_function_t*, const tessera_jit_arg_t*, size_t,
+                                         void*, tessera_jit_arg_t*);
 typedef tessera_jit_error_code_t (*ErrorCodeFn)(const tessera_jit_error_t*);
 typedef const char* (*ErrorMessageFn)(const tessera_jit_error_t*, size_t*);
 typedef void (*ErrorDestroyFn)(tessera_jit_error_t*);
@@ -86,8 +86,8 @@ static InvokeFn g_invoke;
 static ErrorCodeFn g_error_code;
 static ErrorMessageFn g_error_message;
 static ErrorDestroyFn g_error_destroy;
-static PyObject* g_make_error;      /* (code: int, message: str) -> exception instance */
-static PyObject* g_fallback;        /* (index, obj) -> (owner, data, shape, strides, code, bits, ro) */
+static PyObject* g_make_error; /* (code: int, message: str) -> exception instance */
+static PyObject* g_fallback;   /* (index, obj) -> (owner, data, shape, strides, code, bits, ro) */
 static PyObject* g_stream_handle;   /* (obj) -> int: a stream object's CUstream */
 static PyObject* g_cpu_types;       /* tuple of types known to live on the CPU (numpy.ndarray) */
 static PyObject* g_scalar_types;    /* tuple of array-like types that are scalars (numpy.generic) */
@@ -108,7 +108,7 @@ typedef struct {
   PyObject* owner;   /* owned: the fallback's keep-alive */
   int has_buffer;    /* `buffer` is held (the NumPy fast path) */
   Py_buffer buffer;
-  DLTensor tensor;   /* the fast path's or the fallback's description */
+  DLTensor tensor; /* the fast path's or the fallback's description */
   int64_t shape[TJ_MAX_RANK];
   int64_t strides[TJ_MAX_RANK];
 } TensorSlot;
@@ -143,11 +143,32 @@ static int FormatDtype(const char* format, Py_ssize_t itemsize, DLDataType* dtyp
   if (*format == '@' || *format == '=' || *format == '<') ++format; /* x86-64: little endian */
   if (format[0] == '\0' || format[1] != '\0') return 0;
   switch (format[0]) {
-    case 'e': case 'f': case 'd': dtype->code = kDLFloat; break;
-    case 'b': case 'h': case 'i': case 'l': case 'q': case 'n': dtype->code = kDLInt; break;
-    case 'B': case 'H': case 'I': case 'L': case 'Q': case 'N': dtype->code = kDLUInt; break;
-    case '?': dtype->code = 6; break; /* kDLBool (DLPack 1.0): serves i1 only */
-    default: return 0;
+    case 'e':
+    case 'f':
+    case 'd':
+      dtype->code = kDLFloat;
+      break;
+    case 'b':
+    case 'h':
+    case 'i':
+    case 'l':
+    case 'q':
+    case 'n':
+      dtype->code = kDLInt;
+      break;
+    case 'B':
+    case 'H':
+    case 'I':
+    case 'L':
+    case 'Q':
+    case 'N':
+      dtype->code = kDLUInt;
+      break;
+    case '?':
+      dtype->code = 6;
+      break; /* kDLBool (DLPack 1.0): serves i1 only */
+    default:
+      return 0;
   }
   dtype->bits = (uint8_t)(itemsize * 8);
   dtype->lanes = 1;
@@ -249,8 +270,7 @@ static PyObject* CallDlpack(PyObject* value, PyObject* method, int device_type,
     Py_INCREF(kwargs);
   }
   PyObject* capsule = PyObject_Call(method, g_empty_tuple, kwargs);
-  if (capsule == NULL && versioned && known == NULL &&
-      PyErr_ExceptionMatches(PyExc_TypeError)) {
+  if (capsule == NULL && versioned && known == NULL && PyErr_ExceptionMatches(PyExc_TypeError)) {
     /* A producer from before DLPack 1.0: no max_version keyword. Remembered per type. */
     PyErr_Clear();
     if (kwargs == g_kwargs_versioned) {
@@ -271,8 +291,8 @@ static PyObject* CallDlpack(PyObject* value, PyObject* method, int device_type,
 
 /* Fills `arg` for tensor argument `index` from `value` (`method`: its bound __dlpack__, or
  * NULL). 0, or -1 with an exception. */
-static int TensorArgument(Py_ssize_t index, PyObject* value, PyObject* method,
-                          PyObject* stream_arg, TensorSlot* slot, tessera_jit_arg_t* arg) {
+static int TensorArgument(Py_ssize_t index, PyObject* value, PyObject* method, PyObject* stream_arg,
+                          TensorSlot* slot, tessera_jit_arg_t* arg) {
   PyObject* capsule = NULL;
   PyObject *saved_type = NULL, *saved_value = NULL, *saved_traceback = NULL;
   if (method != NULL) {
@@ -328,9 +348,9 @@ static int TensorArgument(Py_ssize_t index, PyObject* value, PyObject* method,
   }
   /* The fallback: (owner, data, shape, strides or None, code, bits, read_only). */
   PyObject* index_object = PyLong_FromSsize_t(index);
-  PyObject* described =
-      index_object != NULL ? PyObject_CallFunctionObjArgs(g_fallback, index_object, value, NULL)
-                           : NULL;
+  PyObject* described = index_object != NULL
+                            ? PyObject_CallFunctionObjArgs(g_fallback, index_object, value, NULL)
+                            : NULL;
   Py_XDECREF(index_object);
   if (described == NULL) {
     if (saved_value != NULL) {
@@ -398,13 +418,11 @@ static int TensorArgument(Py_ssize_t index, PyObject* value, PyObject* method,
 
 /* Fills `arg` for a scalar argument: an integer (Python int, NumPy integer: __index__) or a
  * real number (__float__), never a string or a complex number. 0, or -1 with an exception. */
-static int ScalarArgument(Py_ssize_t index, PyObject* value, int expected,
-                          tessera_jit_arg_t* arg) {
+static int ScalarArgument(Py_ssize_t index, PyObject* value, int expected, tessera_jit_arg_t* arg) {
   const int is_complex = PyComplex_Check(value) ? 1 : PyObject_IsInstance(value, g_complex_types);
   if (is_complex < 0) return -1;
   if (is_complex) {
-    PyErr_Format(PyExc_TypeError, "argument #%zd: a complex number is not a Tessera scalar",
-                 index);
+    PyErr_Format(PyExc_TypeError, "argument #%zd: a complex number is not a Tessera scalar", index);
     return -1;
   }
   if (PyIndex_Check(value) && expected != TESSERA_JIT_ARG_FLOAT) {
@@ -449,9 +467,8 @@ static int ScalarArgument(Py_ssize_t index, PyObject* value, int expected,
 /* CallPlan */
 
 typedef struct {
-  PyObject_HEAD
-  tessera_jit_function_t* function; /* NULL once invalidated (its module closed) */
-  Py_ssize_t in_flight;             /* calls inside the library now (changed under the GIL) */
+  PyObject_HEAD tessera_jit_function_t* function; /* NULL once invalidated (its module closed) */
+  Py_ssize_t in_flight; /* calls inside the library now (changed under the GIL) */
   Py_ssize_t num_args;
   int result_kind; /* -1: no result; TESSERA_JIT_ARG_INT or TESSERA_JIT_ARG_FLOAT */
   PyObject* kinds; /* bytes: each argument's expected tessera_jit_arg_kind_t */
@@ -631,8 +648,7 @@ static PyObject* CallPlan_call(PyObject* self_object, PyObject* args, PyObject* 
       values[i].value.f = PyLong_AsDouble(value);
       if (values[i].value.f == -1.0 && PyErr_Occurred()) {
         PyErr_Clear();
-        PyErr_Format(PyExc_OverflowError, "argument #%zd: %R is out of a double's range", i,
-                     value);
+        PyErr_Format(PyExc_OverflowError, "argument #%zd: %R is out of a double's range", i, value);
         goto done;
       }
       continue;
@@ -642,8 +658,7 @@ static PyObject* CallPlan_call(PyObject* self_object, PyObject* args, PyObject* 
       values[i].value.i = PyLong_AsLongLong(value);
       if (values[i].value.i == -1 && PyErr_Occurred()) {
         PyErr_Clear();
-        PyErr_Format(PyExc_OverflowError, "argument #%zd: %R does not fit in 64 bits", i,
-                     value);
+        PyErr_Format(PyExc_OverflowError, "argument #%zd: %R does not fit in 64 bits", i, value);
         goto done;
       }
       continue;
@@ -698,10 +713,8 @@ static PyObject* CallPlan_call(PyObject* self_object, PyObject* args, PyObject* 
       goto done;
     }
     ++self->in_flight;
-    Py_BEGIN_ALLOW_THREADS
-    error = g_invoke(function, values, (size_t)n, cu_stream, &out_result);
-    Py_END_ALLOW_THREADS
-    --self->in_flight;
+    Py_BEGIN_ALLOW_THREADS error = g_invoke(function, values, (size_t)n, cu_stream, &out_result);
+    Py_END_ALLOW_THREADS-- self->in_flight;
     if (error != NULL) {
       RaiseError(error);
       goto done;
@@ -752,8 +765,9 @@ static PyMemberDef CallPlan_members[] = {
 };
 
 static PyType_Slot CallPlan_slots[] = {
-    {Py_tp_doc, (void*)"CallPlan(handle, num_args, result_kind, kinds, keep): calls one entry function "
-                       "of a compiled module (tessera_jit.Function derives from it)."},
+    {Py_tp_doc,
+     (void*)"CallPlan(handle, num_args, result_kind, kinds, keep): calls one entry function "
+            "of a compiled module (tessera_jit.Function derives from it)."},
     {Py_tp_new, (void*)PyType_GenericNew},
     {Py_tp_init, (void*)CallPlan_init},
     {Py_tp_call, (void*)CallPlan_call},
@@ -825,7 +839,7 @@ static PyObject* ExportCapsule(PyObject* module, PyObject* args, PyObject* kwarg
   unsigned long long data;
   PyObject* shape;
   int code, bits, device_type, device_id, versioned, read_only;
-  static char* keywords[] = {"owner", "data",      "shape",     "code",      "bits",
+  static char* keywords[] = {"owner",       "data",      "shape",     "code",      "bits",
                              "device_type", "device_id", "versioned", "read_only", NULL};
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OKOiiiipp", keywords, &owner, &data, &shape,
                                    &code, &bits, &device_type, &device_id, &versioned,
@@ -909,9 +923,9 @@ failed:
 static PyObject* Configure(PyObject* module, PyObject* args, PyObject* kwargs) {
   unsigned long long invoke, error_code, error_message, error_destroy;
   PyObject *make_error, *fallback, *stream_handle, *cpu_types, *scalar_types, *complex_types;
-  static char* keywords[] = {"invoke",        "error_code",   "error_message", "error_destroy",
-                             "make_error",    "fallback",     "stream_handle", "cpu_types",
-                             "scalar_types",  "complex_types", NULL};
+  static char* keywords[] = {
+      "invoke",        "error_code", "error_message", "error_destroy", "make_error", "fallback",
+      "stream_handle", "cpu_types",  "scalar_types",  "complex_types", NULL};
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "KKKKOOOOOO", keywords, &invoke, &error_code,
                                    &error_message, &error_destroy, &make_error, &fallback,
                                    &stream_handle, &cpu_types, &scalar_types, &complex_types)) {
@@ -954,8 +968,14 @@ static PyMethodDef module_methods[] = {
 };
 
 static struct PyModuleDef native_module = {
-    PyModuleDef_HEAD_INIT, "_native", "The call path of tessera_jit (CPython stable ABI).", -1,
-    module_methods,        NULL,      NULL,                                                 NULL,
+    PyModuleDef_HEAD_INIT,
+    "_native",
+    "The call path of tessera_jit (CPython stable ABI).",
+    -1,
+    module_methods,
+    NULL,
+    NULL,
+    NULL,
     NULL,
 };
 

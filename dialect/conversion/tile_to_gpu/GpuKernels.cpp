@@ -23,8 +23,7 @@ mlir::Value lessThan(mlir::OpBuilder& b, mlir::Location loc, mlir::Value lhs, ml
 
 mlir::MemRefType workgroupBuffer(mlir::OpBuilder& b, llvm::ArrayRef<int64_t> shape,
                                  mlir::Type element) {
-  auto space = mlir::gpu::AddressSpaceAttr::get(b.getContext(),
-                                                mlir::gpu::AddressSpace::Workgroup);
+  auto space = mlir::gpu::AddressSpaceAttr::get(b.getContext(), mlir::gpu::AddressSpace::Workgroup);
   return mlir::MemRefType::get(shape, element, mlir::MemRefLayoutAttrInterface(), space);
 }
 
@@ -79,8 +78,8 @@ mlir::Value blockReduce(mlir::OpBuilder& b, mlir::Location loc, tile::ReduceKind
 std::pair<mlir::Value, mlir::Value> blockReducePair(
     mlir::OpBuilder& b, mlir::Location loc, mlir::Value firstScratch, mlir::Value secondScratch,
     mlir::Value thread, mlir::Value first, mlir::Value second,
-    llvm::function_ref<std::pair<mlir::Value, mlir::Value>(
-        mlir::OpBuilder&, mlir::Value, mlir::Value, mlir::Value, mlir::Value)>
+    llvm::function_ref<std::pair<mlir::Value, mlir::Value>(mlir::OpBuilder&, mlir::Value,
+                                                           mlir::Value, mlir::Value, mlir::Value)>
         combine) {
   // The leading barrier keeps a previous unit's readers ahead of this one's writers.
   b.create<mlir::gpu::BarrierOp>(loc);
@@ -106,8 +105,7 @@ std::pair<mlir::Value, mlir::Value> blockReducePair(
 }
 
 mlir::Value foldStrided(
-    mlir::OpBuilder& b, mlir::Location loc, mlir::Value thread, mlir::Value count,
-    mlir::Value init,
+    mlir::OpBuilder& b, mlir::Location loc, mlir::Value thread, mlir::Value count, mlir::Value init,
     llvm::function_ref<mlir::Value(mlir::OpBuilder&, mlir::Value, mlir::Value)> step,
     int64_t stride) {
   auto loop = b.create<mlir::scf::ForOp>(
@@ -125,21 +123,20 @@ mlir::Value gridFor(mlir::OpBuilder& b, mlir::Location loc, mlir::Value count, i
 void forEachBlockUnit(mlir::OpBuilder& b, mlir::Location loc, mlir::gpu::LaunchOp launch,
                       mlir::Value count,
                       llvm::function_ref<void(mlir::OpBuilder&, mlir::Value unit)> body) {
-  b.create<mlir::scf::ForOp>(loc, launch.getBlockIds().x, count, launch.getGridSize().x,
-                             mlir::ValueRange{},
-                             [&](mlir::OpBuilder& in, mlir::Location l, mlir::Value unit,
-                                 mlir::ValueRange) {
-                               body(in, unit);
-                               in.create<mlir::scf::YieldOp>(l);
-                             });
+  b.create<mlir::scf::ForOp>(
+      loc, launch.getBlockIds().x, count, launch.getGridSize().x, mlir::ValueRange{},
+      [&](mlir::OpBuilder& in, mlir::Location l, mlir::Value unit, mlir::ValueRange) {
+        body(in, unit);
+        in.create<mlir::scf::YieldOp>(l);
+      });
 }
 
 void launchPerElement(mlir::OpBuilder& b, mlir::Location loc, mlir::Value total,
                       llvm::StringRef name,
                       llvm::function_ref<void(mlir::OpBuilder&, mlir::Value linear)> body) {
   ifThen(b, loc, lessThan(b, loc, indexConstant(b, loc, 0), total), [&](mlir::OpBuilder& guarded) {
-    mlir::Value blocks = gridFor(guarded, loc, lowering::ceilDiv(guarded, loc, total, kBlockSize),
-                                 kMaxGridX);
+    mlir::Value blocks =
+        gridFor(guarded, loc, lowering::ceilDiv(guarded, loc, total, kBlockSize), kMaxGridX);
     launch(guarded, loc, {blocks, nullptr, nullptr}, {kBlockSize, 1}, {}, name,
            [&](mlir::OpBuilder& k, mlir::gpu::LaunchOp l) {
              mlir::Value block = indexConstant(k, loc, kBlockSize);
@@ -147,12 +144,12 @@ void launchPerElement(mlir::OpBuilder& b, mlir::Location loc, mlir::Value total,
                  loc, k.create<mlir::arith::MulIOp>(loc, l.getBlockIds().x, block),
                  l.getThreadIds().x);
              mlir::Value stride = k.create<mlir::arith::MulIOp>(loc, l.getGridSize().x, block);
-             k.create<mlir::scf::ForOp>(loc, first, total, stride, mlir::ValueRange{},
-                                        [&](mlir::OpBuilder& in, mlir::Location l2,
-                                            mlir::Value linear, mlir::ValueRange) {
-                                          body(in, linear);
-                                          in.create<mlir::scf::YieldOp>(l2);
-                                        });
+             k.create<mlir::scf::ForOp>(
+                 loc, first, total, stride, mlir::ValueRange{},
+                 [&](mlir::OpBuilder& in, mlir::Location l2, mlir::Value linear, mlir::ValueRange) {
+                   body(in, linear);
+                   in.create<mlir::scf::YieldOp>(l2);
+                 });
            });
   });
 }
@@ -187,34 +184,32 @@ void launchMatmulTiles(
   ifThen(b, loc, nonEmpty, [&](mlir::OpBuilder& guarded) {
     mlir::Value rowTiles = lowering::ceilDiv(guarded, loc, tile.m, tileRows);
     mlir::Value columnTiles = lowering::ceilDiv(guarded, loc, tile.n, tileColumns);
-    launch(guarded, loc,
-           {gridFor(guarded, loc, columnTiles, kMaxGridX),
-            gridFor(guarded, loc, rowTiles, kMaxGridYZ),
-            gridFor(guarded, loc, batches, kMaxGridYZ)},
-           block, workgroup, name, [&](mlir::OpBuilder& launchBuilder, mlir::gpu::LaunchOp l) {
-             // Batches from blockIdx.z in steps of gridDim.z, tiles of C from blockIdx.y/x in
-             // steps of the grid (uniform in a block).
-             auto batchLoop = launchBuilder.create<mlir::scf::ForOp>(
-                 loc, l.getBlockIds().z, batches, l.getGridSize().z);
-             mlir::OpBuilder inBatch = mlir::OpBuilder::atBlockTerminator(batchLoop.getBody());
-             auto rowLoop = inBatch.create<mlir::scf::ForOp>(loc, l.getBlockIds().y, rowTiles,
-                                                             l.getGridSize().y);
-             mlir::OpBuilder inRow = mlir::OpBuilder::atBlockTerminator(rowLoop.getBody());
-             auto columnLoop = inRow.create<mlir::scf::ForOp>(loc, l.getBlockIds().x, columnTiles,
-                                                              l.getGridSize().x);
-             mlir::OpBuilder kb = mlir::OpBuilder::atBlockTerminator(columnLoop.getBody());
-             MatmulTile here = tile;
-             here.cPrefix = lowering::delinearize(kb, loc, batchLoop.getInductionVar(), batchSizes);
-             here.aPrefix =
-                 lowering::broadcastIndex(kb, loc, op.getLhs(), here.cPrefix, rankA - 2);
-             here.bPrefix =
-                 lowering::broadcastIndex(kb, loc, op.getRhs(), here.cPrefix, rankB - 2);
-             here.row0 = kb.create<mlir::arith::MulIOp>(loc, rowLoop.getInductionVar(),
-                                                        indexConstant(kb, loc, tileRows));
-             here.column0 = kb.create<mlir::arith::MulIOp>(loc, columnLoop.getInductionVar(),
-                                                           indexConstant(kb, loc, tileColumns));
-             body(kb, l, here);
-           });
+    launch(
+        guarded, loc,
+        {gridFor(guarded, loc, columnTiles, kMaxGridX), gridFor(guarded, loc, rowTiles, kMaxGridYZ),
+         gridFor(guarded, loc, batches, kMaxGridYZ)},
+        block, workgroup, name, [&](mlir::OpBuilder& launchBuilder, mlir::gpu::LaunchOp l) {
+          // Batches from blockIdx.z in steps of gridDim.z, tiles of C from blockIdx.y/x in
+          // steps of the grid (uniform in a block).
+          auto batchLoop = launchBuilder.create<mlir::scf::ForOp>(loc, l.getBlockIds().z, batches,
+                                                                  l.getGridSize().z);
+          mlir::OpBuilder inBatch = mlir::OpBuilder::atBlockTerminator(batchLoop.getBody());
+          auto rowLoop =
+              inBatch.create<mlir::scf::ForOp>(loc, l.getBlockIds().y, rowTiles, l.getGridSize().y);
+          mlir::OpBuilder inRow = mlir::OpBuilder::atBlockTerminator(rowLoop.getBody());
+          auto columnLoop = inRow.create<mlir::scf::ForOp>(loc, l.getBlockIds().x, columnTiles,
+                                                           l.getGridSize().x);
+          mlir::OpBuilder kb = mlir::OpBuilder::atBlockTerminator(columnLoop.getBody());
+          MatmulTile here = tile;
+          here.cPrefix = lowering::delinearize(kb, loc, batchLoop.getInductionVar(), batchSizes);
+          here.aPrefix = lowering::broadcastIndex(kb, loc, op.getLhs(), here.cPrefix, rankA - 2);
+          here.bPrefix = lowering::broadcastIndex(kb, loc, op.getRhs(), here.cPrefix, rankB - 2);
+          here.row0 = kb.create<mlir::arith::MulIOp>(loc, rowLoop.getInductionVar(),
+                                                     indexConstant(kb, loc, tileRows));
+          here.column0 = kb.create<mlir::arith::MulIOp>(loc, columnLoop.getInductionVar(),
+                                                        indexConstant(kb, loc, tileColumns));
+          body(kb, l, here);
+        });
   });
 }
 

@@ -65,15 +65,14 @@ mlir::Value blockReduce(mlir::OpBuilder& b, mlir::Location loc, tile::ReduceKind
 std::pair<mlir::Value, mlir::Value> blockReducePair(
     mlir::OpBuilder& b, mlir::Location loc, mlir::Value firstScratch, mlir::Value secondScratch,
     mlir::Value thread, mlir::Value first, mlir::Value second,
-    llvm::function_ref<std::pair<mlir::Value, mlir::Value>(
-        mlir::OpBuilder&, mlir::Value, mlir::Value, mlir::Value, mlir::Value)>
+    llvm::function_ref<std::pair<mlir::Value, mlir::Value>(mlir::OpBuilder&, mlir::Value,
+                                                           mlir::Value, mlir::Value, mlir::Value)>
         combine);
 
 /// Folds `step` over i = thread, thread + stride, ... < count, from `init`: one thread's share
 /// of a block-wide (or, with stride 32, warp-wide) reduction, in a fixed order.
 mlir::Value foldStrided(
-    mlir::OpBuilder& b, mlir::Location loc, mlir::Value thread, mlir::Value count,
-    mlir::Value init,
+    mlir::OpBuilder& b, mlir::Location loc, mlir::Value thread, mlir::Value count, mlir::Value init,
     llvm::function_ref<mlir::Value(mlir::OpBuilder&, mlir::Value, mlir::Value)> step,
     int64_t stride = kBlockSize);
 
@@ -94,7 +93,7 @@ void launchPerElement(mlir::OpBuilder& b, mlir::Location loc, mlir::Value total,
 
 /// One output tile of a tile.matmul launch (launchMatmulTiles).
 struct MatmulTile {
-  mlir::Value m, n, k;  ///< the problem's extents
+  mlir::Value m, n, k;                                       ///< the problem's extents
   llvm::SmallVector<mlir::Value> cPrefix, aPrefix, bPrefix;  ///< batch indices into C, A, B
   mlir::Value row0, column0;  ///< the tile's first row and column of C
 };
@@ -120,9 +119,9 @@ mlir::Value warpReduce(mlir::OpBuilder& b, mlir::Location loc, tile::ReduceKind 
 
 /// A launch of blocks of kBlockSize / kWarp warps in which each warp runs `body(lane, unit)`
 /// for unit = its global warp index, + the grid's warps, ... < units (uniform within a warp).
-void launchPerWarp(mlir::OpBuilder& b, mlir::Location loc, mlir::Value units, llvm::StringRef name,
-                   llvm::function_ref<void(mlir::OpBuilder&, mlir::Value lane, mlir::Value unit)>
-                       body);
+void launchPerWarp(
+    mlir::OpBuilder& b, mlir::Location loc, mlir::Value units, llvm::StringRef name,
+    llvm::function_ref<void(mlir::OpBuilder&, mlir::Value lane, mlir::Value unit)> body);
 
 /// The kernel variants (KernelSchedules.h): GpuVariants.cpp. `baseline` emits the baseline
 /// lowering at the builder's position (the vectorized map falls back to it at run time).

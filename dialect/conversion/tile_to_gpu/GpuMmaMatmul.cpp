@@ -18,8 +18,8 @@
 #include <cassert>
 #include <string>
 
-#include "dialect/conversion/tile_to_gpu/GpuKernels.h"
 #include "dialect/conversion/TileSemantics.h"
+#include "dialect/conversion/tile_to_gpu/GpuKernels.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -32,13 +32,13 @@ namespace {
 
 using lowering::indexConstant;
 
-constexpr int64_t kMmaBlockTile = 64;   // C tile edge per block
-constexpr int64_t kMmaWarpTile = 32;    // C tile edge per warp (2x2 warps)
-constexpr int64_t kMmaThreads = 128;    // 4 warps
+constexpr int64_t kMmaBlockTile = 64;                // C tile edge per block
+constexpr int64_t kMmaWarpTile = 32;                 // C tile edge per warp (2x2 warps)
+constexpr int64_t kMmaThreads = 128;                 // 4 warps
 constexpr int64_t kMmaRowTiles = kMmaWarpTile / 16;  // m16 tiles per warp
 constexpr int64_t kMmaColTiles = kMmaWarpTile / 8;   // n8 tiles per warp
-constexpr int64_t kMmaStages = 3;       // mma_async: stages in shared memory
-constexpr int64_t kCopyBytes = 16;      // mma_async: one cp.async
+constexpr int64_t kMmaStages = 3;                    // mma_async: stages in shared memory
+constexpr int64_t kCopyBytes = 16;                   // mma_async: one cp.async
 
 /// How one mma.sync multiplies: the instruction's K, the type staged in shared memory and how a
 /// fragment register packs it.
@@ -53,9 +53,7 @@ struct MmaForm {
   /// stay 16-byte aligned (cp.async, ldmatrix) and the rows one access reads fall in distinct
   /// banks: A [64][stageK + 16 bytes] (48-byte rows), B [stageK][64 + 8 elements] (144-byte
   /// rows for ldmatrix; 288-byte rows for TF32's element loads at rows inGroup, columns group).
-  llvm::SmallVector<int64_t> tileA() const {
-    return {kMmaBlockTile, stageK + (halves() ? 8 : 4)};
-  }
+  llvm::SmallVector<int64_t> tileA() const { return {kMmaBlockTile, stageK + (halves() ? 8 : 4)}; }
   llvm::SmallVector<int64_t> tileB() const { return {stageK, kMmaBlockTile + 8}; }
 };
 
@@ -84,11 +82,11 @@ mlir::Value mulConstant(mlir::OpBuilder& b, mlir::Location loc, mlir::Value x, i
 
 /// Where a thread of a 128-thread block sits among the 2x2 warps of the block tile.
 struct MmaThread {
-  mlir::Value thread;     ///< 0 .. 127
-  mlir::Value group;      ///< lane / 4: the fragment row (A, C) or column (B)
-  mlir::Value inGroup;    ///< lane % 4
-  mlir::Value warpRow;    ///< the warp's first row in the block tile
-  mlir::Value warpColumn; ///< its first column
+  mlir::Value thread;      ///< 0 .. 127
+  mlir::Value group;       ///< lane / 4: the fragment row (A, C) or column (B)
+  mlir::Value inGroup;     ///< lane % 4
+  mlir::Value warpRow;     ///< the warp's first row in the block tile
+  mlir::Value warpColumn;  ///< its first column
   /// The row this lane addresses for an ldmatrix .x4 (lanes 8q .. 8q + 7 give matrix q's
   /// 8 rows): 8·(q % 2) + lane % 8, and 8·(q / 2) for the other axis.
   mlir::Value matrixRow;
@@ -104,12 +102,11 @@ MmaThread mmaThreadOf(mlir::OpBuilder& b, mlir::Location loc, mlir::Value thread
   w.group = b.create<mlir::arith::DivUIOp>(loc, lane, c(4));
   w.inGroup = b.create<mlir::arith::RemUIOp>(loc, lane, c(4));
   w.warpRow = mulConstant(b, loc, b.create<mlir::arith::DivUIOp>(loc, warp, c(2)), kMmaWarpTile);
-  w.warpColumn =
-      mulConstant(b, loc, b.create<mlir::arith::RemUIOp>(loc, warp, c(2)), kMmaWarpTile);
+  w.warpColumn = mulConstant(b, loc, b.create<mlir::arith::RemUIOp>(loc, warp, c(2)), kMmaWarpTile);
   mlir::Value matrix = b.create<mlir::arith::DivUIOp>(loc, lane, c(8));
-  w.matrixRow = addIndex(
-      b, loc, mulConstant(b, loc, b.create<mlir::arith::RemUIOp>(loc, matrix, c(2)), 8),
-      b.create<mlir::arith::RemUIOp>(loc, lane, c(8)));
+  w.matrixRow =
+      addIndex(b, loc, mulConstant(b, loc, b.create<mlir::arith::RemUIOp>(loc, matrix, c(2)), 8),
+               b.create<mlir::arith::RemUIOp>(loc, lane, c(8)));
   w.matrixHalf = mulConstant(b, loc, b.create<mlir::arith::DivUIOp>(loc, matrix, c(2)), 8);
   return w;
 }
@@ -129,8 +126,8 @@ mlir::Value elementAddress(mlir::OpBuilder& b, mlir::Location loc, mlir::Value m
   }
   const int64_t bytes = type.getElementTypeBitWidth() / 8;
   mlir::Value base = b.create<mlir::memref::ExtractAlignedPointerAsIndexOp>(loc, memref);
-  return b.create<mlir::arith::IndexCastOp>(loc, b.getI64Type(),
-                                            addIndex(b, loc, base, mulConstant(b, loc, linear, bytes)));
+  return b.create<mlir::arith::IndexCastOp>(
+      loc, b.getI64Type(), addIndex(b, loc, base, mulConstant(b, loc, linear, bytes)));
 }
 
 /// Four 8x8 matrices of 16-bit elements by one ldmatrix .x4 (`transpose`: .trans) from the
@@ -148,8 +145,8 @@ llvm::SmallVector<mlir::Value> loadMatrices(mlir::OpBuilder& b, mlir::Location l
   auto result = mlir::LLVM::LLVMStructType::getLiteral(context, {i32, i32, i32, i32});
   auto load = mlir::NVVM::LdMatrixOp::create(
       b, loc, result, address, b.getI32IntegerAttr(4),
-      mlir::NVVM::MMALayoutAttr::get(context, transpose ? mlir::NVVM::MMALayout::col
-                                                        : mlir::NVVM::MMALayout::row),
+      mlir::NVVM::MMALayoutAttr::get(
+          context, transpose ? mlir::NVVM::MMALayout::col : mlir::NVVM::MMALayout::row),
       mlir::NVVM::LdStMatrixShapeAttr::get(context, 8, 8),
       mlir::NVVM::LdStMatrixEltTypeAttr::get(context, mlir::NVVM::LdStMatrixEltType::B16));
   llvm::SmallVector<mlir::Value> registers;
@@ -174,9 +171,8 @@ mlir::Value loadStaged(mlir::OpBuilder& b, mlir::Location loc, mlir::Value share
 /// one .x4 (matrices rows 0-7 / 8-15 × k 0-7 / 8-15: registers a0..a3), B's 16x8 column tiles
 /// two by one .x4 .trans (k 0-7 / 8-15 × two n tiles: b0, b1 of each); TF32 fragments are read
 /// element by element.
-llvm::SmallVector<mlir::Value> mmaStep(mlir::OpBuilder& b, mlir::Location loc,
-                                       const MmaForm& form, const MmaThread& w,
-                                       mlir::Value sharedA, mlir::Value sharedB,
+llvm::SmallVector<mlir::Value> mmaStep(mlir::OpBuilder& b, mlir::Location loc, const MmaForm& form,
+                                       const MmaThread& w, mlir::Value sharedA, mlir::Value sharedB,
                                        mlir::ValueRange stage, mlir::Value kk,
                                        mlir::ValueRange accumulators) {
   mlir::Type f32 = b.getF32Type();
@@ -189,8 +185,7 @@ llvm::SmallVector<mlir::Value> mmaStep(mlir::OpBuilder& b, mlir::Location loc,
   auto fragmentsB = [&](int64_t nt) {
     llvm::SmallVector<llvm::SmallVector<mlir::Value>> pair(2);
     if (form.halves()) {
-      mlir::Value column =
-          addIndex(b, loc, addOffset(b, loc, w.warpColumn, nt * 8), w.matrixHalf);
+      mlir::Value column = addIndex(b, loc, addOffset(b, loc, w.warpColumn, nt * 8), w.matrixHalf);
       llvm::SmallVector<mlir::Value> registers = loadMatrices(
           b, loc, sharedB, stage, addIndex(b, loc, kk, w.matrixRow), column, /*transpose=*/true);
       pair[0] = {registers[0], registers[1]};
@@ -199,8 +194,7 @@ llvm::SmallVector<mlir::Value> mmaStep(mlir::OpBuilder& b, mlir::Location loc,
     }
     for (int64_t t = 0; t < 2; ++t) {
       // b0, b1: rows inGroup, inGroup + 4 of column warpColumn + (nt + t)*8 + group.
-      mlir::Value column =
-          addIndex(b, loc, addOffset(b, loc, w.warpColumn, (nt + t) * 8), w.group);
+      mlir::Value column = addIndex(b, loc, addOffset(b, loc, w.warpColumn, (nt + t) * 8), w.group);
       for (int64_t r = 0; r < 2; ++r) {
         pair[t].push_back(tf32Register(
             loadStaged(b, loc, sharedB, stage, addOffset(b, loc, quadK, r * 4), column)));
@@ -213,15 +207,14 @@ llvm::SmallVector<mlir::Value> mmaStep(mlir::OpBuilder& b, mlir::Location loc,
     // The A fragment of rows warpRow + mt*16 + {group, group + 8}.
     llvm::SmallVector<mlir::Value> fragmentA;
     if (form.halves()) {
-      fragmentA = loadMatrices(
-          b, loc, sharedA, stage,
-          addIndex(b, loc, addOffset(b, loc, w.warpRow, mt * 16), w.matrixRow),
-          addIndex(b, loc, kk, w.matrixHalf), /*transpose=*/false);
+      fragmentA = loadMatrices(b, loc, sharedA, stage,
+                               addIndex(b, loc, addOffset(b, loc, w.warpRow, mt * 16), w.matrixRow),
+                               addIndex(b, loc, kk, w.matrixHalf), /*transpose=*/false);
     } else {
       for (int64_t r = 0; r < 4; ++r) {
         // a0..a3: rows group, group + 8; columns inGroup, inGroup + 4.
-        mlir::Value row = addIndex(b, loc, addOffset(b, loc, w.warpRow, mt * 16 + (r % 2) * 8),
-                                   w.group);
+        mlir::Value row =
+            addIndex(b, loc, addOffset(b, loc, w.warpRow, mt * 16 + (r % 2) * 8), w.group);
         fragmentA.push_back(tf32Register(
             loadStaged(b, loc, sharedA, stage, row, addOffset(b, loc, quadK, (r / 2) * 4))));
       }
@@ -241,13 +234,12 @@ llvm::SmallVector<mlir::Value> mmaStep(mlir::OpBuilder& b, mlir::Location loc,
       }
       const int64_t first = (mt * kMmaColTiles + nt) * 4;
       llvm::SmallVector<mlir::Value> fragmentC(next.begin() + first, next.begin() + first + 4);
-      auto result =
-          mlir::LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
+      auto result = mlir::LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
       auto mma = b.create<mlir::NVVM::MmaOp>(
           loc, result, a, fragmentB, fragmentC, llvm::ArrayRef<int64_t>{16, 8, form.k},
           std::nullopt, std::nullopt, std::array<mlir::NVVM::MMATypes, 2>{form.type, form.type},
           std::array<mlir::NVVM::MMALayout, 2>{mlir::NVVM::MMALayout::row,
-                                                mlir::NVVM::MMALayout::col});
+                                               mlir::NVVM::MMALayout::col});
       for (int64_t i = 0; i < 4; ++i) {
         next[first + i] = b.create<mlir::LLVM::ExtractValueOp>(loc, mma, i);
       }
@@ -266,13 +258,12 @@ void storeAccumulators(mlir::OpBuilder& b, mlir::Location loc, tile::MatmulOp op
         mlir::Value row = addIndex(
             b, loc, addIndex(b, loc, t.row0, addOffset(b, loc, w.warpRow, mt * 16 + (i / 2) * 8)),
             w.group);
-        mlir::Value column = addOffset(
-            b, loc,
-            addIndex(b, loc, addIndex(b, loc, t.column0, w.warpColumn),
-                     mulConstant(b, loc, w.inGroup, 2)),
-            nt * 8 + i % 2);
-        mlir::Value inBounds = b.create<mlir::arith::AndIOp>(
-            loc, lessThan(b, loc, row, t.m), lessThan(b, loc, column, t.n));
+        mlir::Value column = addOffset(b, loc,
+                                       addIndex(b, loc, addIndex(b, loc, t.column0, w.warpColumn),
+                                                mulConstant(b, loc, w.inGroup, 2)),
+                                       nt * 8 + i % 2);
+        mlir::Value inBounds = b.create<mlir::arith::AndIOp>(loc, lessThan(b, loc, row, t.m),
+                                                             lessThan(b, loc, column, t.n));
         mlir::Value value = accumulators[(mt * kMmaColTiles + nt) * 4 + i];
         ifThen(b, loc, inBounds, [&](mlir::OpBuilder& in) {
           lowering::storeMatmulResult(in, loc, op, value, matrixIndex(t.cPrefix, row, column));
@@ -313,12 +304,12 @@ void copyAsync(mlir::OpBuilder& b, mlir::Location loc, mlir::Value staged,
 
 /// Rounds the `count` f32 values at `staged[index]` (along its last dimension; one 16-byte
 /// aligned copy) to TF32 in place, as mma_sync's staging does on load.
-void roundCopiedTf32(mlir::OpBuilder& b, mlir::Location loc, tile::MatmulOp op,
-                     mlir::Value staged, mlir::ValueRange index, int64_t count) {
+void roundCopiedTf32(mlir::OpBuilder& b, mlir::Location loc, tile::MatmulOp op, mlir::Value staged,
+                     mlir::ValueRange index, int64_t count) {
   auto type = mlir::VectorType::get({count}, b.getF32Type());
-  mlir::Value copied = b.create<mlir::vector::LoadOp>(loc, type, staged, index,
-                                                      /*nontemporal=*/false,
-                                                      llvm::MaybeAlign(kCopyBytes));
+  mlir::Value copied =
+      b.create<mlir::vector::LoadOp>(loc, type, staged, index,
+                                     /*nontemporal=*/false, llvm::MaybeAlign(kCopyBytes));
   llvm::SmallVector<mlir::Value> rounded;
   for (int64_t i = 0; i < count; ++i) {
     rounded.push_back(lowering::prepareMatmulInput(
@@ -362,7 +353,8 @@ void lowerMatmulMmaSync(mlir::OpBuilder& b, tile::MatmulOp op, KernelNamer& name
           // Stored order: A is [row, k] (transposed: [k, row]); B is [k, column] (transposed:
           // [column, k]).
           const bool kLeads = kFirst != transpose;
-          auto index = kLeads ? matrixIndex(prefix, kIndex, outer) : matrixIndex(prefix, outer, kIndex);
+          auto index =
+              kLeads ? matrixIndex(prefix, kIndex, outer) : matrixIndex(prefix, outer, kIndex);
           auto ifOp = in.create<mlir::scf::IfOp>(
               loc, ok,
               [&](mlir::OpBuilder& then, mlir::Location l2) {
@@ -388,9 +380,8 @@ void lowerMatmulMmaSync(mlir::OpBuilder& b, tile::MatmulOp op, KernelNamer& name
                   loc, c(in, 0), c(in, kMmaBlockTile * form.stageK / kMmaThreads), c(in, 1));
               {
                 mlir::OpBuilder s = mlir::OpBuilder::atBlockTerminator(stage.getBody());
-                mlir::Value linear = addIndex(s, loc, w.thread,
-                                              mulConstant(s, loc, stage.getInductionVar(),
-                                                          kMmaThreads));
+                mlir::Value linear = addIndex(
+                    s, loc, w.thread, mulConstant(s, loc, stage.getInductionVar(), kMmaThreads));
                 mlir::Value aRow = s.create<mlir::arith::DivUIOp>(loc, linear, c(s, form.stageK));
                 mlir::Value aK = s.create<mlir::arith::RemUIOp>(loc, linear, c(s, form.stageK));
                 mlir::Value a = stagedLoad(s, op.getLhs(), op.getTransposeA(), t.aPrefix,
@@ -469,7 +460,8 @@ void lowerMatmulMmaAsync(mlir::OpBuilder& b, tile::MatmulOp op, KernelNamer& nam
               const MmaThread w = mmaThreadOf(kb, loc, launchOp.getThreadIds().x);
               // This thread's copy in each stage: A row aRow, K aK..+perCopy; B K row bK,
               // columns bColumn..+perCopy.
-              mlir::Value aRow = kb.create<mlir::arith::DivUIOp>(loc, w.thread, c(kb, aCopiesPerRow));
+              mlir::Value aRow =
+                  kb.create<mlir::arith::DivUIOp>(loc, w.thread, c(kb, aCopiesPerRow));
               mlir::Value aK = mulConstant(
                   kb, loc, kb.create<mlir::arith::RemUIOp>(loc, w.thread, c(kb, aCopiesPerRow)),
                   perCopy);

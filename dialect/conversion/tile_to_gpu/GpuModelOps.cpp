@@ -9,8 +9,8 @@
 #include <limits>
 #include <tuple>
 
-#include "dialect/conversion/tile_to_gpu/GpuKernels.h"
 #include "dialect/conversion/TileSemantics.h"
+#include "dialect/conversion/tile_to_gpu/GpuKernels.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -27,10 +27,11 @@ using lowering::f32Constant;
 
 /// One block per row of `rowSizes` (nothing when there are none; at most kMaxGridX blocks, each
 /// looping over rows in steps of the grid).
-void launchPerRow(mlir::OpBuilder& b, mlir::Location loc, llvm::ArrayRef<mlir::Value> rowSizes,
-                  mlir::TypeRange workgroup, llvm::StringRef name,
-                  llvm::function_ref<void(mlir::OpBuilder&, mlir::gpu::LaunchOp,
-                                          llvm::ArrayRef<mlir::Value> row)> body) {
+void launchPerRow(
+    mlir::OpBuilder& b, mlir::Location loc, llvm::ArrayRef<mlir::Value> rowSizes,
+    mlir::TypeRange workgroup, llvm::StringRef name,
+    llvm::function_ref<void(mlir::OpBuilder&, mlir::gpu::LaunchOp, llvm::ArrayRef<mlir::Value> row)>
+        body) {
   mlir::Value rows = lowering::product(b, loc, rowSizes);
   ifThen(b, loc, lessThan(b, loc, indexConstant(b, loc, 0), rows), [&](mlir::OpBuilder& guarded) {
     launch(guarded, loc, {gridFor(guarded, loc, rows, kMaxGridX), nullptr, nullptr},
@@ -74,33 +75,35 @@ void lowerNorm(mlir::OpBuilder& b, tile::NormOp op, KernelNamer& namer) {
   auto sizes = memrefSizes(b, loc, op.getInput());
   mlir::Value length = sizes.back();
   auto rowSizes = llvm::ArrayRef<mlir::Value>(sizes).drop_back();
-  mlir::Value work = b.create<mlir::arith::MulIOp>(loc, lowering::product(b, loc, rowSizes), length);
+  mlir::Value work =
+      b.create<mlir::arith::MulIOp>(loc, lowering::product(b, loc, rowSizes), length);
   ifThen(b, loc, lessThan(b, loc, indexConstant(b, loc, 0), work), [&](mlir::OpBuilder& guarded) {
-    launchPerRow(guarded, loc, rowSizes, {workgroupBuffer(guarded, {kBlockSize}, guarded.getF32Type())},
-                 namer.next("norm"),
-                 [&](mlir::OpBuilder& k, mlir::gpu::LaunchOp l, llvm::ArrayRef<mlir::Value> row) {
-      mlir::Value thread = l.getThreadIds().x;
-      mlir::Value scratch = l.getWorkgroupAttributions()[0];
-      auto blockSum = [&](RowTerm term) {
-        mlir::Value partial = foldStrided(
-            k, loc, thread, length, f32Constant(k, loc, 0.0f),
-            [&](mlir::OpBuilder& in, mlir::Value accumulator, mlir::Value i) -> mlir::Value {
-              return in.create<mlir::arith::AddFOp>(loc, accumulator, term(in, i));
-            });
-        return blockReduce(k, loc, tile::ReduceKind::sum, scratch, thread, partial);
-      };
-      auto sumAt = [&](mlir::OpBuilder& in, mlir::Value i) {
-        return lowering::normInput(in, loc, op, append(row, i));
-      };
-      mlir::Value mean, scale;
-      std::tie(mean, scale) = normRowStatistics(k, loc, op, length, sumAt, blockSum);
-      k.create<mlir::scf::ForOp>(
-          loc, thread, length, indexConstant(k, loc, kBlockSize), mlir::ValueRange{},
-          [&](mlir::OpBuilder& in, mlir::Location, mlir::Value i, mlir::ValueRange) {
-            lowering::normStore(in, loc, op, append(row, i), i, sumAt(in, i), mean, scale);
-            in.create<mlir::scf::YieldOp>(loc);
-          });
-    });
+    launchPerRow(
+        guarded, loc, rowSizes, {workgroupBuffer(guarded, {kBlockSize}, guarded.getF32Type())},
+        namer.next("norm"),
+        [&](mlir::OpBuilder& k, mlir::gpu::LaunchOp l, llvm::ArrayRef<mlir::Value> row) {
+          mlir::Value thread = l.getThreadIds().x;
+          mlir::Value scratch = l.getWorkgroupAttributions()[0];
+          auto blockSum = [&](RowTerm term) {
+            mlir::Value partial = foldStrided(
+                k, loc, thread, length, f32Constant(k, loc, 0.0f),
+                [&](mlir::OpBuilder& in, mlir::Value accumulator, mlir::Value i) -> mlir::Value {
+                  return in.create<mlir::arith::AddFOp>(loc, accumulator, term(in, i));
+                });
+            return blockReduce(k, loc, tile::ReduceKind::sum, scratch, thread, partial);
+          };
+          auto sumAt = [&](mlir::OpBuilder& in, mlir::Value i) {
+            return lowering::normInput(in, loc, op, append(row, i));
+          };
+          mlir::Value mean, scale;
+          std::tie(mean, scale) = normRowStatistics(k, loc, op, length, sumAt, blockSum);
+          k.create<mlir::scf::ForOp>(
+              loc, thread, length, indexConstant(k, loc, kBlockSize), mlir::ValueRange{},
+              [&](mlir::OpBuilder& in, mlir::Location, mlir::Value i, mlir::ValueRange) {
+                lowering::normStore(in, loc, op, append(row, i), i, sumAt(in, i), mean, scale);
+                in.create<mlir::scf::YieldOp>(loc);
+              });
+        });
   });
 }
 
@@ -108,17 +111,17 @@ void lowerAttention(mlir::OpBuilder& b, tile::AttentionOp attention, KernelNamer
   tile::AttentionOp op = attention;
   const lowering::AttentionSpec spec = lowering::AttentionSpec::of(attention);
   mlir::Location loc = op.getLoc();
-  auto q = memrefSizes(b, loc, op.getQuery());  // B, H, Sq, D
+  auto q = memrefSizes(b, loc, op.getQuery());     // B, H, Sq, D
   auto kSizes = memrefSizes(b, loc, op.getKey());  // B, Hkv, Sk, D
-  auto v = memrefSizes(b, loc, op.getValue());  // B, Hkv, Sk, Dv
+  auto v = memrefSizes(b, loc, op.getValue());     // B, Hkv, Sk, Dv
   mlir::Value heads = q[1], queries = q[2], depth = q[3];
   mlir::Value keys = kSizes[2], valueDepth = v[3];
   auto outputElement = llvm::cast<mlir::MemRefType>(op.getOutput().getType()).getElementType();
   // With an lse output a row is work even when Dv = 0 (its log-sum-exp is still written).
   mlir::Value columns =
-      op.getLse() ? b.create<mlir::arith::MaxUIOp>(loc, valueDepth, indexConstant(b, loc, 1))
-                        .getResult()
-                  : valueDepth;
+      op.getLse()
+          ? b.create<mlir::arith::MaxUIOp>(loc, valueDepth, indexConstant(b, loc, 1)).getResult()
+          : valueDepth;
   mlir::Value work = b.create<mlir::arith::MulIOp>(
       loc, lowering::product(b, loc, {q[0], heads, queries}), columns);
   ifThen(b, loc, lessThan(b, loc, indexConstant(b, loc, 0), work), [&](mlir::OpBuilder& guarded) {
@@ -173,19 +176,19 @@ void lowerAttention(mlir::OpBuilder& b, tile::AttentionOp attention, KernelNamer
                                 mlir::ValueRange{zero},
                                 [&](mlir::OpBuilder& d, mlir::Location, mlir::Value dd,
                                     mlir::ValueRange sum) {
-                                  mlir::Value x = lowering::loadAsF32(
-                                      d, loc, op.getQuery(), {batch, head, query, dd});
-                                  mlir::Value y = lowering::loadAsF32(
-                                      d, loc, op.getKey(), {batch, kvHead, j, dd});
+                                  mlir::Value x = lowering::loadAsF32(d, loc, op.getQuery(),
+                                                                      {batch, head, query, dd});
+                                  mlir::Value y = lowering::loadAsF32(d, loc, op.getKey(),
+                                                                      {batch, kvHead, j, dd});
                                   d.create<mlir::scf::YieldOp>(
-                                      loc, mlir::ValueRange{d.create<mlir::arith::AddFOp>(
-                                               loc, sum[0],
-                                               d.create<mlir::arith::MulFOp>(loc, x, y))});
+                                      loc,
+                                      mlir::ValueRange{d.create<mlir::arith::AddFOp>(
+                                          loc, sum[0], d.create<mlir::arith::MulFOp>(loc, x, y))});
                                 });
                             mlir::Value bias =
-                                op.getBias() ? lowering::attentionBias(t, loc, spec, batch, head,
-                                                                       query, j)
-                                             : mlir::Value();
+                                op.getBias()
+                                    ? lowering::attentionBias(t, loc, spec, batch, head, query, j)
+                                    : mlir::Value();
                             t.create<mlir::scf::YieldOp>(
                                 loc, mlir::ValueRange{lowering::attentionScore(
                                          t, loc, spec, dot.getResult(0), scale, bias)});
@@ -223,7 +226,8 @@ void lowerAttention(mlir::OpBuilder& b, tile::AttentionOp attention, KernelNamer
                                     mlir::ValueRange acc) {
                                   mlir::Value key = d.create<mlir::arith::AddIOp>(loc, first, jj);
                                   mlir::Value w = lowering::droppedWeight(
-                                      d, loc, spec, d.create<mlir::memref::LoadOp>(loc, weights, jj),
+                                      d, loc, spec,
+                                      d.create<mlir::memref::LoadOp>(loc, weights, jj),
                                       {batch, head, query, key}, sizes);
                                   mlir::Value value = lowering::loadAsF32(
                                       d, loc, op.getValue(), {batch, kvHead, key, column});

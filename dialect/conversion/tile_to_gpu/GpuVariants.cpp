@@ -22,8 +22,8 @@
 #include <optional>
 #include <tuple>
 
-#include "dialect/conversion/tile_to_gpu/GpuKernels.h"
 #include "dialect/conversion/TileSemantics.h"
+#include "dialect/conversion/tile_to_gpu/GpuKernels.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -65,19 +65,18 @@ mlir::Value flatten(mlir::OpBuilder& b, mlir::Location loc, mlir::Value memref) 
 mlir::Value warpReduce(mlir::OpBuilder& b, mlir::Location loc, tile::ReduceKind kind,
                        mlir::Value value) {
   for (int32_t offset = kWarp / 2; offset > 0; offset /= 2) {
-    auto shuffle = b.create<mlir::gpu::ShuffleOp>(loc, value, i32Constant(b, loc, offset),
-                                                  i32Constant(b, loc, kWarp),
-                                                  mlir::gpu::ShuffleMode::XOR);
+    auto shuffle =
+        b.create<mlir::gpu::ShuffleOp>(loc, value, i32Constant(b, loc, offset),
+                                       i32Constant(b, loc, kWarp), mlir::gpu::ShuffleMode::XOR);
     value = lowering::reductionCombine(b, loc, kind, value, shuffle.getShuffleResult());
   }
   return value;
 }
 
-void launchPerWarp(mlir::OpBuilder& b, mlir::Location loc, mlir::Value units, llvm::StringRef name,
-                   llvm::function_ref<void(mlir::OpBuilder&, mlir::Value lane, mlir::Value unit)>
-                       body) {
-  mlir::Value blocks =
-      gridFor(b, loc, lowering::ceilDiv(b, loc, units, kWarpsPerBlock), kMaxGridX);
+void launchPerWarp(
+    mlir::OpBuilder& b, mlir::Location loc, mlir::Value units, llvm::StringRef name,
+    llvm::function_ref<void(mlir::OpBuilder&, mlir::Value lane, mlir::Value unit)> body) {
+  mlir::Value blocks = gridFor(b, loc, lowering::ceilDiv(b, loc, units, kWarpsPerBlock), kMaxGridX);
   launch(b, loc, {blocks, nullptr, nullptr}, {kBlockSize, 1}, {}, name,
          [&](mlir::OpBuilder& k, mlir::gpu::LaunchOp l) {
            mlir::Value warpSize = indexConstant(k, loc, kWarp);
@@ -88,12 +87,12 @@ void launchPerWarp(mlir::OpBuilder& b, mlir::Location loc, mlir::Value units, ll
                loc, k.create<mlir::arith::MulIOp>(loc, l.getBlockIds().x, warps),
                k.create<mlir::arith::DivUIOp>(loc, thread, warpSize));
            mlir::Value stride = k.create<mlir::arith::MulIOp>(loc, l.getGridSize().x, warps);
-           k.create<mlir::scf::ForOp>(loc, first, units, stride, mlir::ValueRange{},
-                                      [&](mlir::OpBuilder& in, mlir::Location l2,
-                                          mlir::Value unit, mlir::ValueRange) {
-                                        body(in, lane, unit);
-                                        in.create<mlir::scf::YieldOp>(l2);
-                                      });
+           k.create<mlir::scf::ForOp>(
+               loc, first, units, stride, mlir::ValueRange{},
+               [&](mlir::OpBuilder& in, mlir::Location l2, mlir::Value unit, mlir::ValueRange) {
+                 body(in, lane, unit);
+                 in.create<mlir::scf::YieldOp>(l2);
+               });
          });
 }
 
@@ -106,8 +105,8 @@ std::pair<mlir::Value, mlir::Value> combineSoftmaxStates(mlir::OpBuilder& b, mli
                                                          mlir::Value otherMax,
                                                          mlir::Value otherSum) {
   mlir::Value newMax = b.create<mlir::arith::MaximumFOp>(loc, max, otherMax);
-  mlir::Value scaled = b.create<mlir::arith::MulFOp>(
-      loc, sum, lowering::softmaxCorrection(b, loc, max, newMax));
+  mlir::Value scaled =
+      b.create<mlir::arith::MulFOp>(loc, sum, lowering::softmaxCorrection(b, loc, max, newMax));
   mlir::Value otherScaled = b.create<mlir::arith::MulFOp>(
       loc, otherSum, lowering::softmaxCorrection(b, loc, otherMax, newMax));
   return {newMax, b.create<mlir::arith::AddFOp>(loc, scaled, otherScaled)};
@@ -233,8 +232,7 @@ void lowerMapVectorized(mlir::OpBuilder& b, tile::MapOp op, KernelNamer& namer,
     }
     mlir::Value pointer = b.create<mlir::memref::ExtractAlignedPointerAsIndexOp>(loc, tensor);
     fits = b.create<mlir::arith::AndIOp>(
-        loc, fits,
-        equal(b, loc, b.create<mlir::arith::AndIOp>(loc, pointer, alignmentMask), zero));
+        loc, fits, equal(b, loc, b.create<mlir::arith::AndIOp>(loc, pointer, alignmentMask), zero));
   }
   const std::string name = namer.next("map_vectorized");
   b.create<mlir::scf::IfOp>(
@@ -252,71 +250,74 @@ void lowerMapVectorized(mlir::OpBuilder& b, tile::MapOp op, KernelNamer& namer,
               loc, indexConstant(guarded, loc, 1),
               gridFor(guarded, loc, lowering::ceilDiv(guarded, loc, vectors, kBlockSize),
                       kMaxVectorBlocks));
-          launch(guarded, loc, {blocks, nullptr, nullptr}, {kBlockSize, 1}, {}, name,
-                 [&](mlir::OpBuilder& k, mlir::gpu::LaunchOp launchOp) {
-            mlir::Value block = indexConstant(k, loc, kBlockSize);
-            mlir::Value first = k.create<mlir::arith::AddIOp>(
-                loc, k.create<mlir::arith::MulIOp>(loc, launchOp.getBlockIds().x, block),
-                launchOp.getThreadIds().x);
-            mlir::Value stride =
-                k.create<mlir::arith::MulIOp>(loc, launchOp.getGridSize().x, block);
-            k.create<mlir::scf::ForOp>(
-                loc, first, vectors, stride, mlir::ValueRange{},
-                [&](mlir::OpBuilder& in, mlir::Location l2, mlir::Value v, mlir::ValueRange) {
-                  mlir::Value base = in.create<mlir::arith::MulIOp>(loc, v, widthValue);
-                  llvm::SmallVector<mlir::Value> loaded;
+          launch(
+              guarded, loc, {blocks, nullptr, nullptr}, {kBlockSize, 1}, {}, name,
+              [&](mlir::OpBuilder& k, mlir::gpu::LaunchOp launchOp) {
+                mlir::Value block = indexConstant(k, loc, kBlockSize);
+                mlir::Value first = k.create<mlir::arith::AddIOp>(
+                    loc, k.create<mlir::arith::MulIOp>(loc, launchOp.getBlockIds().x, block),
+                    launchOp.getThreadIds().x);
+                mlir::Value stride =
+                    k.create<mlir::arith::MulIOp>(loc, launchOp.getGridSize().x, block);
+                k.create<mlir::scf::ForOp>(
+                    loc, first, vectors, stride, mlir::ValueRange{},
+                    [&](mlir::OpBuilder& in, mlir::Location l2, mlir::Value v, mlir::ValueRange) {
+                      mlir::Value base = in.create<mlir::arith::MulIOp>(loc, v, widthValue);
+                      llvm::SmallVector<mlir::Value> loaded;
+                      for (mlir::Value input : op.getInputs()) {
+                        if (!llvm::isa<mlir::MemRefType>(input.getType())) {
+                          loaded.push_back(nullptr);
+                          continue;
+                        }
+                        auto type = mlir::VectorType::get(
+                            {width},
+                            llvm::cast<mlir::MemRefType>(input.getType()).getElementType());
+                        loaded.push_back(in.create<mlir::vector::LoadOp>(
+                            loc, type, flat[input], mlir::ValueRange{base}, /*nontemporal=*/false,
+                            llvm::MaybeAlign(kVectorBytes)));
+                      }
+                      llvm::SmallVector<llvm::SmallVector<mlir::Value>> lanes(
+                          op.getOutputs().size());
+                      for (int64_t j = 0; j < width; ++j) {
+                        llvm::SmallVector<mlir::Value> elements;
+                        for (auto [input, vector] : llvm::zip(op.getInputs(), loaded)) {
+                          elements.push_back(
+                              vector ? in.create<mlir::vector::ExtractOp>(loc, vector, j) : input);
+                        }
+                        auto results = lowering::inlineMapBody(in, op, elements);
+                        for (auto [o, result] : llvm::enumerate(results))
+                          lanes[o].push_back(result);
+                      }
+                      for (auto [o, outputValue] : llvm::enumerate(op.getOutputs())) {
+                        auto type = mlir::VectorType::get(
+                            {width},
+                            llvm::cast<mlir::MemRefType>(outputValue.getType()).getElementType());
+                        mlir::Value vector =
+                            in.create<mlir::vector::FromElementsOp>(loc, type, lanes[o]);
+                        in.create<mlir::vector::StoreOp>(
+                            loc, vector, flat[outputValue], mlir::ValueRange{base},
+                            /*nontemporal=*/false, llvm::MaybeAlign(kVectorBytes));
+                      }
+                      in.create<mlir::scf::YieldOp>(l2);
+                    });
+                // The last total % width elements, one per thread of the first threads.
+                ifThen(k, loc, lessThan(k, loc, first, tail), [&](mlir::OpBuilder& in) {
+                  mlir::Value i = in.create<mlir::arith::AddIOp>(loc, tailStart, first);
+                  llvm::SmallVector<mlir::Value> elements;
                   for (mlir::Value input : op.getInputs()) {
-                    if (!llvm::isa<mlir::MemRefType>(input.getType())) {
-                      loaded.push_back(nullptr);
-                      continue;
-                    }
-                    auto type = mlir::VectorType::get(
-                        {width}, llvm::cast<mlir::MemRefType>(input.getType()).getElementType());
-                    loaded.push_back(in.create<mlir::vector::LoadOp>(
-                        loc, type, flat[input], mlir::ValueRange{base}, /*nontemporal=*/false,
-                        llvm::MaybeAlign(kVectorBytes)));
+                    elements.push_back(
+                        llvm::isa<mlir::MemRefType>(input.getType())
+                            ? in.create<mlir::memref::LoadOp>(loc, flat[input], mlir::ValueRange{i})
+                                  .getResult()
+                            : input);
                   }
-                  llvm::SmallVector<llvm::SmallVector<mlir::Value>> lanes(op.getOutputs().size());
-                  for (int64_t j = 0; j < width; ++j) {
-                    llvm::SmallVector<mlir::Value> elements;
-                    for (auto [input, vector] : llvm::zip(op.getInputs(), loaded)) {
-                      elements.push_back(
-                          vector ? in.create<mlir::vector::ExtractOp>(loc, vector, j) : input);
-                    }
-                    auto results = lowering::inlineMapBody(in, op, elements);
-                    for (auto [o, result] : llvm::enumerate(results)) lanes[o].push_back(result);
+                  auto results = lowering::inlineMapBody(in, op, elements);
+                  for (auto [value, outputValue] : llvm::zip(results, op.getOutputs())) {
+                    in.create<mlir::memref::StoreOp>(loc, value, flat[outputValue],
+                                                     mlir::ValueRange{i});
                   }
-                  for (auto [o, outputValue] : llvm::enumerate(op.getOutputs())) {
-                    auto type = mlir::VectorType::get(
-                        {width},
-                        llvm::cast<mlir::MemRefType>(outputValue.getType()).getElementType());
-                    mlir::Value vector =
-                        in.create<mlir::vector::FromElementsOp>(loc, type, lanes[o]);
-                    in.create<mlir::vector::StoreOp>(loc, vector, flat[outputValue],
-                                                     mlir::ValueRange{base},
-                                                     /*nontemporal=*/false,
-                                                     llvm::MaybeAlign(kVectorBytes));
-                  }
-                  in.create<mlir::scf::YieldOp>(l2);
                 });
-            // The last total % width elements, one per thread of the first threads.
-            ifThen(k, loc, lessThan(k, loc, first, tail), [&](mlir::OpBuilder& in) {
-              mlir::Value i = in.create<mlir::arith::AddIOp>(loc, tailStart, first);
-              llvm::SmallVector<mlir::Value> elements;
-              for (mlir::Value input : op.getInputs()) {
-                elements.push_back(llvm::isa<mlir::MemRefType>(input.getType())
-                                       ? in.create<mlir::memref::LoadOp>(loc, flat[input],
-                                                                         mlir::ValueRange{i})
-                                             .getResult()
-                                       : input);
-              }
-              auto results = lowering::inlineMapBody(in, op, elements);
-              for (auto [value, outputValue] : llvm::zip(results, op.getOutputs())) {
-                in.create<mlir::memref::StoreOp>(loc, value, flat[outputValue],
-                                                 mlir::ValueRange{i});
-              }
-            });
-          });
+              });
         });
         then.create<mlir::scf::YieldOp>(l);
       },
@@ -344,36 +345,42 @@ void lowerReduceWarpPerRow(mlir::OpBuilder& b, tile::ReduceOp op, KernelNamer& n
   const bool rows = axis + 1 == static_cast<int64_t>(inputSizes.size());
   const int64_t chunk = rows ? rowChunkOf(op.getInput()) : 1;
   ifThen(b, loc, lessThan(b, loc, zero, outputs), [&](mlir::OpBuilder& guarded) {
-   forRowLoads(guarded, loc, op.getInput(), count, chunk, [&](mlir::OpBuilder& site, bool vectorized) {
-    launchPerWarp(site, loc, outputs,
-                  namer.next(vectorized ? "reduce_warp_per_row_vector" : "reduce_warp_per_row"),
-                  [&](mlir::OpBuilder& k, mlir::Value lane, mlir::Value unit) {
-      auto outer = lowering::delinearize(k, loc, unit, outerSizes);
-      auto combine = [&](mlir::OpBuilder& in, mlir::Value accumulator, mlir::Value value) {
-        return lowering::reductionCombine(in, loc, kind, accumulator, value);
-      };
-      mlir::Value identity = lowering::reductionIdentity(k, loc, kind);
-      mlir::Value partial =
-          rows ? foldRowChunks(k, loc, op.getInput(), outer, lane, count, chunk, vectorized,
-                               identity, combine)
-               : foldStrided(
-                     k, loc, lane, count, identity,
-                     [&](mlir::OpBuilder& in, mlir::Value accumulator, mlir::Value r) {
-                       return combine(in, accumulator,
-                                      lowering::loadAsF32(in, loc, op.getInput(),
-                                                          lowering::insertAt(outer, axis, r)));
-                     },
-                     kWarp);
-      mlir::Value total = warpReduce(k, loc, kind, partial);
-      mlir::Value result = lowering::convertFloat(
-          k, loc, lowering::reductionFinalize(k, loc, kind, total, count), outputElement);
-      ifThen(k, loc, equal(k, loc, lane, indexConstant(k, loc, 0)), [&](mlir::OpBuilder& in) {
-        llvm::SmallVector<mlir::Value> outIndex(outer.begin(), outer.end());
-        if (op.getKeepdims()) outIndex = lowering::insertAt(outer, axis, indexConstant(in, loc, 0));
-        in.create<mlir::memref::StoreOp>(loc, result, op.getOutput(), outIndex);
-      });
-    });
-   });
+    forRowLoads(
+        guarded, loc, op.getInput(), count, chunk, [&](mlir::OpBuilder& site, bool vectorized) {
+          launchPerWarp(
+              site, loc, outputs,
+              namer.next(vectorized ? "reduce_warp_per_row_vector" : "reduce_warp_per_row"),
+              [&](mlir::OpBuilder& k, mlir::Value lane, mlir::Value unit) {
+                auto outer = lowering::delinearize(k, loc, unit, outerSizes);
+                auto combine = [&](mlir::OpBuilder& in, mlir::Value accumulator,
+                                   mlir::Value value) {
+                  return lowering::reductionCombine(in, loc, kind, accumulator, value);
+                };
+                mlir::Value identity = lowering::reductionIdentity(k, loc, kind);
+                mlir::Value partial =
+                    rows ? foldRowChunks(k, loc, op.getInput(), outer, lane, count, chunk,
+                                         vectorized, identity, combine)
+                         : foldStrided(
+                               k, loc, lane, count, identity,
+                               [&](mlir::OpBuilder& in, mlir::Value accumulator, mlir::Value r) {
+                                 return combine(
+                                     in, accumulator,
+                                     lowering::loadAsF32(in, loc, op.getInput(),
+                                                         lowering::insertAt(outer, axis, r)));
+                               },
+                               kWarp);
+                mlir::Value total = warpReduce(k, loc, kind, partial);
+                mlir::Value result = lowering::convertFloat(
+                    k, loc, lowering::reductionFinalize(k, loc, kind, total, count), outputElement);
+                ifThen(k, loc, equal(k, loc, lane, indexConstant(k, loc, 0)),
+                       [&](mlir::OpBuilder& in) {
+                         llvm::SmallVector<mlir::Value> outIndex(outer.begin(), outer.end());
+                         if (op.getKeepdims())
+                           outIndex = lowering::insertAt(outer, axis, indexConstant(in, loc, 0));
+                         in.create<mlir::memref::StoreOp>(loc, result, op.getOutput(), outIndex);
+                       });
+              });
+        });
   });
 }
 
@@ -406,8 +413,8 @@ void writeSoftmaxRow(mlir::OpBuilder& b, mlir::Location loc, tile::SoftmaxOp op,
       [&](mlir::OpBuilder& in, mlir::Location l, mlir::Value i, mlir::ValueRange) {
         auto index = lowering::insertAt(row, row.size(), i);
         mlir::Value x = lowering::loadAsF32(in, loc, op.getInput(), index);
-        mlir::Value y = in.create<mlir::arith::DivFOp>(
-            loc, lowering::softmaxWeight(in, loc, x, max), sum);
+        mlir::Value y =
+            in.create<mlir::arith::DivFOp>(loc, lowering::softmaxWeight(in, loc, x, max), sum);
         in.create<mlir::memref::StoreOp>(loc, lowering::convertFloat(in, loc, y, outputElement),
                                          op.getOutput(), index);
         in.create<mlir::scf::YieldOp>(l);
@@ -418,112 +425,126 @@ void writeSoftmaxRow(mlir::OpBuilder& b, mlir::Location loc, tile::SoftmaxOp op,
 
 void lowerSoftmaxWarpPerRow(mlir::OpBuilder& b, tile::SoftmaxOp op, KernelNamer& namer) {
   mlir::Location loc = op.getLoc();
-  forRowWork(b, loc, op.getInput(), [&](mlir::OpBuilder& guarded, mlir::Value rows,
-                                        mlir::Value length,
-                                        llvm::ArrayRef<mlir::Value> rowSizes) {
-    const int64_t chunk = rowChunkOf(op.getInput());
-    forRowLoads(guarded, loc, op.getInput(), length, chunk,
-                [&](mlir::OpBuilder& site, bool vectorized) {
-      launchPerWarp(
-          site, loc, rows,
-          namer.next(vectorized ? "softmax_warp_per_row_vector" : "softmax_warp_per_row"),
-          [&](mlir::OpBuilder& k, mlir::Value lane, mlir::Value unit) {
-        auto row = lowering::delinearize(k, loc, unit, rowSizes);
-        mlir::Value partialMax = foldRowChunks(
-            k, loc, op.getInput(), row, lane, length, chunk, vectorized,
-            lowering::reductionIdentity(k, loc, tile::ReduceKind::max),
-            [&](mlir::OpBuilder& in, mlir::Value accumulator, mlir::Value x) {
-              return lowering::reductionCombine(in, loc, tile::ReduceKind::max, accumulator, x);
+  forRowWork(
+      b, loc, op.getInput(),
+      [&](mlir::OpBuilder& guarded, mlir::Value rows, mlir::Value length,
+          llvm::ArrayRef<mlir::Value> rowSizes) {
+        const int64_t chunk = rowChunkOf(op.getInput());
+        forRowLoads(
+            guarded, loc, op.getInput(), length, chunk,
+            [&](mlir::OpBuilder& site, bool vectorized) {
+              launchPerWarp(
+                  site, loc, rows,
+                  namer.next(vectorized ? "softmax_warp_per_row_vector" : "softmax_warp_per_row"),
+                  [&](mlir::OpBuilder& k, mlir::Value lane, mlir::Value unit) {
+                    auto row = lowering::delinearize(k, loc, unit, rowSizes);
+                    mlir::Value partialMax = foldRowChunks(
+                        k, loc, op.getInput(), row, lane, length, chunk, vectorized,
+                        lowering::reductionIdentity(k, loc, tile::ReduceKind::max),
+                        [&](mlir::OpBuilder& in, mlir::Value accumulator, mlir::Value x) {
+                          return lowering::reductionCombine(in, loc, tile::ReduceKind::max,
+                                                            accumulator, x);
+                        });
+                    mlir::Value max = warpReduce(k, loc, tile::ReduceKind::max, partialMax);
+                    mlir::Value partialSum = foldRowChunks(
+                        k, loc, op.getInput(), row, lane, length, chunk, vectorized,
+                        lowering::reductionIdentity(k, loc, tile::ReduceKind::sum),
+                        [&](mlir::OpBuilder& in, mlir::Value accumulator,
+                            mlir::Value x) -> mlir::Value {
+                          return in.create<mlir::arith::AddFOp>(
+                              loc, accumulator, lowering::softmaxWeight(in, loc, x, max));
+                        });
+                    mlir::Value sum = warpReduce(k, loc, tile::ReduceKind::sum, partialSum);
+                    writeSoftmaxRow(k, loc, op, row, lane, kWarp, length, max, sum);
+                  });
             });
-        mlir::Value max = warpReduce(k, loc, tile::ReduceKind::max, partialMax);
-        mlir::Value partialSum = foldRowChunks(
-            k, loc, op.getInput(), row, lane, length, chunk, vectorized,
-            lowering::reductionIdentity(k, loc, tile::ReduceKind::sum),
-            [&](mlir::OpBuilder& in, mlir::Value accumulator, mlir::Value x) -> mlir::Value {
-              return in.create<mlir::arith::AddFOp>(loc, accumulator,
-                                                    lowering::softmaxWeight(in, loc, x, max));
-            });
-        mlir::Value sum = warpReduce(k, loc, tile::ReduceKind::sum, partialSum);
-        writeSoftmaxRow(k, loc, op, row, lane, kWarp, length, max, sum);
       });
-    });
-  });
 }
 
 void lowerNormWarpPerRow(mlir::OpBuilder& b, tile::NormOp op, KernelNamer& namer) {
   mlir::Location loc = op.getLoc();
-  forRowWork(b, loc, op.getInput(), [&](mlir::OpBuilder& guarded, mlir::Value rows,
-                                        mlir::Value length,
-                                        llvm::ArrayRef<mlir::Value> rowSizes) {
-    launchPerWarp(guarded, loc, rows, namer.next("norm_warp_per_row"),
-                  [&](mlir::OpBuilder& k, mlir::Value lane, mlir::Value unit) {
-      auto row = lowering::delinearize(k, loc, unit, rowSizes);
-      auto input = [&](mlir::OpBuilder& in, mlir::Value i) {
-        return lowering::normInput(in, loc, op, lowering::append(row, i));
-      };
-      auto warpSum = [&](RowTerm term) {
-        mlir::Value partial = foldStrided(
-            k, loc, lane, length, lowering::f32Constant(k, loc, 0.0f),
-            [&](mlir::OpBuilder& in, mlir::Value accumulator, mlir::Value i) -> mlir::Value {
-              return in.create<mlir::arith::AddFOp>(loc, accumulator, term(in, i));
-            },
-            kWarp);
-        return warpReduce(k, loc, tile::ReduceKind::sum, partial);
-      };
-      mlir::Value mean, scale;
-      std::tie(mean, scale) = normRowStatistics(k, loc, op, length, input, warpSum);
-      k.create<mlir::scf::ForOp>(
-          loc, lane, length, indexConstant(k, loc, kWarp), mlir::ValueRange{},
-          [&](mlir::OpBuilder& in, mlir::Location l, mlir::Value i, mlir::ValueRange) {
-            lowering::normStore(in, loc, op, lowering::append(row, i), i, input(in, i), mean,
-                                scale);
-            in.create<mlir::scf::YieldOp>(l);
-          });
-    });
-  });
+  forRowWork(
+      b, loc, op.getInput(),
+      [&](mlir::OpBuilder& guarded, mlir::Value rows, mlir::Value length,
+          llvm::ArrayRef<mlir::Value> rowSizes) {
+        launchPerWarp(
+            guarded, loc, rows, namer.next("norm_warp_per_row"),
+            [&](mlir::OpBuilder& k, mlir::Value lane, mlir::Value unit) {
+              auto row = lowering::delinearize(k, loc, unit, rowSizes);
+              auto input = [&](mlir::OpBuilder& in, mlir::Value i) {
+                return lowering::normInput(in, loc, op, lowering::append(row, i));
+              };
+              auto warpSum = [&](RowTerm term) {
+                mlir::Value partial = foldStrided(
+                    k, loc, lane, length, lowering::f32Constant(k, loc, 0.0f),
+                    [&](mlir::OpBuilder& in, mlir::Value accumulator,
+                        mlir::Value i) -> mlir::Value {
+                      return in.create<mlir::arith::AddFOp>(loc, accumulator, term(in, i));
+                    },
+                    kWarp);
+                return warpReduce(k, loc, tile::ReduceKind::sum, partial);
+              };
+              mlir::Value mean, scale;
+              std::tie(mean, scale) = normRowStatistics(k, loc, op, length, input, warpSum);
+              k.create<mlir::scf::ForOp>(
+                  loc, lane, length, indexConstant(k, loc, kWarp), mlir::ValueRange{},
+                  [&](mlir::OpBuilder& in, mlir::Location l, mlir::Value i, mlir::ValueRange) {
+                    lowering::normStore(in, loc, op, lowering::append(row, i), i, input(in, i),
+                                        mean, scale);
+                    in.create<mlir::scf::YieldOp>(l);
+                  });
+            });
+      });
 }
 
 void lowerSoftmaxOnline(mlir::OpBuilder& b, tile::SoftmaxOp op, KernelNamer& namer) {
   mlir::Location loc = op.getLoc();
-  forRowWork(b, loc, op.getInput(), [&](mlir::OpBuilder& guarded, mlir::Value rows,
-                                        mlir::Value length,
-                                        llvm::ArrayRef<mlir::Value> rowSizes) {
-    mlir::Type scratchType = workgroupBuffer(guarded, {kBlockSize}, guarded.getF32Type());
-    launch(guarded, loc, {gridFor(guarded, loc, rows, kMaxGridX), nullptr, nullptr},
-           {kBlockSize, 1}, {scratchType, scratchType}, namer.next("softmax_online"),
-           [&](mlir::OpBuilder& launchBuilder, mlir::gpu::LaunchOp l) {
-      forEachBlockUnit(launchBuilder, loc, l, rows, [&](mlir::OpBuilder& k, mlir::Value unit) {
-        mlir::Value thread = l.getThreadIds().x;
-        mlir::Value maxes = l.getWorkgroupAttributions()[0];
-        mlir::Value sums = l.getWorkgroupAttributions()[1];
-        auto row = lowering::delinearize(k, loc, unit, rowSizes);
-        // One pass: each thread's running (max, sum of exp(x - max)) over its strided share.
-        mlir::Value minusInf = lowering::f32Constant(k, loc, -std::numeric_limits<float>::infinity());
-        auto fold = k.create<mlir::scf::ForOp>(
-            loc, thread, length, indexConstant(k, loc, kBlockSize),
-            mlir::ValueRange{minusInf, lowering::f32Constant(k, loc, 0.0f)},
-            [&](mlir::OpBuilder& in, mlir::Location l2, mlir::Value i, mlir::ValueRange state) {
-              mlir::Value x = lowering::loadAsF32(in, loc, op.getInput(),
-                                                  lowering::insertAt(row, row.size(), i));
-              mlir::Value newMax = in.create<mlir::arith::MaximumFOp>(loc, state[0], x);
-              mlir::Value sum = in.create<mlir::arith::AddFOp>(
-                  loc,
-                  in.create<mlir::arith::MulFOp>(
-                      loc, state[1], lowering::softmaxCorrection(in, loc, state[0], newMax)),
-                  lowering::softmaxWeight(in, loc, x, newMax));
-              in.create<mlir::scf::YieldOp>(l2, mlir::ValueRange{newMax, sum});
-            });
-        // A fixed tree over the block's pairs.
-        auto [max, sum] = blockReducePair(
-            k, loc, maxes, sums, thread, fold.getResult(0), fold.getResult(1),
-            [&](mlir::OpBuilder& in, mlir::Value m, mlir::Value s, mlir::Value otherMax,
-                mlir::Value otherSum) {
-              return combineSoftmaxStates(in, loc, m, s, otherMax, otherSum);
-            });
-        writeSoftmaxRow(k, loc, op, row, thread, kBlockSize, length, max, sum);
+  forRowWork(
+      b, loc, op.getInput(),
+      [&](mlir::OpBuilder& guarded, mlir::Value rows, mlir::Value length,
+          llvm::ArrayRef<mlir::Value> rowSizes) {
+        mlir::Type scratchType = workgroupBuffer(guarded, {kBlockSize}, guarded.getF32Type());
+        launch(guarded, loc, {gridFor(guarded, loc, rows, kMaxGridX), nullptr, nullptr},
+               {kBlockSize, 1}, {scratchType, scratchType}, namer.next("softmax_online"),
+               [&](mlir::OpBuilder& launchBuilder, mlir::gpu::LaunchOp l) {
+                 forEachBlockUnit(
+                     launchBuilder, loc, l, rows, [&](mlir::OpBuilder& k, mlir::Value unit) {
+                       mlir::Value thread = l.getThreadIds().x;
+                       mlir::Value maxes = l.getWorkgroupAttributions()[0];
+                       mlir::Value sums = l.getWorkgroupAttributions()[1];
+                       auto row = lowering::delinearize(k, loc, unit, rowSizes);
+                       // One pass: each thread's running (max, sum of exp(x - max)) over its
+                       // strided share.
+                       mlir::Value minusInf =
+                           lowering::f32Constant(k, loc, -std::numeric_limits<float>::infinity());
+                       auto fold = k.create<mlir::scf::ForOp>(
+                           loc, thread, length, indexConstant(k, loc, kBlockSize),
+                           mlir::ValueRange{minusInf, lowering::f32Constant(k, loc, 0.0f)},
+                           [&](mlir::OpBuilder& in, mlir::Location l2, mlir::Value i,
+                               mlir::ValueRange state) {
+                             mlir::Value x = lowering::loadAsF32(
+                                 in, loc, op.getInput(), lowering::insertAt(row, row.size(), i));
+                             mlir::Value newMax =
+                                 in.create<mlir::arith::MaximumFOp>(loc, state[0], x);
+                             mlir::Value sum = in.create<mlir::arith::AddFOp>(
+                                 loc,
+                                 in.create<mlir::arith::MulFOp>(
+                                     loc, state[1],
+                                     lowering::softmaxCorrection(in, loc, state[0], newMax)),
+                                 lowering::softmaxWeight(in, loc, x, newMax));
+                             in.create<mlir::scf::YieldOp>(l2, mlir::ValueRange{newMax, sum});
+                           });
+                       // A fixed tree over the block's pairs.
+                       auto [max, sum] = blockReducePair(
+                           k, loc, maxes, sums, thread, fold.getResult(0), fold.getResult(1),
+                           [&](mlir::OpBuilder& in, mlir::Value m, mlir::Value s,
+                               mlir::Value otherMax, mlir::Value otherSum) {
+                             return combineSoftmaxStates(in, loc, m, s, otherMax, otherSum);
+                           });
+                       writeSoftmaxRow(k, loc, op, row, thread, kBlockSize, length, max, sum);
+                     });
+               });
       });
-    });
-  });
 }
 
 }  // namespace tessera::device

@@ -74,13 +74,13 @@ std::vector<KernelSchedule> schedulesFor(mlir::Operation* op) {
              "elementwise: each element is computed alone"}};
   }
   if (llvm::isa<tile::ReduceOp>(op)) {
-    return {{kWarpPerRow, "one warp per output element, a fixed butterfly of warp shuffles",
-             kPerRow}};
+    return {
+        {kWarpPerRow, "one warp per output element, a fixed butterfly of warp shuffles", kPerRow}};
   }
   if (llvm::isa<tile::SoftmaxOp>(op)) {
-    return {{kWarpPerRow, "one warp per row, fixed butterflies of warp shuffles", kPerRow},
-            {kOnline, "one block per row, running max and sum in one pass, then the write",
-             kPerRow}};
+    return {
+        {kWarpPerRow, "one warp per row, fixed butterflies of warp shuffles", kPerRow},
+        {kOnline, "one block per row, running max and sum in one pass, then the write", kPerRow}};
   }
   if (llvm::isa<tile::NormOp>(op)) {
     return {{kWarpPerRow,

@@ -14,9 +14,9 @@
 
 #include "dialect/Passes.h"
 #include "dialect/TileOps.h"
+#include "dialect/conversion/TileSemantics.h"
 #include "dialect/conversion/tile_to_gpu/GpuKernels.h"
 #include "dialect/conversion/tile_to_gpu/KernelSchedules.h"
-#include "dialect/conversion/TileSemantics.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -56,21 +56,21 @@ void lowerMap(mlir::OpBuilder& b, tile::MapOp op, KernelNamer& namer) {
   mlir::Value total = lowering::product(b, loc, sizes);
   device::launchPerElement(b, loc, total, namer.next("map"),
                            [&](mlir::OpBuilder& in, mlir::Value linear) {
-    auto index = delinearize(in, loc, linear, sizes);
-    llvm::SmallVector<mlir::Value> elements;
-    for (mlir::Value input : op.getInputs()) {
-      if (!llvm::isa<mlir::MemRefType>(input.getType())) {
-        elements.push_back(input);
-        continue;
-      }
-      elements.push_back(in.create<mlir::memref::LoadOp>(
-          loc, input, lowering::broadcastIndex(in, loc, input, index)));
-    }
-    auto results = lowering::inlineMapBody(in, op, elements);
-    for (auto [value, output] : llvm::zip(results, op.getOutputs())) {
-      in.create<mlir::memref::StoreOp>(loc, value, output, index);
-    }
-  });
+                             auto index = delinearize(in, loc, linear, sizes);
+                             llvm::SmallVector<mlir::Value> elements;
+                             for (mlir::Value input : op.getInputs()) {
+                               if (!llvm::isa<mlir::MemRefType>(input.getType())) {
+                                 elements.push_back(input);
+                                 continue;
+                               }
+                               elements.push_back(in.create<mlir::memref::LoadOp>(
+                                   loc, input, lowering::broadcastIndex(in, loc, input, index)));
+                             }
+                             auto results = lowering::inlineMapBody(in, op, elements);
+                             for (auto [value, output] : llvm::zip(results, op.getOutputs())) {
+                               in.create<mlir::memref::StoreOp>(loc, value, output, index);
+                             }
+                           });
 }
 
 /// argmax/argmin in one block: each thread keeps the first extreme of its strided share
@@ -91,9 +91,9 @@ mlir::Value blockArgReduce(mlir::OpBuilder& k, mlir::Location loc, tile::ReduceO
       [&](mlir::OpBuilder& in, mlir::Location, mlir::Value r, mlir::ValueRange state) {
         mlir::Value value =
             lowering::loadAsF32(in, loc, op.getInput(), lowering::insertAt(outer, axis, r));
-        auto [best, index] = lowering::argCombine(
-            in, loc, state[0], state[1], value, in.create<mlir::arith::IndexCastOp>(loc, i64, r),
-            max);
+        auto [best, index] =
+            lowering::argCombine(in, loc, state[0], state[1], value,
+                                 in.create<mlir::arith::IndexCastOp>(loc, i64, r), max);
         in.create<mlir::scf::YieldOp>(loc, mlir::ValueRange{best, index});
       });
   return device::blockReducePair(
@@ -119,45 +119,46 @@ void lowerReduce(mlir::OpBuilder& b, tile::ReduceOp op, KernelNamer& namer) {
   llvm::SmallVector<mlir::Type> workgroup{workgroupBuffer(b, {kBlockSize}, b.getF32Type())};
   if (op.isArgReduction()) workgroup.push_back(workgroupBuffer(b, {kBlockSize}, b.getI64Type()));
   ifThen(b, loc, lessThan(b, loc, zero, outputs), [&](mlir::OpBuilder& guarded) {
-    launch(guarded, loc, {device::gridFor(guarded, loc, outputs, device::kMaxGridX), nullptr,
-                          nullptr},
-           {kBlockSize, 1}, workgroup, namer.next("reduce"),
-           [&](mlir::OpBuilder& launchBuilder, mlir::gpu::LaunchOp l) {
-             device::forEachBlockUnit(launchBuilder, loc, l, outputs,
-                                      [&](mlir::OpBuilder& k, mlir::Value unit) {
-             mlir::Value thread = l.getThreadIds().x;
-             auto outer = delinearize(k, loc, unit, outerSizes);
-             mlir::Value result;
-             if (op.isArgReduction()) {
-               result = blockArgReduce(k, loc, op, l, outer, count);
-               if (!outputElement.isSignlessInteger(64)) {
-                 result = k.create<mlir::arith::TruncIOp>(loc, outputElement, result);
-               }
-             } else {
-               mlir::Value partial = foldStrided(
-                   k, loc, thread, count, lowering::reductionIdentity(k, loc, kind),
-                   [&](mlir::OpBuilder& in, mlir::Value accumulator, mlir::Value r) {
-                     mlir::Value value = lowering::loadAsF32(in, loc, op.getInput(),
-                                                             lowering::insertAt(outer, axis, r));
-                     return lowering::reductionCombine(in, loc, kind, accumulator, value);
-                   });
-               mlir::Value total = blockReduce(k, loc, kind, l.getWorkgroupAttributions()[0],
-                                               thread, partial);
-               result = lowering::convertFloat(
-                   k, loc, lowering::reductionFinalize(k, loc, kind, total, count), outputElement);
-             }
-             ifThen(k, loc,
-                    k.create<mlir::arith::CmpIOp>(loc, mlir::arith::CmpIPredicate::eq, thread,
-                                                  indexConstant(k, loc, 0)),
-                    [&](mlir::OpBuilder& in) {
-                      llvm::SmallVector<mlir::Value> outIndex(outer.begin(), outer.end());
-                      if (op.getKeepdims()) {
-                        outIndex = lowering::insertAt(outer, axis, indexConstant(in, loc, 0));
-                      }
-                      in.create<mlir::memref::StoreOp>(loc, result, op.getOutput(), outIndex);
-                    });
-             });
-           });
+    launch(
+        guarded, loc, {device::gridFor(guarded, loc, outputs, device::kMaxGridX), nullptr, nullptr},
+        {kBlockSize, 1}, workgroup, namer.next("reduce"),
+        [&](mlir::OpBuilder& launchBuilder, mlir::gpu::LaunchOp l) {
+          device::forEachBlockUnit(
+              launchBuilder, loc, l, outputs, [&](mlir::OpBuilder& k, mlir::Value unit) {
+                mlir::Value thread = l.getThreadIds().x;
+                auto outer = delinearize(k, loc, unit, outerSizes);
+                mlir::Value result;
+                if (op.isArgReduction()) {
+                  result = blockArgReduce(k, loc, op, l, outer, count);
+                  if (!outputElement.isSignlessInteger(64)) {
+                    result = k.create<mlir::arith::TruncIOp>(loc, outputElement, result);
+                  }
+                } else {
+                  mlir::Value partial = foldStrided(
+                      k, loc, thread, count, lowering::reductionIdentity(k, loc, kind),
+                      [&](mlir::OpBuilder& in, mlir::Value accumulator, mlir::Value r) {
+                        mlir::Value value = lowering::loadAsF32(in, loc, op.getInput(),
+                                                                lowering::insertAt(outer, axis, r));
+                        return lowering::reductionCombine(in, loc, kind, accumulator, value);
+                      });
+                  mlir::Value total =
+                      blockReduce(k, loc, kind, l.getWorkgroupAttributions()[0], thread, partial);
+                  result = lowering::convertFloat(
+                      k, loc, lowering::reductionFinalize(k, loc, kind, total, count),
+                      outputElement);
+                }
+                ifThen(k, loc,
+                       k.create<mlir::arith::CmpIOp>(loc, mlir::arith::CmpIPredicate::eq, thread,
+                                                     indexConstant(k, loc, 0)),
+                       [&](mlir::OpBuilder& in) {
+                         llvm::SmallVector<mlir::Value> outIndex(outer.begin(), outer.end());
+                         if (op.getKeepdims()) {
+                           outIndex = lowering::insertAt(outer, axis, indexConstant(in, loc, 0));
+                         }
+                         in.create<mlir::memref::StoreOp>(loc, result, op.getOutput(), outIndex);
+                       });
+              });
+        });
   });
 }
 
@@ -171,49 +172,50 @@ void lowerSoftmax(mlir::OpBuilder& b, tile::SoftmaxOp op, KernelNamer& namer) {
   mlir::Value zero = indexConstant(b, loc, 0);
   mlir::Value work = b.create<mlir::arith::MulIOp>(loc, rows, length);
   ifThen(b, loc, lessThan(b, loc, zero, work), [&](mlir::OpBuilder& guarded) {
-    launch(guarded, loc, {device::gridFor(guarded, loc, rows, device::kMaxGridX), nullptr, nullptr},
-           {kBlockSize, 1}, {workgroupBuffer(guarded, {kBlockSize}, guarded.getF32Type())},
-           namer.next("softmax"), [&](mlir::OpBuilder& launchBuilder, mlir::gpu::LaunchOp l) {
-             device::forEachBlockUnit(launchBuilder, loc, l, rows,
-                                      [&](mlir::OpBuilder& k, mlir::Value unit) {
-             mlir::Value thread = l.getThreadIds().x;
-             mlir::Value scratch = l.getWorkgroupAttributions()[0];
-             auto row = delinearize(k, loc, unit, rowSizes);
-             auto at = [&](mlir::Value i) { return lowering::insertAt(row, row.size(), i); };
-             mlir::Value partialMax = foldStrided(
-                 k, loc, thread, length,
-                 lowering::reductionIdentity(k, loc, tile::ReduceKind::max),
-                 [&](mlir::OpBuilder& in, mlir::Value accumulator, mlir::Value i) {
-                   return lowering::reductionCombine(in, loc, tile::ReduceKind::max,
-                                                     accumulator,
-                                                     lowering::loadAsF32(in, loc, op.getInput(), at(i)));
-                 });
-             mlir::Value max =
-                 blockReduce(k, loc, tile::ReduceKind::max, scratch, thread, partialMax);
-             auto shiftedExp = [&](mlir::OpBuilder& in, mlir::Value i) -> mlir::Value {
-               mlir::Value x = lowering::loadAsF32(in, loc, op.getInput(), at(i));
-               return in.create<mlir::math::ExpOp>(loc,
-                                                   in.create<mlir::arith::SubFOp>(loc, x, max));
-             };
-             mlir::Value partialSum = foldStrided(
-                 k, loc, thread, length,
-                 lowering::reductionIdentity(k, loc, tile::ReduceKind::sum),
-                 [&](mlir::OpBuilder& in, mlir::Value accumulator, mlir::Value i) {
-                   return lowering::reductionCombine(in, loc, tile::ReduceKind::sum,
-                                                     accumulator, shiftedExp(in, i));
-                 });
-             mlir::Value sum =
-                 blockReduce(k, loc, tile::ReduceKind::sum, scratch, thread, partialSum);
-             k.create<mlir::scf::ForOp>(
-                 loc, thread, length, indexConstant(k, loc, kBlockSize), mlir::ValueRange{},
-                 [&](mlir::OpBuilder& in, mlir::Location l2, mlir::Value i, mlir::ValueRange) {
-                   mlir::Value y = in.create<mlir::arith::DivFOp>(loc, shiftedExp(in, i), sum);
-                   y = lowering::convertFloat(in, loc, y, outputType.getElementType());
-                   in.create<mlir::memref::StoreOp>(loc, y, op.getOutput(), at(i));
-                   in.create<mlir::scf::YieldOp>(l2);
-                 });
-             });
-           });
+    launch(
+        guarded, loc, {device::gridFor(guarded, loc, rows, device::kMaxGridX), nullptr, nullptr},
+        {kBlockSize, 1}, {workgroupBuffer(guarded, {kBlockSize}, guarded.getF32Type())},
+        namer.next("softmax"), [&](mlir::OpBuilder& launchBuilder, mlir::gpu::LaunchOp l) {
+          device::forEachBlockUnit(
+              launchBuilder, loc, l, rows, [&](mlir::OpBuilder& k, mlir::Value unit) {
+                mlir::Value thread = l.getThreadIds().x;
+                mlir::Value scratch = l.getWorkgroupAttributions()[0];
+                auto row = delinearize(k, loc, unit, rowSizes);
+                auto at = [&](mlir::Value i) { return lowering::insertAt(row, row.size(), i); };
+                mlir::Value partialMax =
+                    foldStrided(k, loc, thread, length,
+                                lowering::reductionIdentity(k, loc, tile::ReduceKind::max),
+                                [&](mlir::OpBuilder& in, mlir::Value accumulator, mlir::Value i) {
+                                  return lowering::reductionCombine(
+                                      in, loc, tile::ReduceKind::max, accumulator,
+                                      lowering::loadAsF32(in, loc, op.getInput(), at(i)));
+                                });
+                mlir::Value max =
+                    blockReduce(k, loc, tile::ReduceKind::max, scratch, thread, partialMax);
+                auto shiftedExp = [&](mlir::OpBuilder& in, mlir::Value i) -> mlir::Value {
+                  mlir::Value x = lowering::loadAsF32(in, loc, op.getInput(), at(i));
+                  return in.create<mlir::math::ExpOp>(loc,
+                                                      in.create<mlir::arith::SubFOp>(loc, x, max));
+                };
+                mlir::Value partialSum =
+                    foldStrided(k, loc, thread, length,
+                                lowering::reductionIdentity(k, loc, tile::ReduceKind::sum),
+                                [&](mlir::OpBuilder& in, mlir::Value accumulator, mlir::Value i) {
+                                  return lowering::reductionCombine(in, loc, tile::ReduceKind::sum,
+                                                                    accumulator, shiftedExp(in, i));
+                                });
+                mlir::Value sum =
+                    blockReduce(k, loc, tile::ReduceKind::sum, scratch, thread, partialSum);
+                k.create<mlir::scf::ForOp>(
+                    loc, thread, length, indexConstant(k, loc, kBlockSize), mlir::ValueRange{},
+                    [&](mlir::OpBuilder& in, mlir::Location l2, mlir::Value i, mlir::ValueRange) {
+                      mlir::Value y = in.create<mlir::arith::DivFOp>(loc, shiftedExp(in, i), sum);
+                      y = lowering::convertFloat(in, loc, y, outputType.getElementType());
+                      in.create<mlir::memref::StoreOp>(loc, y, op.getOutput(), at(i));
+                      in.create<mlir::scf::YieldOp>(l2);
+                    });
+              });
+        });
   });
 }
 
@@ -258,8 +260,8 @@ void lowerMatmul(mlir::OpBuilder& b, tile::MatmulOp op, KernelNamer& namer) {
               mlir::Value kbIndex = in.create<mlir::arith::AddIOp>(loc, k0, ty);
               mlir::Value aOk =
                   in.create<mlir::arith::AndIOp>(loc, rowInBounds, lessThan(in, loc, ka, t.k));
-              mlir::Value bOk = in.create<mlir::arith::AndIOp>(
-                  loc, colInBounds, lessThan(in, loc, kbIndex, t.k));
+              mlir::Value bOk =
+                  in.create<mlir::arith::AndIOp>(loc, colInBounds, lessThan(in, loc, kbIndex, t.k));
               auto aIndex = op.getTransposeA() ? device::matrixIndex(t.aPrefix, ka, row)
                                                : device::matrixIndex(t.aPrefix, row, ka);
               auto bIndex = op.getTransposeB() ? device::matrixIndex(t.bPrefix, col, kbIndex)
@@ -278,9 +280,8 @@ void lowerMatmul(mlir::OpBuilder& b, tile::MatmulOp op, KernelNamer& namer) {
                         dot.create<mlir::memref::LoadOp>(loc, tileA, mlir::ValueRange{ty, kk});
                     mlir::Value y =
                         dot.create<mlir::memref::LoadOp>(loc, tileB, mlir::ValueRange{kk, tx});
-                    dot.create<mlir::scf::YieldOp>(
-                        l3, mlir::ValueRange{
-                                lowering::matmulMultiplyAdd(dot, loc, acc.front(), x, y)});
+                    dot.create<mlir::scf::YieldOp>(l3, mlir::ValueRange{lowering::matmulMultiplyAdd(
+                                                           dot, loc, acc.front(), x, y)});
                   });
               in.create<mlir::gpu::BarrierOp>(loc);
               in.create<mlir::scf::YieldOp>(l2, inner.getResults());
@@ -310,7 +311,8 @@ class LowerTileToGpu : public impl::LowerTileToGpuBase<LowerTileToGpu> {
     for (mlir::Operation* op : tileOps) {
       const llvm::StringRef schedule = device::scheduleOf(op);
       if (!schedule.empty()) {
-        if (std::string declines = device::scheduleDeclines(op, schedule, arch); !declines.empty()) {
+        if (std::string declines = device::scheduleDeclines(op, schedule, arch);
+            !declines.empty()) {
           op->emitOpError() << "cannot be lowered with schedule '" << schedule << "': " << declines;
           return signalPassFailure();
         }

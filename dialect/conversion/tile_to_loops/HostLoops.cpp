@@ -34,10 +34,9 @@ LoopBounds unitBounds(mlir::OpBuilder& b, mlir::Location loc, size_t rank) {
 void forEachIndex(mlir::OpBuilder& b, mlir::Location loc, mlir::ValueRange sizes,
                   llvm::function_ref<void(mlir::OpBuilder&, mlir::ValueRange)> body) {
   LoopBounds bounds = unitBounds(b, loc, sizes.size());
-  mlir::scf::buildLoopNest(b, loc, bounds.lower, sizes, bounds.step,
-                           [&](mlir::OpBuilder& nested, mlir::Location, mlir::ValueRange ivs) {
-                             body(nested, ivs);
-                           });
+  mlir::scf::buildLoopNest(
+      b, loc, bounds.lower, sizes, bounds.step,
+      [&](mlir::OpBuilder& nested, mlir::Location, mlir::ValueRange ivs) { body(nested, ivs); });
 }
 
 void parallelForEachIndex(mlir::OpBuilder& b, mlir::Location loc, mlir::ValueRange sizes,
@@ -100,7 +99,8 @@ void outlineParallelLoop(mlir::ModuleOp module, mlir::SymbolTable& symbols,
     mapping.map(capture, argument);
   }
   mlir::Value one = b.create<mlir::arith::ConstantIndexOp>(loc, 1);
-  auto outlined = b.create<mlir::scf::ForOp>(loc, entry->getArgument(0), entry->getArgument(1), one);
+  auto outlined =
+      b.create<mlir::scf::ForOp>(loc, entry->getArgument(0), entry->getArgument(1), one);
   mapping.map(loop.getInductionVar(), outlined.getInductionVar());
   b.setInsertionPoint(outlined.getBody()->getTerminator());
   for (mlir::Operation& op : loop.getBody()->without_terminator()) b.clone(op, mapping);
@@ -185,8 +185,8 @@ mlir::Value loadLanes(mlir::OpBuilder& b, mlir::Location loc, mlir::Value memref
   auto index = lowering::insertAt(prefix, prefix.size(), i);
   mlir::Value loaded;
   if (mask) {
-    mlir::Value padding = splat(
-        b, loc, b.create<mlir::arith::ConstantOp>(loc, b.getFloatAttr(element, 0.0)), lanes);
+    mlir::Value padding =
+        splat(b, loc, b.create<mlir::arith::ConstantOp>(loc, b.getFloatAttr(element, 0.0)), lanes);
     loaded = b.create<mlir::vector::MaskedLoadOp>(loc, laneType(element, lanes), memref, index,
                                                   mask, padding);
   } else {
@@ -207,8 +207,8 @@ struct LaneSplit {
 
 LaneSplit splitLanes(mlir::OpBuilder& b, mlir::Location loc, mlir::Value count) {
   mlir::Value lanes = lowering::indexConstant(b, loc, kLanes);
-  mlir::Value full = b.create<mlir::arith::MulIOp>(
-      loc, b.create<mlir::arith::DivUIOp>(loc, count, lanes), lanes);
+  mlir::Value full =
+      b.create<mlir::arith::MulIOp>(loc, b.create<mlir::arith::DivUIOp>(loc, count, lanes), lanes);
   mlir::Value remaining = b.create<mlir::arith::SubIOp>(loc, count, full);
   mlir::Value mask = b.create<mlir::vector::CreateMaskOp>(
       loc, mlir::VectorType::get({kLanes}, b.getI1Type()), mlir::ValueRange{remaining});
@@ -237,13 +237,12 @@ mlir::Value laneFold(mlir::OpBuilder& b, mlir::Location loc, mlir::Value count,
       mlir::ValueRange{identity},
       [&](mlir::OpBuilder& nested, mlir::Location nestedLoc, mlir::Value i,
           mlir::ValueRange accumulators) {
-        mlir::Value next = lowering::reductionCombine(nested, nestedLoc, kind,
-                                                      accumulators.front(),
+        mlir::Value next = lowering::reductionCombine(nested, nestedLoc, kind, accumulators.front(),
                                                       load(nested, i, nullptr));
         nested.create<mlir::scf::YieldOp>(nestedLoc, next);
       });
-  mlir::Value tail = b.create<mlir::arith::SelectOp>(loc, split.mask,
-                                                     load(b, split.full, split.mask), identity);
+  mlir::Value tail =
+      b.create<mlir::arith::SelectOp>(loc, split.mask, load(b, split.full, split.mask), identity);
   return combineLanes(b, loc, kind,
                       lowering::reductionCombine(b, loc, kind, loop.getResult(0), tail));
 }
@@ -267,8 +266,10 @@ mlir::Value laneArgFold(mlir::OpBuilder& b, mlir::Location loc, mlir::Value memr
   mlir::Value laneIds = b.create<mlir::arith::ConstantOp>(
       loc, mlir::DenseElementsAttr::get(indexLanes, llvm::ArrayRef<int64_t>(iota)));
   mlir::Value none = splat(b, loc, b.create<mlir::arith::ConstantOp>(loc, b.getI64IntegerAttr(-1)));
-  mlir::Value zeroLanes = splat(b, loc, b.create<mlir::arith::ConstantOp>(loc, b.getF32FloatAttr(0.0f)));
-  mlir::Value zeroIds = splat(b, loc, b.create<mlir::arith::ConstantOp>(loc, b.getI64IntegerAttr(0)));
+  mlir::Value zeroLanes =
+      splat(b, loc, b.create<mlir::arith::ConstantOp>(loc, b.getF32FloatAttr(0.0f)));
+  mlir::Value zeroIds =
+      splat(b, loc, b.create<mlir::arith::ConstantOp>(loc, b.getI64IntegerAttr(0)));
   // One step: lanes at element i replace the running (value, index) where they are better, or
   // where the lane holds nothing yet (index -1); `mask` limits a partial vector.
   auto step = [&](mlir::OpBuilder& at, mlir::Value i, mlir::Value mask, mlir::Value best,
@@ -276,8 +277,7 @@ mlir::Value laneArgFold(mlir::OpBuilder& b, mlir::Location loc, mlir::Value memr
     mlir::Value values = loadLanes(at, loc, memref, prefix, i, mask);
     mlir::Value base = splat(at, loc, at.create<mlir::arith::IndexCastOp>(loc, i64, i));
     mlir::Value indices = at.create<mlir::arith::AddIOp>(loc, base, laneIds);
-    mlir::Value empty =
-        at.create<mlir::arith::CmpIOp>(loc, CmpIPredicate::slt, bestIndex, zeroIds);
+    mlir::Value empty = at.create<mlir::arith::CmpIOp>(loc, CmpIPredicate::slt, bestIndex, zeroIds);
     mlir::Value take = at.create<mlir::arith::OrIOp>(
         loc, empty, lowering::replacesExtreme(at, loc, values, best, max));
     if (mask) take = at.create<mlir::arith::AndIOp>(loc, take, mask);

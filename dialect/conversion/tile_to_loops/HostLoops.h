@@ -55,8 +55,7 @@ mlir::Value splat(mlir::OpBuilder& b, mlir::Location loc, mlir::Value scalar,
 
 /// The f32 lanes of elements [i, i + kLanes) of a row. `mask` is null for a full vector, else
 /// the lanes that are in the row (the others hold anything: the fold replaces them).
-using LaneLoad =
-    llvm::function_ref<mlir::Value(mlir::OpBuilder&, mlir::Value i, mlir::Value mask)>;
+using LaneLoad = llvm::function_ref<mlir::Value(mlir::OpBuilder&, mlir::Value i, mlir::Value mask)>;
 
 /// `memref[prefix..., i + lane]` for `lanes` lanes as f32 (a masked load reading zeros outside
 /// `mask`, a vector<lanes x i1>; null: every lane).

@@ -1,7 +1,7 @@
 // The host lowering of tile.matmul: per batch, a packed, register-tiled kernel (f32
 // accumulation) or a row kernel, both summing each element's K products in ascending order.
-#include "dialect/conversion/tile_to_loops/HostLoops.h"
 #include "dialect/conversion/TileSemantics.h"
+#include "dialect/conversion/tile_to_loops/HostLoops.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -23,12 +23,10 @@ struct MatmulProblem {
 
   /// op(A)[i][kk] and op(B)[kk][j], transposes honoured.
   mlir::Value loadA(mlir::OpBuilder& b, mlir::Value i, mlir::Value kk) const {
-    return load(b, op.getLhs(), aPrefix, op.getTransposeA() ? kk : i,
-                op.getTransposeA() ? i : kk);
+    return load(b, op.getLhs(), aPrefix, op.getTransposeA() ? kk : i, op.getTransposeA() ? i : kk);
   }
   mlir::Value loadB(mlir::OpBuilder& b, mlir::Value kk, mlir::Value j) const {
-    return load(b, op.getRhs(), bPrefix, op.getTransposeB() ? j : kk,
-                op.getTransposeB() ? kk : j);
+    return load(b, op.getRhs(), bPrefix, op.getTransposeB() ? j : kk, op.getTransposeB() ? kk : j);
   }
   /// Finishes C[i, j] from its accumulated product (the epilogue, then the store).
   void storeC(mlir::OpBuilder& b, mlir::Value product, mlir::Value i, mlir::Value j) const {
@@ -67,10 +65,10 @@ MatmulProblem inBatch(mlir::OpBuilder& b, const MatmulProblem& problem,
 // Row by row, K outer and N inner, into a row of accumulators: the inner loop runs over
 // contiguous B and C elements (vectorisable), and every C element still sums its K products in
 // ascending order from zero — the same order and rounding as a dot product per element. Used
-// for the f16, f64 and i32 accumulators (the register tile below accumulates in f32), for fewer rows
-// than the register tile has, and when the tile's packed copy of B cannot be allocated.
-// With batch dimensions, the rows of every batch form one parallel loop (a batch of single
-// rows — decoding — still runs on every thread).
+// for the f16, f64 and i32 accumulators (the register tile below accumulates in f32), for fewer
+// rows than the register tile has, and when the tile's packed copy of B cannot be allocated. With
+// batch dimensions, the rows of every batch form one parallel loop (a batch of single rows —
+// decoding — still runs on every thread).
 void lowerMatmulByRows(mlir::OpBuilder& b, const MatmulProblem& unbatched,
                        llvm::ArrayRef<mlir::Value> batchSizes, ParallelLoops& parallel) {
   tile::MatmulOp op = unbatched.op;
@@ -83,34 +81,35 @@ void lowerMatmulByRows(mlir::OpBuilder& b, const MatmulProblem& unbatched,
   mlir::Value cost = b.create<mlir::arith::MulIOp>(loc, n, k);
   mlir::Value rowsOfAll =
       b.create<mlir::arith::MulIOp>(loc, lowering::product(b, loc, batchSizes), m);
-  parallelForEachIndex(b, loc, mlir::ValueRange{rowsOfAll}, cost, parallel,
-                       [&](mlir::OpBuilder& rows, mlir::ValueRange is) {
-    mlir::Value i = is[0];
-    MatmulProblem problem = unbatched;
-    if (!batchSizes.empty()) {
-      i = rows.create<mlir::arith::RemUIOp>(loc, is[0], m);
-      problem = inBatch(rows, unbatched, batchSizes,
-                        rows.create<mlir::arith::DivUIOp>(loc, is[0], m));
-    }
-    mlir::Value row = rows.create<mlir::memref::AllocOp>(loc, rowType, mlir::ValueRange{n});
-    forEachIndex(rows, loc, mlir::ValueRange{n}, [&](mlir::OpBuilder& in, mlir::ValueRange js) {
-      in.create<mlir::memref::StoreOp>(loc, zero, row, js);
-    });
-    forEachIndex(rows, loc, mlir::ValueRange{k}, [&](mlir::OpBuilder& ks, mlir::ValueRange kk) {
-      mlir::Value a = lowering::prepareMatmulInput(ks, loc, op, problem.loadA(ks, i, kk[0]));
-      forEachIndex(ks, loc, mlir::ValueRange{n}, [&](mlir::OpBuilder& in, mlir::ValueRange js) {
-        mlir::Value bValue =
-            lowering::prepareMatmulInput(in, loc, op, problem.loadB(in, kk[0], js[0]));
-        mlir::Value accumulator = in.create<mlir::memref::LoadOp>(loc, row, js);
-        in.create<mlir::memref::StoreOp>(
-            loc, lowering::matmulMultiplyAdd(in, loc, accumulator, a, bValue), row, js);
+  parallelForEachIndex(
+      b, loc, mlir::ValueRange{rowsOfAll}, cost, parallel,
+      [&](mlir::OpBuilder& rows, mlir::ValueRange is) {
+        mlir::Value i = is[0];
+        MatmulProblem problem = unbatched;
+        if (!batchSizes.empty()) {
+          i = rows.create<mlir::arith::RemUIOp>(loc, is[0], m);
+          problem = inBatch(rows, unbatched, batchSizes,
+                            rows.create<mlir::arith::DivUIOp>(loc, is[0], m));
+        }
+        mlir::Value row = rows.create<mlir::memref::AllocOp>(loc, rowType, mlir::ValueRange{n});
+        forEachIndex(rows, loc, mlir::ValueRange{n}, [&](mlir::OpBuilder& in, mlir::ValueRange js) {
+          in.create<mlir::memref::StoreOp>(loc, zero, row, js);
+        });
+        forEachIndex(rows, loc, mlir::ValueRange{k}, [&](mlir::OpBuilder& ks, mlir::ValueRange kk) {
+          mlir::Value a = lowering::prepareMatmulInput(ks, loc, op, problem.loadA(ks, i, kk[0]));
+          forEachIndex(ks, loc, mlir::ValueRange{n}, [&](mlir::OpBuilder& in, mlir::ValueRange js) {
+            mlir::Value bValue =
+                lowering::prepareMatmulInput(in, loc, op, problem.loadB(in, kk[0], js[0]));
+            mlir::Value accumulator = in.create<mlir::memref::LoadOp>(loc, row, js);
+            in.create<mlir::memref::StoreOp>(
+                loc, lowering::matmulMultiplyAdd(in, loc, accumulator, a, bValue), row, js);
+          });
+        });
+        forEachIndex(rows, loc, mlir::ValueRange{n}, [&](mlir::OpBuilder& in, mlir::ValueRange js) {
+          problem.storeC(in, in.create<mlir::memref::LoadOp>(loc, row, js), i, js[0]);
+        });
+        rows.create<mlir::memref::DeallocOp>(loc, row);
       });
-    });
-    forEachIndex(rows, loc, mlir::ValueRange{n}, [&](mlir::OpBuilder& in, mlir::ValueRange js) {
-      problem.storeC(in, in.create<mlir::memref::LoadOp>(loc, row, js), i, js[0]);
-    });
-    rows.create<mlir::memref::DeallocOp>(loc, row);
-  });
 }
 
 /// The register tile of the matmul for a vector width: MR rows of NR = `vectors` vectors.
@@ -118,9 +117,9 @@ void lowerMatmulByRows(mlir::OpBuilder& b, const MatmulProblem& unbatched,
 /// measured faster than 12 x 32 on Zen 4); AVX2 and SSE: 6 x 2 vectors (12 of 16). The rest
 /// hold B's vectors, A's broadcast and the products.
 struct RegisterTile {
-  int64_t lanes;    // f32 per vector
-  int64_t rows;     // MR
-  int64_t vectors;  // NR / lanes
+  int64_t lanes;                                       // f32 per vector
+  int64_t rows;                                        // MR
+  int64_t vectors;                                     // NR / lanes
   int64_t columns() const { return lanes * vectors; }  // NR
 };
 
@@ -159,110 +158,121 @@ void lowerMatmulTiled(mlir::OpBuilder& b, const MatmulProblem& problem, Parallel
     return at.create<mlir::arith::AddIOp>(loc, x, y);
   };
   auto width = [&](mlir::OpBuilder& at, mlir::Value total, mlir::Value first, int64_t most) {
-    return at.create<mlir::arith::MinUIOp>(loc, constant(at, most),
-                                           at.create<mlir::arith::SubIOp>(loc, total, first))
+    return at
+        .create<mlir::arith::MinUIOp>(loc, constant(at, most),
+                                      at.create<mlir::arith::SubIOp>(loc, total, first))
         .getResult();
   };
 
   // 1. Pack B.
   mlir::Value panels = ceilDiv(b, loc, n, nr);
-  if (packB) parallelForEachIndex(b, loc, mlir::ValueRange{panels}, mul(b, k, constant(b, nr)), parallel,
-                       [&](mlir::OpBuilder& at, mlir::ValueRange p) {
-    mlir::Value first = mul(at, p[0], constant(at, nr));
-    mlir::Value columns = width(at, n, first, nr);
-    forEachIndex(at, loc, mlir::ValueRange{k}, [&](mlir::OpBuilder& in, mlir::ValueRange kk) {
-      mlir::Value row = mul(in, add(in, mul(in, p[0], k), kk[0]), constant(in, nr));
-      forEachIndex(in, loc, mlir::ValueRange{columns}, [&](mlir::OpBuilder& c, mlir::ValueRange j) {
-        mlir::Value column = add(c, first, j[0]);
-        mlir::Value value =
-            lowering::prepareMatmulInput(c, loc, op, problem.loadB(c, kk[0], column));
-        c.create<mlir::memref::StoreOp>(loc, value, packedB, add(c, row, j[0]));
-      });
-      mlir::Value padding = in.create<mlir::arith::SubIOp>(loc, constant(in, nr), columns);
-      forEachIndex(in, loc, mlir::ValueRange{padding}, [&](mlir::OpBuilder& c, mlir::ValueRange j) {
-        c.create<mlir::memref::StoreOp>(loc, zeroF32, packedB,
-                                        add(c, add(c, row, columns), j[0]));
-      });
-    });
-  });
+  if (packB)
+    parallelForEachIndex(
+        b, loc, mlir::ValueRange{panels}, mul(b, k, constant(b, nr)), parallel,
+        [&](mlir::OpBuilder& at, mlir::ValueRange p) {
+          mlir::Value first = mul(at, p[0], constant(at, nr));
+          mlir::Value columns = width(at, n, first, nr);
+          forEachIndex(at, loc, mlir::ValueRange{k}, [&](mlir::OpBuilder& in, mlir::ValueRange kk) {
+            mlir::Value row = mul(in, add(in, mul(in, p[0], k), kk[0]), constant(in, nr));
+            forEachIndex(
+                in, loc, mlir::ValueRange{columns}, [&](mlir::OpBuilder& c, mlir::ValueRange j) {
+                  mlir::Value column = add(c, first, j[0]);
+                  mlir::Value value =
+                      lowering::prepareMatmulInput(c, loc, op, problem.loadB(c, kk[0], column));
+                  c.create<mlir::memref::StoreOp>(loc, value, packedB, add(c, row, j[0]));
+                });
+            mlir::Value padding = in.create<mlir::arith::SubIOp>(loc, constant(in, nr), columns);
+            forEachIndex(in, loc, mlir::ValueRange{padding},
+                         [&](mlir::OpBuilder& c, mlir::ValueRange j) {
+                           c.create<mlir::memref::StoreOp>(loc, zeroF32, packedB,
+                                                           add(c, add(c, row, columns), j[0]));
+                         });
+          });
+        });
 
   if (!multiply) return;
   // 2. Row panels of C.
   mlir::Value rowPanels = ceilDiv(b, loc, m, mr);
-  parallelForEachIndex(b, loc, mlir::ValueRange{rowPanels}, mul(b, mul(b, n, k), constant(b, mr)),
-                       parallel, [&](mlir::OpBuilder& at, mlir::ValueRange panel) {
-    mlir::Value firstRow = mul(at, panel[0], constant(at, mr));
-    mlir::Value rows = width(at, m, firstRow, mr);
-    mlir::Value packedA = at.create<mlir::memref::AllocOp>(
-        loc, buffer, mlir::ValueRange{mul(at, k, constant(at, mr))});
-    mlir::Value scratch = at.create<mlir::memref::AllocOp>(
-        loc, buffer, mlir::ValueRange{constant(at, mr * nr)});
-    forEachIndex(at, loc, mlir::ValueRange{rows}, [&](mlir::OpBuilder& in, mlir::ValueRange r) {
-      mlir::Value i = add(in, firstRow, r[0]);
-      forEachIndex(in, loc, mlir::ValueRange{k}, [&](mlir::OpBuilder& c, mlir::ValueRange kk) {
-        mlir::Value value =
-            lowering::prepareMatmulInput(c, loc, op, problem.loadA(c, i, kk[0]));
-        c.create<mlir::memref::StoreOp>(loc, value, packedA,
-                                        add(c, mul(c, kk[0], constant(c, mr)), r[0]));
-      });
-    });
-    mlir::Value missing = at.create<mlir::arith::SubIOp>(loc, constant(at, mr), rows);
-    forEachIndex(at, loc, mlir::ValueRange{missing, k},
-                 [&](mlir::OpBuilder& in, mlir::ValueRange rk) {
-      mlir::Value r = add(in, rows, rk[0]);
-      in.create<mlir::memref::StoreOp>(loc, zeroF32, packedA,
-                                       add(in, mul(in, rk[1], constant(in, mr)), r));
-    });
-    forEachIndex(at, loc, mlir::ValueRange{panels}, [&](mlir::OpBuilder& in, mlir::ValueRange p) {
-      // The register tile over the whole of K.
-      mlir::Value zeroVector = in.create<mlir::arith::ConstantOp>(
-          loc, mlir::DenseElementsAttr::get(vectorType, in.getF32FloatAttr(0.0f)));
-      llvm::SmallVector<mlir::Value> init(mr * tile.vectors, zeroVector);
-      mlir::Value panelBase = mul(in, mul(in, p[0], k), constant(in, nr));
-      auto loop = in.create<mlir::scf::ForOp>(
-          loc, constant(in, 0), k, constant(in, 1), init,
-          [&](mlir::OpBuilder& kb, mlir::Location, mlir::Value kk, mlir::ValueRange acc) {
-            mlir::Value bRow = add(kb, panelBase, mul(kb, kk, constant(kb, nr)));
-            llvm::SmallVector<mlir::Value> bVectors;
-            for (int64_t v = 0; v < tile.vectors; ++v) {
-              bVectors.push_back(kb.create<mlir::vector::LoadOp>(
-                  loc, vectorType, packedB,
-                  mlir::ValueRange{add(kb, bRow, constant(kb, v * tile.lanes))}));
-            }
-            mlir::Value aRow = mul(kb, kk, constant(kb, mr));
-            llvm::SmallVector<mlir::Value> next;
-            for (int64_t r = 0; r < mr; ++r) {
-              mlir::Value a = kb.create<mlir::memref::LoadOp>(
-                  loc, packedA, mlir::ValueRange{add(kb, aRow, constant(kb, r))});
-              mlir::Value aVector = kb.create<mlir::vector::BroadcastOp>(loc, vectorType, a);
-              for (int64_t v = 0; v < tile.vectors; ++v) {
-                mlir::Value product = kb.create<mlir::arith::MulFOp>(loc, aVector, bVectors[v]);
-                next.push_back(
-                    kb.create<mlir::arith::AddFOp>(loc, acc[r * tile.vectors + v], product));
-              }
-            }
-            kb.create<mlir::scf::YieldOp>(loc, next);
+  parallelForEachIndex(
+      b, loc, mlir::ValueRange{rowPanels}, mul(b, mul(b, n, k), constant(b, mr)), parallel,
+      [&](mlir::OpBuilder& at, mlir::ValueRange panel) {
+        mlir::Value firstRow = mul(at, panel[0], constant(at, mr));
+        mlir::Value rows = width(at, m, firstRow, mr);
+        mlir::Value packedA = at.create<mlir::memref::AllocOp>(
+            loc, buffer, mlir::ValueRange{mul(at, k, constant(at, mr))});
+        mlir::Value scratch =
+            at.create<mlir::memref::AllocOp>(loc, buffer, mlir::ValueRange{constant(at, mr * nr)});
+        forEachIndex(at, loc, mlir::ValueRange{rows}, [&](mlir::OpBuilder& in, mlir::ValueRange r) {
+          mlir::Value i = add(in, firstRow, r[0]);
+          forEachIndex(in, loc, mlir::ValueRange{k}, [&](mlir::OpBuilder& c, mlir::ValueRange kk) {
+            mlir::Value value =
+                lowering::prepareMatmulInput(c, loc, op, problem.loadA(c, i, kk[0]));
+            c.create<mlir::memref::StoreOp>(loc, value, packedA,
+                                            add(c, mul(c, kk[0], constant(c, mr)), r[0]));
           });
-      for (int64_t r = 0; r < mr; ++r) {
-        for (int64_t v = 0; v < tile.vectors; ++v) {
-          in.create<mlir::vector::StoreOp>(
-              loc, loop.getResult(r * tile.vectors + v), scratch,
-              mlir::ValueRange{constant(in, r * nr + v * tile.lanes)});
-        }
-      }
-      // The epilogue on the valid part of the tile.
-      mlir::Value firstColumn = mul(in, p[0], constant(in, nr));
-      mlir::Value columns = width(in, n, firstColumn, nr);
-      forEachIndex(in, loc, mlir::ValueRange{rows, columns},
-                   [&](mlir::OpBuilder& e, mlir::ValueRange rc) {
-        mlir::Value sum = e.create<mlir::memref::LoadOp>(
-            loc, scratch, mlir::ValueRange{add(e, mul(e, rc[0], constant(e, nr)), rc[1])});
-        problem.storeC(e, sum, add(e, firstRow, rc[0]), add(e, firstColumn, rc[1]));
+        });
+        mlir::Value missing = at.create<mlir::arith::SubIOp>(loc, constant(at, mr), rows);
+        forEachIndex(at, loc, mlir::ValueRange{missing, k},
+                     [&](mlir::OpBuilder& in, mlir::ValueRange rk) {
+                       mlir::Value r = add(in, rows, rk[0]);
+                       in.create<mlir::memref::StoreOp>(
+                           loc, zeroF32, packedA, add(in, mul(in, rk[1], constant(in, mr)), r));
+                     });
+        forEachIndex(
+            at, loc, mlir::ValueRange{panels}, [&](mlir::OpBuilder& in, mlir::ValueRange p) {
+              // The register tile over the whole of K.
+              mlir::Value zeroVector = in.create<mlir::arith::ConstantOp>(
+                  loc, mlir::DenseElementsAttr::get(vectorType, in.getF32FloatAttr(0.0f)));
+              llvm::SmallVector<mlir::Value> init(mr * tile.vectors, zeroVector);
+              mlir::Value panelBase = mul(in, mul(in, p[0], k), constant(in, nr));
+              auto loop = in.create<mlir::scf::ForOp>(
+                  loc, constant(in, 0), k, constant(in, 1), init,
+                  [&](mlir::OpBuilder& kb, mlir::Location, mlir::Value kk, mlir::ValueRange acc) {
+                    mlir::Value bRow = add(kb, panelBase, mul(kb, kk, constant(kb, nr)));
+                    llvm::SmallVector<mlir::Value> bVectors;
+                    for (int64_t v = 0; v < tile.vectors; ++v) {
+                      bVectors.push_back(kb.create<mlir::vector::LoadOp>(
+                          loc, vectorType, packedB,
+                          mlir::ValueRange{add(kb, bRow, constant(kb, v * tile.lanes))}));
+                    }
+                    mlir::Value aRow = mul(kb, kk, constant(kb, mr));
+                    llvm::SmallVector<mlir::Value> next;
+                    for (int64_t r = 0; r < mr; ++r) {
+                      mlir::Value a = kb.create<mlir::memref::LoadOp>(
+                          loc, packedA, mlir::ValueRange{add(kb, aRow, constant(kb, r))});
+                      mlir::Value aVector =
+                          kb.create<mlir::vector::BroadcastOp>(loc, vectorType, a);
+                      for (int64_t v = 0; v < tile.vectors; ++v) {
+                        mlir::Value product =
+                            kb.create<mlir::arith::MulFOp>(loc, aVector, bVectors[v]);
+                        next.push_back(kb.create<mlir::arith::AddFOp>(
+                            loc, acc[r * tile.vectors + v], product));
+                      }
+                    }
+                    kb.create<mlir::scf::YieldOp>(loc, next);
+                  });
+              for (int64_t r = 0; r < mr; ++r) {
+                for (int64_t v = 0; v < tile.vectors; ++v) {
+                  in.create<mlir::vector::StoreOp>(
+                      loc, loop.getResult(r * tile.vectors + v), scratch,
+                      mlir::ValueRange{constant(in, r * nr + v * tile.lanes)});
+                }
+              }
+              // The epilogue on the valid part of the tile.
+              mlir::Value firstColumn = mul(in, p[0], constant(in, nr));
+              mlir::Value columns = width(in, n, firstColumn, nr);
+              forEachIndex(in, loc, mlir::ValueRange{rows, columns},
+                           [&](mlir::OpBuilder& e, mlir::ValueRange rc) {
+                             mlir::Value sum = e.create<mlir::memref::LoadOp>(
+                                 loc, scratch,
+                                 mlir::ValueRange{add(e, mul(e, rc[0], constant(e, nr)), rc[1])});
+                             problem.storeC(e, sum, add(e, firstRow, rc[0]),
+                                            add(e, firstColumn, rc[1]));
+                           });
+            });
+        at.create<mlir::memref::DeallocOp>(loc, scratch);
+        at.create<mlir::memref::DeallocOp>(loc, packedA);
       });
-    });
-    at.create<mlir::memref::DeallocOp>(loc, scratch);
-    at.create<mlir::memref::DeallocOp>(loc, packedA);
-  });
 }
 
 }  // namespace
@@ -291,8 +301,8 @@ void lowerMatmul(mlir::OpBuilder& b, tile::MatmulOp op, ParallelLoops& parallel,
     if (batchSizes.empty()) return body(at, problem);
     forEachIndex(at, loc, mlir::ValueRange{lowering::product(at, loc, batchSizes)},
                  [&](mlir::OpBuilder& in, mlir::ValueRange linear) {
-      body(in, inBatch(in, problem, batchSizes, linear[0]));
-    });
+                   body(in, inBatch(in, problem, batchSizes, linear[0]));
+                 });
   };
   if (!lowering::matmulAccumulatorType(op).isF32()) {
     return lowerMatmulByRows(b, problem, batchSizes, parallel);
@@ -300,8 +310,8 @@ void lowerMatmul(mlir::OpBuilder& b, tile::MatmulOp op, ParallelLoops& parallel,
   const RegisterTile tile = registerTile(vectorBits);
   mlir::Value m = problem.m, n = problem.n, k = problem.k;
   mlir::Value one = indexConstant(b, loc, 1);
-  mlir::Value enoughRows = b.create<mlir::arith::CmpIOp>(
-      loc, mlir::arith::CmpIPredicate::uge, m, indexConstant(b, loc, tile.rows));
+  mlir::Value enoughRows = b.create<mlir::arith::CmpIOp>(loc, mlir::arith::CmpIPredicate::uge, m,
+                                                         indexConstant(b, loc, tile.rows));
   mlir::Value packedSize = b.create<mlir::arith::MulIOp>(
       loc,
       b.create<mlir::arith::MulIOp>(loc, ceilDiv(b, loc, n, tile.columns()),
@@ -310,10 +320,9 @@ void lowerMatmul(mlir::OpBuilder& b, tile::MatmulOp op, ParallelLoops& parallel,
   mlir::Value size = b.create<mlir::arith::SelectOp>(loc, enoughRows, packedSize, one);
   auto buffer = mlir::MemRefType::get({mlir::ShapedType::kDynamic}, b.getF32Type());
   mlir::Value packedB = b.create<mlir::memref::AllocOp>(loc, buffer, mlir::ValueRange{size});
-  mlir::Value address =
-      b.create<mlir::memref::ExtractAlignedPointerAsIndexOp>(loc, packedB);
-  mlir::Value allocated = b.create<mlir::arith::CmpIOp>(
-      loc, mlir::arith::CmpIPredicate::ne, address, indexConstant(b, loc, 0));
+  mlir::Value address = b.create<mlir::memref::ExtractAlignedPointerAsIndexOp>(loc, packedB);
+  mlir::Value allocated = b.create<mlir::arith::CmpIOp>(loc, mlir::arith::CmpIPredicate::ne,
+                                                        address, indexConstant(b, loc, 0));
   auto choice = b.create<mlir::scf::IfOp>(
       loc, b.create<mlir::arith::AndIOp>(loc, enoughRows, allocated), /*withElseRegion=*/true);
   mlir::OpBuilder tiled = choice.getThenBodyBuilder();

@@ -8,8 +8,8 @@
 // the batch or the thread count.
 #include "dialect/Passes.h"
 #include "dialect/TileOps.h"
-#include "dialect/conversion/tile_to_loops/HostLoops.h"
 #include "dialect/conversion/TileSemantics.h"
+#include "dialect/conversion/tile_to_loops/HostLoops.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -36,26 +36,27 @@ using lowering::memrefSizes;
 
 /// The map as one loop nest over the output; each memref input is read at `index(input, ivs)`.
 void emitMapLoops(mlir::OpBuilder& b, tile::MapOp op, ParallelLoops& parallel,
-                  llvm::function_ref<llvm::SmallVector<mlir::Value>(
-                      mlir::OpBuilder&, mlir::Value, mlir::ValueRange)> index) {
+                  llvm::function_ref<llvm::SmallVector<mlir::Value>(mlir::OpBuilder&, mlir::Value,
+                                                                    mlir::ValueRange)>
+                      index) {
   mlir::Location loc = op.getLoc();
   auto sizes = memrefSizes(b, loc, op.getOutputs().front());
   parallelForEachIndex(b, loc, sizes, innerProduct(b, loc, sizes), parallel,
                        [&](mlir::OpBuilder& nested, mlir::ValueRange ivs) {
-    llvm::SmallVector<mlir::Value> elements;
-    for (mlir::Value input : op.getInputs()) {
-      if (llvm::isa<mlir::MemRefType>(input.getType())) {
-        elements.push_back(
-            nested.create<mlir::memref::LoadOp>(loc, input, index(nested, input, ivs)));
-      } else {
-        elements.push_back(input);
-      }
-    }
-    auto results = lowering::inlineMapBody(nested, op, elements);
-    for (auto [value, output] : llvm::zip(results, op.getOutputs())) {
-      nested.create<mlir::memref::StoreOp>(loc, value, output, ivs);
-    }
-  });
+                         llvm::SmallVector<mlir::Value> elements;
+                         for (mlir::Value input : op.getInputs()) {
+                           if (llvm::isa<mlir::MemRefType>(input.getType())) {
+                             elements.push_back(nested.create<mlir::memref::LoadOp>(
+                                 loc, input, index(nested, input, ivs)));
+                           } else {
+                             elements.push_back(input);
+                           }
+                         }
+                         auto results = lowering::inlineMapBody(nested, op, elements);
+                         for (auto [value, output] : llvm::zip(results, op.getOutputs())) {
+                           nested.create<mlir::memref::StoreOp>(loc, value, output, ivs);
+                         }
+                       });
 }
 
 /// Memref inputs broadcast to the output's shape. A dimension of static size 1 always reads
@@ -85,19 +86,19 @@ void lowerMap(mlir::OpBuilder& b, tile::MapOp op, ParallelLoops& parallel) {
     for (int64_t d = 0; d < type.getRank(); ++d) {
       if (!type.isDynamicDim(d)) continue;
       mlir::Value size = b.create<mlir::memref::DimOp>(loc, input, d);
-      mlir::Value differs = b.create<mlir::arith::CmpIOp>(
-          loc, mlir::arith::CmpIPredicate::ne, size, outputSizes[d + offset]);
-      broadcasting = broadcasting ? b.create<mlir::arith::OrIOp>(loc, broadcasting, differs)
-                                  : differs;
+      mlir::Value differs = b.create<mlir::arith::CmpIOp>(loc, mlir::arith::CmpIPredicate::ne, size,
+                                                          outputSizes[d + offset]);
+      broadcasting =
+          broadcasting ? b.create<mlir::arith::OrIOp>(loc, broadcasting, differs) : differs;
     }
   }
   if (!broadcasting) return emitMapLoops(b, op, parallel, staticIndex);
   auto choice = b.create<mlir::scf::IfOp>(loc, broadcasting, /*withElseRegion=*/true);
   mlir::OpBuilder general = choice.getThenBodyBuilder();
-  emitMapLoops(general, op, parallel, [&](mlir::OpBuilder& at, mlir::Value input,
-                                          mlir::ValueRange ivs) {
-    return lowering::broadcastIndex(at, loc, input, ivs);
-  });
+  emitMapLoops(general, op, parallel,
+               [&](mlir::OpBuilder& at, mlir::Value input, mlir::ValueRange ivs) {
+                 return lowering::broadcastIndex(at, loc, input, ivs);
+               });
   mlir::OpBuilder plain = choice.getElseBodyBuilder();
   emitMapLoops(plain, op, parallel, staticIndex);
 }
@@ -148,49 +149,52 @@ void lowerStreamedReduce(mlir::OpBuilder& b, tile::ReduceOp op, ParallelLoops& p
   mlir::Value iterations = lowering::product(b, loc, iterationSizes);
   mlir::Value cost = b.create<mlir::arith::MulIOp>(loc, count, block);
   mlir::Value zeroIndex = indexConstant(b, loc, 0);
-  parallelForEachIndex(b, loc, mlir::ValueRange{iterations}, cost, parallel,
-                       [&](mlir::OpBuilder& nested, mlir::ValueRange linear) {
-    auto position = lowering::delinearize(nested, loc, linear[0], iterationSizes);
-    auto outer = llvm::ArrayRef<mlir::Value>(position).take_front(axis);
-    auto prefix = llvm::ArrayRef<mlir::Value>(position).slice(axis, innerSizes.size() - 1);
-    mlir::Value first = nested.create<mlir::arith::MulIOp>(loc, position.back(), block);
-    mlir::Value width = nested.create<mlir::arith::MinUIOp>(
-        loc, block, nested.create<mlir::arith::SubIOp>(loc, columns, first));
-    llvm::SmallVector<mlir::Value> buffers;
-    for (mlir::Type element : accumulation.buffers) {
-      buffers.push_back(nested.create<mlir::memref::AllocOp>(
-          loc, mlir::MemRefType::get({mlir::ShapedType::kDynamic}, element),
-          mlir::ValueRange{width}));
-    }
-    auto inner = [&](mlir::OpBuilder& in, mlir::Value j) {
-      llvm::SmallVector<mlir::Value> index(prefix.begin(), prefix.end());
-      index.push_back(in.create<mlir::arith::AddIOp>(loc, first, j));
-      return index;
-    };
-    forEachIndex(nested, loc, mlir::ValueRange{width}, [&](mlir::OpBuilder& in, mlir::ValueRange j) {
-      accumulation.init(in, buffers, j[0]);
-    });
-    forEachIndex(nested, loc, mlir::ValueRange{count},
-                 [&](mlir::OpBuilder& rows, mlir::ValueRange r) {
-      forEachIndex(rows, loc, mlir::ValueRange{width}, [&](mlir::OpBuilder& in, mlir::ValueRange j) {
-        llvm::SmallVector<mlir::Value> index(outer.begin(), outer.end());
-        index.push_back(r[0]);
-        auto columnIndex = inner(in, j[0]);
-        index.append(columnIndex.begin(), columnIndex.end());
-        accumulation.update(in, buffers, j[0], r[0],
-                            lowering::loadAsF32(in, loc, op.getInput(), index));
+  parallelForEachIndex(
+      b, loc, mlir::ValueRange{iterations}, cost, parallel,
+      [&](mlir::OpBuilder& nested, mlir::ValueRange linear) {
+        auto position = lowering::delinearize(nested, loc, linear[0], iterationSizes);
+        auto outer = llvm::ArrayRef<mlir::Value>(position).take_front(axis);
+        auto prefix = llvm::ArrayRef<mlir::Value>(position).slice(axis, innerSizes.size() - 1);
+        mlir::Value first = nested.create<mlir::arith::MulIOp>(loc, position.back(), block);
+        mlir::Value width = nested.create<mlir::arith::MinUIOp>(
+            loc, block, nested.create<mlir::arith::SubIOp>(loc, columns, first));
+        llvm::SmallVector<mlir::Value> buffers;
+        for (mlir::Type element : accumulation.buffers) {
+          buffers.push_back(nested.create<mlir::memref::AllocOp>(
+              loc, mlir::MemRefType::get({mlir::ShapedType::kDynamic}, element),
+              mlir::ValueRange{width}));
+        }
+        auto inner = [&](mlir::OpBuilder& in, mlir::Value j) {
+          llvm::SmallVector<mlir::Value> index(prefix.begin(), prefix.end());
+          index.push_back(in.create<mlir::arith::AddIOp>(loc, first, j));
+          return index;
+        };
+        forEachIndex(
+            nested, loc, mlir::ValueRange{width},
+            [&](mlir::OpBuilder& in, mlir::ValueRange j) { accumulation.init(in, buffers, j[0]); });
+        forEachIndex(
+            nested, loc, mlir::ValueRange{count}, [&](mlir::OpBuilder& rows, mlir::ValueRange r) {
+              forEachIndex(
+                  rows, loc, mlir::ValueRange{width}, [&](mlir::OpBuilder& in, mlir::ValueRange j) {
+                    llvm::SmallVector<mlir::Value> index(outer.begin(), outer.end());
+                    index.push_back(r[0]);
+                    auto columnIndex = inner(in, j[0]);
+                    index.append(columnIndex.begin(), columnIndex.end());
+                    accumulation.update(in, buffers, j[0], r[0],
+                                        lowering::loadAsF32(in, loc, op.getInput(), index));
+                  });
+            });
+        forEachIndex(nested, loc, mlir::ValueRange{width},
+                     [&](mlir::OpBuilder& in, mlir::ValueRange j) {
+                       llvm::SmallVector<mlir::Value> index(outer.begin(), outer.end());
+                       if (op.getKeepdims()) index.push_back(zeroIndex);
+                       auto columnIndex = inner(in, j[0]);
+                       index.append(columnIndex.begin(), columnIndex.end());
+                       in.create<mlir::memref::StoreOp>(loc, accumulation.finish(in, buffers, j[0]),
+                                                        op.getOutput(), index);
+                     });
+        for (mlir::Value buffer : buffers) nested.create<mlir::memref::DeallocOp>(loc, buffer);
       });
-    });
-    forEachIndex(nested, loc, mlir::ValueRange{width}, [&](mlir::OpBuilder& in, mlir::ValueRange j) {
-      llvm::SmallVector<mlir::Value> index(outer.begin(), outer.end());
-      if (op.getKeepdims()) index.push_back(zeroIndex);
-      auto columnIndex = inner(in, j[0]);
-      index.append(columnIndex.begin(), columnIndex.end());
-      in.create<mlir::memref::StoreOp>(loc, accumulation.finish(in, buffers, j[0]),
-                                       op.getOutput(), index);
-    });
-    for (mlir::Value buffer : buffers) nested.create<mlir::memref::DeallocOp>(loc, buffer);
-  });
 }
 
 /// An i64 index converted to the output's integer type.
@@ -219,24 +223,25 @@ void lowerReduce(mlir::OpBuilder& b, tile::ReduceOp op, ParallelLoops& parallel)
     auto outerSizes = lowering::eraseAt(inputSizes, axis);
     mlir::Value cost = b.create<mlir::arith::MulIOp>(loc, innerProduct(b, loc, outerSizes), count);
     mlir::Value zeroIndex = indexConstant(b, loc, 0);
-    parallelForEachIndex(b, loc, outerSizes, cost, parallel,
-                         [&](mlir::OpBuilder& nested, mlir::ValueRange ivs) {
-      mlir::Value result;
-      if (arg) {
-        result = indexForOutput(
-            nested, loc, host::laneArgFold(nested, loc, op.getInput(), ivs, count, max),
-            outputElement);
-      } else {
-        result = finalize(nested, host::laneFold(nested, loc, count, kind,
-                                                 [&](mlir::OpBuilder& at, mlir::Value i,
-                                                     mlir::Value mask) {
-          return host::loadLanes(at, loc, op.getInput(), ivs, i, mask);
-        }));
-      }
-      llvm::SmallVector<mlir::Value> index(ivs.begin(), ivs.end());
-      if (op.getKeepdims()) index.push_back(zeroIndex);
-      nested.create<mlir::memref::StoreOp>(loc, result, op.getOutput(), index);
-    });
+    parallelForEachIndex(
+        b, loc, outerSizes, cost, parallel, [&](mlir::OpBuilder& nested, mlir::ValueRange ivs) {
+          mlir::Value result;
+          if (arg) {
+            result = indexForOutput(nested, loc,
+                                    host::laneArgFold(nested, loc, op.getInput(), ivs, count, max),
+                                    outputElement);
+          } else {
+            result = finalize(
+                nested, host::laneFold(nested, loc, count, kind,
+                                       [&](mlir::OpBuilder& at, mlir::Value i, mlir::Value mask) {
+                                         return host::loadLanes(at, loc, op.getInput(), ivs, i,
+                                                                mask);
+                                       }));
+          }
+          llvm::SmallVector<mlir::Value> index(ivs.begin(), ivs.end());
+          if (op.getKeepdims()) index.push_back(zeroIndex);
+          nested.create<mlir::memref::StoreOp>(loc, result, op.getOutput(), index);
+        });
     return;
   }
   ColumnAccumulation accumulation;
@@ -296,30 +301,30 @@ void lowerSoftmax(mlir::OpBuilder& b, tile::SoftmaxOp op, ParallelLoops& paralle
   auto rowSizes = llvm::ArrayRef<mlir::Value>(sizes).drop_back();
   auto outputType = llvm::cast<mlir::MemRefType>(op.getOutput().getType());
   mlir::Value cost = b.create<mlir::arith::MulIOp>(loc, innerProduct(b, loc, rowSizes), length);
-  parallelForEachIndex(b, loc, rowSizes, cost, parallel,
-                       [&](mlir::OpBuilder& nested, mlir::ValueRange row) {
-    auto at = [&](mlir::Value l) { return lowering::insertAt(row, row.size(), l); };
-    auto load = [&](mlir::OpBuilder& in, mlir::Value i, mlir::Value mask) {
-      return host::loadLanes(in, loc, op.getInput(), row, i, mask);
-    };
-    mlir::Value max = host::laneFold(nested, loc, length, tile::ReduceKind::max, load);
-    mlir::Value maxLanes = host::splat(nested, loc, max);
-    mlir::Value sum = host::laneFold(
-        nested, loc, length, tile::ReduceKind::sum,
-        [&](mlir::OpBuilder& in, mlir::Value i, mlir::Value mask) -> mlir::Value {
-          return in.create<mlir::math::ExpOp>(
-              loc, in.create<mlir::arith::SubFOp>(loc, load(in, i, mask), maxLanes));
-        });
-    forEachIndex(nested, loc, mlir::ValueRange{length},
-                 [&](mlir::OpBuilder& inner, mlir::ValueRange l) {
-                   mlir::Value x = lowering::loadAsF32(inner, loc, op.getInput(), at(l[0]));
-                   mlir::Value e = inner.create<mlir::math::ExpOp>(
-                       loc, inner.create<mlir::arith::SubFOp>(loc, x, max));
-                   mlir::Value y = inner.create<mlir::arith::DivFOp>(loc, e, sum);
-                   y = lowering::convertFloat(inner, loc, y, outputType.getElementType());
-                   inner.create<mlir::memref::StoreOp>(loc, y, op.getOutput(), at(l[0]));
-                 });
-  });
+  parallelForEachIndex(
+      b, loc, rowSizes, cost, parallel, [&](mlir::OpBuilder& nested, mlir::ValueRange row) {
+        auto at = [&](mlir::Value l) { return lowering::insertAt(row, row.size(), l); };
+        auto load = [&](mlir::OpBuilder& in, mlir::Value i, mlir::Value mask) {
+          return host::loadLanes(in, loc, op.getInput(), row, i, mask);
+        };
+        mlir::Value max = host::laneFold(nested, loc, length, tile::ReduceKind::max, load);
+        mlir::Value maxLanes = host::splat(nested, loc, max);
+        mlir::Value sum = host::laneFold(
+            nested, loc, length, tile::ReduceKind::sum,
+            [&](mlir::OpBuilder& in, mlir::Value i, mlir::Value mask) -> mlir::Value {
+              return in.create<mlir::math::ExpOp>(
+                  loc, in.create<mlir::arith::SubFOp>(loc, load(in, i, mask), maxLanes));
+            });
+        forEachIndex(nested, loc, mlir::ValueRange{length},
+                     [&](mlir::OpBuilder& inner, mlir::ValueRange l) {
+                       mlir::Value x = lowering::loadAsF32(inner, loc, op.getInput(), at(l[0]));
+                       mlir::Value e = inner.create<mlir::math::ExpOp>(
+                           loc, inner.create<mlir::arith::SubFOp>(loc, x, max));
+                       mlir::Value y = inner.create<mlir::arith::DivFOp>(loc, e, sum);
+                       y = lowering::convertFloat(inner, loc, y, outputType.getElementType());
+                       inner.create<mlir::memref::StoreOp>(loc, y, op.getOutput(), at(l[0]));
+                     });
+      });
 }
 
 /// The output whose emptiness makes `op` a no-op.
@@ -362,8 +367,8 @@ class LowerTileToLoops : public impl::LowerTileToLoopsBase<LowerTileToLoops> {
         elements = b.create<mlir::arith::AddIOp>(
             loc, elements, lowering::product(b, loc, lowering::memrefSizes(b, loc, other)));
       }
-      mlir::Value nonEmpty = b.create<mlir::arith::CmpIOp>(
-          loc, mlir::arith::CmpIPredicate::ne, elements, indexConstant(b, loc, 0));
+      mlir::Value nonEmpty = b.create<mlir::arith::CmpIOp>(loc, mlir::arith::CmpIPredicate::ne,
+                                                           elements, indexConstant(b, loc, 0));
       auto guard = b.create<mlir::scf::IfOp>(loc, nonEmpty, /*withElseRegion=*/false);
       b.setInsertionPointToStart(&guard.getThenRegion().front());
       ParallelLoops parallel;
