@@ -2,10 +2,8 @@
 #include "jit/pipeline.h"
 
 #include "dialect/Passes.h"
-#include "jit/codegen/parallel_dispatch.h"
-#include "jit/codegen/ptx_codegen.h"
-#include "jit/codegen/runtime_checks.h"
 #include "jit/compile_options.h"
+#include "jit/passes.h"
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -89,7 +87,7 @@ std::vector<PipelineStage> HostStages(const PipelineOptions& options) {
          // Bounds checks for the memref accesses user IR makes itself (Tile ops are in bounds
          // by construction once invoke has checked the shape contract).
          pm.addPass(mlir::createGenerateRuntimeVerificationPass());
-         pm.addPass(CreateLowerRuntimeChecksPass());
+         pm.addPass(createLowerRuntimeChecks());
          LowerTileToLoopsOptions loops;
          loops.vectorBits = vector_bits;
          pm.addPass(createLowerTileToLoops(loops));
@@ -107,7 +105,7 @@ std::vector<PipelineStage> HostStages(const PipelineOptions& options) {
          pm.addPass(mlir::createFinalizeMemRefToLLVMConversionPass());
          pm.addPass(mlir::createConvertToLLVMPass());
          pm.addPass(mlir::createReconcileUnrealizedCastsPass());
-         pm.addPass(CreateDispatchParallelLoopsPass());
+         pm.addPass(createDispatchParallelLoops());
          AddCleanup(pm);
        }},
   };
@@ -117,8 +115,8 @@ std::vector<PipelineStage> NvptxStages(const PipelineOptions& options) {
   return {
       {"tile-to-gpu",
        [options](mlir::OpPassManager& pm) {
-         pm.addPass(createExactFloatOps());  // before the first canonicalization (atan2 folds)
-         pm.addPass(CreateLowerRuntimeChecksPass());  // integer division that cannot trap
+         pm.addPass(createExactFloatOps());       // before the first canonicalization (atan2 folds)
+         pm.addPass(createLowerRuntimeChecks());  // integer division that cannot trap
          LowerTileToGpuOptions gpu;
          gpu.arch = options.arch;
          pm.addNestedPass<mlir::func::FuncOp>(createLowerTileToGpu(gpu));
@@ -153,13 +151,14 @@ std::vector<PipelineStage> NvptxStages(const PipelineOptions& options) {
        }},
       {"ptx",
        [options](mlir::OpPassManager& pm) {
-         pm.addPass(CreateGpuModuleToPtxPass(options.cuda_toolkit));
+         GpuModuleToPtxOptions ptx;
+         ptx.toolkit = options.cuda_toolkit;
+         pm.addPass(createGpuModuleToPtx(ptx));
        }},
   };
 }
 
 void RegisterPipelines() {
-  RegisterGpuModuleToPtxPass();
   mlir::PassPipelineRegistration<PipelineCliOptions>(
       "tessera-lower-to-host",
       "Lower Tessera IR to the LLVM dialect for the host target (the stages of a host compile)",

@@ -39,7 +39,7 @@ std::vector<PipelineStage> HostStages(const PipelineOptions& options);
 
 /// nvptx lowering: tile-to-gpu (kernels outlined into gpu.modules) → nvvm (device code in the
 /// NVVM/LLVM dialects) → host-llvm (launching code) → ptx (gpu.binary objects holding PTX,
-/// the libdevice functions the kernels call linked in; see ptx_codegen.h).
+/// the libdevice functions the kernels call linked in; see jit/codegen/ptx_codegen.cc).
 std::vector<PipelineStage> NvptxStages(const PipelineOptions& options);
 
 /// Registers --tessera-lower-to-host, --tessera-lower-to-nvvm and the passes only the

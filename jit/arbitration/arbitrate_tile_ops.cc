@@ -21,6 +21,7 @@
 #include "jit/delegates/matmul_provider.h"
 #include "jit/delegates/registry.h"
 #include "jit/diagnostics.h"
+#include "jit/passes.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/raw_ostream.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -33,6 +34,10 @@
 #include "mlir/Transforms/RegionUtils.h"
 
 namespace tessera::jit {
+
+#define GEN_PASS_DEF_ARBITRATETILEOPS
+#include "jit/Passes.h.inc"
+
 namespace {
 
 using delegates::BuiltinMatmulProviders;
@@ -459,5 +464,36 @@ absl::Status ArbitrateTileOps(mlir::ModuleOp module, const TileOpArbitration& se
   }
   return absl::OkStatus();
 }
+
+namespace {
+
+/// The pass form, for tessera-opt: no arbiter (nothing is measured) and no registry, so a
+/// forced candidate runs as declared once the gates admit it, anything else runs compiled.
+class ArbitrateTileOpsPass : public impl::ArbitrateTileOpsBase<ArbitrateTileOpsPass> {
+ public:
+  using ArbitrateTileOpsBase::ArbitrateTileOpsBase;
+
+  void runOnOperation() override {
+    if (target != "host" && target != "nvptx") {
+      getOperation().emitError() << "tessera-arbitrate-tile-ops: target must be host or nvptx, "
+                                    "not '"
+                                 << target << "'";
+      return signalPassFailure();
+    }
+    TileOpArbitration selection;
+    selection.target = target == "nvptx" ? Target::kNvptx : Target::kHost;
+    selection.arch = arch;
+    selection.deterministic = deterministic;
+    selection.forced = forced;
+    selection.toolchain = "tessera-opt";
+    std::vector<arbiter::DecisionRecord> records;
+    if (absl::Status status = ArbitrateTileOps(getOperation(), selection, records); !status.ok()) {
+      getOperation().emitError() << std::string(status.message());
+      signalPassFailure();
+    }
+  }
+};
+
+}  // namespace
 
 }  // namespace tessera::jit

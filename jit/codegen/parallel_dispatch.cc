@@ -1,8 +1,16 @@
-#include "jit/codegen/parallel_dispatch.h"
-
+// Parallel loops of host code onto the runtime's threads. tessera-lower-tile-to-loops outlines
+// the outer loop of each Tile op into a private function marked `tessera_jit.parallel_body`
+// (kParallelBodyAttr, dialect/Passes.h),
+// `(begin, end, cost, captures...)`, and calls it over the whole range. After the conversion
+// to the LLVM dialect this pass (tessera-dispatch-parallel-loops, jit/Passes.td) turns each such
+// call into `tessera_rt_parallel_for(@task, &captures, begin, end, cost)` (runtime/thread_pool.h),
+// where `@task(context, begin, end)` unpacks the captures and calls the body. A body that can
+// fail a run-time check (tessera_rt_check_failed unwinds only the calling thread) stays a
+// direct, sequential call.
 #include <string>
 
 #include "dialect/Passes.h"
+#include "jit/passes.h"
 #include "llvm/ADT/DenseMap.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -12,6 +20,10 @@
 #include "runtime/thread_pool.h"
 
 namespace tessera::jit {
+
+#define GEN_PASS_DEF_DISPATCHPARALLELLOOPS
+#include "jit/Passes.h.inc"
+
 namespace {
 
 /// Whether `function` (or a function it calls) can call tessera_rt_check_failed.
@@ -50,14 +62,8 @@ bool HasBodySignature(mlir::LLVM::LLVMFuncOp body) {
 }
 
 class DispatchParallelLoopsPass
-    : public mlir::PassWrapper<DispatchParallelLoopsPass, mlir::OperationPass<mlir::ModuleOp>> {
+    : public impl::DispatchParallelLoopsBase<DispatchParallelLoopsPass> {
  public:
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(DispatchParallelLoopsPass)
-  llvm::StringRef getArgument() const override { return "tessera-dispatch-parallel-loops"; }
-  llvm::StringRef getDescription() const override {
-    return "turn calls of outlined parallel loop bodies into tessera_rt_parallel_for";
-  }
-
   void runOnOperation() override {
     mlir::ModuleOp module = getOperation();
     mlir::MLIRContext* context = &getContext();
@@ -156,9 +162,5 @@ class DispatchParallelLoopsPass
 };
 
 }  // namespace
-
-std::unique_ptr<mlir::Pass> CreateDispatchParallelLoopsPass() {
-  return std::make_unique<DispatchParallelLoopsPass>();
-}
 
 }  // namespace tessera::jit

@@ -1,9 +1,13 @@
-// gpu.module → PTX: translate to LLVM IR, link the needed libdevice functions from a lazily
-// loaded, process-wide copy of the bitcode, optimise with the NVPTX target's pipeline (which
-// includes NVVMReflect), and emit PTX with the NVPTX backend.
-#include "jit/codegen/ptx_codegen.h"
-
+// tessera-gpu-module-to-ptx (jit/Passes.td): gpu.module → PTX in process. Each gpu.module
+// carrying one #nvvm.target (chip, PTX features, O level) is translated to LLVM IR, gets the
+// libdevice functions its kernels call (`__nv_*`) from a lazily loaded, process-wide copy of
+// `<cuda-toolkit>/nvvm/libdevice` (a missing libdevice is an error naming the path), is
+// optimised with the NVPTX target's pipeline (which includes NVVMReflect) and emitted as PTX by
+// the NVPTX backend, then replaced by a gpu.binary (format `assembly`). Replaces upstream
+// gpu-module-to-binary{format=isa}, which parses and links all of libdevice (~0.5 MB of
+// bitcode) on every compile. Thread-safe to run in parallel compiles.
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -17,6 +21,7 @@
 #include "absl/synchronization/mutex.h"
 #include "jit/codegen/llvm_optimize.h"
 #include "jit/compile_options.h"
+#include "jit/passes.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/IR/DiagnosticInfo.h"
 #include "llvm/IR/DiagnosticPrinter.h"
@@ -40,6 +45,10 @@
 #include "runtime/thread_pool.h"
 
 namespace tessera::jit {
+
+#define GEN_PASS_DEF_GPUMODULETOPTX
+#include "jit/Passes.h.inc"
+
 namespace {
 
 constexpr char kNvptxTriple[] = "nvptx64-nvidia-cuda";
@@ -187,20 +196,9 @@ absl::StatusOr<std::string> EmitPtx(PtxJob& job, const std::string& cuda_toolkit
   return std::string(ptx.str());
 }
 
-class GpuModuleToPtxPass
-    : public mlir::PassWrapper<GpuModuleToPtxPass, mlir::OperationPass<mlir::ModuleOp>> {
+class GpuModuleToPtxPass : public impl::GpuModuleToPtxBase<GpuModuleToPtxPass> {
  public:
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(GpuModuleToPtxPass)
-
-  GpuModuleToPtxPass() = default;
-  explicit GpuModuleToPtxPass(const std::string& cuda_toolkit) { toolkit_ = cuda_toolkit; }
-  GpuModuleToPtxPass(const GpuModuleToPtxPass& other) : PassWrapper(other) {}
-
-  llvm::StringRef getArgument() const override { return "tessera-gpu-module-to-ptx"; }
-  llvm::StringRef getDescription() const override {
-    return "Compile each gpu.module with an #nvvm.target to a gpu.binary holding PTX, linking "
-           "only the libdevice functions its kernels call";
-  }
+  using GpuModuleToPtxBase::GpuModuleToPtxBase;
 
   void runOnOperation() override {
     std::vector<mlir::gpu::GPUModuleOp> gpu_modules(
@@ -228,7 +226,7 @@ class GpuModuleToPtxPass
     // pool (the compile's context's threads).
     runtime::RunTasks(static_cast<int64_t>(jobs.size()), [&](int64_t i) {
       PtxJob& job = jobs[static_cast<size_t>(i)];
-      if (job.module != nullptr) job.ptx = EmitPtx(job, toolkit_);
+      if (job.module != nullptr) job.ptx = EmitPtx(job, toolkit);
       job.module.reset();  // (before its context)
     });
     for (size_t i = 0; i < gpu_modules.size(); ++i) {
@@ -249,19 +247,8 @@ class GpuModuleToPtxPass
       gpu_module.erase();
     }
   }
-
- private:
-  Option<std::string> toolkit_{*this, "cuda-toolkit",
-                               llvm::cl::desc("CUDA toolkit holding nvvm/libdevice"),
-                               llvm::cl::init("/usr/local/cuda")};
 };
 
 }  // namespace
-
-std::unique_ptr<mlir::Pass> CreateGpuModuleToPtxPass(const std::string& cuda_toolkit) {
-  return std::make_unique<GpuModuleToPtxPass>(cuda_toolkit);
-}
-
-void RegisterGpuModuleToPtxPass() { mlir::PassRegistration<GpuModuleToPtxPass>(); }
 
 }  // namespace tessera::jit

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "jit/diagnostics.h"
+#include "jit/passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -14,22 +15,14 @@
 #include "runtime/checked_call.h"
 
 namespace tessera::jit {
+
+#define GEN_PASS_DEF_LOWERRUNTIMECHECKS
+#include "jit/Passes.h.inc"
+
 namespace {
 
-class LowerRuntimeChecksPass
-    : public mlir::PassWrapper<LowerRuntimeChecksPass, mlir::OperationPass<mlir::ModuleOp>> {
+class LowerRuntimeChecksPass : public impl::LowerRuntimeChecksBase<LowerRuntimeChecksPass> {
  public:
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(LowerRuntimeChecksPass)
-
-  llvm::StringRef getArgument() const override { return "tessera-lower-runtime-checks"; }
-  llvm::StringRef getDescription() const override {
-    return "Lower cf.assert to calls that fail the invocation with a status";
-  }
-  void getDependentDialects(mlir::DialectRegistry& registry) const override {
-    registry.insert<mlir::arith::ArithDialect, mlir::cf::ControlFlowDialect,
-                    mlir::func::FuncDialect, mlir::memref::MemRefDialect, mlir::scf::SCFDialect>();
-  }
-
   void runOnOperation() override {
     mlir::ModuleOp module = getOperation();
     mlir::OpBuilder b(module.getContext());
@@ -165,9 +158,5 @@ class LowerRuntimeChecksPass
 };
 
 }  // namespace
-
-std::unique_ptr<mlir::Pass> CreateLowerRuntimeChecksPass() {
-  return std::make_unique<LowerRuntimeChecksPass>();
-}
 
 }  // namespace tessera::jit

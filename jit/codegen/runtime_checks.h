@@ -6,11 +6,6 @@
 #define TESSERA_JIT_CODEGEN_RUNTIME_CHECKS_H_
 
 #include <cstdint>
-#include <memory>
-
-namespace mlir {
-class Pass;
-}  // namespace mlir
 
 namespace tessera::jit {
 
@@ -33,7 +28,7 @@ inline constexpr char kRuntimeCheckMessagesAttr[] = "tessera_jit.runtime_checks"
 ///   then the dividend, or 0 for a remainder) — no SIGFPE in the caller's process;
 /// * then every `cf.assert` (these and MLIR's runtime verification) becomes
 ///   `scf.if (!cond) call @tessera_rt_check_failed(id)`.
-std::unique_ptr<mlir::Pass> CreateLowerRuntimeChecksPass();
+/// That pass is tessera-lower-runtime-checks: createLowerRuntimeChecks() in jit/passes.h.
 
 }  // namespace tessera::jit
 

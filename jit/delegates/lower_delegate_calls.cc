@@ -9,6 +9,7 @@
 #include "jit/delegates/gemm_extents.h"
 #include "jit/delegates/registry.h"
 #include "jit/diagnostics.h"
+#include "jit/passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -18,6 +19,13 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
+
+namespace tessera::jit {
+
+#define GEN_PASS_DEF_LOWERDELEGATECALLS
+#include "jit/Passes.h.inc"
+
+}  // namespace tessera::jit
 
 namespace tessera::jit::delegates {
 namespace {
@@ -49,23 +57,21 @@ bool Matches(AbiParam param, mlir::Type type) {
   return false;
 }
 
-class LowerDelegateCalls
-    : public mlir::PassWrapper<LowerDelegateCalls, mlir::OperationPass<mlir::ModuleOp>> {
+class LowerDelegateCalls : public impl::LowerDelegateCallsBase<LowerDelegateCalls> {
  public:
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(LowerDelegateCalls)
-
-  LowerDelegateCalls(const DelegateRegistry* registry, Target target)
-      : registry_(registry), target_(target) {}
-
-  llvm::StringRef getArgument() const override { return "tessera-lower-delegate-calls"; }
-
-  void getDependentDialects(mlir::DialectRegistry& registry) const override {
-    registry.insert<mlir::LLVM::LLVMDialect, mlir::arith::ArithDialect,
-                    mlir::cf::ControlFlowDialect, mlir::memref::MemRefDialect>();
+  using LowerDelegateCallsBase::LowerDelegateCallsBase;
+  LowerDelegateCalls(const DelegateRegistry* registry, Target target) : registry_(registry) {
+    this->target = target == Target::kNvptx ? "nvptx" : "host";
   }
 
   void runOnOperation() override {
     mlir::ModuleOp module = getOperation();
+    if (target != "host" && target != "nvptx") {
+      module.emitError() << "tessera-lower-delegate-calls: target must be host or nvptx, not '"
+                         << target << "'";
+      return signalPassFailure();
+    }
+    target_ = target == "nvptx" ? Target::kNvptx : Target::kHost;
     llvm::SmallVector<nvidia::KernelCallOp> calls;
     module.walk([&](nvidia::KernelCallOp call) {
       if (!call->getParentOfType<mlir::gpu::GPUModuleOp>()) calls.push_back(call);
@@ -292,8 +298,8 @@ class LowerDelegateCalls
     return mlir::success();
   }
 
-  const DelegateRegistry* registry_;
-  Target target_;
+  const DelegateRegistry* registry_ = nullptr;  ///< null: nothing registered (tessera-opt)
+  Target target_ = Target::kHost;
 };
 
 }  // namespace

@@ -1,8 +1,8 @@
 // tessera-opt: parses, verifies, transforms and prints Tessera IR (MlirOptMain with the Tessera
-// dialects, passes and lowering pipelines next to every upstream dialect and pass). Its input
-// passes the same guards as the C API's (jit/admission/guarded_parse.h) before MLIR parses it: text
-// nested too deeply or known to crash the parser, and ops whose verifier would crash, are
-// refused with a location and exit code 1.
+// dialects, every pass of dialect/Passes.td and jit/Passes.td, the lowering pipelines next to every
+// upstream dialect and pass). Its input passes the same guards as the C API's
+// (jit/admission/guarded_parse.h) before MLIR parses it: text nested too deeply or known to crash
+// the parser, and ops whose verifier would crash, are refused with a location and exit code 1.
 #include <memory>
 #include <string>
 
@@ -13,6 +13,7 @@
 #include "jit/admission/source_limits.h"
 #include "jit/admission/tile_forms.h"
 #include "jit/admission/verifier_guards.h"
+#include "jit/passes.h"
 #include "jit/pipeline.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -72,6 +73,7 @@ int main(int argc, char** argv) {
   tessera::registerTesseraDialects(registry);
   mlir::registerAllPasses();
   tessera::registerTesseraPasses();
+  tessera::jit::registerTesseraJitPasses();
   tessera::jit::RegisterPipelines();
 
   auto [input_name, output_name] =
