@@ -29,8 +29,9 @@ bin="$(sanitizer_bazel info --config=fuzz bazel-bin 2>/dev/null)/tests/fuzz"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/compile" "$work/invoke" "$work/package"
-cp tests/fuzz/regressions/compile/* examples/*.mlir tests/dialect/*.mlir tests/jit/*.mlir \
-  tests/original/*.mlir "$work/compile/"
+cp tests/fuzz/regressions/compile/* examples/*.mlir tests/original/*.mlir "$work/compile/"
+# The lit fixtures, flattened (their folders mirror the sources; names stay unique).
+find tests/dialect tests/jit -name '*.mlir' -not -path '*/Output/*' -exec cp -t "$work/compile/" {} +
 cp tests/fuzz/regressions/invoke/* "$work/invoke/"
 cp tests/fuzz/regressions/package/* "$work/package/"
 
