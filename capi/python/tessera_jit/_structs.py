@@ -73,7 +73,8 @@ class MatmulProvider(ctypes.Structure):
 class ArgInfo(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_size_t), ("kind", ctypes.c_int), ("dtype", DLDataType),
                 ("ndim", ctypes.c_int32), ("shape", ctypes.POINTER(ctypes.c_int64)),
-                ("type", ctypes.c_char_p), ("name", ctypes.c_char_p), ("written", ctypes.c_int32)]
+                ("type", ctypes.c_char_p), ("name", ctypes.c_char_p), ("written", ctypes.c_int32),
+                ("size_from", ctypes.POINTER(ctypes.c_int64))]
 
 
 class DeviceInfo(ctypes.Structure):
