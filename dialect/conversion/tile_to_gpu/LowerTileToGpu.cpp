@@ -17,7 +17,6 @@
 #include "dialect/conversion/TileSemantics.h"
 #include "dialect/conversion/tile_to_gpu/GpuKernels.h"
 #include "dialect/conversion/tile_to_gpu/KernelSchedules.h"
-#include "llvm/ADT/TypeSwitch.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -294,6 +293,59 @@ void lowerMatmul(mlir::OpBuilder& b, tile::MatmulOp op, KernelNamer& namer) {
       });
 }
 
+/// One lowering of one Tile op: `Lower` cast to the op's class.
+using Lowering = void (*)(mlir::OpBuilder&, mlir::Operation*, KernelNamer&);
+
+template <typename Op, void (*Lower)(mlir::OpBuilder&, Op, KernelNamer&)>
+void lowerAs(mlir::OpBuilder& b, mlir::Operation* op, KernelNamer& namer) {
+  Lower(b, llvm::cast<Op>(op), namer);
+}
+
+/// The vectorized map falls back to the baseline for the elements its vectors do not cover.
+void lowerMapVectorizedWithTail(mlir::OpBuilder& b, mlir::Operation* op, KernelNamer& namer) {
+  auto map = llvm::cast<tile::MapOp>(op);
+  device::lowerMapVectorized(b, map, namer, [&](mlir::OpBuilder& in) { lowerMap(in, map, namer); });
+}
+
+/// Every (op, schedule) this pass lowers: the baseline (schedule "") and each kernel variant
+/// (KernelSchedules.h). A schedule the table lacks for an op cannot reach here: scheduleDeclines
+/// refuses it first.
+struct ScheduleLowering {
+  llvm::StringLiteral op;
+  llvm::StringLiteral schedule;
+  Lowering lower;
+};
+
+const ScheduleLowering kScheduleLowerings[] = {
+    {"tile.map", "", lowerAs<tile::MapOp, lowerMap>},
+    {"tile.map", device::kVectorized, lowerMapVectorizedWithTail},
+    {"tile.reduce", "", lowerAs<tile::ReduceOp, lowerReduce>},
+    {"tile.reduce", device::kWarpPerRow, lowerAs<tile::ReduceOp, device::lowerReduceWarpPerRow>},
+    {"tile.matmul", "", lowerAs<tile::MatmulOp, lowerMatmul>},
+    {"tile.matmul", device::kMmaSync, lowerAs<tile::MatmulOp, device::lowerMatmulMmaSync>},
+    {"tile.matmul", device::kMmaAsync, lowerAs<tile::MatmulOp, device::lowerMatmulMmaAsync>},
+    {"tile.softmax", "", lowerAs<tile::SoftmaxOp, lowerSoftmax>},
+    {"tile.softmax", device::kWarpPerRow, lowerAs<tile::SoftmaxOp, device::lowerSoftmaxWarpPerRow>},
+    {"tile.softmax", device::kOnline, lowerAs<tile::SoftmaxOp, device::lowerSoftmaxOnline>},
+    {"tile.norm", "", lowerAs<tile::NormOp, device::lowerNorm>},
+    {"tile.norm", device::kWarpPerRow, lowerAs<tile::NormOp, device::lowerNormWarpPerRow>},
+    {"tile.attention", "", lowerAs<tile::AttentionOp, device::lowerAttention>},
+    {"tile.attention_backward", "",
+     lowerAs<tile::AttentionBackwardOp, device::lowerAttentionBackward>},
+    {"tile.attention_backward", device::kWarpPerRow,
+     lowerAs<tile::AttentionBackwardOp, device::lowerAttentionBackwardWarpPerRow>},
+    {"tile.rope", "", lowerAs<tile::RopeOp, device::lowerRope>},
+};
+
+/// The lowering of `op` with `schedule`, or null when there is none.
+Lowering loweringFor(mlir::Operation* op, llvm::StringRef schedule) {
+  const llvm::StringRef name = op->getName().getStringRef();
+  for (const ScheduleLowering& entry : kScheduleLowerings) {
+    if (entry.op == name && entry.schedule == schedule) return entry.lower;
+  }
+  return nullptr;
+}
+
 class LowerTileToGpu : public impl::LowerTileToGpuBase<LowerTileToGpu> {
  public:
   using LowerTileToGpuBase::LowerTileToGpuBase;
@@ -302,10 +354,7 @@ class LowerTileToGpu : public impl::LowerTileToGpuBase<LowerTileToGpu> {
     mlir::func::FuncOp function = getOperation();
     llvm::SmallVector<mlir::Operation*> tileOps;
     function.walk([&](mlir::Operation* op) {
-      if (llvm::isa<tile::MapOp, tile::ReduceOp, tile::MatmulOp, tile::SoftmaxOp, tile::NormOp,
-                    tile::AttentionOp, tile::AttentionBackwardOp, tile::RopeOp>(op)) {
-        tileOps.push_back(op);
-      }
+      if (loweringFor(op, "") != nullptr) tileOps.push_back(op);
     });
     KernelNamer namer(function.getName());
     for (mlir::Operation* op : tileOps) {
@@ -317,57 +366,13 @@ class LowerTileToGpu : public impl::LowerTileToGpuBase<LowerTileToGpu> {
           return signalPassFailure();
         }
       }
+      Lowering lower = loweringFor(op, schedule);
+      if (lower == nullptr) {
+        op->emitOpError() << "has no device lowering with schedule '" << schedule << "'";
+        return signalPassFailure();
+      }
       mlir::OpBuilder b(op);
-      llvm::TypeSwitch<mlir::Operation*>(op)
-          .Case([&](tile::MapOp map) {
-            if (schedule == device::kVectorized) {
-              device::lowerMapVectorized(b, map, namer,
-                                         [&](mlir::OpBuilder& in) { lowerMap(in, map, namer); });
-            } else {
-              lowerMap(b, map, namer);
-            }
-          })
-          .Case([&](tile::ReduceOp reduce) {
-            if (schedule == device::kWarpPerRow) {
-              device::lowerReduceWarpPerRow(b, reduce, namer);
-            } else {
-              lowerReduce(b, reduce, namer);
-            }
-          })
-          .Case([&](tile::MatmulOp matmul) {
-            if (schedule == device::kMmaSync) {
-              device::lowerMatmulMmaSync(b, matmul, namer);
-            } else if (schedule == device::kMmaAsync) {
-              device::lowerMatmulMmaAsync(b, matmul, namer);
-            } else {
-              lowerMatmul(b, matmul, namer);
-            }
-          })
-          .Case([&](tile::SoftmaxOp softmax) {
-            if (schedule == device::kWarpPerRow) {
-              device::lowerSoftmaxWarpPerRow(b, softmax, namer);
-            } else if (schedule == device::kOnline) {
-              device::lowerSoftmaxOnline(b, softmax, namer);
-            } else {
-              lowerSoftmax(b, softmax, namer);
-            }
-          })
-          .Case([&](tile::NormOp norm) {
-            if (schedule == device::kWarpPerRow) {
-              device::lowerNormWarpPerRow(b, norm, namer);
-            } else {
-              device::lowerNorm(b, norm, namer);
-            }
-          })
-          .Case([&](tile::AttentionOp attention) { device::lowerAttention(b, attention, namer); })
-          .Case([&](tile::AttentionBackwardOp backward) {
-            if (schedule == device::kWarpPerRow) {
-              device::lowerAttentionBackwardWarpPerRow(b, backward, namer);
-            } else {
-              device::lowerAttentionBackward(b, backward, namer);
-            }
-          })
-          .Case([&](tile::RopeOp rope) { device::lowerRope(b, rope, namer); });
+      lower(b, op, namer);
       op->erase();
     }
   }
