@@ -12,7 +12,7 @@ namespace tessera {
 
 /// Marks a private function tessera-lower-tile-to-loops outlined from a parallel loop:
 /// `(begin: index, end: index, cost: index, captures...)` runs iterations [begin, end); cost
-/// estimates the elements one iteration touches (jit/codegen/parallel_dispatch.h dispatches it).
+/// estimates the elements one iteration touches (jit/codegen/parallel_dispatch.cc dispatches it).
 inline constexpr char kParallelBodyAttr[] = "tessera_jit.parallel_body";
 
 #define GEN_PASS_DECL

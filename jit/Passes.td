@@ -67,7 +67,7 @@ def DispatchParallelLoops : Pass<"tessera-dispatch-parallel-loops", "::mlir::Mod
     After the conversion to the LLVM dialect, each call of a function marked
     `tessera_jit.parallel_body` becomes `tessera_rt_parallel_for(@task, &captures, begin, end,
     cost)`, with a task that unpacks the captures and calls the body; a body that can fail a
-    run-time check stays a direct call (jit/codegen/parallel_dispatch.h).
+    run-time check stays a direct call (jit/codegen/parallel_dispatch.cc).
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
@@ -77,7 +77,7 @@ def GpuModuleToPtx : Pass<"tessera-gpu-module-to-ptx", "::mlir::ModuleOp"> {
   let description = [{
     Each gpu.module (translated to LLVM IR, libdevice linked for only the functions its kernels
     call, optimised) is emitted as PTX by the NVPTX backend, the modules in parallel on the
-    compile's threads, and replaced by a gpu.binary (jit/codegen/ptx_codegen.h).
+    compile's threads, and replaced by a gpu.binary (jit/codegen/ptx_codegen.cc).
   }];
   let options = [
     Option<"toolkit", "cuda-toolkit", "std::string", /*default=*/"\"/usr/local/cuda\"",
