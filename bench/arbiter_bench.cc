@@ -93,7 +93,7 @@ int main(int argc, char** argv) {
       budget_ms = std::stod(argv[++i]);
   }
   auto registry = std::make_shared<tessera::jit::delegates::DelegateRegistry>();
-  if (absl::Status status = registry->RegisterDefaultLibraries(tessera::jit::Target::kHost);
+  if (absl::Status status = registry->RegisterDefaultLibraries(tessera::runtime::Target::kHost);
       !status.ok()) {
     std::fprintf(stderr, "arbiter_bench: %s\n", std::string(status.message()).c_str());
     return 1;

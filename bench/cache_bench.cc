@@ -46,7 +46,7 @@ std::string Source(int variant) {
 
 tessera::jit::CompileOptions Options() {
   tessera::jit::CompileOptions options;
-  options.target = tessera::jit::Target::kNvptx;
+  options.target = tessera::runtime::Target::kNvptx;
   return options;
 }
 

@@ -234,7 +234,7 @@ struct StageSeries {
 
 void Tessera(const std::string& source, const std::string& arch, bool cubin, StageSeries* stages) {
   tessera::jit::CompileOptions options;
-  options.target = tessera::jit::Target::kNvptx;
+  options.target = tessera::runtime::Target::kNvptx;
   options.arch = arch;
   options.link_cubin = cubin;
   auto compiled = tessera::jit::Compile(source, options);

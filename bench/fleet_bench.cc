@@ -55,7 +55,7 @@ int Worker(const std::string& root, const std::string& url, int first, int count
   options.remote_url = url;
   tessera::service::CompileService service(options);
   tessera::jit::CompileOptions compile;
-  compile.target = tessera::jit::Target::kNvptx;
+  compile.target = tessera::runtime::Target::kNvptx;
   for (int i = 0; i < count; ++i) {
     auto result = service.Compile(Kernel(first + (i + seat * 7) % count), compile);
     if (!result.ok()) {

@@ -10,14 +10,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/float16.h"
-#include "jit/admission/entry_contract.h"
+#include "runtime/entry_contract.h"
 
 namespace tessera::capi {
 
-using jit::ElementType;
-using jit::EntryArgument;
-using jit::EntryFunction;
-using jit::Target;
+using runtime::ElementType;
+using runtime::EntryArgument;
+using runtime::EntryFunction;
+using runtime::Target;
 
 namespace {
 
@@ -73,7 +73,7 @@ absl::Status BuildDescriptor(const EntryFunction& entry, size_t index, const DLT
                              tessera::runtime::MemRefDescriptor& descriptor) {
   const EntryArgument& expected = entry.arguments[index];
   auto where = [&] {
-    return absl::StrCat(tessera::jit::DescribeArgument(entry, index), " of @", entry.name, " (",
+    return absl::StrCat(tessera::runtime::DescribeArgument(entry, index), " of @", entry.name, " (",
                         expected.type, ")");
   };
   if (tensor == nullptr) {
@@ -169,7 +169,7 @@ absl::Status StoreScalar(const EntryFunction& entry, size_t index, const tessera
                          std::array<unsigned char, 8>& slot) {
   const EntryArgument& expected = entry.arguments[index];
   auto where = [&] {
-    return absl::StrCat(tessera::jit::DescribeArgument(entry, index), " of @", entry.name, " (",
+    return absl::StrCat(tessera::runtime::DescribeArgument(entry, index), " of @", entry.name, " (",
                         expected.type, ")");
   };
   const ElementType& element = expected.element;

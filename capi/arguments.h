@@ -8,9 +8,9 @@
 
 #include "absl/status/status.h"
 #include "capi/include/tessera_jit.h"
-#include "jit/compile_options.h"
-#include "jit/compiled_module.h"
+#include "runtime/entry_signature.h"
 #include "runtime/memref_descriptor.h"
+#include "runtime/target.h"
 
 namespace tessera::capi {
 
@@ -18,20 +18,20 @@ namespace tessera::capi {
 /// against it: dtype, rank, static sizes, element-count and byte-size overflow, dense
 /// row-major strides, NULL data with elements, alignment, a read-only tensor for a written
 /// argument, and the device (host memory for `target` host, CUDA device `device` for nvptx).
-absl::Status BuildDescriptor(const jit::EntryFunction& entry, size_t index, const DLTensor* tensor,
-                             bool read_only, jit::Target target, int device,
-                             runtime::MemRefDescriptor& descriptor);
+absl::Status BuildDescriptor(const runtime::EntryFunction& entry, size_t index,
+                             const DLTensor* tensor, bool read_only, runtime::Target target,
+                             int device, runtime::MemRefDescriptor& descriptor);
 
 /// Scalar argument `index` of `entry` in the entry's type, in `slot`: the kind must match
 /// and integers must fit.
-absl::Status StoreScalar(const jit::EntryFunction& entry, size_t index,
+absl::Status StoreScalar(const runtime::EntryFunction& entry, size_t index,
                          const tessera_jit_arg_t& arg, std::array<unsigned char, 8>& slot);
 
 /// The DLPack dtype of an element type (i1: uint8).
-DLDataType ToDtype(const jit::ElementType& element);
+DLDataType ToDtype(const runtime::ElementType& element);
 
 /// A scalar result from its slot.
-tessera_jit_arg_t LoadResult(const jit::EntryArgument& result,
+tessera_jit_arg_t LoadResult(const runtime::EntryArgument& result,
                              const std::array<unsigned char, 8>& slot);
 
 }  // namespace tessera::capi

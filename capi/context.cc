@@ -23,7 +23,7 @@ void ReleaseContext(tessera_jit_context* context) {
 using tessera::capi::CheckStructSize;
 using tessera::capi::InvalidArgument;
 using tessera::capi::MakeError;
-using tessera::jit::Target;
+using tessera::runtime::Target;
 
 extern "C" {
 
@@ -130,7 +130,7 @@ tessera_jit_error_t* tessera_jit_context_create(const tessera_jit_context_option
   context->service = std::make_unique<tessera::service::CompileService>(std::move(service));
   context->decisions = context->service->MakeDecisionCache();
   if (options->default_target != nullptr) {
-    auto target = tessera::jit::ParseTarget(options->default_target);
+    auto target = tessera::runtime::ParseTarget(options->default_target);
     if (!target.ok()) {
       return MakeError(absl::InvalidArgumentError(absl::StrCat(
           "tessera_jit_context_options_t.default_target: ", target.status().message())));

@@ -12,7 +12,7 @@
 using tessera::capi::CheckStructSize;
 using tessera::capi::InvalidArgument;
 using tessera::capi::MakeError;
-using tessera::jit::Target;
+using tessera::runtime::Target;
 
 extern "C" {
 
@@ -53,7 +53,7 @@ tessera_jit_error_t* tessera_jit_context_register_default_libraries(tessera_jit_
   if (context == nullptr) return InvalidArgument("context is NULL");
   Target chosen = context->default_target;
   if (target != nullptr) {
-    auto parsed = tessera::jit::ParseTarget(target);
+    auto parsed = tessera::runtime::ParseTarget(target);
     if (!parsed.ok()) return MakeError(parsed.status());
     chosen = *parsed;
   }
@@ -77,7 +77,7 @@ tessera_jit_error_t* tessera_jit_context_declare_matmul_provider(
   declared.name = text(provider->name);
   declared.library = text(provider->library);
   declared.callee = text(provider->callee);
-  auto target = tessera::jit::ParseTarget(text(provider->target));
+  auto target = tessera::runtime::ParseTarget(text(provider->target));
   if (!target.ok()) {
     return MakeError(absl::InvalidArgumentError(
         absl::StrCat("tessera_jit_matmul_provider_t.target: ", target.status().message())));

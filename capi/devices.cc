@@ -4,8 +4,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "capi/handles.h"
-#include "jit/compile_options.h"
 #include "runtime/gpu_runtime.h"
+#include "runtime/target.h"
 
 namespace tessera::capi {
 
@@ -16,7 +16,7 @@ absl::StatusOr<std::string> DefaultArch(const tessera_jit_context* context) {
   if (!runtime.ok()) return std::string("sm_90");
   auto info = (*runtime)->Info(context->device);
   if (!info.ok()) return std::string("sm_90");
-  if (absl::Status supported = jit::ValidateArch(info->arch); !supported.ok()) {
+  if (absl::Status supported = runtime::ValidateArch(info->arch); !supported.ok()) {
     return absl::FailedPreconditionError(
         absl::StrCat("device ", context->device, " (", info->name, ") is ", info->arch,
                      ", which this compiler does not generate code for; ", supported.message(),
@@ -30,15 +30,17 @@ absl::StatusOr<std::string> DefaultArch(const tessera_jit_context* context) {
 using tessera::capi::CheckStructSize;
 using tessera::capi::InvalidArgument;
 using tessera::capi::MakeError;
-using tessera::jit::Target;
 using tessera::runtime::GpuRuntime;
+using tessera::runtime::Target;
 
 extern "C" {
 
-size_t tessera_jit_get_supported_arch_count(void) { return tessera::jit::SupportedArchs().size(); }
+size_t tessera_jit_get_supported_arch_count(void) {
+  return tessera::runtime::SupportedArchs().size();
+}
 
 const char* tessera_jit_get_supported_arch(size_t index) {
-  const auto& archs = tessera::jit::SupportedArchs();
+  const auto& archs = tessera::runtime::SupportedArchs();
   return index < archs.size() ? archs[index].c_str() : nullptr;
 }
 

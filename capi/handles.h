@@ -8,7 +8,6 @@
 #include <set>
 #include <string>
 
-#include "absl/base/call_once.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -18,12 +17,11 @@
 #include "base/log.h"
 #include "capi/include/tessera_jit.h"
 #include "jit/compile_options.h"
-#include "jit/compiled_module.h"
 #include "jit/delegates/registry.h"
-#include "runtime/host_executable.h"
 #include "runtime/thread_pool.h"
 #include "service/background_decisions.h"
 #include "service/compile_service.h"
+#include "service/loaded_module.h"
 
 struct tessera_jit_error {
   absl::Status status;
@@ -31,7 +29,7 @@ struct tessera_jit_error {
 
 /// Thread-safe: every member is immutable after create or guarded.
 struct tessera_jit_context {
-  tessera::jit::Target default_target = tessera::jit::Target::kHost;
+  tessera::runtime::Target default_target = tessera::runtime::Target::kHost;
   int device = 0;
   tessera::Logger logger;
   std::unique_ptr<tessera::service::CompileService> service;
@@ -64,54 +62,19 @@ struct tessera_jit_context {
   std::atomic<int> references{1};
 };
 
-/// Immutable once made (but for the measured entry, set once): borrowed from its module.
+/// Borrowed from its module: the C handle of one of its loaded functions.
 struct tessera_jit_function {
   tessera_jit_module* module = nullptr;
-  const tessera::jit::EntryFunction* entry = nullptr;
-  tessera::runtime::PackedEntry entry_point = nullptr;
-  /// The same entry in the module's measured code, once swapped in (background decisions).
-  std::atomic<tessera::runtime::PackedEntry> measured_entry_point{nullptr};
+  tessera::service::LoadedModule::Function* function = nullptr;
 };
 
-/// Thread-safe: the compiled module is immutable; lazily made parts are once-only or guarded.
+/// Thread-safe: the loaded module is; the handles map is guarded.
 struct tessera_jit_module {
   tessera_jit_context* context = nullptr;
-  std::shared_ptr<const tessera::jit::CompiledModule> compiled;  // shared with the cache
-  std::string all_ptx;
-  /// nvptx: one cubin with every kernel (the images linked together), made on first request
-  /// when there is more than one image.
-  mutable absl::once_flag all_cubin_once;
-  mutable absl::StatusOr<std::string> all_cubin = std::string();
-  std::string decisions_json;
-  std::string plan_json;
-  /// The module as a package (TESSERA_JIT_TEXT_PACKAGE), made on first request.
-  mutable absl::once_flag package_once;
-  mutable absl::StatusOr<std::string> package = std::string();
-
-  /// nvptx: the JIT'd host code that launches the kernels, created on first lookup.
-  absl::once_flag device_host_once;
-  absl::Status device_host_status;
-  std::unique_ptr<tessera::runtime::HostExecutable> device_host;
-
+  std::unique_ptr<tessera::service::LoadedModule> loaded;
   absl::Mutex mu;
-  std::map<std::string, std::unique_ptr<tessera_jit_function>> functions ABSL_GUARDED_BY(mu);
-
-  /// Background decisions (TESSERA_JIT_BACKGROUND_DECISIONS): null when none were pending.
-  /// Once the worker has measured them, the first invoke after swaps `measured` in: set once
-  /// under `mu`, then `swapped` is released; neither module is freed before this one.
-  std::shared_ptr<tessera::service::PendingModule> pending;
-  bool background_deterministic = false;  ///< TESSERA_JIT_BACKGROUND_DETERMINISTIC
-  bool background_requested = false;      ///< TESSERA_JIT_BACKGROUND_DECISIONS
-  std::atomic<bool> swapped{false};
-  std::atomic<bool> settled{false};  ///< swapped, or the background work failed: nothing to do
-  std::shared_ptr<const tessera::jit::CompiledModule> measured;
-  std::string measured_decisions_json;
-  std::string measured_plan_json;
-  std::string failure_text ABSL_GUARDED_BY(mu);  ///< set once when the worker failed
-
-  const tessera::runtime::HostExecutable* executable() const {
-    return compiled->host != nullptr ? compiled->host.get() : device_host.get();
-  }
+  std::map<std::string, std::unique_ptr<tessera_jit_function>, std::less<>> functions
+      ABSL_GUARDED_BY(mu);
 };
 
 namespace tessera::capi {
@@ -127,11 +90,6 @@ absl::Status CheckStructSize(size_t given, size_t minimum, absl::string_view nam
 void ReleaseContext(tessera_jit_context* context);
 
 bool GpuAvailable();
-
-/// Background decisions: when the worker has measured `module`'s pending decisions and they
-/// are not swapped in yet, swaps them in (every function handed out gets its measured entry).
-/// Cheap when nothing is pending. Called at the start of each invoke.
-void SwapInMeasuredDecisions(tessera_jit_module* module);
 
 /// The arch a compile for `context` uses when the caller names none: its device's, or sm_90
 /// without a driver or device. FailedPrecondition when the device's arch is one this compiler

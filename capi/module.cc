@@ -12,39 +12,44 @@
 #include "arbiter/decision_record.h"
 #include "capi/arguments.h"
 #include "capi/handles.h"
-#include "jit/codegen/nvjitlink.h"
-#include "jit/compiler.h"
-#include "runtime/gpu_runtime.h"
-#include "runtime/host_target.h"
-#include "runtime/invocation.h"
 #include "runtime/thread_pool.h"
 #include "service/package.h"
 
 using tessera::capi::CheckStructSize;
 using tessera::capi::InvalidArgument;
 using tessera::capi::MakeError;
-using tessera::jit::ElementType;
-using tessera::jit::EntryArgument;
-using tessera::jit::EntryFunction;
-using tessera::jit::Target;
-using tessera::runtime::GpuRuntime;
+using tessera::runtime::ElementType;
+using tessera::runtime::EntryArgument;
+using tessera::runtime::EntryFunction;
+using tessera::runtime::Target;
 
 namespace tessera::capi {
 namespace {
 
-/// A module handle over `compiled` (which holds a reference on `context`).
+/// A module handle over `loaded` (which holds a reference on `context`).
 std::unique_ptr<tessera_jit_module> WrapModule(
-    tessera_jit_context* context, std::shared_ptr<const tessera::jit::CompiledModule> compiled) {
+    tessera_jit_context* context, std::unique_ptr<tessera::service::LoadedModule> loaded) {
   auto module = std::make_unique<tessera_jit_module>();
   context->references.fetch_add(1, std::memory_order_relaxed);
   module->context = context;
-  module->compiled = std::move(compiled);
-  for (const auto& image : module->compiled->device_images) {
-    absl::StrAppend(&module->all_ptx, "// gpu.module @", image.module_name, "\n", image.ptx);
+  module->loaded = std::move(loaded);
+  {
+    absl::MutexLock lock(&context->mu);
+    context->decided.AddRecords(module->loaded->incumbent_decisions());
   }
-  module->decisions_json = tessera::arbiter::ToJson(module->compiled->decisions);
-  module->plan_json = tessera::arbiter::Plan::FromRecords(module->compiled->decisions).ToJson();
   return module;
+}
+
+/// What every module of `context` is loaded with.
+tessera::service::LoadOptions LoadOptionsFor(tessera_jit_context* context) {
+  tessera::service::LoadOptions load;
+  load.device = context->device;
+  load.threads = context->threads;
+  load.on_swap = [context](const std::vector<tessera::arbiter::DecisionRecord>& records) {
+    absl::MutexLock lock(&context->mu);
+    context->decided.AddRecords(records);
+  };
+  return load;
 }
 
 }  // namespace
@@ -71,7 +76,7 @@ tessera_jit_error_t* tessera_jit_compile(tessera_jit_context_t* context, const c
   tessera::jit::CompileOptions compile;
   compile.target = context->default_target;
   if (options->target != nullptr) {
-    auto target = tessera::jit::ParseTarget(options->target);
+    auto target = tessera::runtime::ParseTarget(options->target);
     if (!target.ok()) {
       return MakeError(absl::InvalidArgumentError(
           absl::StrCat("tessera_jit_compile_options_t.target: ", target.status().message())));
@@ -138,22 +143,20 @@ tessera_jit_error_t* tessera_jit_compile(tessera_jit_context_t* context, const c
     absl::MutexLock lock(&context->mu);
     context->last_miss_reason = compiled->miss.ToString();
   }
-  std::unique_ptr<tessera_jit_module> module =
-      tessera::capi::WrapModule(context, std::move(compiled->module));
-  module->background_requested = background;
-  module->background_deterministic = compile.background_deterministic;
-  {
+  tessera::service::LoadOptions load = tessera::capi::LoadOptionsFor(context);
+  load.background_requested = background;
+  load.background_deterministic = compile.background_deterministic;
+  auto loaded = std::make_unique<tessera::service::LoadedModule>(std::move(compiled->module),
+                                                                 std::move(load));
+  if (loaded->PendingDecisions() > 0) {
     absl::MutexLock lock(&context->mu);
-    context->decided.AddRecords(module->compiled->decisions);
-    if (module->compiled->PendingDecisions() > 0) {
-      if (context->background == nullptr) {
-        context->background =
-            std::make_unique<tessera::service::BackgroundDecisions>(context->service.get());
-      }
-      module->pending = context->background->Submit(std::string(source, source_size), compile);
+    if (context->background == nullptr) {
+      context->background =
+          std::make_unique<tessera::service::BackgroundDecisions>(context->service.get());
     }
+    loaded->MeasureInBackground(*context->background, std::string(source, source_size), compile);
   }
-  *out_module = module.release();
+  *out_module = tessera::capi::WrapModule(context, std::move(loaded)).release();
   return nullptr;
 }
 
@@ -173,9 +176,7 @@ tessera_jit_error_t* tessera_jit_package_write(const tessera_jit_module_t* const
     const tessera_jit_module_t* module = modules[i];
     if (module == nullptr) return InvalidArgument(absl::StrCat("modules[", i, "] is NULL"));
     // The code serving now, as TESSERA_JIT_TEXT_PACKAGE takes it.
-    const bool swapped = module->swapped.load(std::memory_order_acquire);
-    entries.push_back(
-        tessera::service::MakePackageEntry(swapped ? *module->measured : *module->compiled));
+    entries.push_back(module->loaded->ServingPackageEntry());
   }
   absl::StatusOr<std::string> package = tessera::service::WritePackage(entries);
   if (!package.ok()) return MakeError(package.status());
@@ -198,7 +199,7 @@ tessera_jit_error_t* tessera_jit_module_load(tessera_jit_context_t* context, con
   tessera::jit::CompileOptions load;
   load.target = context->default_target;
   if (target != nullptr) {
-    auto parsed = tessera::jit::ParseTarget(target);
+    auto parsed = tessera::runtime::ParseTarget(target);
     if (!parsed.ok()) {
       return MakeError(absl::InvalidArgumentError(
           absl::StrCat("tessera_jit_module_load: target: ", parsed.status().message())));
@@ -219,44 +220,31 @@ tessera_jit_error_t* tessera_jit_module_load(tessera_jit_context_t* context, con
                                         : absl::string_view(static_cast<const char*>(data), size),
                                     load);
   if (!loaded.ok()) return MakeError(loaded.status());
-  std::unique_ptr<tessera_jit_module> module =
-      tessera::capi::WrapModule(context, std::move(*loaded));
-  {
-    absl::MutexLock lock(&context->mu);
-    context->decided.AddRecords(module->compiled->decisions);
-  }
-  *out_module = module.release();
+  *out_module = tessera::capi::WrapModule(
+                    context, std::make_unique<tessera::service::LoadedModule>(
+                                 std::move(*loaded), tessera::capi::LoadOptionsFor(context)))
+                    .release();
   return nullptr;
 }
 
 void tessera_jit_module_destroy(tessera_jit_module_t* module) {
   if (module == nullptr) return;
   tessera_jit_context* context = module->context;
-  if (module->pending != nullptr) module->pending->Abandon();
-  if (module->device_host != nullptr) {
-    tessera::runtime::ScopedCurrentContext keep_callers_context;
-    // The host code's destructors unload the device image on the module's device.
-    tessera::runtime::InvocationScope scope(module->context->device, nullptr);
-    if (auto runtime = GpuRuntime::Get(); runtime.ok()) {
-      (void)(*runtime)->Activate(module->context->device);
-    }
-    module->device_host.reset();
-  }
-  delete module;
+  delete module;  // the loaded module abandons its background work and unloads its code
   tessera::capi::ReleaseContext(context);
 }
 
 size_t tessera_jit_module_get_entry_count(const tessera_jit_module_t* module) {
-  return module == nullptr ? 0 : module->compiled->entries.size();
+  return module == nullptr ? 0 : module->loaded->entries().size();
 }
 
 const char* tessera_jit_module_get_entry_name(const tessera_jit_module_t* module, size_t index,
                                               size_t* out_size) {
-  if (module == nullptr || index >= module->compiled->entries.size()) {
+  if (module == nullptr || index >= module->loaded->entries().size()) {
     if (out_size != nullptr) *out_size = 0;
     return nullptr;
   }
-  const std::string& name = module->compiled->entries[index].name;
+  const std::string& name = module->loaded->entries()[index].name;
   if (out_size != nullptr) *out_size = name.size();
   return name.c_str();
 }
@@ -267,73 +255,32 @@ tessera_jit_error_t* tessera_jit_module_get_text(const tessera_jit_module_t* mod
   if (module == nullptr) return InvalidArgument("module is NULL");
   if (out_data == nullptr || out_size == nullptr)
     return InvalidArgument("out_data or out_size is NULL");
-  const std::string* text = nullptr;
+  tessera::service::ModuleText text_kind;
   switch (kind) {
     case TESSERA_JIT_TEXT_LLVM:
-      text = &module->compiled->host_llvm_ir;
+      text_kind = tessera::service::ModuleText::kLlvm;
       break;
     case TESSERA_JIT_TEXT_PTX:
-      text = &module->all_ptx;
+      text_kind = tessera::service::ModuleText::kPtx;
       break;
-    case TESSERA_JIT_TEXT_CUBIN: {
-      const auto& images = module->compiled->device_images;
-      if (images.size() == 1) {
-        text = &images.front().cubin;
-      } else if (images.size() > 1 && module->compiled->options.link_cubin) {
-        // Each kernel is an image of its own: one cubin with all of them, linked once.
-        absl::call_once(module->all_cubin_once, [module] {
-          std::vector<absl::string_view> ptx;
-          for (const auto& image : module->compiled->device_images) ptx.push_back(image.ptx);
-          module->all_cubin = tessera::jit::LinkPtxToCubin(ptx, module->compiled->options.arch,
-                                                           module->compiled->options.opt_level);
-        });
-        if (!module->all_cubin.ok()) return MakeError(module->all_cubin.status());
-        text = &*module->all_cubin;
-      }
+    case TESSERA_JIT_TEXT_CUBIN:
+      text_kind = tessera::service::ModuleText::kCubin;
       break;
-    }
-    case TESSERA_JIT_TEXT_PACKAGE: {
-      absl::call_once(module->package_once, [module] {
-        const bool swapped = module->swapped.load(std::memory_order_acquire);
-        const tessera::jit::CompiledModule& serving =
-            swapped ? *module->measured : *module->compiled;
-        module->package =
-            tessera::service::WritePackage({tessera::service::MakePackageEntry(serving)});
-      });
-      if (!module->package.ok()) return MakeError(module->package.status());
-      *out_data = module->package->data();
-      *out_size = module->package->size();
-      return nullptr;
-    }
+    case TESSERA_JIT_TEXT_PACKAGE:
+      text_kind = tessera::service::ModuleText::kPackage;
+      break;
     case TESSERA_JIT_TEXT_DECISIONS:
-    case TESSERA_JIT_TEXT_PLAN: {
-      // The serving module's (background decisions swap in the measured one).
-      const bool swapped = module->swapped.load(std::memory_order_acquire);
-      const std::string& json =
-          kind == TESSERA_JIT_TEXT_DECISIONS
-              ? (swapped ? module->measured_decisions_json : module->decisions_json)
-              : (swapped ? module->measured_plan_json : module->plan_json);
-      *out_data = json.c_str();  // "[]" for a module without Tile ops
-      *out_size = json.size();
-      return nullptr;
-    }
+      text_kind = tessera::service::ModuleText::kDecisions;
+      break;
+    case TESSERA_JIT_TEXT_PLAN:
+      text_kind = tessera::service::ModuleText::kPlan;
+      break;
     default:
       return InvalidArgument(absl::StrCat("unknown text kind ", static_cast<int>(kind)));
   }
-  if (kind == TESSERA_JIT_TEXT_CUBIN && module->compiled->options.target == Target::kNvptx &&
-      !module->compiled->options.link_cubin) {
-    return MakeError(absl::NotFoundError(
-        "the module has no cubin: it was compiled to PTX only (TESSERA_JIT_PTX_ONLY)"));
-  }
-  if (text == nullptr || text->empty()) {
-    return MakeError(absl::NotFoundError(absl::StrCat(
-        "the module has no ",
-        kind == TESSERA_JIT_TEXT_LLVM  ? "LLVM IR"
-        : kind == TESSERA_JIT_TEXT_PTX ? "PTX"
-                                       : "cubin",
-        " (compiled for ", tessera::jit::TargetName(module->compiled->options.target), ")")));
-  }
-  *out_data = text->c_str();
+  absl::StatusOr<absl::string_view> text = module->loaded->Text(text_kind);
+  if (!text.ok()) return MakeError(text.status());
+  *out_data = text->data();
   *out_size = text->size();
   return nullptr;
 }
@@ -344,66 +291,28 @@ tessera_jit_error_t* tessera_jit_module_get_function(tessera_jit_module_t* modul
   if (module == nullptr) return InvalidArgument("module is NULL");
   if (name == nullptr) return InvalidArgument("name is NULL");
   if (out_function == nullptr) return InvalidArgument("out_function is NULL");
-  std::string key(name, name_size);
-  const EntryFunction* entry = nullptr;
-  std::vector<std::string> names;
-  for (const EntryFunction& candidate : module->compiled->entries) {
-    names.push_back(candidate.name);
-    if (candidate.name == key) entry = &candidate;
-  }
-  if (entry == nullptr) {
-    return MakeError(absl::NotFoundError(absl::StrCat(
-        "no entry function @", key, "; the module has: ", absl::StrJoin(names, ", "))));
-  }
-  if (module->compiled->options.target == Target::kHost && module->compiled->host == nullptr) {
-    // Compiled for a CPU whose code cannot run here (tessera_jit_compile_options_t.host_cpu).
-    absl::Status runs = tessera::runtime::CheckHostCodeRunsHere(module->compiled->host_object.cpu);
-    return MakeError(absl::FailedPreconditionError(absl::StrCat(
-        "@", key, " cannot run here: ", runs.message(),
-        "; package the module (tessera_jit_package_write) for a machine that has them")));
-  }
-  if (module->compiled->options.target == Target::kNvptx) {
-    absl::call_once(module->device_host_once, [module] {
-      auto host = tessera::jit::LoadHostCode(*module->compiled);
-      if (host.ok()) {
-        module->device_host = std::move(*host);
-      } else {
-        module->device_host_status = host.status();
-      }
-    });
-    if (!module->device_host_status.ok()) return MakeError(module->device_host_status);
-  }
+  const absl::string_view key(name, name_size);
   absl::MutexLock lock(&module->mu);
-  std::unique_ptr<tessera_jit_function>& function = module->functions[key];
-  if (function == nullptr) {
-    auto entry_point = module->executable()->Lookup(key);
-    if (!entry_point.ok()) {
-      module->functions.erase(key);  // no empty slot left behind
-      return MakeError(entry_point.status());
-    }
-    function = std::make_unique<tessera_jit_function>();
-    function->module = module;
-    function->entry = entry;
-    function->entry_point = *entry_point;
-    if (module->swapped.load(std::memory_order_acquire)) {
-      auto measured = module->measured->host->Lookup(key);
-      if (!measured.ok()) {
-        module->functions.erase(key);
-        return MakeError(measured.status());
-      }
-      function->measured_entry_point.store(*measured, std::memory_order_release);
-    }
+  auto it = module->functions.find(key);
+  if (it == module->functions.end()) {
+    absl::StatusOr<tessera::service::LoadedModule::Function*> function =
+        module->loaded->GetFunction(key);
+    if (!function.ok()) return MakeError(function.status());
+    auto handle = std::make_unique<tessera_jit_function>();
+    handle->module = module;
+    handle->function = *function;
+    it = module->functions.emplace(std::string(key), std::move(handle)).first;
   }
-  *out_function = function.get();
+  *out_function = it->second.get();
   return nullptr;
 }
 
 size_t tessera_jit_function_get_arg_count(const tessera_jit_function_t* function) {
-  return function == nullptr ? 0 : function->entry->arguments.size();
+  return function == nullptr ? 0 : function->function->entry().arguments.size();
 }
 
 size_t tessera_jit_function_get_result_count(const tessera_jit_function_t* function) {
-  return function == nullptr ? 0 : function->entry->results.size();
+  return function == nullptr ? 0 : function->function->entry().results.size();
 }
 
 tessera_jit_error_t* tessera_jit_function_get_arg_info(const tessera_jit_function_t* function,
@@ -417,10 +326,10 @@ tessera_jit_error_t* tessera_jit_function_get_arg_info(const tessera_jit_functio
       !status.ok()) {
     return MakeError(status);
   }
-  const std::vector<EntryArgument>& list =
-      result != 0 ? function->entry->results : function->entry->arguments;
+  const EntryFunction& entry = function->function->entry();
+  const std::vector<EntryArgument>& list = result != 0 ? entry.results : entry.arguments;
   if (index >= list.size()) {
-    return InvalidArgument(absl::StrCat("@", function->entry->name, " has ", list.size(),
+    return InvalidArgument(absl::StrCat("@", entry.name, " has ", list.size(),
                                         result != 0 ? " result(s)" : " argument(s)", "; index ",
                                         index, " is out of range"));
   }

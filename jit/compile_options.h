@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "runtime/target.h"
 
 namespace tessera::jit {
 
@@ -25,29 +26,15 @@ class Plan;
 
 namespace tessera::jit {
 
-/// The two targets that compile the same IR: NVIDIA GPUs (PTX + cubin) and the host CPU (native
-/// code through LLVM ORC; also the accuracy reference).
-enum class Target { kHost, kNvptx };
+using runtime::ParseTarget;
+using runtime::PtxFeatures;
+using runtime::SupportedArchs;
+using runtime::Target;
+using runtime::TargetName;
+using runtime::ValidateArch;
 
-/// "host" or "nvptx".
-absl::string_view TargetName(Target target);
-
-/// Parses "host" / "nvptx"; anything else is InvalidArgument naming what was expected.
-absl::StatusOr<Target> ParseTarget(absl::string_view name);
-
-/// The GPU architectures the nvptx target compiles for, oldest first: sm_75 … sm_90a (Turing
-/// to Hopper) and the Blackwell generation sm_100, sm_103, sm_110, sm_120, sm_121 with their
-/// arch-specific `a` variants (CUDA 13 supports sm_75 and newer).
-const std::vector<std::string>& SupportedArchs();
-
-/// OK for a supported arch; Unimplemented naming the supported ones otherwise.
-absl::Status ValidateArch(absl::string_view arch);
-
-/// The NVPTX feature string that selects the PTX ISA `arch` is compiled with, e.g. "+ptx80"
-/// for sm_90, "+ptx86" for sm_100; "" for an unsupported arch.
-std::string PtxFeatures(absl::string_view arch);
-
-/// Options of one compile. Copyable.
+/// Options of one compile: everything a caller may set. (What the compiler's own recompiles
+/// change beside these is jit/internal_compile.h.) Copyable.
 struct CompileOptions {
   Target target = Target::kHost;
   /// GPU architecture for nvptx, e.g. "sm_90". Ignored for host.
@@ -82,15 +69,6 @@ struct CompileOptions {
   /// "cublas", a declared one) or "compiled". A `delegate = "…"` attribute on the op wins over
   /// it. Empty: the arbiter chooses.
   std::string matmul_delegate;
-  /// Forces every Tile op, of any kind, onto one candidate id ("compiled", a kernel variant
-  /// `compiled.<schedule>`, a provider) — what `tessera.candidate` on each op would; an
-  /// attribute on the op wins over it, and it over `matmul_delegate`. The arbiter's probe
-  /// compiles (one op per module) use it. Empty: none.
-  std::string forced_candidate;
-  /// Each Tile op is decided by the arbiter (arbiter/arbiter.h): contract gates, accuracy
-  /// probes against the host reference, measurement. Off: a forced candidate runs as declared
-  /// and everything else compiled, unprobed and unrecorded (the arbiter's own probe compiles).
-  bool arbitrate = true;
   /// Where decisions are reused from and kept; null: every compile decides afresh.
   std::shared_ptr<arbiter::DecisionCache> decisions;
   /// How long candidates may run for one decision (warm-up and timed samples), > 0.
@@ -109,14 +87,6 @@ struct CompileOptions {
   /// change their results between calls.
   bool background_decisions = false;
   bool background_deterministic = false;
-  /// Composed accuracy (jit/arbitration/composed_accuracy.h): a host compile in which a delegate
-  /// serves a Tile op checks each such entry on a probe against the reference plan and reverts the
-  /// op contributing most error while the entry is over its budget. Off for the check's own
-  /// recompiles.
-  bool check_composed_accuracy = true;
-  /// Tile ops (by location, "file:line:col") that take the compiled lowering whatever was
-  /// decided or forced, with why (the composed accuracy check's recompiles).
-  std::map<std::string, std::string> revert_to_compiled;
 };
 
 /// What a delegate's arch envelope is matched against: "host" for the host target, the arch

@@ -2,6 +2,7 @@
 // JIT the host code (host) or extract PTX and link cubins (nvptx).
 #include "jit/compiler.h"
 
+#include <chrono>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -29,6 +30,7 @@
 #include "jit/delegates/delegate_targets.h"
 #include "jit/delegates/registry.h"
 #include "jit/diagnostics.h"
+#include "jit/internal_compile.h"
 #include "jit/pipeline.h"
 #include "jit/stage_clock.h"
 #include "llvm/Support/raw_ostream.h"
@@ -96,7 +98,8 @@ absl::Status CheckOptions(const CompileOptions& options) {
 }
 
 /// Decides every Tile op (arbiter/arbiter.h) and writes the decisions back into `module`.
-absl::Status ArbitrateModule(mlir::ModuleOp module, CompiledModule& out) {
+absl::Status ArbitrateModule(mlir::ModuleOp module, const InternalCompileOptions& internal,
+                             CompiledModule& out) {
   const CompileOptions& options = out.options;
   TileOpArbitration selection;
   selection.target = options.target;
@@ -104,7 +107,7 @@ absl::Status ArbitrateModule(mlir::ModuleOp module, CompiledModule& out) {
   selection.deterministic = options.deterministic;
   selection.batch_invariant = options.batch_invariant;
   selection.forced = options.matmul_delegate;
-  selection.forced_every_op = options.forced_candidate;
+  selection.forced_every_op = internal.forced_candidate;
   selection.registry = options.delegates.get();
   selection.toolchain = Toolchain::Current().ToString();
   // Host code for a named CPU is measured (where it runs) apart from this machine's own code.
@@ -118,12 +121,12 @@ absl::Status ArbitrateModule(mlir::ModuleOp module, CompiledModule& out) {
   // contest is decided unprobed (a plan or a forced candidate still applies) and not cached.
   const bool measurable =
       options.target != Target::kHost || runtime::CheckHostCodeRunsHere(host.id).ok();
-  if (options.arbitrate) {
+  if (internal.arbitrate) {
     selection.arbitrate = [&](const arbiter::ArbitrationPoint& decided,
                               const std::vector<arbiter::Candidate>& candidates) {
       arbiter::ArbitrationPoint point = decided;
-      if (auto revert = options.revert_to_compiled.find(point.location);
-          revert != options.revert_to_compiled.end()) {
+      if (auto revert = internal.revert_to_compiled.find(point.location);
+          revert != internal.revert_to_compiled.end()) {
         point.forced = arbiter::kCompiledCandidate;
         point.forced_by = revert->second;
       }
@@ -158,17 +161,24 @@ std::string PipelineKey(const CompileOptions& options, const PipelineOptions& pi
                       reinterpret_cast<uintptr_t>(options.delegates.get()));
 }
 
+/// Compiles `source` in `session`: `parsed` is its module when ParseForCompile parsed it
+/// (`parse_ms` earlier), else null and it is parsed here.
 absl::Status CompileInSession(CompileSession& session, absl::string_view source,
-                              CompiledModule& out) {
+                              mlir::OwningOpRef<mlir::ModuleOp> parsed, double parse_ms,
+                              const InternalCompileOptions& internal, CompiledModule& out) {
   const CompileOptions& options = out.options;
   mlir::MLIRContext& context = session.context();
   DiagnosticCollector diagnostics(context);
   std::optional<StageClock> parse_clock(std::in_place, out.stage_ms, "parse");
-  TESSERA_ASSIGN_OR_RETURN(mlir::OwningOpRef<mlir::ModuleOp> module,
-                           ParseSource(context, diagnostics, source, options.source_name));
+  mlir::OwningOpRef<mlir::ModuleOp> module = std::move(parsed);
+  if (!module) {
+    TESSERA_ASSIGN_OR_RETURN(module,
+                             ParseSource(context, diagnostics, source, options.source_name));
+  }
   TESSERA_RETURN_IF_ERROR(CheckAllowedIr(*module, options.target));
   TESSERA_ASSIGN_OR_RETURN(out.entries, DescribeEntries(*module, source));
   parse_clock.reset();
+  out.stage_ms.back().second += parse_ms;
   for (mlir::func::FuncOp function : EntryFunctions(*module)) {
     if (auto accuracy = getDeclaredAccuracy(function)) {
       out.declared_accuracy[function.getName().str()] = {accuracy->first, accuracy->second};
@@ -186,7 +196,7 @@ absl::Status CompileInSession(CompileSession& session, absl::string_view source,
   // contract checks see it.
   {
     StageClock clock(out.stage_ms, "arbitrate");
-    TESSERA_RETURN_IF_ERROR(ArbitrateModule(*module, out));
+    TESSERA_RETURN_IF_ERROR(ArbitrateModule(*module, internal, out));
   }
   if (options.dump_stages) out.stages.emplace_back("arbitrate", OperationText(*module));
   TESSERA_RETURN_IF_ERROR(
@@ -226,43 +236,104 @@ absl::Status CompileInSession(CompileSession& session, absl::string_view source,
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<CompiledModule>> Compile(absl::string_view source,
-                                                        const CompileOptions& options) {
+/// A parsed source and the session its module lives on (returned to the pool with it).
+struct ParsedSource::State {
+  std::unique_ptr<CompileSession> session;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  std::string source;
+  std::string canonical;
+  double parse_ms = 0;
+
+  ~State() {
+    module = nullptr;  // it lives on the session's context
+    if (session != nullptr) Sessions().Release(std::move(session));
+  }
+};
+
+ParsedSource::ParsedSource(std::unique_ptr<State> state) : state_(std::move(state)) {}
+ParsedSource::ParsedSource(ParsedSource&&) noexcept = default;
+ParsedSource& ParsedSource::operator=(ParsedSource&&) noexcept = default;
+ParsedSource::~ParsedSource() = default;
+
+const std::string& ParsedSource::canonical() const { return state_->canonical; }
+
+absl::StatusOr<ParsedSource> Parse(absl::string_view source, absl::string_view source_name) {
+  auto state = std::make_unique<ParsedSource::State>();
+  state->session = Sessions().Acquire();
+  state->source = std::string(source);
+  const auto start = std::chrono::steady_clock::now();
+  {
+    // The diagnostic handler lives on the session's context: it ends inside this scope.
+    DiagnosticCollector diagnostics(state->session->context());
+    TESSERA_ASSIGN_OR_RETURN(state->module, ParseSource(state->session->context(), diagnostics,
+                                                        source, std::string(source_name)));
+  }
+  state->parse_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  // The generic form without locations: comments, whitespace and SSA names are gone, every
+  // semantic detail stays.
+  llvm::raw_string_ostream os(state->canonical);
+  mlir::OpPrintingFlags flags;
+  flags.printGenericOpForm();
+  state->module->print(os, flags);
+  return ParsedSource(std::move(state));
+}
+
+absl::StatusOr<std::string> CanonicalSource(absl::string_view source) {
+  TESSERA_ASSIGN_OR_RETURN(ParsedSource parsed, Parse(source, "<source>"));
+  return parsed.canonical();
+}
+
+namespace {
+
+/// A compile of `source` (`parsed` when already parsed, else null) under `options`, then the
+/// composed accuracy check, whose recompiles parse the text again.
+absl::StatusOr<std::unique_ptr<CompiledModule>> CompileSource(
+    std::string source, std::unique_ptr<ParsedSource::State> parsed, const CompileOptions& options,
+    const InternalCompileOptions& internal) {
   TESSERA_RETURN_IF_ERROR(CheckOptions(options));
   auto out = std::make_unique<CompiledModule>();
   out->options = options;
   out->options.deterministic |= options.batch_invariant;
-  std::unique_ptr<CompileSession> session = Sessions().Acquire();
-  absl::Status status = CompileInSession(*session, source, *out);
-  Sessions().Release(std::move(session));
+  absl::Status status;
+  if (parsed != nullptr) {
+    status = CompileInSession(*parsed->session, source, std::move(parsed->module), parsed->parse_ms,
+                              internal, *out);
+    parsed.reset();  // the session goes back to the pool
+  } else {
+    std::unique_ptr<CompileSession> session = Sessions().Acquire();
+    status = CompileInSession(*session, source, nullptr, 0, internal, *out);
+    Sessions().Release(std::move(session));
+  }
   if (!status.ok()) return status;
-  if (out->options.check_composed_accuracy && out->options.arbitrate && out->host != nullptr) {
-    const std::string text(source);
+  if (internal.check_composed_accuracy && internal.arbitrate && out->host != nullptr) {
     TESSERA_RETURN_IF_ERROR(CheckComposedAccuracy(
-        [&text](const CompileOptions& recompile) { return Compile(text, recompile); }, out));
+        [&source](const CompileOptions& options, const InternalCompileOptions& recompile) {
+          return CompileInternal(source, options, recompile);
+        },
+        out));
   }
   return out;
 }
 
-absl::StatusOr<std::string> CanonicalSource(absl::string_view source) {
-  std::unique_ptr<CompileSession> session = Sessions().Acquire();
-  absl::StatusOr<std::string> text = [&]() -> absl::StatusOr<std::string> {
-    // Everything that lives on the session's context (the diagnostic handler, the module)
-    // ends inside this scope, before the session can be retired below.
-    DiagnosticCollector diagnostics(session->context());
-    TESSERA_ASSIGN_OR_RETURN(mlir::OwningOpRef<mlir::ModuleOp> module,
-                             ParseSource(session->context(), diagnostics, source, "<source>"));
-    // The generic form without locations: comments, whitespace and SSA names are gone, every
-    // semantic detail stays.
-    std::string printed;
-    llvm::raw_string_ostream os(printed);
-    mlir::OpPrintingFlags flags;
-    flags.printGenericOpForm();
-    module->print(os, flags);
-    return printed;
-  }();
-  Sessions().Release(std::move(session));
-  return text;
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<CompiledModule>> Compile(absl::string_view source,
+                                                        const CompileOptions& options) {
+  return CompileSource(std::string(source), nullptr, options, InternalCompileOptions());
+}
+
+absl::StatusOr<std::unique_ptr<CompiledModule>> Compile(ParsedSource parsed,
+                                                        const CompileOptions& options) {
+  std::string source = parsed.state_->source;
+  return CompileSource(std::move(source), std::move(parsed.state_), options,
+                       InternalCompileOptions());
+}
+
+absl::StatusOr<std::unique_ptr<CompiledModule>> CompileInternal(
+    absl::string_view source, const CompileOptions& options,
+    const InternalCompileOptions& internal) {
+  return CompileSource(std::string(source), nullptr, options, internal);
 }
 
 }  // namespace tessera::jit

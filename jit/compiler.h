@@ -3,6 +3,7 @@
 #define TESSERA_JIT_COMPILER_H_
 
 #include <memory>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -18,6 +19,35 @@ namespace tessera::jit {
 /// Unimplemented; a missing CUDA toolkit (libdevice) → FailedPrecondition; nvJitLink failing
 /// on generated PTX → Internal. Never aborts. Thread-safe: compiles may run concurrently.
 absl::StatusOr<std::unique_ptr<CompiledModule>> Compile(absl::string_view source,
+                                                        const CompileOptions& options);
+
+/// Tessera IR parsed once, for the compile service: the canonical text it keys by, and the
+/// parsed module a miss compiles without parsing again. Holds one of the compiler's sessions
+/// until it is compiled or destroyed. Movable; one thread at a time.
+class ParsedSource {
+ public:
+  struct State;
+  explicit ParsedSource(std::unique_ptr<State> state);
+  ParsedSource(ParsedSource&&) noexcept;
+  ParsedSource& operator=(ParsedSource&&) noexcept;
+  ~ParsedSource();
+
+  /// The text CanonicalSource gives for it.
+  const std::string& canonical() const;
+
+ private:
+  friend absl::StatusOr<std::unique_ptr<CompiledModule>> Compile(ParsedSource parsed,
+                                                                 const CompileOptions& options);
+  std::unique_ptr<State> state_;
+};
+
+/// Parses `source`, its diagnostics naming `source_name` (as CompileOptions::source_name does
+/// for Compile): InvalidArgument with every diagnostic when it does not parse. Thread-safe.
+absl::StatusOr<ParsedSource> Parse(absl::string_view source, absl::string_view source_name);
+
+/// Compile of a source Parse parsed, without parsing it again (`options.source_name` should be
+/// the name it was parsed under).
+absl::StatusOr<std::unique_ptr<CompiledModule>> Compile(ParsedSource parsed,
                                                         const CompileOptions& options);
 
 /// Links a module's host machine code (CompiledModule::host_object; no code generation) so its

@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "arbiter/decision_record.h"
-#include "jit/admission/entry_contract.h"
+#include "runtime/entry_contract.h"
 #include "service/binary_io.h"
 
 namespace tessera::service {
@@ -14,7 +14,7 @@ namespace {
 
 constexpr char kMagic[8] = {'T', 'S', 'R', 'A', 'R', 'T', '\n', '\0'};
 
-void WriteArgument(Writer& w, const jit::EntryArgument& argument) {
+void WriteArgument(Writer& w, const runtime::EntryArgument& argument) {
   w.I64(static_cast<int64_t>(argument.kind));
   w.String(argument.name);
   w.String(argument.type);
@@ -26,7 +26,7 @@ void WriteArgument(Writer& w, const jit::EntryArgument& argument) {
   w.I64(argument.written);
 }
 
-bool ReadArgument(Reader& r, jit::EntryArgument& argument) {
+bool ReadArgument(Reader& r, runtime::EntryArgument& argument) {
   int kind = 0;
   int type_class = 0;
   uint64_t dims = 0;
@@ -37,14 +37,14 @@ bool ReadArgument(Reader& r, jit::EntryArgument& argument) {
   // What the compiler can describe (jit/admission/ir_allowlist.cc): anything else is a damaged
   // artifact, never a value invoke would trust.
   const int bits = argument.element.bits;
-  if (kind < 0 || kind > static_cast<int>(jit::EntryArgument::Kind::kScalar) || type_class < 0 ||
-      type_class > static_cast<int>(jit::ElementType::Class::kFloat8E5M2) ||
+  if (kind < 0 || kind > static_cast<int>(runtime::EntryArgument::Kind::kScalar) ||
+      type_class < 0 || type_class > static_cast<int>(runtime::ElementType::Class::kFloat8E5M2) ||
       (bits != 1 && bits != 8 && bits != 16 && bits != 32 && bits != 64) || argument.rank < 0 ||
       argument.rank > 64) {
     return false;
   }
-  argument.kind = static_cast<jit::EntryArgument::Kind>(kind);
-  argument.element.type_class = static_cast<jit::ElementType::Class>(type_class);
+  argument.kind = static_cast<runtime::EntryArgument::Kind>(kind);
+  argument.element.type_class = static_cast<runtime::ElementType::Class>(type_class);
   argument.shape.resize(dims);
   for (int64_t& size : argument.shape) {
     if (!r.I64(size)) return false;
@@ -55,34 +55,34 @@ bool ReadArgument(Reader& r, jit::EntryArgument& argument) {
   return true;
 }
 
-void WriteSizeSource(Writer& w, const jit::SizeSource& source) {
+void WriteSizeSource(Writer& w, const runtime::SizeSource& source) {
   w.I64(static_cast<int64_t>(source.kind));
   w.I64(source.argument);
   w.I64(source.dim);
   w.I64(source.value);
 }
 
-bool ReadSizeSource(Reader& r, jit::SizeSource& source) {
+bool ReadSizeSource(Reader& r, runtime::SizeSource& source) {
   int kind = 0;
-  if (!r.Int(kind) || kind < 0 || kind > static_cast<int>(jit::SizeSource::Kind::kConstant)) {
+  if (!r.Int(kind) || kind < 0 || kind > static_cast<int>(runtime::SizeSource::Kind::kConstant)) {
     return false;
   }
-  source.kind = static_cast<jit::SizeSource::Kind>(kind);
+  source.kind = static_cast<runtime::SizeSource::Kind>(kind);
   return r.I64(source.argument) && r.I64(source.dim) && r.I64(source.value);
 }
 
 /// A size source read from disk must name an argument of its entry of the right kind, so a
 /// damaged artifact can never make invoke index past the argument list.
-bool ValidSizeSource(const jit::SizeSource& source, const jit::EntryFunction& entry) {
-  if (source.kind == jit::SizeSource::Kind::kConstant) return true;
+bool ValidSizeSource(const runtime::SizeSource& source, const runtime::EntryFunction& entry) {
+  if (source.kind == runtime::SizeSource::Kind::kConstant) return true;
   if (source.argument < 0 || source.argument >= static_cast<int64_t>(entry.arguments.size())) {
     return false;
   }
-  const jit::EntryArgument& argument = entry.arguments[source.argument];
-  if (source.kind == jit::SizeSource::Kind::kScalar) {
-    return argument.kind == jit::EntryArgument::Kind::kScalar;
+  const runtime::EntryArgument& argument = entry.arguments[source.argument];
+  if (source.kind == runtime::SizeSource::Kind::kScalar) {
+    return argument.kind == runtime::EntryArgument::Kind::kScalar;
   }
-  return argument.kind == jit::EntryArgument::Kind::kMemRef && source.dim >= 0 &&
+  return argument.kind == runtime::EntryArgument::Kind::kMemRef && source.dim >= 0 &&
          source.dim < argument.rank;
 }
 
@@ -100,15 +100,15 @@ std::string SerializeArtifact(const jit::CompiledModule& module) {
   w.I64(o.link_cubin);
   w.String(o.source_name);
   w.U64(module.entries.size());
-  for (const jit::EntryFunction& entry : module.entries) {
+  for (const runtime::EntryFunction& entry : module.entries) {
     w.String(entry.name);
     w.I64(entry.deterministic);
     w.U64(entry.arguments.size());
-    for (const jit::EntryArgument& argument : entry.arguments) WriteArgument(w, argument);
+    for (const runtime::EntryArgument& argument : entry.arguments) WriteArgument(w, argument);
     w.U64(entry.results.size());
-    for (const jit::EntryArgument& result : entry.results) WriteArgument(w, result);
+    for (const runtime::EntryArgument& result : entry.results) WriteArgument(w, result);
     w.U64(entry.size_constraints.size());
-    for (const jit::SizeConstraint& constraint : entry.size_constraints) {
+    for (const runtime::SizeConstraint& constraint : entry.size_constraints) {
       WriteSizeSource(w, constraint.size);
       WriteSizeSource(w, constraint.must_equal);
       w.String(constraint.reason);
@@ -131,7 +131,6 @@ std::string SerializeArtifact(const jit::CompiledModule& module) {
   w.U64(module.runtime_checks.size());
   for (const std::string& message : module.runtime_checks) w.String(message);
   w.String(o.matmul_delegate);
-  w.I64(o.arbitrate);
   w.String(arbiter::ToJson(module.decisions));
   w.U64(module.device_images.size());
   for (const jit::DeviceImage& image : module.device_images) {
@@ -167,13 +166,13 @@ absl::StatusOr<std::unique_ptr<jit::CompiledModule>> DeserializeArtifact(const s
       !r.Int(link_cubin) || !r.String(o.source_name)) {
     return broken("options");
   }
-  o.target = static_cast<jit::Target>(target);
+  o.target = static_cast<runtime::Target>(target);
   o.deterministic = deterministic != 0;
   o.link_cubin = link_cubin != 0;
   uint64_t entries = 0;
   if (!r.Count(entries)) return broken("entries");
   module->entries.resize(entries);
-  for (jit::EntryFunction& entry : module->entries) {
+  for (runtime::EntryFunction& entry : module->entries) {
     int entry_deterministic = 0;
     uint64_t arguments = 0;
     uint64_t results = 0;
@@ -182,15 +181,15 @@ absl::StatusOr<std::unique_ptr<jit::CompiledModule>> DeserializeArtifact(const s
     }
     entry.deterministic = entry_deterministic != 0;
     entry.arguments.resize(arguments);
-    for (jit::EntryArgument& argument : entry.arguments) {
+    for (runtime::EntryArgument& argument : entry.arguments) {
       if (!ReadArgument(r, argument)) return broken("argument");
     }
     if (!r.Count(results)) return broken("results");
     entry.results.resize(results);
-    for (jit::EntryArgument& result : entry.results) {
+    for (runtime::EntryArgument& result : entry.results) {
       if (!ReadArgument(r, result)) return broken("result");
     }
-    for (const jit::EntryArgument& argument : entry.arguments) {
+    for (const runtime::EntryArgument& argument : entry.arguments) {
       if (argument.rank < 0 || argument.shape.size() != static_cast<size_t>(argument.rank)) {
         return broken("argument shape");
       }
@@ -198,18 +197,18 @@ absl::StatusOr<std::unique_ptr<jit::CompiledModule>> DeserializeArtifact(const s
     uint64_t constraints = 0;
     if (!r.Count(constraints)) return broken("shape contract");
     entry.size_constraints.resize(constraints);
-    for (jit::SizeConstraint& constraint : entry.size_constraints) {
+    for (runtime::SizeConstraint& constraint : entry.size_constraints) {
       int64_t relation = 0;
       if (!ReadSizeSource(r, constraint.size) || !ReadSizeSource(r, constraint.must_equal) ||
           !r.String(constraint.reason) || !r.I64(relation) || relation < 0 ||
-          relation > static_cast<int64_t>(jit::SizeRelation::kAtMost) ||
+          relation > static_cast<int64_t>(runtime::SizeRelation::kAtMost) ||
           !ValidSizeSource(constraint.size, entry) ||
           !ValidSizeSource(constraint.must_equal, entry)) {
         return broken("shape contract");
       }
-      constraint.relation = static_cast<jit::SizeRelation>(relation);
+      constraint.relation = static_cast<runtime::SizeRelation>(relation);
     }
-    jit::DeriveSizeSources(entry);
+    runtime::DeriveSizeSources(entry);
   }
   uint64_t images = 0;
   if (!r.String(module->host_llvm_ir) || !r.String(module->host_object.object) ||
@@ -242,12 +241,8 @@ absl::StatusOr<std::unique_ptr<jit::CompiledModule>> DeserializeArtifact(const s
   for (std::string& message : module->runtime_checks) {
     if (!r.String(message)) return broken("run-time check");
   }
-  int arbitrate = 0;
   std::string decisions;
-  if (!r.String(o.matmul_delegate) || !r.Int(arbitrate) || !r.String(decisions)) {
-    return broken("decisions");
-  }
-  o.arbitrate = arbitrate != 0;
+  if (!r.String(o.matmul_delegate) || !r.String(decisions)) return broken("decisions");
   absl::StatusOr<std::vector<arbiter::DecisionRecord>> records =
       arbiter::RecordsFromJson(decisions);
   if (!records.ok()) return broken(records.status().message());

@@ -39,7 +39,7 @@ absl::StatusOr<std::shared_ptr<const jit::CompiledModule>> Load(
   module->options.delegates = options.delegates;
   module->options.source_name = options.source_name;
   bool foreign_cpu = false;
-  if (module->options.target == jit::Target::kHost && !options.host_cpu.empty()) {
+  if (module->options.target == runtime::Target::kHost && !options.host_cpu.empty()) {
     // A compile naming a CPU: the entry must hold code for that CPU (the key says so).
     TESSERA_ASSIGN_OR_RETURN(runtime::HostTarget wanted,
                              runtime::ResolveHostTarget(options.host_cpu));
@@ -49,7 +49,7 @@ absl::StatusOr<std::shared_ptr<const jit::CompiledModule>> Load(
     }
     foreign_cpu = !runtime::CheckHostCodeRunsHere(wanted.id).ok();
   }
-  if (module->options.target == jit::Target::kHost && !foreign_cpu) {
+  if (module->options.target == runtime::Target::kHost && !foreign_cpu) {
     auto host = jit::LoadHostCode(*module);
     if (!host.ok()) return host.status();
     module->host = std::move(*host);
@@ -98,6 +98,16 @@ absl::StatusOr<CompileResult> CompileService::Compile(absl::string_view source,
 
 absl::StatusOr<CompileResult> CompileService::CompileRequest(absl::string_view source,
                                                              const jit::CompileOptions& options) {
+  // 0. The IR after each stage is never stored: a compile that records it is never cached.
+  if (options.dump_stages) {
+    absl::StatusOr<std::unique_ptr<jit::CompiledModule>> compiled = jit::Compile(source, options);
+    if (!compiled.ok()) return compiled.status();
+    Count(ModuleSource::kCompiled, nullptr);
+    return CompileResult{std::shared_ptr<const jit::CompiledModule>(*std::move(compiled)),
+                         "",
+                         ModuleSource::kCompiled,
+                         {}};
+  }
   const ToolchainIdentity toolchain = ToolchainFor(options_.toolchain, options);
   // 1. This exact request was compiled before and memory still holds it: no parsing.
   const std::string request = RequestText(source, options, toolchain);
@@ -110,19 +120,15 @@ absl::StatusOr<CompileResult> CompileService::CompileRequest(absl::string_view s
   if (auto hit = FromDiskByText(request, text_digest, options, text_entry, text_miss)) {
     return *std::move(hit);
   }
-  // 3. Parse and print the canonical form: comments, whitespace and SSA names drop out.
-  absl::StatusOr<std::string> canonical = jit::CanonicalSource(source);
-  if (!canonical.ok()) {
-    // Let the compiler report the error under the caller's source name.
-    auto compiled = jit::Compile(source, options);
-    if (!compiled.ok()) return compiled.status();
-    return canonical.status();
-  }
+  // 3. Parse, once (a miss compiles this parse), and print the canonical form: comments,
+  // whitespace and SSA names drop out. A syntax error names the caller's source.
+  absl::StatusOr<jit::ParsedSource> parsed = jit::Parse(source, options.source_name);
+  if (!parsed.ok()) return parsed.status();
   // 4. The key; 5. memory, disk or compile, once per key.
-  const cache::CacheKey key = ModuleKey(*canonical, options, toolchain);
+  const cache::CacheKey key = ModuleKey(parsed->canonical(), options, toolchain);
   const bool text_named_this_entry = !text_entry.empty() && text_entry == key.digest;
   absl::StatusOr<CompileResult> result =
-      CompileKey(key, source, options, text_named_this_entry ? &text_miss : nullptr);
+      CompileKey(key, *parsed, options, text_named_this_entry ? &text_miss : nullptr);
   // 6. Remember the text, in memory and on disk, for the next request spelled the same.
   if (result.ok() && result->module->PendingDecisions() == 0) {
     if (!text_digest.empty()) disk_->RecordText(text_digest, key.digest);
@@ -169,7 +175,7 @@ std::optional<CompileResult> CompileService::FromDiskByText(const std::string& r
 }
 
 absl::StatusOr<CompileResult> CompileService::CompileKey(const cache::CacheKey& key,
-                                                         absl::string_view source,
+                                                         jit::ParsedSource& source,
                                                          const jit::CompileOptions& options,
                                                          const cache::Miss* known_miss) {
   if (auto module = memory_.Get(key.digest)) {
@@ -191,7 +197,7 @@ absl::StatusOr<CompileResult> CompileService::CompileKey(const cache::CacheKey& 
 }
 
 absl::StatusOr<CompileResult> CompileService::LoadOrCompile(const cache::CacheKey& key,
-                                                            absl::string_view source,
+                                                            jit::ParsedSource& source,
                                                             const jit::CompileOptions& options,
                                                             const cache::Miss* known_miss) {
   cache::Miss miss;
@@ -235,7 +241,7 @@ absl::StatusOr<CompileResult> CompileService::LoadOrCompile(const cache::CacheKe
       miss = remote_miss;
     }
   }
-  auto compiled = jit::Compile(source, options);
+  auto compiled = jit::Compile(std::move(source), options);  // the parse from step 3
   if (!compiled.ok()) return compiled.status();
   std::shared_ptr<const jit::CompiledModule> module = std::move(*compiled);
   // Before the lease goes: waiters find the value. A module with pending decisions is this
@@ -290,7 +296,7 @@ absl::StatusOr<std::shared_ptr<const jit::CompiledModule>> CompileService::LoadP
       DeserializeArtifact(entry->artifact);
   if (!module.ok()) {
     return absl::DataLossError(absl::StrCat("a damaged Tessera package: its ",
-                                            jit::TargetName(entry->target), " ", entry->machine,
+                                            runtime::TargetName(entry->target), " ", entry->machine,
                                             " module: ", module.status().message()));
   }
   // Its diagnostics keep the name of the source it was compiled from.

@@ -1,5 +1,5 @@
 // The compile service: where a compile request goes, in order. Text → (the same text again?)
-// → parse and canonical form → key → memory → (one compile per key across threads and
+// → parse (once) and canonical form → key → memory → (one compile per key across threads and
 // processes) → disk → remote (one compile per key across the fleet) → compile → publish → load. The
 // compiler (jit/) compiles; the cache (cache/) stores bytes; the service decides and owns the
 // order.
@@ -27,6 +27,7 @@
 #include "cache/single_flight.h"
 #include "jit/compile_options.h"
 #include "jit/compiled_module.h"
+#include "jit/compiler.h"
 #include "service/module_key.h"
 
 namespace tessera::service {
@@ -84,8 +85,9 @@ class CompileService {
   /// The compiled module for `source` under `options`: from memory (the same text, or IR that
   /// differs only in comments, whitespace or SSA names), from disk, or compiled now — once per
   /// key however many threads and processes ask at the same time. Host-target modules come
-  /// back loaded (their entries callable). Compile errors pass through; running out of memory
-  /// is ResourceExhausted.
+  /// back loaded (their entries callable). A compile that records its stages
+  /// (CompileOptions::dump_stages) compiles afresh and is not stored. Compile errors pass
+  /// through; running out of memory is ResourceExhausted.
   absl::StatusOr<CompileResult> Compile(absl::string_view source,
                                         const jit::CompileOptions& options);
 
@@ -129,9 +131,10 @@ class CompileService {
                                               const std::string& text_digest,
                                               const jit::CompileOptions& options,
                                               std::string& digest, cache::Miss& miss);
-  Outcome CompileKey(const cache::CacheKey& key, absl::string_view source,
+  /// `source` is compiled (consumed) only on a miss.
+  Outcome CompileKey(const cache::CacheKey& key, jit::ParsedSource& source,
                      const jit::CompileOptions& options, const cache::Miss* known_miss);
-  Outcome LoadOrCompile(const cache::CacheKey& key, absl::string_view source,
+  Outcome LoadOrCompile(const cache::CacheKey& key, jit::ParsedSource& source,
                         const jit::CompileOptions& options, const cache::Miss* known_miss);
   /// The remote entry under `key` (maybe after another process's compile), deserialized,
   /// loaded and copied to disk; null with `miss` set and maybe `lease` taken otherwise.

@@ -18,18 +18,15 @@ namespace {
 template <typename Add>
 void ForEachComponent(absl::string_view ir, const jit::CompileOptions& options,
                       const ToolchainIdentity& toolchain, bool exact_toolkit, Add&& add) {
-  const bool nvptx = options.target == jit::Target::kNvptx;
+  const bool nvptx = options.target == runtime::Target::kNvptx;
   add("ir", ir);
-  add("target", jit::TargetName(options.target));
+  add("target", runtime::TargetName(options.target));
   add("arch", nvptx ? absl::string_view(options.arch) : "-");
   add("opt_level", options.opt_level);
   add("deterministic", options.deterministic ? "yes" : "no");
   add("link_cubin", options.link_cubin ? "yes" : "no");
   add("matmul_delegate",
       options.matmul_delegate.empty() ? absl::string_view("-") : options.matmul_delegate);
-  // Only when set, so that keys of compiles without it stay as they were.
-  if (!options.forced_candidate.empty()) add("forced_candidate", options.forced_candidate);
-  add("arbitrate", options.arbitrate ? "yes" : "no");
   add("batch_invariant", options.batch_invariant ? "yes" : "no");
   add("plan", options.plan == nullptr
                   ? std::string("-")
@@ -37,15 +34,7 @@ void ForEachComponent(absl::string_view ir, const jit::CompileOptions& options,
   // Where nvptx decisions are measured: one taken without a device (unprobed) is not reused
   // on a machine that has one, nor one measured on an H100 on an H200. (The host CPU is part
   // of the producer below.)
-  // The composed accuracy check (and the ops its recompiles revert) changes what runs.
-  add("composed_accuracy", absl::StrCat(options.check_composed_accuracy ? "checked" : "unchecked",
-                                        options.revert_to_compiled.empty() ? "" : "; reverted ",
-                                        absl::StrJoin(options.revert_to_compiled, ", ",
-                                                      [](std::string* out, const auto& entry) {
-                                                        absl::StrAppend(out, entry.first);
-                                                      })));
-  add("probe_device", nvptx && options.arbitrate ? jit::GpuProbeDevice(options.arch).description
-                                                 : std::string("-"));
+  add("probe_device", nvptx ? jit::GpuProbeDevice(options.arch).description : std::string("-"));
   // The producer.
   add("tessera", toolchain.tessera);
   add("llvm", toolchain.llvm);
@@ -71,8 +60,9 @@ void ForEachComponent(absl::string_view ir, const jit::CompileOptions& options,
   add("delegates", absl::StrJoin(toolchain.delegates, "; "));
 }
 
-/// The number of content components (`ir` and the options) ForEachComponent starts with.
-constexpr size_t kContentComponents = 12;
+/// The number of content components (`ir` and the options, through `probe_device`)
+/// ForEachComponent starts with.
+constexpr size_t kContentComponents = 10;
 
 }  // namespace
 
@@ -89,7 +79,7 @@ ToolchainIdentity ToolchainFor(const ToolchainIdentity& base, const jit::Compile
     toolchain.delegates.push_back(identity.ToString());
   }
   // Declared providers are arbiter candidates: a new one can change a decision.
-  for (jit::Target target : {jit::Target::kHost, jit::Target::kNvptx}) {
+  for (runtime::Target target : {runtime::Target::kHost, runtime::Target::kNvptx}) {
     for (const auto& provider : options.delegates->MatmulProviders(target)) {
       if (jit::delegates::BuiltinMatmulProvider(provider.name) == nullptr) {
         toolchain.delegates.push_back(provider.ToString());

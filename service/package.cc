@@ -46,8 +46,8 @@ std::string CurrentPackageToolchain() {
 PackageEntry MakePackageEntry(const jit::CompiledModule& module) {
   PackageEntry entry;
   entry.target = module.options.target;
-  entry.machine =
-      module.options.target == jit::Target::kHost ? module.host_object.cpu : module.options.arch;
+  entry.machine = module.options.target == runtime::Target::kHost ? module.host_object.cpu
+                                                                  : module.options.arch;
   entry.toolchain = CurrentPackageToolchain();
   entry.artifact = SerializeArtifact(module);
   return entry;
@@ -58,7 +58,7 @@ absl::StatusOr<std::string> WritePackage(const std::vector<PackageEntry>& entrie
     return absl::InvalidArgumentError(absl::StrCat("a package holds 1 to ", kMaxPackageEntries,
                                                    " targets, not ", entries.size()));
   }
-  std::set<std::pair<jit::Target, std::string>> seen;
+  std::set<std::pair<runtime::Target, std::string>> seen;
   Writer w;
   w.String(std::string(kMagic, sizeof(kMagic)));
   w.I64(kPackageFormatVersion);
@@ -66,8 +66,8 @@ absl::StatusOr<std::string> WritePackage(const std::vector<PackageEntry>& entrie
   for (const PackageEntry& entry : entries) {
     if (!seen.emplace(entry.target, entry.machine).second) {
       return absl::InvalidArgumentError(absl::StrCat("the package already holds ",
-                                                     jit::TargetName(entry.target), " code for ",
-                                                     entry.machine));
+                                                     runtime::TargetName(entry.target),
+                                                     " code for ", entry.machine));
     }
     w.I64(static_cast<int64_t>(entry.target));
     w.String(entry.machine);
@@ -116,11 +116,11 @@ absl::StatusOr<std::vector<PackageEntry>> ReadPackage(absl::string_view bytes) {
   std::vector<PackageEntry> entries(count);
   for (PackageEntry& entry : entries) {
     int64_t target = 0;
-    if (!r.I64(target) || (target != static_cast<int64_t>(jit::Target::kHost) &&
-                           target != static_cast<int64_t>(jit::Target::kNvptx))) {
+    if (!r.I64(target) || (target != static_cast<int64_t>(runtime::Target::kHost) &&
+                           target != static_cast<int64_t>(runtime::Target::kNvptx))) {
       return broken("target");
     }
-    entry.target = static_cast<jit::Target>(target);
+    entry.target = static_cast<runtime::Target>(target);
     if (!r.String(entry.machine) || !r.String(entry.toolchain) || !r.String(entry.artifact)) {
       return broken("entry");
     }
@@ -130,10 +130,10 @@ absl::StatusOr<std::vector<PackageEntry>> ReadPackage(absl::string_view bytes) {
 }
 
 absl::StatusOr<const PackageEntry*> SelectPackageEntry(const std::vector<PackageEntry>& entries,
-                                                       jit::Target target,
+                                                       runtime::Target target,
                                                        const std::string& arch) {
   const std::string toolchain = CurrentPackageToolchain();
-  const bool host = target == jit::Target::kHost;
+  const bool host = target == runtime::Target::kHost;
   const std::string machine = host ? runtime::HostCpu() : arch;
   std::vector<std::string> reasons;
   const PackageEntry* best = nullptr;
@@ -141,7 +141,7 @@ absl::StatusOr<const PackageEntry*> SelectPackageEntry(const std::vector<Package
   for (const PackageEntry& entry : entries) {
     std::vector<std::string> differences;
     if (entry.target != target) {
-      differences.push_back(absl::StrCat("target ", jit::TargetName(entry.target)));
+      differences.push_back(absl::StrCat("target ", runtime::TargetName(entry.target)));
     } else if (host) {
       // This machine's own code, else a named CPU whose features this one has.
       absl::StatusOr<std::vector<std::string>> missing =
@@ -162,7 +162,7 @@ absl::StatusOr<const PackageEntry*> SelectPackageEntry(const std::vector<Package
       }
     }
     if (!differences.empty()) {
-      reasons.push_back(absl::StrCat(jit::TargetName(entry.target), " ", entry.machine, ": ",
+      reasons.push_back(absl::StrCat(runtime::TargetName(entry.target), " ", entry.machine, ": ",
                                      absl::StrJoin(differences, ", ")));
       continue;
     }
@@ -182,7 +182,7 @@ absl::StatusOr<const PackageEntry*> SelectPackageEntry(const std::vector<Package
   }
   if (best != nullptr) return best;
   return absl::FailedPreconditionError(
-      absl::StrCat("no entry of the package fits ", jit::TargetName(target), " ", machine,
+      absl::StrCat("no entry of the package fits ", runtime::TargetName(target), " ", machine,
                    " with this build: ", absl::StrJoin(reasons, "; ")));
 }
 

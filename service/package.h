@@ -29,7 +29,7 @@ inline constexpr uint64_t kMaxPackageEntries = 64;
 
 /// One target's compiled module and what must match for it to load.
 struct PackageEntry {
-  jit::Target target = jit::Target::kHost;
+  runtime::Target target = runtime::Target::kHost;
   /// host: the CPU its machine code is for (runtime::HostTarget::id: this machine's
   /// runtime::HostCpu(), or a named CPU such as "x86-64-v3"); nvptx: the arch ("sm_90").
   std::string machine;
@@ -59,7 +59,8 @@ absl::StatusOr<std::vector<PackageEntry>> ReadPackage(absl::string_view bytes);
 /// FAILED_PRECONDITION naming, for every entry, what differs (for a named CPU, the features this
 /// one lacks).
 absl::StatusOr<const PackageEntry*> SelectPackageEntry(const std::vector<PackageEntry>& entries,
-                                                       jit::Target target, const std::string& arch);
+                                                       runtime::Target target,
+                                                       const std::string& arch);
 
 }  // namespace tessera::service
 

@@ -10,7 +10,6 @@
 #include "absl/strings/str_cat.h"
 #include "dialect/NVIDIAOps.h"
 #include "dialect/TileOps.h"
-#include "jit/admission/entry_contract.h"
 #include "jit/diagnostics.h"
 #include "llvm/Support/raw_ostream.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -19,6 +18,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/SymbolTable.h"
+#include "runtime/entry_contract.h"
 
 namespace tessera::jit {
 namespace {
@@ -479,7 +479,7 @@ class ContractBuilder {
       }
     }
     if (size.static_value && must_equal.static_value) {
-      if (SizesRelate(relation, *size.static_value, *must_equal.static_value)) {
+      if (runtime::SizesRelate(relation, *size.static_value, *must_equal.static_value)) {
         return absl::OkStatus();
       }
       return absl::InvalidArgumentError(absl::StrCat(FormatLocation(op->getLoc()),
@@ -510,7 +510,7 @@ class ContractBuilder {
 absl::Status DeriveShapeContract(mlir::func::FuncOp function, EntryFunction& entry) {
   ContractBuilder builder(function, entry);
   TESSERA_CONTRACT_STATUS(builder.Walk(Frame{function}));
-  DeriveSizeSources(entry);
+  runtime::DeriveSizeSources(entry);
   return absl::OkStatus();
 }
 

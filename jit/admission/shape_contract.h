@@ -1,7 +1,7 @@
 // The shape contract of an entry function: which sizes the caller's arguments must agree on,
 // derived from the semantics of every Tile op the entry runs (directly or through func.call),
 // and which tensor arguments it writes. Recorded in the compiled module and the cache
-// artifact; checked by invoke before anything runs (jit/admission/entry_contract.h).
+// artifact; checked by invoke before anything runs (runtime/entry_contract.h).
 #ifndef TESSERA_JIT_ADMISSION_SHAPE_CONTRACT_H_
 #define TESSERA_JIT_ADMISSION_SHAPE_CONTRACT_H_
 

@@ -32,7 +32,7 @@ struct TileOpArbitration {
   bool deterministic = false;    ///< the whole compile is deterministic
   bool batch_invariant = false;  ///< … at the batch_invariant level
   std::string forced;            ///< CompileOptions::matmul_delegate
-  std::string forced_every_op;   ///< CompileOptions::forced_candidate
+  std::string forced_every_op;   ///< InternalCompileOptions::forced_candidate
   const delegates::DelegateRegistry* registry = nullptr;
   std::string toolchain;  ///< identifies the compiled lowering
   /// Decides one arbitration point. Null: no arbitration — a forced candidate runs as declared

@@ -70,7 +70,8 @@ absl::Status CheckComposedAccuracy(const Recompile& recompile,
                                    std::unique_ptr<CompiledModule>& module) {
   const auto delegated = [](const arbiter::DecisionRecord& r) { return r.Delegated(); };
   CompileOptions base = module->options;
-  base.check_composed_accuracy = false;
+  InternalCompileOptions unchecked;
+  unchecked.check_composed_accuracy = false;
   // Recompiles replay the decisions made (nothing is measured again) but for reverted ops.
   auto replay = std::make_shared<arbiter::Plan>(arbiter::Plan::FromRecords(module->decisions));
   for (arbiter::DecisionRecord& r : module->decisions) {
@@ -96,14 +97,14 @@ absl::Status CheckComposedAccuracy(const Recompile& recompile,
   base.plan_strict = false;
   CompileOptions reference_options = base;
   reference_options.dump_stages = false;
+  InternalCompileOptions reference_plan = unchecked;
   for (const arbiter::DecisionRecord& r : module->decisions) {
     if (delegated(r)) {
-      reference_options.revert_to_compiled[r.point.location] =
-          "the composed accuracy check's "
-          "reference plan";
+      reference_plan.revert_to_compiled[r.point.location] =
+          "the composed accuracy check's reference plan";
     }
   }
-  if (reference_options.revert_to_compiled.empty()) return absl::OkStatus();
+  if (reference_plan.revert_to_compiled.empty()) return absl::OkStatus();
 
   std::unique_ptr<CompiledModule> reference;
   std::unique_ptr<CompiledModule> current;      ///< once an op reverted: the module under test
@@ -126,7 +127,8 @@ absl::Status CheckComposedAccuracy(const Recompile& recompile,
       continue;
     }
     if (reference == nullptr) {
-      absl::StatusOr<std::unique_ptr<CompiledModule>> compiled = recompile(reference_options);
+      absl::StatusOr<std::unique_ptr<CompiledModule>> compiled =
+          recompile(reference_options, reference_plan);
       if (!compiled.ok()) return compiled.status();
       reference = *std::move(compiled);
     }
@@ -159,10 +161,10 @@ absl::Status CheckComposedAccuracy(const Recompile& recompile,
       for (const arbiter::DecisionRecord* r : ops) {
         // A forced candidate stays: the caller asked for it.
         if (reverted.count(r->point.location) != 0 || !r->point.forced.empty()) continue;
-        CompileOptions options = base;
-        for (const auto& [location, why] : reverted) options.revert_to_compiled[location] = why;
-        options.revert_to_compiled[r->point.location] = "the composed accuracy check";
-        absl::StatusOr<std::unique_ptr<CompiledModule>> candidate = recompile(options);
+        InternalCompileOptions reverting = unchecked;
+        for (const auto& [location, why] : reverted) reverting.revert_to_compiled[location] = why;
+        reverting.revert_to_compiled[r->point.location] = "the composed accuracy check";
+        absl::StatusOr<std::unique_ptr<CompiledModule>> candidate = recompile(base, reverting);
         if (!candidate.ok()) return candidate.status();
         absl::StatusOr<std::vector<float>> tried = RunEntryOnHost(**candidate, entry, probe);
         const double tried_ratio =

@@ -15,13 +15,14 @@
 #include "absl/status/statusor.h"
 #include "jit/compile_options.h"
 #include "jit/compiled_module.h"
+#include "jit/internal_compile.h"
 
 namespace tessera::jit {
 
-/// Compiles the same source under other options (CompileOptions::revert_to_compiled set,
-/// check_composed_accuracy off).
-using Recompile =
-    std::function<absl::StatusOr<std::unique_ptr<CompiledModule>>(const CompileOptions&)>;
+/// Compiles the same source under other options (InternalCompileOptions::revert_to_compiled
+/// set, check_composed_accuracy off).
+using Recompile = std::function<absl::StatusOr<std::unique_ptr<CompiledModule>>(
+    const CompileOptions&, const InternalCompileOptions&)>;
 
 /// Checks every entry of `module` (a loaded host module) and replaces it with the recompiled
 /// one when ops revert. InvalidArgument, naming the entry and its forced ops, when an entry is

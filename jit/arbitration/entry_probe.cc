@@ -10,8 +10,8 @@
 #include "arbiter/element_storage.h"
 #include "base/float16.h"
 #include "base/status_macros.h"
-#include "jit/admission/entry_contract.h"
 #include "runtime/checked_call.h"
+#include "runtime/entry_contract.h"
 
 namespace tessera::jit {
 namespace {
@@ -44,7 +44,7 @@ std::string MakeEntryProbe(const EntryFunction& entry, int64_t dynamic_size, uin
   probe = EntryProbe();
   probe.dynamic_size = dynamic_size;
   double bytes = 0;
-  std::vector<PassedArgument> passed(entry.arguments.size());
+  std::vector<runtime::PassedArgument> passed(entry.arguments.size());
   for (size_t i = 0; i < entry.arguments.size(); ++i) {
     const EntryArgument& argument = entry.arguments[i];
     const ElementType& element = argument.element;
@@ -91,7 +91,7 @@ std::string MakeEntryProbe(const EntryFunction& entry, int64_t dynamic_size, uin
     probe.buffers.push_back(*std::move(stored));
     passed[i].sizes = probe.shapes.back().data();
   }
-  if (absl::Status status = CheckShapeContract(entry, passed); !status.ok()) {
+  if (absl::Status status = runtime::CheckShapeContract(entry, passed); !status.ok()) {
     return absl::StrCat("its shape contract does not hold with every dynamic size ", dynamic_size,
                         " (", status.message(), ")");
   }

@@ -13,6 +13,7 @@
 #include "jit/arbitration/probe_device.h"
 #include "jit/compiler.h"
 #include "jit/delegates/registry.h"
+#include "jit/internal_compile.h"
 #include "runtime/gpu_runtime.h"
 #include "runtime/invocation.h"
 #include "runtime/memref_descriptor.h"
@@ -92,16 +93,22 @@ std::string FirstTensorShape(const EntryFunction& entry, const EntryProbe& probe
   return "";
 }
 
-CompileOptions ProbeOptions(const CompileOptions& base, const Candidate& candidate) {
+CompileOptions ProbeOptions(const CompileOptions& base) {
   CompileOptions options = base;
-  options.arbitrate = false;
-  options.forced_candidate = candidate.id;
   options.matmul_delegate.clear();
   options.deterministic = false;  // the determinism gate has already run
   options.dump_stages = false;
   options.source_name = "<arbiter probe>";
   options.decisions = nullptr;
   return options;
+}
+
+/// A probe compile: `candidate` serves every Tile op, nothing is arbitrated.
+InternalCompileOptions Forced(const Candidate& candidate) {
+  InternalCompileOptions internal;
+  internal.arbitrate = false;
+  internal.forced_candidate = candidate.id;
+  return internal;
 }
 
 /// The probe module of `point`: its op's probe function, or the matmul probe module.
@@ -201,7 +208,7 @@ class HostProber : public arbiter::Prober {
       const MatmulProblem* problem) override {
     TESSERA_ASSIGN_OR_RETURN(
         std::unique_ptr<CompiledModule> module,
-        Compile(ProbeModule(point, problem), ProbeOptions(options_, candidate)));
+        CompileInternal(ProbeModule(point, problem), ProbeOptions(options_), Forced(candidate)));
     TESSERA_ASSIGN_OR_RETURN(runtime::PackedEntry entry, module->host->Lookup("probe"));
     return std::unique_ptr<arbiter::ProbeKernel>(new HostKernel(std::move(module), entry));
   }
@@ -411,7 +418,7 @@ class GpuProber : public arbiter::Prober {
     if (runtime_ == nullptr) return absl::UnavailableError(unavailable_);
     TESSERA_ASSIGN_OR_RETURN(
         std::unique_ptr<CompiledModule> module,
-        Compile(ProbeModule(point, problem), ProbeOptions(options_, candidate)));
+        CompileInternal(ProbeModule(point, problem), ProbeOptions(options_), Forced(candidate)));
     TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<runtime::HostExecutable> host, LoadHostCode(*module));
     TESSERA_ASSIGN_OR_RETURN(runtime::PackedEntry entry, host->Lookup("probe"));
     TESSERA_ASSIGN_OR_RETURN(CUstream stream, runtime_->CreateStream(ordinal_));

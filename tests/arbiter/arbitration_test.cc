@@ -31,6 +31,7 @@
 #include "jit/arbitration/probers.h"
 #include "jit/compiler.h"
 #include "jit/delegates/registry.h"
+#include "jit/internal_compile.h"
 #include "tests/jit/host_tensor.h"
 
 namespace tessera::jit {
@@ -106,14 +107,15 @@ CompileOptions Unhurried() {
 absl::StatusOr<std::unique_ptr<CompiledModule>> CompileArbitrated(
     const std::string& source, std::shared_ptr<const delegates::DelegateRegistry> registry,
     std::shared_ptr<arbiter::DecisionCache> decisions = nullptr, bool deterministic = false,
-    const std::string& forced = "", CompileOptions options = Unhurried()) {
+    const std::string& forced = "", CompileOptions options = Unhurried(),
+    const InternalCompileOptions& internal = {}) {
   options.delegates = std::move(registry);
   options.decisions = std::move(decisions);
   options.deterministic = deterministic;
   options.matmul_delegate = forced;
   options.dump_stages = true;
   options.source_name = "a.mlir";
-  return Compile(source, options);
+  return CompileInternal(source, options, internal);
 }
 
 /// Runs @mm on uniform inputs and checks C against the double-precision reference.
@@ -666,10 +668,10 @@ delegates::MatmulProvider ScaledProvider() {
 /// A plan pinning `winner` for every op of `source` (as if measured elsewhere).
 std::shared_ptr<const arbiter::Plan> PinEverywhere(const std::string& source,
                                                    const std::string& winner) {
-  CompileOptions unchecked = Unhurried();
+  InternalCompileOptions unchecked;
   unchecked.check_composed_accuracy = false;
-  auto forced =
-      CompileArbitrated(source, Registry({ScaledProvider()}), nullptr, false, winner, unchecked);
+  auto forced = CompileArbitrated(source, Registry({ScaledProvider()}), nullptr, false, winner,
+                                  Unhurried(), unchecked);
   EXPECT_TRUE(forced.ok()) << forced.status();
   if (!forced.ok()) return nullptr;
   std::vector<arbiter::DecisionRecord> records = (*forced)->decisions;

@@ -19,9 +19,9 @@ for example in *.mlir; do
     # shellcheck disable=SC2086  # the header's flags are words
     tessera-jit compile "$example" $flags --target nvptx --arch "$arch" --emit ptx -o "$ptx" || {
       echo "FAILED: $example does not compile for $arch" >&2; exit 1; }
-    # One image per kernel: each "// ----- gpu.module @NAME" section is a PTX module of its own.
+    # One image per kernel: each "// gpu.module @NAME" section is a PTX module of its own.
     rm -f "$ptx".image.*
-    awk -v out="$ptx.image." '/^\/\/ ----- gpu.module @/ { n++ } n { print > (out n) }' "$ptx"
+    awk -v out="$ptx.image." '/^\/\/ gpu.module @/ { n++ } n { print > (out n) }' "$ptx"
     images=("$ptx".image.*)
     [ -e "${images[0]}" ] || { echo "FAILED: $example: no device image for $arch" >&2; exit 1; }
     for image in "${images[@]}"; do

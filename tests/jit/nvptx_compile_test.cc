@@ -22,6 +22,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "jit/compiler.h"
+#include "jit/internal_compile.h"
 #include "runtime/thread_pool.h"
 
 namespace tessera::jit {
@@ -439,15 +440,16 @@ TEST(KernelVariantArbitrationTest, TheForcedCandidateOptionForcesEveryTileOp) {
   options.target = Target::kNvptx;
   options.arch = "sm_90";
   options.link_cubin = false;
-  options.forced_candidate = "compiled.warp_per_row";
-  auto module = Compile(R"mlir(
+  InternalCompileOptions internal;
+  internal.forced_candidate = "compiled.warp_per_row";
+  auto module = CompileInternal(R"mlir(
 func.func @f(%x: memref<?x?xf32>, %y: memref<?x?xf32>, %s: memref<?xf32>) {
   tile.softmax %x -> %y : memref<?x?xf32> -> memref<?x?xf32>
   tile.reduce sum %x -> %s axis = 1 {tessera.candidate = "compiled"} : memref<?x?xf32> -> memref<?xf32>
   return
 }
 )mlir",
-                        options);
+                                options, internal);
   ASSERT_TRUE(module.ok()) << module.status();
   const arbiter::DecisionRecord* softmax = Decision(**module, "tile.softmax");
   ASSERT_NE(softmax, nullptr);

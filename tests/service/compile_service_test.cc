@@ -140,7 +140,7 @@ func.func @gelu(%x: memref<?xf32>, %y: memref<?xf32>) {
 
   // nvptx: the launch code is machine code too; linking it generates none.
   jit::CompileOptions nvptx;
-  nvptx.target = jit::Target::kNvptx;
+  nvptx.target = runtime::Target::kNvptx;
   {
     CompileService cache(OnDisk(root));
     ASSERT_TRUE(cache.Compile(source, nvptx).ok());
@@ -223,11 +223,11 @@ TEST(CompileCacheTest, EachKeyComponentAloneMisses) {
   const std::string root = Scratch("components");
   CompileService cache(OnDisk(root));
   jit::CompileOptions base;
-  base.target = jit::Target::kNvptx;
+  base.target = runtime::Target::kNvptx;
   ASSERT_TRUE(cache.Compile(kSaxpy, base).ok());
   std::vector<std::pair<std::string, jit::CompileOptions>> variants;
   jit::CompileOptions v = base;
-  v.target = jit::Target::kHost;
+  v.target = runtime::Target::kHost;
   variants.emplace_back("target", v);
   v = base;
   v.arch = "sm_80";
@@ -370,7 +370,7 @@ TEST(CompileCacheTest, UnwritableDirectoryDegradesToMemoryOnly) {
 TEST(CompileCacheTest, ThreadsCompileANewKeyOnce) {
   CompileService cache(OnDisk(Scratch("threads")));
   jit::CompileOptions options;
-  options.target = jit::Target::kNvptx;
+  options.target = runtime::Target::kNvptx;
   std::vector<std::thread> threads;
   std::vector<std::shared_ptr<const jit::CompiledModule>> modules(8);
   for (int i = 0; i < 8; ++i) {

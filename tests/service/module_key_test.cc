@@ -38,7 +38,7 @@ std::string Digest(const Request& request) {
 
 Request Nvptx() {
   Request request;
-  request.options.target = jit::Target::kNvptx;
+  request.options.target = runtime::Target::kNvptx;
   return request;
 }
 
@@ -73,7 +73,7 @@ std::shared_ptr<const arbiter::Plan> PlanPinning(const std::string& winner) {
 
 std::shared_ptr<jit::delegates::DelegateRegistry> OpenBlas() {
   auto registry = std::make_shared<jit::delegates::DelegateRegistry>();
-  EXPECT_TRUE(registry->RegisterDefaultLibraries(jit::Target::kHost).ok());
+  EXPECT_TRUE(registry->RegisterDefaultLibraries(runtime::Target::kHost).ok());
   return registry;
 }
 
@@ -97,21 +97,15 @@ TEST(ModuleKeyTest, EveryInputThatShapesTheOutputChangesTheKey) {
        [](Request& r) {
          r.source = absl::StrReplaceAll(r.source, {{"arith.addf %ax, %yi", "arith.addf %yi, %ax"}});
        }},
-      {"target", host, [](Request& r) { r.options.target = jit::Target::kNvptx; }},
+      {"target", host, [](Request& r) { r.options.target = runtime::Target::kNvptx; }},
       {"arch sm_90 → sm_80", Nvptx, [](Request& r) { r.options.arch = "sm_80"; }},
       {"arch sm_90 → sm_90a", Nvptx, [](Request& r) { r.options.arch = "sm_90a"; }},
       {"opt_level", host, [](Request& r) { r.options.opt_level = 3; }},
       {"deterministic", host, [](Request& r) { r.options.deterministic = true; }},
       {"link_cubin", Nvptx, [](Request& r) { r.options.link_cubin = false; }},
       {"matmul_delegate", host, [](Request& r) { r.options.matmul_delegate = "compiled"; }},
-      {"forced_candidate", host, [](Request& r) { r.options.forced_candidate = "compiled"; }},
-      {"arbitrate", host, [](Request& r) { r.options.arbitrate = false; }},
       {"batch_invariant", host, [](Request& r) { r.options.batch_invariant = true; }},
       {"a plan", host, [](Request& r) { r.options.plan = PlanPinning("openblas"); }},
-      {"composed accuracy check", host,
-       [](Request& r) { r.options.check_composed_accuracy = false; }},
-      {"a reverted op", host,
-       [](Request& r) { r.options.revert_to_compiled["a.mlir:3:3"] = "the check"; }},
       {"what the plan pins",
        [] {
          Request r;
@@ -173,7 +167,7 @@ TEST(ModuleKeyTest, EveryInputThatShapesTheOutputChangesTheKey) {
          jit::delegates::MatmulProvider provider;
          provider.name = "mygemm";
          provider.library = "openblas";
-         provider.target = jit::Target::kHost;
+         provider.target = runtime::Target::kHost;
          provider.callee = "cblas_sgemm";
          provider.abi = "cblas_sgemm";
          provider.arch = "host";
@@ -256,7 +250,7 @@ TEST(ModuleKeyTest, WhatCannotChangeTheOutputLeavesTheKeyAlone) {
 // it. Then add it here too. (The same members as CompileOptions, so the sizes agree on any
 // ABI until one is added there.)
 struct KnownCompileOptions {
-  jit::Target target;
+  runtime::Target target;
   std::string arch;
   std::string host_cpu;
   int opt_level;
@@ -268,16 +262,12 @@ struct KnownCompileOptions {
   std::string cuda_toolkit;
   std::shared_ptr<const jit::delegates::DelegateRegistry> delegates;
   std::string matmul_delegate;
-  std::string forced_candidate;
-  bool arbitrate;
   std::shared_ptr<arbiter::DecisionCache> decisions;
   double arbitration_budget_ms;
   std::shared_ptr<const arbiter::Plan> plan;
   bool plan_strict;
   bool background_decisions;
   bool background_deterministic;
-  bool check_composed_accuracy;
-  std::map<std::string, std::string> revert_to_compiled;
 };
 static_assert(sizeof(jit::CompileOptions) == sizeof(KnownCompileOptions),
               "CompileOptions changed: decide whether the new field belongs in the module key");

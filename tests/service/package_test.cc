@@ -94,7 +94,7 @@ TEST(PackageTest, APackageForAnotherMachineOrBuildIsRefusedNamingWhatDiffers) {
                                                     jit::Toolchain::Current().tessera + ")"));
 
   jit::CompileOptions nvptx;
-  nvptx.target = jit::Target::kNvptx;
+  nvptx.target = runtime::Target::kNvptx;
   nvptx.arch = "sm_90";
   refused = loader.LoadPackage(*WritePackage(*entries), nvptx);
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
@@ -109,7 +109,7 @@ TEST(PackageTest, SeveralTargetsLoadTheOneThatFits) {
   std::vector<PackageEntry> entries;
   for (const char* arch : {"sm_80", "sm_90"}) {
     jit::CompileOptions nvptx;
-    nvptx.target = jit::Target::kNvptx;
+    nvptx.target = runtime::Target::kNvptx;
     nvptx.arch = arch;
     auto device = maker.Compile(kSaxpy, nvptx);
     ASSERT_TRUE(device.ok()) << device.status();
@@ -124,7 +124,7 @@ TEST(PackageTest, SeveralTargetsLoadTheOneThatFits) {
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   ExpectSaxpyWorks(**loaded);
   jit::CompileOptions sm90;
-  sm90.target = jit::Target::kNvptx;
+  sm90.target = runtime::Target::kNvptx;
   sm90.arch = "sm_90";
   auto device = loader.LoadPackage(*bytes, sm90);
   ASSERT_TRUE(device.ok()) << device.status();

@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
   options.remote_url = remote;
   tessera::service::CompileService service(options);
   tessera::jit::CompileOptions compile;
-  compile.target = tessera::jit::Target::kNvptx;  // PTX + cubin: a slow, real compile
+  compile.target = tessera::runtime::Target::kNvptx;  // PTX + cubin: a slow, real compile
   if (mode == "--hold-lease") {
     auto explanation = service.Explain(Read(argv[arg]), compile);
     if (!explanation.ok() || service.remote() == nullptr) return 1;
@@ -78,9 +78,9 @@ int main(int argc, char** argv) {
     while (true) pause();
   }
   if (mode == "--decide") {
-    compile.target = tessera::jit::Target::kHost;
+    compile.target = tessera::runtime::Target::kHost;
     auto registry = std::make_shared<tessera::jit::delegates::DelegateRegistry>();
-    if (!registry->RegisterDefaultLibraries(tessera::jit::Target::kHost).ok()) return 1;
+    if (!registry->RegisterDefaultLibraries(tessera::runtime::Target::kHost).ok()) return 1;
     compile.delegates = registry;
     auto decisions = service.MakeDecisionCache();
     compile.decisions = decisions;

@@ -129,7 +129,7 @@ int RunCacheCommand(int argc, char** argv, std::ostream& out, std::ostream& err)
   flags.String("--dir", &dir, "a path")
       .Value("--target", "host or nvptx",
              [&](const std::string& value) {
-               auto target = jit::ParseTarget(value);
+               auto target = runtime::ParseTarget(value);
                if (!target.ok()) return std::string(target.status().message());
                options.target = *target;
                return std::string();

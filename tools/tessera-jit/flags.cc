@@ -70,7 +70,7 @@ Flags& Flags::Delegates(DelegateFlags* delegates) {
 
 Flags& Flags::CompileOptions(jit::CompileOptions* options, DelegateFlags* delegates) {
   Value("--target", "host or nvptx", [options](const std::string& value) {
-    auto target = jit::ParseTarget(value);
+    auto target = runtime::ParseTarget(value);
     if (!target.ok()) return std::string(target.status().message());
     options->target = *target;
     return std::string();

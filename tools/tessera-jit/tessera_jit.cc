@@ -31,12 +31,11 @@
 #include "arbiter/decision_record.h"
 #include "arbiter/plan.h"
 #include "base/files.h"
-#include "jit/codegen/nvjitlink.h"
 #include "jit/compile_options.h"
-#include "jit/compiler.h"
 #include "jit/delegates/registry.h"
 #include "service/background_decisions.h"
 #include "service/compile_service.h"
+#include "service/loaded_module.h"
 #include "service/package.h"
 #include "tools/tessera-jit/cache_command.h"
 #include "tools/tessera-jit/flags.h"
@@ -130,7 +129,7 @@ struct Arguments {
 /// A registry with the libraries and kernel images `flags` name (CUDA sources compiled for
 /// `arch`) and, if asked, the default set of `target`.
 absl::StatusOr<std::shared_ptr<tessera::jit::delegates::DelegateRegistry>> MakeRegistry(
-    const tessera::tools::DelegateFlags& flags, tessera::jit::Target target,
+    const tessera::tools::DelegateFlags& flags, tessera::runtime::Target target,
     const std::string& arch) {
   auto registry = std::make_shared<tessera::jit::delegates::DelegateRegistry>();
   for (const auto& [name, path] : flags.libraries) {
@@ -166,7 +165,7 @@ absl::StatusOr<std::shared_ptr<tessera::jit::delegates::DelegateRegistry>> MakeR
 /// The usage text with the archs the nvptx target supports.
 std::string Usage() {
   return absl::StrCat(kUsage, "\nsupported archs (--arch): ",
-                      absl::StrJoin(tessera::jit::SupportedArchs(), ", "), "\n");
+                      absl::StrJoin(tessera::runtime::SupportedArchs(), ", "), "\n");
 }
 
 int Fail(const std::string& message) {
@@ -209,7 +208,7 @@ std::string ParseCompile(int argc, char** argv, Arguments& args) {
   }
   if (args.file.empty()) return absl::StrCat(argv[1], " needs a FILE");
   if ((args.emit == "ptx" || args.emit == "cubin") &&
-      args.options.target != tessera::jit::Target::kNvptx) {
+      args.options.target != tessera::runtime::Target::kNvptx) {
     return absl::StrCat("--emit ", args.emit, " needs --target nvptx");
   }
   if ((args.emit == "cubin" || args.emit == "package") && args.output.empty()) {
@@ -224,39 +223,25 @@ std::string ParseCompile(int argc, char** argv, Arguments& args) {
   return "";
 }
 
-std::string Render(const tessera::jit::CompiledModule& module, const std::string& emit) {
-  std::string text;
-  if (emit == "mlir") {
-    for (const auto& [stage, ir] : module.stages) {
-      absl::StrAppend(&text, "// ----- after stage '", stage, "'\n", ir, "\n");
-    }
-  } else if (emit == "llvm") {
-    text = module.host_llvm_ir;
-  } else if (emit == "ptx") {
-    for (const auto& image : module.device_images) {
-      absl::StrAppend(&text, "// ----- gpu.module @", image.module_name, "\n", image.ptx, "\n");
-    }
-  } else if (emit.empty()) {
-    absl::StrAppend(&text, "compiled for ", tessera::jit::TargetName(module.options.target), " (",
-                    module.options.target == tessera::jit::Target::kNvptx ? module.options.arch
-                                                                          : module.host_object.cpu,
-                    ")", "\n");
-    for (const auto& entry : module.entries) {
-      absl::StrAppend(&text, "entry @", entry.name, " (", entry.arguments.size(), " arguments)",
-                      entry.deterministic ? " deterministic" : "", "\n");
-    }
-    for (const auto& image : module.device_images) {
-      absl::StrAppend(&text, "gpu.module @", image.module_name, ": ", image.kernels.size(),
-                      " kernel(s), ", image.ptx.size(), " bytes of PTX, ", image.cubin.size(),
-                      " bytes of cubin\n");
-    }
-  }
-  return text;
+/// What `compile --emit EMIT` prints: a text of the module, or (no --emit) its description.
+absl::StatusOr<std::string> Render(tessera::service::LoadedModule& module,
+                                   const std::string& emit) {
+  if (emit.empty()) return module.Describe();
+  const tessera::service::ModuleText kind = emit == "mlir"   ? tessera::service::ModuleText::kStages
+                                            : emit == "llvm" ? tessera::service::ModuleText::kLlvm
+                                            : emit == "ptx"  ? tessera::service::ModuleText::kPtx
+                                                             : tessera::service::ModuleText::kCubin;
+  absl::StatusOr<absl::string_view> text = module.Text(kind);
+  if (!text.ok()) return text.status();
+  return std::string(*text);
 }
 
-/// Compiles `args.file` with its options and registry: through the compile cache (and the
-/// decision cache beside it), except when the stages are asked for (they are not cached).
-absl::StatusOr<std::shared_ptr<const tessera::jit::CompiledModule>> CompileFile(Arguments& args) {
+/// Compiles `args.file` with its options and registry through the compile service (its caches
+/// and the decision cache beside them; a compile that records its stages is never cached) and
+/// loads it, as the C API does. With `worker`, pending background decisions are handed to it.
+absl::StatusOr<std::unique_ptr<tessera::service::LoadedModule>> CompileFile(
+    Arguments& args, tessera::service::CompileService& service,
+    tessera::service::BackgroundDecisions* worker = nullptr) {
   std::string source;
   if (!tessera::ReadFile(args.file, source)) {
     return absl::NotFoundError(absl::StrCat("cannot read '", args.file, "'"));
@@ -265,16 +250,13 @@ absl::StatusOr<std::shared_ptr<const tessera::jit::CompiledModule>> CompileFile(
   auto registry = MakeRegistry(args.delegates, args.options.target, args.options.arch);
   if (!registry.ok()) return registry.status();
   args.options.delegates = *registry;
-  tessera::service::CompileService service;
   args.options.decisions = service.MakeDecisionCache();
-  if (args.options.dump_stages) {
-    auto module = tessera::jit::Compile(source, args.options);
-    if (!module.ok()) return module.status();
-    return std::shared_ptr<const tessera::jit::CompiledModule>(std::move(*module));
-  }
   auto result = service.Compile(source, args.options);
   if (!result.ok()) return result.status();
-  return result->module;
+  auto loaded = std::make_unique<tessera::service::LoadedModule>(std::move(result->module),
+                                                                 tessera::service::LoadOptions());
+  if (worker != nullptr) loaded->MeasureInBackground(*worker, std::move(source), args.options);
+  return loaded;
 }
 
 int ReportFailure(const Arguments& args, const absl::Status& status) {
@@ -286,7 +268,7 @@ int ReportFailure(const Arguments& args, const absl::Status& status) {
 /// `compile --emit package`: one entry per --host-cpu of a comma-separated list for the host
 /// (default: this CPU), or one per --arch for nvptx; written to -o.
 int CompilePackage(Arguments& args) {
-  const bool nvptx = args.options.target == tessera::jit::Target::kNvptx;
+  const bool nvptx = args.options.target == tessera::runtime::Target::kNvptx;
   std::vector<std::string> machines =
       absl::StrSplit(nvptx ? args.options.arch : args.options.host_cpu, ',', absl::SkipEmpty());
   if (machines.empty() && nvptx) {
@@ -294,11 +276,12 @@ int CompilePackage(Arguments& args) {
   }
   if (machines.empty()) machines.push_back("native");
   std::vector<tessera::service::PackageEntry> entries;
+  tessera::service::CompileService service;
   for (const std::string& machine : machines) {
     (nvptx ? args.options.arch : args.options.host_cpu) = machine;
-    auto compiled = CompileFile(args);
+    auto compiled = CompileFile(args, service);
     if (!compiled.ok()) return ReportFailure(args, compiled.status());
-    entries.push_back(tessera::service::MakePackageEntry(**compiled));
+    entries.push_back((*compiled)->ServingPackageEntry());
   }
   auto package = tessera::service::WritePackage(entries);
   if (!package.ok()) return ReportFailure(args, package.status());
@@ -317,22 +300,15 @@ int Compile(int argc, char** argv) {
   if (args.emit == "ptx") args.options.link_cubin = false;  // nothing reads the cubin
   if (args.emit == "cubin" && !args.options.link_cubin) return Fail("--emit cubin and --ptx-only");
   if (args.emit == "package") return CompilePackage(args);
-  auto compiled = CompileFile(args);
+  tessera::service::CompileService service;
+  auto compiled = CompileFile(args, service);
   if (!compiled.ok()) return ReportFailure(args, compiled.status());
-  if (args.emit == "cubin") {
-    const auto& images = (*compiled)->device_images;
-    if (images.empty()) return Fail("--emit cubin: the module has no device code");
-    std::string cubin = images[0].cubin;
-    if (images.size() > 1) {  // one kernel per image: one cubin with all of them
-      std::vector<absl::string_view> ptx;
-      for (const auto& image : images) ptx.push_back(image.ptx);
-      auto linked = tessera::jit::LinkPtxToCubin(ptx, args.options.arch, args.options.opt_level);
-      if (!linked.ok()) return ReportFailure(args, linked.status());
-      cubin = *std::move(linked);
-    }
-    return WriteOutput(args.output, cubin) ? 0 : Fail("cannot write " + args.output);
+  if (args.emit == "cubin" && !(*compiled)->Text(tessera::service::ModuleText::kPtx).ok()) {
+    return Fail("--emit cubin: the module has no device code");
   }
-  return WriteOutput(args.output, Render(**compiled, args.emit)) ? 0 : Fail("cannot write output");
+  auto text = Render(**compiled, args.emit);
+  if (!text.ok()) return ReportFailure(args, text.status());
+  return WriteOutput(args.output, *text) ? 0 : Fail("cannot write " + args.output);
 }
 
 std::string FormatRecords(const std::vector<tessera::arbiter::DecisionRecord>& records) {
@@ -346,41 +322,34 @@ std::string FormatRecords(const std::vector<tessera::arbiter::DecisionRecord>& r
 /// `explain --background`: the compile returns with incumbents; the worker measures; both sets
 /// of records are printed with how long each took.
 int ExplainInTheBackground(Arguments& args) {
-  if (args.options.target != tessera::jit::Target::kHost) {
+  if (args.options.target != tessera::runtime::Target::kHost) {
     return Fail("--background decides host compiles only");
   }
   if (args.json || !args.export_plan.empty()) {
     return Fail("--background prints text; it does not take --json or --export-plan");
   }
-  std::string source;
-  if (!tessera::ReadFile(args.file, source)) return Fail("cannot read " + args.file);
-  args.options.source_name = args.file;
-  auto registry = MakeRegistry(args.delegates, args.options.target, args.options.arch);
-  if (!registry.ok()) return ReportFailure(args, registry.status());
-  args.options.delegates = *registry;
   args.options.background_decisions = true;
   tessera::service::CompileService service;
-  args.options.decisions = service.MakeDecisionCache();
+  tessera::service::BackgroundDecisions worker(&service);
   const absl::Time start = absl::Now();
-  auto compiled = service.Compile(source, args.options);
+  auto compiled = CompileFile(args, service, &worker);
   if (!compiled.ok()) return ReportFailure(args, compiled.status());
+  tessera::service::LoadedModule& module = **compiled;
   const absl::Duration returned = absl::Now() - start;
-  const size_t pending = compiled->module->PendingDecisions();
+  const size_t pending = module.PendingDecisions();
   std::string text = absl::StrFormat(
       "compile returned in %.1f ms with %d decision(s) pending (their incumbents serve)\n\n",
       absl::ToDoubleMilliseconds(returned), pending);
-  absl::StrAppend(&text, FormatRecords(compiled->module->decisions));
+  absl::StrAppend(&text, FormatRecords(module.incumbent_decisions()));
   if (pending > 0) {
-    tessera::service::BackgroundDecisions worker(&service);
-    auto measuring = worker.Submit(source, args.options);
-    measuring->Wait(absl::InfiniteDuration());
-    if (measuring->state() != tessera::service::PendingModule::State::kDecided) {
-      return ReportFailure(args, measuring->failure());
+    module.WaitDecisions(absl::InfiniteDuration());
+    if (absl::Status failure = module.BackgroundFailure(); !failure.ok()) {
+      return ReportFailure(args, failure);
     }
     absl::StrAppend(&text,
                     absl::StrFormat("decisions landed %.1f ms after the compile returned\n\n",
                                     absl::ToDoubleMilliseconds(absl::Now() - start - returned)),
-                    FormatRecords(measuring->measured()->decisions));
+                    FormatRecords(module.serving_decisions()));
   }
   return WriteOutput(args.output, text) ? 0 : Fail("cannot write output");
 }
@@ -392,14 +361,15 @@ int Explain(int argc, char** argv) {
   }
   if (!args.emit.empty()) return Fail("--emit is an option of compile");
   if (args.background) return ExplainInTheBackground(args);
-  auto compiled = CompileFile(args);
+  tessera::service::CompileService service;
+  auto compiled = CompileFile(args, service);
   if (compiled.ok() && !args.export_plan.empty() &&
       !tessera::WriteFile(args.export_plan,
-                          tessera::arbiter::Plan::FromRecords((*compiled)->decisions).ToJson())) {
+                          std::string(*(*compiled)->Text(tessera::service::ModuleText::kPlan)))) {
     return Fail("cannot write " + args.export_plan);
   }
   if (!compiled.ok()) return ReportFailure(args, compiled.status());
-  const std::vector<tessera::arbiter::DecisionRecord>& records = (*compiled)->decisions;
+  const std::vector<tessera::arbiter::DecisionRecord>& records = (*compiled)->serving_decisions();
   std::string text;
   if (args.json) {
     text = tessera::arbiter::ToJson(records) + "\n";

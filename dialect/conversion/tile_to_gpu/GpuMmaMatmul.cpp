@@ -14,6 +14,14 @@
 // sequence on the same values: mma_async rounds its raw TF32 copies in shared memory as
 // mma_sync does when it stages, and pads with +0 as it does), so the two agree bit for bit;
 // no atomics.
+//
+// Why NVVM ops (nvvm.ldmatrix, nvvm.mma.sync, nvvm.cp.async.shared.global) and not NVGPU's
+// (nvgpu.ldmatrix, nvgpu.mma.sync, nvgpu.device_async_copy): NVGPU's ops lower to these same
+// NVVM ops (convert-nvgpu-to-nvvm), so emitting NVVM here spares the kernel pipeline one more
+// conversion and its pattern set on every compile, and keeps every instruction the bitwise
+// agreement above depends on — the fragment layout, the TF32 rounding before staging, the
+// zero-filled copy sizes at the matrix edges — written out in this file rather than implied by
+// another dialect's lowering. The addressing stays on memrefs (elementAddress).
 #include <array>
 #include <cassert>
 #include <string>

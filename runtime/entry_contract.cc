@@ -1,4 +1,4 @@
-#include "jit/admission/entry_contract.h"
+#include "runtime/entry_contract.h"
 
 #include <limits>
 #include <utility>
@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace tessera::jit {
+namespace tessera::runtime {
 namespace {
 
 int64_t ValueOf(const SizeSource& source, absl::Span<const PassedArgument> arguments) {
@@ -111,4 +111,4 @@ absl::Status CheckShapeContract(const EntryFunction& entry,
   return absl::OkStatus();
 }
 
-}  // namespace tessera::jit
+}  // namespace tessera::runtime

@@ -1,16 +1,16 @@
 // Checks what a caller passes against an entry's shape contract (SizeConstraint), before
 // anything runs. No MLIR: the C API links it.
-#ifndef TESSERA_JIT_ADMISSION_ENTRY_CONTRACT_H_
-#define TESSERA_JIT_ADMISSION_ENTRY_CONTRACT_H_
+#ifndef TESSERA_RUNTIME_ENTRY_CONTRACT_H_
+#define TESSERA_RUNTIME_ENTRY_CONTRACT_H_
 
 #include <cstdint>
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/types/span.h"
-#include "jit/compiled_module.h"
+#include "runtime/entry_signature.h"
 
-namespace tessera::jit {
+namespace tessera::runtime {
 
 /// "argument #3 'out'" (the name when the compiler knew it).
 std::string DescribeArgument(const EntryFunction& entry, size_t index);
@@ -39,6 +39,6 @@ struct PassedArgument {
 absl::Status CheckShapeContract(const EntryFunction& entry,
                                 absl::Span<const PassedArgument> arguments);
 
-}  // namespace tessera::jit
+}  // namespace tessera::runtime
 
-#endif  // TESSERA_JIT_ADMISSION_ENTRY_CONTRACT_H_
+#endif  // TESSERA_RUNTIME_ENTRY_CONTRACT_H_
