@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "capi/handles.h"
-#include "jit/codegen/cuda_libraries.h"
+#include "service/build_info.h"
 
 namespace tessera::capi {
 
@@ -46,12 +46,8 @@ tessera_jit_error_t* tessera_jit_context_create(const tessera_jit_context_option
   context->logger = tessera::Logger(static_cast<tessera::LogLevel>(options->log_level));
   if (context->logger.threshold() >= tessera::LogLevel::kDebug) {
     // Where NVRTC, nvJitLink and libdevice come from (searched once per process).
-    for (const tessera::jit::CudaComponent* component :
-         {&tessera::jit::NvrtcComponent(), &tessera::jit::NvJitLinkComponent(),
-          &tessera::jit::LibdeviceComponent()}) {
-      for (const std::string& step : component->steps) {
-        context->logger.Debug(absl::StrCat(component->name, ": ", step));
-      }
+    for (const std::string& line : tessera::service::CudaComponentSearch()) {
+      context->logger.Debug(line);
     }
   }
   tessera::service::CompileServiceOptions service;

@@ -1,12 +1,11 @@
 // Delegates: the libraries, matmul providers and kernel images a context's modules resolve
-// kernel_call ops against (jit/delegates/registry.h).
+// kernel_call ops against (service/delegates.h).
 #include <string>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "capi/handles.h"
-#include "jit/delegates/matmul_provider.h"
 #include "runtime/delegate_entry_points.h"
 
 using tessera::capi::CheckStructSize;
@@ -26,7 +25,7 @@ tessera_jit_error_t* tessera_jit_context_register_library(tessera_jit_context_t*
 tessera_jit_error_t* tessera_jit_context_register_library_with_pointers(
     tessera_jit_context_t* context, const char* name, const char* path,
     tessera_jit_pointer_space_t pointers) {
-  using tessera::jit::delegates::PointerSpace;
+  using tessera::runtime::PointerSpace;
   if (context == nullptr) return InvalidArgument("context is NULL");
   if (name == nullptr || path == nullptr) return InvalidArgument("name or path is NULL");
   PointerSpace space;
@@ -73,7 +72,7 @@ tessera_jit_error_t* tessera_jit_context_declare_matmul_provider(
   auto text = [](const char* value) {
     return value == nullptr ? std::string() : std::string(value);
   };
-  tessera::jit::delegates::MatmulProvider declared;
+  tessera::runtime::MatmulProvider declared;
   declared.name = text(provider->name);
   declared.library = text(provider->library);
   declared.callee = text(provider->callee);

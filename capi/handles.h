@@ -16,11 +16,10 @@
 #include "arbiter/plan.h"
 #include "base/log.h"
 #include "capi/include/tessera_jit.h"
-#include "jit/compile_options.h"
-#include "jit/delegates/registry.h"
 #include "runtime/thread_pool.h"
 #include "service/background_decisions.h"
 #include "service/compile_service.h"
+#include "service/delegates.h"
 #include "service/loaded_module.h"
 
 struct tessera_jit_error {
@@ -33,8 +32,8 @@ struct tessera_jit_context {
   int device = 0;
   tessera::Logger logger;
   std::unique_ptr<tessera::service::CompileService> service;
-  std::shared_ptr<tessera::jit::delegates::DelegateRegistry> delegates =
-      std::make_shared<tessera::jit::delegates::DelegateRegistry>();
+  std::shared_ptr<tessera::service::Delegates> delegates =
+      std::make_shared<tessera::service::Delegates>();
   /// The arbiter's decisions: `<cache root>/decisions` beside the compile cache (memory only
   /// when the compile cache has no disk tier).
   std::shared_ptr<tessera::arbiter::DecisionCache> decisions;

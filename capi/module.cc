@@ -73,7 +73,7 @@ tessera_jit_error_t* tessera_jit_compile(tessera_jit_context_t* context, const c
       !status.ok()) {
     return MakeError(status);
   }
-  tessera::jit::CompileOptions compile;
+  tessera::service::CompileRequest compile;
   compile.target = context->default_target;
   if (options->target != nullptr) {
     auto target = tessera::runtime::ParseTarget(options->target);
@@ -196,7 +196,7 @@ tessera_jit_error_t* tessera_jit_module_load(tessera_jit_context_t* context, con
   if (context == nullptr) return InvalidArgument("context is NULL");
   if (data == nullptr && size > 0) return InvalidArgument("data is NULL");
   if (out_module == nullptr) return InvalidArgument("out_module is NULL");
-  tessera::jit::CompileOptions load;
+  tessera::service::CompileRequest load;
   load.target = context->default_target;
   if (target != nullptr) {
     auto parsed = tessera::runtime::ParseTarget(target);
@@ -214,11 +214,10 @@ tessera_jit_error_t* tessera_jit_module_load(tessera_jit_context_t* context, con
     load.arch = *device_arch;
   }
   load.delegates = context->delegates;
-  absl::StatusOr<std::shared_ptr<const tessera::jit::CompiledModule>> loaded =
-      context->service->LoadPackage(data == nullptr
-                                        ? absl::string_view()
-                                        : absl::string_view(static_cast<const char*>(data), size),
-                                    load);
+  auto loaded = context->service->LoadPackage(
+      data == nullptr ? absl::string_view()
+                      : absl::string_view(static_cast<const char*>(data), size),
+      load);
   if (!loaded.ok()) return MakeError(loaded.status());
   *out_module = tessera::capi::WrapModule(
                     context, std::make_unique<tessera::service::LoadedModule>(

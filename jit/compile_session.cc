@@ -2,12 +2,14 @@
 // headers), pooled contexts with their pass managers, and parsing.
 #include "jit/compile_session.h"
 
+#include <atomic>
 #include <utility>
 
 #include "dialect/Passes.h"
 #include "dialect/Registration.h"
 #include "dialect/TileOps.h"
 #include "jit/admission/guarded_parse.h"
+#include "jit/compiler.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
@@ -117,9 +119,16 @@ SessionPool& Sessions() {
   return *pool;
 }
 
+namespace {
+std::atomic<uint64_t> parses{0};
+}  // namespace
+
+uint64_t ParseCount() { return parses.load(std::memory_order_relaxed); }
+
 absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> ParseSource(
     mlir::MLIRContext& context, const DiagnosticCollector& diagnostics, absl::string_view source,
     const std::string& source_name) {
+  parses.fetch_add(1, std::memory_order_relaxed);
   absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> module =
       ParseGuarded(context, source, source_name);
   if (diagnostics.HasErrors()) return diagnostics.Failure("invalid Tessera IR");

@@ -2,6 +2,7 @@
 #ifndef TESSERA_JIT_COMPILER_H_
 #define TESSERA_JIT_COMPILER_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -44,6 +45,10 @@ class ParsedSource {
 /// Parses `source`, its diagnostics naming `source_name` (as CompileOptions::source_name does
 /// for Compile): InvalidArgument with every diagnostic when it does not parse. Thread-safe.
 absl::StatusOr<ParsedSource> Parse(absl::string_view source, absl::string_view source_name);
+
+/// The sources this process has parsed (every parse: Parse, Compile of text, CanonicalSource):
+/// a compile service miss parses once, a hit by text not at all. Thread-safe.
+uint64_t ParseCount();
 
 /// Compile of a source Parse parsed, without parsing it again (`options.source_name` should be
 /// the name it was parsed under).

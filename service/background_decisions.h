@@ -2,7 +2,7 @@
 // with incumbents for the Tile ops it could not decide from the cache; a worker then compiles
 // the same source again with measurement on (through the compile service, so the decisions
 // and the measured module are cached) and hands the measured module to whoever holds the
-// PendingModule. The C API swaps it in at the next invoke (capi/module.cc, capi/invoke.cc).
+// PendingModule. The module swaps it in at its next run (service/loaded_module.h).
 #ifndef TESSERA_SERVICE_BACKGROUND_DECISIONS_H_
 #define TESSERA_SERVICE_BACKGROUND_DECISIONS_H_
 

@@ -33,7 +33,8 @@ uint64_t MemoryFootprint(const jit::CompiledModule& module) {
 /// registry, its diagnostics use the caller's source name, and host code is linked (no code
 /// generation) — unless it was compiled for a CPU whose code does not run here, as a package's
 /// (jit/compile_options.h host_cpu); then it stays unlinked, as its compile left it.
-/// (nvptx modules load their launch code when a function is first looked up: capi/module.cc.)
+/// (nvptx modules load their launch code when a function is first looked up:
+/// service/loaded_module.cc.)
 absl::StatusOr<std::shared_ptr<const jit::CompiledModule>> Load(
     std::unique_ptr<jit::CompiledModule> module, const jit::CompileOptions& options) {
   module->options.delegates = options.delegates;
@@ -90,14 +91,29 @@ absl::StatusOr<CompileResult> CompileService::Compile(absl::string_view source,
   // of memory anyway — parsing a huge source, a payload, the compile — is a status, never an
   // exception out of the service (or through the C API above it).
   try {
-    return CompileRequest(source, options);
+    return ServeRequest(source, options);
   } catch (const std::bad_alloc&) {
     return absl::ResourceExhaustedError("out of memory while compiling (std::bad_alloc)");
   }
 }
 
-absl::StatusOr<CompileResult> CompileService::CompileRequest(absl::string_view source,
-                                                             const jit::CompileOptions& options) {
+absl::StatusOr<CompileResult> CompileService::Compile(absl::string_view source,
+                                                      const CompileRequest& request) {
+  return Compile(source, ToCompileOptions(request));
+}
+
+absl::StatusOr<CompileService::Explanation> CompileService::Explain(absl::string_view source,
+                                                                    const CompileRequest& request) {
+  return Explain(source, ToCompileOptions(request));
+}
+
+absl::StatusOr<std::shared_ptr<const jit::CompiledModule>> CompileService::LoadPackage(
+    absl::string_view bytes, const CompileRequest& request) {
+  return LoadPackage(bytes, ToCompileOptions(request));
+}
+
+absl::StatusOr<CompileResult> CompileService::ServeRequest(absl::string_view source,
+                                                           const jit::CompileOptions& options) {
   // 0. The IR after each stage is never stored: a compile that records it is never cached.
   if (options.dump_stages) {
     absl::StatusOr<std::unique_ptr<jit::CompiledModule>> compiled = jit::Compile(source, options);

@@ -28,6 +28,7 @@
 #include "jit/compile_options.h"
 #include "jit/compiled_module.h"
 #include "jit/compiler.h"
+#include "service/compile_request.h"
 #include "service/module_key.h"
 
 namespace tessera::service {
@@ -90,6 +91,8 @@ class CompileService {
   /// through; running out of memory is ResourceExhausted.
   absl::StatusOr<CompileResult> Compile(absl::string_view source,
                                         const jit::CompileOptions& options);
+  /// The same, for a caller's request (service/compile_request.h).
+  absl::StatusOr<CompileResult> Compile(absl::string_view source, const CompileRequest& request);
 
   /// The module a previous Compile returned under `digest`, if memory still holds it.
   std::shared_ptr<const jit::CompiledModule> LookupByKey(const std::string& digest);
@@ -102,6 +105,7 @@ class CompileService {
     std::string verdict;  ///< "memory hit", "disk hit", "remote hit", or "miss: <reason>"
   };
   absl::StatusOr<Explanation> Explain(absl::string_view source, const jit::CompileOptions& options);
+  absl::StatusOr<Explanation> Explain(absl::string_view source, const CompileRequest& request);
 
   /// The module a package (service/package.h) holds for `target` (nvptx: `arch`) on this
   /// machine, made ready like a cache hit (delegates resolve in `options.delegates`, host code
@@ -110,6 +114,8 @@ class CompileService {
   /// FAILED_PRECONDITION naming what differs. Thread-safe.
   absl::StatusOr<std::shared_ptr<const jit::CompiledModule>> LoadPackage(
       absl::string_view bytes, const jit::CompileOptions& options);
+  absl::StatusOr<std::shared_ptr<const jit::CompiledModule>> LoadPackage(
+      absl::string_view bytes, const CompileRequest& request);
 
   ServiceStats stats() const;
   /// Null without a disk tier.
@@ -124,7 +130,7 @@ class CompileService {
   using Outcome = absl::StatusOr<CompileResult>;
 
   /// Compile() without its out-of-memory guard.
-  Outcome CompileRequest(absl::string_view source, const jit::CompileOptions& options);
+  Outcome ServeRequest(absl::string_view source, const jit::CompileOptions& options);
 
   std::optional<CompileResult> FromMemoryByText(const std::string& request);
   std::optional<CompileResult> FromDiskByText(const std::string& request,

@@ -244,9 +244,9 @@ const std::vector<arbiter::DecisionRecord>& LoadedModule::serving_decisions() co
 size_t LoadedModule::PendingDecisions() const { return compiled_->PendingDecisions(); }
 
 void LoadedModule::MeasureInBackground(BackgroundDecisions& worker, std::string source,
-                                       const jit::CompileOptions& options) {
+                                       const CompileRequest& request) {
   if (PendingDecisions() == 0 || pending_ != nullptr) return;
-  pending_ = worker.Submit(std::move(source), options);
+  pending_ = worker.Submit(std::move(source), ToCompileOptions(request));
 }
 
 void LoadedModule::NoteFailure() {

@@ -26,10 +26,10 @@
 #include "runtime/host_executable.h"
 #include "runtime/target.h"
 #include "runtime/thread_pool.h"
+#include "service/compile_request.h"
 #include "service/package.h"
 
 namespace tessera::jit {
-struct CompileOptions;
 struct CompiledModule;
 }  // namespace tessera::jit
 
@@ -135,10 +135,10 @@ class LoadedModule {
   absl::Status BackgroundFailure() const;
 
   /// Background decisions: when PendingDecisions() > 0, hands them to `worker`, which
-  /// compiles `source` under `options` again with measurement on. Once, before the module is
+  /// compiles `source` under `request` again with measurement on. Once, before the module is
   /// shared with other threads.
   void MeasureInBackground(BackgroundDecisions& worker, std::string source,
-                           const jit::CompileOptions& options);
+                           const CompileRequest& request);
 
   /// When the worker has measured this module's pending decisions and they are not swapped in
   /// yet, swaps them in: every function handed out gets its measured entry. Cheap when

@@ -9,14 +9,6 @@
 
 namespace tessera::jit::delegates {
 
-std::string MatmulProvider::ToString() const {
-  return absl::StrCat("matmul provider ", name, ": ", callee, " (", abi, ") in ", library, " for ",
-                      TargetName(target), " ", arch, ", ", provenance, ", ", covers, ", ",
-                      determinism, ", ", accuracy,
-                      tolerance ? absl::StrCat(", tolerance ", *tolerance) : "",
-                      tolerance_rel ? absl::StrCat(", tolerance_rel ", *tolerance_rel) : "");
-}
-
 const std::vector<MatmulProvider>& BuiltinMatmulProviders() {
   static const auto* providers = new std::vector<MatmulProvider>{
       {"openblas", "openblas", Target::kHost, "cblas_sgemm", "cblas_sgemm", "host",

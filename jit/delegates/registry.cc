@@ -102,18 +102,6 @@ absl::StatusOr<std::vector<std::string>> CubinEntries(const std::string& cubin) 
 
 }  // namespace
 
-absl::string_view PointerSpaceName(PointerSpace space) {
-  switch (space) {
-    case PointerSpace::kInferred:
-      return "inferred";
-    case PointerSpace::kHost:
-      return "host";
-    case PointerSpace::kDevice:
-      return "device";
-  }
-  return "unknown";
-}
-
 PointerSpace PointerSpaceFor(Target target) {
   return target == Target::kHost ? PointerSpace::kHost : PointerSpace::kDevice;
 }
@@ -124,14 +112,6 @@ PointerSpace InferPointerSpace(absl::string_view soname) {
     if (absl::StartsWith(soname, prefix)) return PointerSpace::kDevice;
   }
   return PointerSpace::kHost;
-}
-
-std::string DelegateIdentity::ToString() const {
-  const std::string space =
-      kind == "library" ? absl::StrCat(", ", PointerSpaceName(pointers), " pointers") : "";
-  return absl::StrCat(name, " (", kind, space, ") ", soname.empty() ? "" : soname + " ",
-                      version.empty() ? "" : version + " ", "sha256:", sha256.substr(0, 16),
-                      path.empty() ? "" : " " + path);
 }
 
 std::vector<std::string> PtxEntries(absl::string_view ptx) {

@@ -15,16 +15,15 @@
 #include "absl/synchronization/mutex.h"
 #include "jit/compile_options.h"
 #include "jit/delegates/matmul_provider.h"
+#include "runtime/delegate_identity.h"
 #include "runtime/delegate_state.h"
 
 namespace tessera::jit::delegates {
 
-/// Which memory a library's pointer parameters address: host memory (OpenBLAS: it serves host
-/// compiles only) or device memory (cuBLAS: nvptx compiles only).
-enum class PointerSpace { kInferred, kHost, kDevice };
-
-/// "host" or "device" ("inferred" before registration decides).
-absl::string_view PointerSpaceName(PointerSpace space);
+using runtime::DelegateIdentity;
+using runtime::MatmulProvider;
+using runtime::PointerSpace;
+using runtime::PointerSpaceName;
 
 /// The memory a compile for `target` passes: host memory (host) or device memory (nvptx).
 PointerSpace PointerSpaceFor(Target target);
@@ -33,23 +32,6 @@ PointerSpace PointerSpaceFor(Target target);
 /// libcudnn, libcufft, libcurand, libcusparse, libcusolver, libnccl, libcudart, libnvshmem)
 /// take device pointers; any other library host pointers.
 PointerSpace InferPointerSpace(absl::string_view soname);
-
-/// Who a resolved delegate is: an input to caches and decision records.
-struct DelegateIdentity {
-  std::string name;  ///< the registered name ("openblas", "my_kernels")
-  std::string kind;  ///< "library" or "kernel_image"
-  /// Libraries: which memory their pointers address (kernel images: device).
-  PointerSpace pointers = PointerSpace::kDevice;
-  std::string path;    ///< the file actually loaded (libraries), or "" for images
-  std::string soname;  ///< DT_SONAME of the loaded library (its file name if it has none)
-  std::string
-      version;  ///< what the library reports (e.g. "OpenBLAS 0.3.21"), else from the file name
-  std::string sha256;  ///< content hash of the loaded file or image bytes
-
-  /// One line, e.g. "openblas (library, host pointers) libopenblas.so.0 OpenBLAS 0.3.21
-  /// sha256:1a2b… /usr/lib/…".
-  std::string ToString() const;
-};
 
 /// A registered kernel image.
 struct KernelImage {

@@ -219,6 +219,29 @@ TEST(CompileCacheTest, SpellingDoesNotMatterMeaningDoes) {
   EXPECT_NE(different->digest, original->digest);
 }
 
+TEST(CompileCacheTest, AMissParsesOnceAndAHitByTextNotAtAll) {
+  CompileService cache(OnDisk(Scratch("parse_once")));
+  jit::CompileOptions options;
+  const std::string source = std::string(kSaxpy) + "// parsed once\n";
+  uint64_t before = jit::ParseCount();
+  auto cold = cache.Compile(source, options);
+  ASSERT_TRUE(cold.ok()) << cold.status();
+  EXPECT_EQ(cold->source, ModuleSource::kCompiled);
+  EXPECT_EQ(jit::ParseCount() - before, 1u) << "the key's parse is the one the compile uses";
+  before = jit::ParseCount();
+  auto hit = cache.Compile(source, options);
+  ASSERT_TRUE(hit.ok()) << hit.status();
+  EXPECT_EQ(hit->source, ModuleSource::kMemory);
+  EXPECT_EQ(jit::ParseCount(), before);
+  // A syntax error: one parse, reported under the caller's source name.
+  options.source_name = "broken.mlir";
+  before = jit::ParseCount();
+  auto broken = cache.Compile("func.func @f( {", options);
+  EXPECT_EQ(broken.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(broken.status().message(), HasSubstr("broken.mlir:1:"));
+  EXPECT_EQ(jit::ParseCount() - before, 1u);
+}
+
 TEST(CompileCacheTest, EachKeyComponentAloneMisses) {
   const std::string root = Scratch("components");
   CompileService cache(OnDisk(root));

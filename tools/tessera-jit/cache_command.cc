@@ -122,7 +122,7 @@ int RunCacheCommand(int argc, char** argv, std::ostream& out, std::ostream& err)
   const std::string verb = argv[2];
   std::string dir = cache::DiskCache::DefaultRoot();
   std::string file;
-  jit::CompileOptions options;
+  service::CompileRequest options;
   bool remote = false;
   std::string remote_url = cache::RemoteCacheOptions::DefaultUrl();
   Flags flags;

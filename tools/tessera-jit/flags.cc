@@ -68,7 +68,7 @@ Flags& Flags::Delegates(DelegateFlags* delegates) {
   return *this;
 }
 
-Flags& Flags::CompileOptions(jit::CompileOptions* options, DelegateFlags* delegates) {
+Flags& Flags::CompileRequest(service::CompileRequest* options, DelegateFlags* delegates) {
   Value("--target", "host or nvptx", [options](const std::string& value) {
     auto target = runtime::ParseTarget(value);
     if (!target.ok()) return std::string(target.status().message());

@@ -13,7 +13,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "jit/compile_options.h"
+#include "service/compile_request.h"
 
 namespace tessera::tools {
 
@@ -66,7 +66,7 @@ class Flags {
 
   /// The common compile flags: --target, --arch, -O, --deterministic, --batch-invariant, the
   /// delegate flags, --matmul-delegate, --budget-ms, --plan, --plan-strict.
-  Flags& CompileOptions(jit::CompileOptions* options, DelegateFlags* delegates);
+  Flags& CompileRequest(service::CompileRequest* options, DelegateFlags* delegates);
 
   /// Parses argv[first…]; an error message, or "".
   std::string Parse(int argc, char** argv, int first) const;

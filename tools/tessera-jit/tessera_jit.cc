@@ -31,10 +31,10 @@
 #include "arbiter/decision_record.h"
 #include "arbiter/plan.h"
 #include "base/files.h"
-#include "jit/compile_options.h"
-#include "jit/delegates/registry.h"
 #include "service/background_decisions.h"
+#include "service/compile_request.h"
 #include "service/compile_service.h"
+#include "service/delegates.h"
 #include "service/loaded_module.h"
 #include "service/package.h"
 #include "tools/tessera-jit/cache_command.h"
@@ -119,7 +119,7 @@ struct Arguments {
   std::string file;
   std::string emit;
   std::string output;
-  tessera::jit::CompileOptions options;
+  tessera::service::CompileRequest options;
   tessera::tools::DelegateFlags delegates;
   bool json = false;
   std::string export_plan;
@@ -128,10 +128,10 @@ struct Arguments {
 
 /// A registry with the libraries and kernel images `flags` name (CUDA sources compiled for
 /// `arch`) and, if asked, the default set of `target`.
-absl::StatusOr<std::shared_ptr<tessera::jit::delegates::DelegateRegistry>> MakeRegistry(
+absl::StatusOr<std::shared_ptr<tessera::service::Delegates>> MakeDelegates(
     const tessera::tools::DelegateFlags& flags, tessera::runtime::Target target,
     const std::string& arch) {
-  auto registry = std::make_shared<tessera::jit::delegates::DelegateRegistry>();
+  auto registry = std::make_shared<tessera::service::Delegates>();
   for (const auto& [name, path] : flags.libraries) {
     if (absl::Status status = registry->RegisterLibrary(name, path); !status.ok()) return status;
   }
@@ -185,7 +185,7 @@ bool WriteOutput(const std::string& path, const std::string& contents) {
 std::string ParseCompile(int argc, char** argv, Arguments& args) {
   std::string error =
       tessera::tools::Flags()
-          .CompileOptions(&args.options, &args.delegates)
+          .CompileRequest(&args.options, &args.delegates)
           .Value("--emit", "mlir, llvm, ptx, cubin or package",
                  [&](const std::string& value) {
                    args.emit = value;
@@ -247,7 +247,7 @@ absl::StatusOr<std::unique_ptr<tessera::service::LoadedModule>> CompileFile(
     return absl::NotFoundError(absl::StrCat("cannot read '", args.file, "'"));
   }
   args.options.source_name = args.file;
-  auto registry = MakeRegistry(args.delegates, args.options.target, args.options.arch);
+  auto registry = MakeDelegates(args.delegates, args.options.target, args.options.arch);
   if (!registry.ok()) return registry.status();
   args.options.delegates = *registry;
   args.options.decisions = service.MakeDecisionCache();
@@ -452,16 +452,16 @@ int Run(int argc, char** argv) {
 
 int Delegates(int argc, char** argv) {
   tessera::tools::DelegateFlags delegates;
-  tessera::jit::CompileOptions options;  // only --target, --arch and the delegates matter here
+  tessera::service::CompileRequest options;  // only --target, --arch and the delegates matter
   std::string error =
-      tessera::tools::Flags().CompileOptions(&options, &delegates).Parse(argc, argv, 2);
+      tessera::tools::Flags().CompileRequest(&options, &delegates).Parse(argc, argv, 2);
   if (!error.empty()) return Fail(absl::StrCat(error, "\n", Usage()));
-  auto registry = MakeRegistry(delegates, options.target, options.arch);
+  auto registry = MakeDelegates(delegates, options.target, options.arch);
   if (!registry.ok()) return Fail(std::string(registry.status().message()));
   for (const auto& identity : (*registry)->Identities()) {
     std::cout << identity.name << "\n  kind:    " << identity.kind;
     if (identity.kind == "library") {
-      std::cout << "\n  pointers: " << tessera::jit::delegates::PointerSpaceName(identity.pointers);
+      std::cout << "\n  pointers: " << tessera::runtime::PointerSpaceName(identity.pointers);
     }
     std::cout << "\n  path:    " << identity.path << "\n  soname:  " << identity.soname
               << "\n  version: " << identity.version << "\n  sha256:  " << identity.sha256 << "\n";
