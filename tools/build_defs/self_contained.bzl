@@ -13,6 +13,13 @@ their place.
 
 load("@bazel_tools//tools/cpp:toolchain_utils.bzl", "find_cpp_toolchain")
 
+def _static_flag(flag, prefixes):
+    """-lNAME of a library to link statically → -l:libNAME.a."""
+    for prefix in prefixes:
+        if flag.startswith(prefix):
+            return "-l:lib" + flag[2:] + ".a"
+    return flag
+
 def _link(ctx, output_type):
     cc_toolchain = find_cpp_toolchain(ctx)
     features = cc_common.configure_features(
@@ -22,13 +29,18 @@ def _link(ctx, output_type):
         unsupported_features = ctx.disabled_features,
     )
     dropped = ctx.attr.drop_link_flags
+
     linker_inputs = []
     for dep in ctx.attr.deps:
         for linker_input in dep[CcInfo].linking_context.linker_inputs.to_list():
             linker_inputs.append(cc_common.create_linker_input(
                 owner = linker_input.owner,
                 libraries = depset(linker_input.libraries),
-                user_link_flags = depset([f for f in linker_input.user_link_flags if f not in dropped]),
+                user_link_flags = depset([
+                    _static_flag(f, ctx.attr.static_link_prefixes)
+                    for f in linker_input.user_link_flags
+                    if f not in dropped
+                ]),
                 additional_inputs = depset(linker_input.additional_inputs),
             ))
     archives = ctx.files.static_libraries
@@ -73,6 +85,9 @@ _COMMON_ATTRS = {
     "deps": attr.label_list(providers = [CcInfo]),
     "static_libraries": attr.label_list(allow_files = [".a"]),
     "drop_link_flags": attr.string_list(),
+    "static_link_prefixes": attr.string_list(
+        doc = "-l flags starting with one of these link the system's static archive instead",
+    ),
     "linkopts": attr.string_list(),
     "_cc_toolchain": attr.label(default = Label("@bazel_tools//tools/cpp:current_cc_toolchain")),
 }
