@@ -23,6 +23,12 @@ class SingleFlight {
   /// leader and every waiter get the exception, and the next call for the key starts afresh.
   template <typename Work>
   Result Do(const std::string& key, Work&& work, bool* leader) {
+    return Do(key, std::forward<Work>(work), leader, [] {});
+  }
+
+  /// The same; a waiter calls `before_wait()` first (to give up what only the work needs).
+  template <typename Work, typename BeforeWait>
+  Result Do(const std::string& key, Work&& work, bool* leader, BeforeWait&& before_wait) {
     std::shared_ptr<Flight> flight;
     {
       absl::MutexLock lock(&mu_);
@@ -32,6 +38,7 @@ class SingleFlight {
       flight = slot;
     }
     if (!*leader) {
+      before_wait();
       flight->done.WaitForNotification();
       if (flight->error != nullptr) std::rethrow_exception(flight->error);
       return *flight->result;

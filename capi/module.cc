@@ -291,16 +291,17 @@ tessera_jit_error_t* tessera_jit_module_get_function(tessera_jit_module_t* modul
   if (name == nullptr) return InvalidArgument("name is NULL");
   if (out_function == nullptr) return InvalidArgument("out_function is NULL");
   const absl::string_view key(name, name_size);
+  // The loaded module caches its functions and loads nvptx launch code once; outside the
+  // handle map's lock, so a slow first load does not hold up lookups of other functions.
+  absl::StatusOr<tessera::service::LoadedModule::Function*> function =
+      module->loaded->GetFunction(key);
+  if (!function.ok()) return MakeError(function.status());
   absl::MutexLock lock(&module->mu);
-  auto it = module->functions.find(key);
-  if (it == module->functions.end()) {
-    absl::StatusOr<tessera::service::LoadedModule::Function*> function =
-        module->loaded->GetFunction(key);
-    if (!function.ok()) return MakeError(function.status());
-    auto handle = std::make_unique<tessera_jit_function>();
-    handle->module = module;
-    handle->function = *function;
-    it = module->functions.emplace(std::string(key), std::move(handle)).first;
+  auto [it, inserted] = module->functions.try_emplace(std::string(key));
+  if (inserted) {
+    it->second = std::make_unique<tessera_jit_function>();
+    it->second->module = module;
+    it->second->function = *function;
   }
   *out_function = it->second.get();
   return nullptr;

@@ -3,6 +3,7 @@
 #include "jit/compiler.h"
 
 #include <chrono>
+#include <exception>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -246,7 +247,11 @@ struct ParsedSource::State {
 
   ~State() {
     module = nullptr;  // it lives on the session's context
-    if (session != nullptr) Sessions().Release(std::move(session));
+    // While unwinding (out of memory mid-compile) the session may be half-changed: it is not
+    // reused but destroyed with this state.
+    if (session != nullptr && std::uncaught_exceptions() == 0) {
+      Sessions().Release(std::move(session));
+    }
   }
 };
 

@@ -204,7 +204,9 @@ absl::StatusOr<CompileResult> CompileService::CompileKey(const cache::CacheKey& 
   bool leader = false;
   Outcome outcome = flights_.Do(
       options.background_decisions ? absl::StrCat(key.digest, "/background") : key.digest,
-      [&] { return LoadOrCompile(key, source, options, known_miss); }, &leader);
+      [&] { return LoadOrCompile(key, source, options, known_miss); }, &leader,
+      // A waiter gives its parse (and the compile session it holds) back before it waits.
+      [&source] { jit::ParsedSource released = std::move(source); });
   if (leader || !outcome.ok()) return outcome;
   Count(ModuleSource::kMemory, nullptr);
   outcome->source = ModuleSource::kMemory;

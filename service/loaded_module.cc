@@ -23,6 +23,8 @@ LoadedModule::LoadedModule(std::shared_ptr<const jit::CompiledModule> compiled, 
     : compiled_(std::move(compiled)), options_(std::move(options)) {
   for (const jit::DeviceImage& image : compiled_->device_images) {
     absl::StrAppend(&all_ptx_, "// gpu.module @", image.module_name, "\n", image.ptx);
+    // Each section ends its line, so the next header starts one.
+    if (!all_ptx_.empty() && all_ptx_.back() != '\n') all_ptx_.push_back('\n');
   }
   decisions_json_ = arbiter::ToJson(compiled_->decisions);
   plan_json_ = arbiter::Plan::FromRecords(compiled_->decisions).ToJson();

@@ -57,7 +57,8 @@ struct LoadOptions {
   runtime::ThreadPool* threads = nullptr;
   bool background_requested = false;      ///< the compile asked for background decisions
   bool background_deterministic = false;  ///< … in deterministic functions too
-  /// Called with the measured module's records when they swap in (under this module's lock).
+  /// Called with the measured module's records when they swap in. It runs under the module's
+  /// lock: it must not call back into the module.
   std::function<void(const std::vector<arbiter::DecisionRecord>&)> on_swap;
 };
 

@@ -308,7 +308,9 @@ int Compile(int argc, char** argv) {
   }
   auto text = Render(**compiled, args.emit);
   if (!text.ok()) return ReportFailure(args, text.status());
-  return WriteOutput(args.output, *text) ? 0 : Fail("cannot write " + args.output);
+  return WriteOutput(args.output, *text)
+             ? 0
+             : Fail("cannot write " + (args.output.empty() ? "the output" : args.output));
 }
 
 std::string FormatRecords(const std::vector<tessera::arbiter::DecisionRecord>& records) {
