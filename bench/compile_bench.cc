@@ -8,16 +8,12 @@
 //   bazel run -c opt //bench:compile_bench -- [--runs N] [--arch sm_90] [--json PATH]
 //       [--triton-venv DIR | --no-triton]
 #include <nvrtc.h>
-#include <sys/stat.h>
 
 #include <algorithm>
-#include <chrono>
-#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <iostream>
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,25 +21,21 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "bench/bench_kernels.h"
+#include "bench/bench_util.h"
 #include "jit/codegen/nvjitlink.h"
 #include "jit/compile_options.h"
 #include "jit/compiler.h"
-#include "llvm/Support/JSON.h"
 #include "runtime/thread_pool.h"
 
 namespace {
 
-constexpr char kElementwiseIr[] = R"mlir(
-func.func @saxpy(%alpha: f32, %x: memref<?xf32>, %y: memref<?xf32>, %out: memref<?xf32>) {
-  tile.map ins(%alpha, %x, %y : f32, memref<?xf32>, memref<?xf32>) outs(%out : memref<?xf32>) {
-  ^bb0(%a: f32, %xi: f32, %yi: f32):
-    %ax = arith.mulf %a, %xi : f32
-    %r = arith.addf %ax, %yi : f32
-    tile.yield %r : f32
-  }
-  return
-}
-)mlir";
+using tessera::bench::EnsureVenv;
+using tessera::bench::Measure;
+using tessera::bench::PythonColumn;
+using tessera::bench::RunPythonColumn;
+using tessera::bench::Series;
+using tessera::bench::StageSeries;
 
 // The same computation as tile.map above: one thread per element, 256 per block.
 constexpr char kElementwiseCuda[] = R"cuda(
@@ -53,14 +45,6 @@ extern "C" __global__ void __launch_bounds__(256) saxpy(float alpha, const float
   if (i < n) out[i] = alpha * x[i] + y[i];
 }
 )cuda";
-
-constexpr char kMatmulIr[] = R"mlir(
-func.func @dense(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %bias: memref<?xf32>, %c: memref<?x?xf32>) {
-  tile.matmul %a, %b -> %c bias(%bias : memref<?xf32>) activation(relu)
-      : memref<?x?xf32>, memref<?x?xf32> -> memref<?x?xf32>
-  return
-}
-)mlir";
 
 // The same schedule as the tile.matmul lowering: 16x16 tiles staged through shared memory.
 constexpr char kMatmulCuda[] = R"cuda(
@@ -86,13 +70,6 @@ extern "C" __global__ void __launch_bounds__(256) dense(const float* a, const fl
   if (row < m && col < n) c[row * n + col] = fmaxf(acc + bias[col], 0.0f);
 }
 )cuda";
-
-constexpr char kSoftmaxIr[] = R"mlir(
-func.func @row_softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
-  tile.softmax %x -> %y : memref<?x?xf32> -> memref<?x?xf32>
-  return
-}
-)mlir";
 
 // The same schedule as the tile.softmax lowering: one 256-thread block per row, max, then the
 // sum of exp(x - max), each through a fixed shared-memory tree, then the write.
@@ -127,51 +104,6 @@ extern "C" __global__ void __launch_bounds__(256) row_softmax(const float* x, fl
 )cuda";
 
 // Five kernels in one module (the MLP example's ops): compiled one at a time or in parallel.
-constexpr char kMlpIr[] = R"mlir(
-func.func @mlp(%x: memref<?x784xf32>, %w1: memref<784x256xf32>, %b1: memref<256xf32>,
-               %w2: memref<256x10xf32>, %b2: memref<10xf32>, %hidden: memref<?x256xf32>,
-               %logits: memref<?x10xf32>, %probs: memref<?x10xf32>, %top: memref<?xf32>,
-               %confidence: memref<f32>) {
-  tile.matmul %x, %w1 -> %hidden bias(%b1 : memref<256xf32>) activation(relu)
-      : memref<?x784xf32>, memref<784x256xf32> -> memref<?x256xf32>
-  tile.matmul %hidden, %w2 -> %logits bias(%b2 : memref<10xf32>)
-      : memref<?x256xf32>, memref<256x10xf32> -> memref<?x10xf32>
-  tile.softmax %logits -> %probs : memref<?x10xf32> -> memref<?x10xf32>
-  tile.reduce max %probs -> %top axis = 1 : memref<?x10xf32> -> memref<?xf32>
-  tile.reduce mean %top -> %confidence axis = 0 : memref<?xf32> -> memref<f32>
-  return
-}
-)mlir";
-
-using Clock = std::chrono::steady_clock;
-
-struct Series {
-  std::string name;
-  std::vector<double> ms;
-
-  double Median() const {
-    std::vector<double> sorted = ms;
-    std::sort(sorted.begin(), sorted.end());
-    return sorted.empty() ? 0.0 : sorted[sorted.size() / 2];
-  }
-  double Min() const { return ms.empty() ? 0.0 : *std::min_element(ms.begin(), ms.end()); }
-};
-
-/// Times `body` `runs` times after one warm-up call whose time is reported separately (the
-/// first call in a process pays one-time initialisation).
-Series Measure(const std::string& name, int runs, double& first_ms,
-               const std::function<void()>& body) {
-  auto start = Clock::now();
-  body();
-  first_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-  Series series{name, {}};
-  for (int i = 0; i < runs; ++i) {
-    start = Clock::now();
-    body();
-    series.ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
-  }
-  return series;
-}
 
 void Check(nvrtcResult result, const char* what) {
   if (result != NVRTC_SUCCESS) {
@@ -213,25 +145,6 @@ std::string Nvrtc(const std::string& source, const std::string& arch, bool cubin
 }
 
 /// Per compile step (CompiledModule::stage_ms), every run's milliseconds, in first-seen order.
-struct StageSeries {
-  std::vector<std::string> order;
-  std::map<std::string, std::vector<double>> ms;
-
-  void Add(const std::vector<std::pair<std::string, double>>& stages) {
-    std::map<std::string, double> run;
-    for (const auto& [name, ms_taken] : stages) {
-      if (run.find(name) == run.end() && ms.find(name) == ms.end()) order.push_back(name);
-      run[name] += ms_taken;
-    }
-    for (const auto& [name, ms_taken] : run) ms[name].push_back(ms_taken);
-  }
-  double Median(const std::string& name) const {
-    std::vector<double> sorted = ms.at(name);
-    std::sort(sorted.begin(), sorted.end());
-    return sorted[sorted.size() / 2];
-  }
-};
-
 void Tessera(const std::string& source, const std::string& arch, bool cubin, StageSeries* stages) {
   tessera::jit::CompileOptions options;
   options.target = tessera::runtime::Target::kNvptx;
@@ -246,73 +159,13 @@ void Tessera(const std::string& source, const std::string& arch, bool cubin, Sta
 }
 
 /// Triton's medians per kernel (to cubin), from bench/triton_compile_bench.py run in `venv`.
-struct TritonColumn {
-  std::string version;  ///< empty: not available (`why` says why)
-  std::string why;
-  std::map<std::string, double> median_ms, first_ms;
-};
 
-bool Exists(const std::string& path) {
-  struct stat info;
-  return stat(path.c_str(), &info) == 0;
-}
-
-/// The script, next to the binary in Bazel's runfiles, else relative to the working directory.
-std::string TritonScript(const char* argv0) {
-  const std::string runfiles = absl::StrCat(argv0, ".runfiles/_main/bench/triton_compile_bench.py");
-  return Exists(runfiles) ? runfiles : "bench/triton_compile_bench.py";
-}
-
-std::string RunCommand(const std::string& command, int& status) {
-  std::string output;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) {
-    status = -1;
-    return output;
-  }
-  char buffer[4096];
-  size_t read = 0;
-  while ((read = fread(buffer, 1, sizeof(buffer), pipe)) > 0) output.append(buffer, read);
-  status = pclose(pipe);
-  return output;
-}
-
-TritonColumn MeasureTriton(const std::string& venv, const std::string& script, int runs,
+PythonColumn MeasureTriton(const std::string& venv, const std::string& script, int runs,
                            const std::string& arch) {
-  TritonColumn column;
-  const std::string python = venv + "/bin/python";
-  int status = 0;
-  RunCommand(absl::StrCat("'", python, "' -c 'import triton' 2>/dev/null"), status);
-  if (status != 0) {
-    std::cerr << "creating " << venv << " with Triton from PyPI (once)...\n";
-    RunCommand(absl::StrCat("python3 -m venv '", venv, "' >&2 && '", venv,
-                            "/bin/pip' install -q triton >&2"),
-               status);
-    if (status != 0) {
-      column.why = "no Triton: creating the venv or pip install triton failed";
-      return column;
-    }
-  }
-  const std::string output = RunCommand(
-      absl::StrCat("'", python, "' '", script, "' --runs ", runs, " --arch ", arch, " 2>/dev/null"),
-      status);
-  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(output);
-  const llvm::json::Object* object = parsed ? parsed->getAsObject() : nullptr;
-  if (!parsed) llvm::consumeError(parsed.takeError());
-  const llvm::json::Object* kernels = object ? object->getObject("kernels") : nullptr;
-  if (status != 0 || kernels == nullptr) {
-    column.why = absl::StrCat("no Triton: ", script, " failed (exit ", status, ")");
-    return column;
-  }
-  if (auto version = object->getString("triton")) column.version = version->str();
-  for (const auto& [name, value] : *kernels) {
-    if (const llvm::json::Object* times = value.getAsObject()) {
-      column.median_ms[name.str()] = times->getNumber("median_ms").value_or(0);
-      column.first_ms[name.str()] = times->getNumber("first_ms").value_or(0);
-    }
-  }
-  if (column.version.empty()) column.why = "no Triton: the script printed no version";
-  return column;
+  const std::string why = EnsureVenv(venv, "triton", "import triton");
+  if (!why.empty()) return PythonColumn{"", absl::StrCat("no Triton: ", why)};
+  return RunPythonColumn(venv + "/bin/python",
+                         absl::StrCat("'", script, "' --runs ", runs, " --arch ", arch));
 }
 
 struct Row {
@@ -332,9 +185,7 @@ int main(int argc, char** argv) {
   int runs = 15;
   std::string arch = "sm_90";
   std::string json_path = "compile_bench.json";
-  const char* home = std::getenv("HOME");
-  std::string triton_venv =
-      absl::StrCat(home != nullptr ? home : "/tmp", "/.cache/tessera-jit/triton-venv");
+  std::string triton_venv = tessera::bench::DefaultVenv("triton");
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--runs" && i + 1 < argc && absl::SimpleAtoi(argv[i + 1], &runs)) {
@@ -359,9 +210,10 @@ int main(int argc, char** argv) {
     const char* ir;
     const char* cuda;
   };
-  const std::vector<Kernel> kernels = {{"elementwise (saxpy)", kElementwiseIr, kElementwiseCuda},
-                                       {"row softmax", kSoftmaxIr, kSoftmaxCuda},
-                                       {"matmul+bias+relu", kMatmulIr, kMatmulCuda}};
+  const std::vector<Kernel> kernels = {
+      {"elementwise (saxpy)", tessera::bench::kElementwiseIr, kElementwiseCuda},
+      {"row softmax", tessera::bench::kSoftmaxIr, kSoftmaxCuda},
+      {"matmul+bias+relu", tessera::bench::kMatmulIr, kMatmulCuda}};
   std::vector<Row> rows;
   for (const Kernel& kernel : kernels) {
     for (bool cubin : {false, true}) {
@@ -379,9 +231,12 @@ int main(int argc, char** argv) {
     }
   }
 
-  TritonColumn triton;
+  PythonColumn triton;
   triton.why = "not measured (--no-triton)";
-  if (!triton_venv.empty()) triton = MeasureTriton(triton_venv, TritonScript(argv[0]), runs, arch);
+  if (!triton_venv.empty())
+    triton = MeasureTriton(triton_venv,
+                           tessera::bench::DataFile(argv[0], "bench/triton_compile_bench.py"), runs,
+                           arch);
   const bool have_triton = !triton.version.empty();
 
   std::cout << absl::StrFormat(
@@ -434,16 +289,11 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row& row = rows[i];
     std::cout << absl::StrFormat("%-20s %-5s", row.kernel, row.output);
-    std::string stages_json;
-    for (const std::string& name : row.stages.order) {
-      std::cout << absl::StrFormat("  %s %.2f", name, row.stages.Median(name));
-      absl::StrAppend(&stages_json, stages_json.empty() ? "" : ", ",
-                      absl::StrFormat("\"%s\": %.4f", name, row.stages.Median(name)));
-    }
+    std::cout << row.stages.Text();
     std::cout << "\n";
     absl::StrAppend(&json, absl::StrFormat("    {\"kernel\": \"%s\", \"output\": \"%s\", "
-                                           "\"median_ms\": {%s}}%s\n",
-                                           row.kernel, row.output, stages_json,
+                                           "\"median_ms\": %s}%s\n",
+                                           row.kernel, row.output, row.stages.Json(),
                                            i + 1 < rows.size() ? "," : ""));
   }
   absl::StrAppend(&json, "  ],\n  \"parallel_kernels\": [\n");
@@ -459,7 +309,7 @@ int main(int argc, char** argv) {
     auto on = [&](tessera::runtime::ThreadPool& pool) {
       return Measure("tessera", runs, first, [&] {
         tessera::runtime::ScopedThreadPool scope(&pool);
-        Tessera(kMlpIr, arch, cubin, nullptr);
+        Tessera(tessera::bench::kMlpIr, arch, cubin, nullptr);
       });
     };
     const Series serial = on(one), parallel = on(all);

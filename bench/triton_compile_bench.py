@@ -1,7 +1,7 @@
 """Cold compile latency of Triton for the compile benchmark's three kernels, to a cubin.
 
 Run by bench/compile_bench (its Triton column) with the interpreter of a virtual environment
-that has Triton from PyPI; prints one JSON object: {"triton": VERSION, "kernels": {NAME:
+that has Triton from PyPI; prints one JSON object: {"version": VERSION, "kernels": {NAME:
 {"median_ms": M, "min_ms": m, "first_ms": f}}}. Triton needs no GPU to compile for a target
 given explicitly (GPUTarget("cuda", <sm>, 32)); TRITON_ALWAYS_COMPILE makes every call a cold
 compile (its cache is skipped). FP fusion is off, as in Tessera's kernels (no FMA contraction).
@@ -94,7 +94,7 @@ def main():
     parser.add_argument("--arch", default="sm_90")
     args = parser.parse_args()
     target = GPUTarget("cuda", int(args.arch[3:].rstrip("a")), 32)
-    out = {"triton": triton.__version__, "kernels": {}}
+    out = {"version": triton.__version__, "kernels": {}}
     for name, source in KERNELS.items():
         start = time.perf_counter()
         triton.compile(source, target=target)

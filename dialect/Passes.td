@@ -53,7 +53,10 @@ def LowerTileToLoops : Pass<"tessera-lower-tile-to-loops", "::mlir::ModuleOp"> {
     max-subtracted softmax, the matmul epilogue and numeric policy. A matmul accumulating in
     f32 packs B into panels of NR columns and each MR-row panel of A, and computes each MR x NR
     register tile over the whole of K (each element still sums its products in ascending K
-    order from zero), then applies the epilogue; batched matmuls run it per batch. norm,
+    order from zero), then applies the epilogue; batched matmuls run it per batch. The register
+    tile, and for f32 operands the packing and the row kernel, are calls of the runtime's
+    microkernels (`tessera_uk_matmul_f32_*`, runtime/ukernels/matmul_f32.h), compiled once with
+    the project rather than with every module. norm,
     attention (an online softmax over blocks of 32 keys, K packed when it pays) and rope work
     row by row; argmax/argmin carry (value, index) lanes. The outer loop of each op
     (rows, column blocks, query rows) is outlined into a private function marked
@@ -61,7 +64,8 @@ def LowerTileToLoops : Pass<"tessera-lower-tile-to-loops", "::mlir::ModuleOp"> {
     output element is computed by one iteration, so the thread count never changes a result.
     The host target is the reference the arbiter trusts.
   }];
-  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
+                           "::mlir::LLVM::LLVMDialect", "::mlir::math::MathDialect",
                            "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
                            "::mlir::vector::VectorDialect"];
   let options = [

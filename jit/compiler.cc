@@ -228,10 +228,7 @@ absl::Status CompileInSession(CompileSession& session, absl::string_view source,
     }
     (*module)->removeAttr(kRuntimeCheckMessagesAttr);
   }
-  if (options.target == Target::kHost) {
-    StageClock clock(out.stage_ms, "host-object");
-    return EmitHostCode(*module, out);
-  }
+  if (options.target == Target::kHost) return EmitHostCode(*module, out);
   return EmitDeviceCode(*module, out);
 }
 

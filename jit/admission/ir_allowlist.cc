@@ -99,7 +99,8 @@ absl::Status CheckSignature(mlir::func::FuncOp function) {
 
 /// Prefixes of symbols the compiler and its runtime own.
 bool IsReservedName(llvm::StringRef name) {
-  for (const char* prefix : {"tessera_rt_", "_tessera_", "_mlir_", "mgpu", "__", "llvm."}) {
+  for (const char* prefix :
+       {"tessera_rt_", "tessera_uk_", "_tessera_", "_mlir_", "mgpu", "__", "llvm."}) {
     if (name.starts_with(prefix)) return true;
   }
   return false;

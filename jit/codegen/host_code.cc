@@ -2,6 +2,7 @@
 #include "jit/codegen/host_code.h"
 
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "jit/codegen/host_object.h"
 #include "jit/compiler.h"
 #include "jit/delegates/registry.h"
+#include "jit/stage_clock.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/Support/raw_ostream.h"
@@ -19,6 +21,7 @@
 #include "runtime/host_target.h"
 #include "runtime/launch_entry_points.h"
 #include "runtime/thread_pool.h"
+#include "runtime/ukernels/matmul_f32.h"
 
 namespace tessera::jit {
 
@@ -58,6 +61,7 @@ absl::StatusOr<runtime::RuntimeSymbolList> HostSymbols(const CompiledModule& mod
   runtime::RuntimeSymbolList symbols = runtime::DelegateEntryPoints();
   for (auto& symbol : runtime::RuntimeCheckSymbols()) symbols.push_back(symbol);
   for (auto& symbol : runtime::ParallelSymbols()) symbols.push_back(symbol);
+  for (auto& symbol : runtime::MatmulUkernelSymbols()) symbols.push_back(symbol);
   if (module.options.target == Target::kNvptx) {
     for (auto& symbol : runtime::LaunchEntryPoints()) symbols.push_back(symbol);
   }
@@ -74,6 +78,7 @@ absl::StatusOr<runtime::RuntimeSymbolList> HostSymbols(const CompiledModule& mod
 }
 
 absl::Status EmitHostCode(mlir::ModuleOp module, CompiledModule& out) {
+  std::optional<StageClock> translate(std::in_place, out.stage_ms, "host-translate");
   auto context = std::make_unique<llvm::LLVMContext>();
   std::unique_ptr<llvm::Module> llvm_module = mlir::translateModuleToLLVMIR(module, *context);
   if (llvm_module == nullptr) {
@@ -90,8 +95,10 @@ absl::Status EmitHostCode(mlir::ModuleOp module, CompiledModule& out) {
   }
   TESSERA_ASSIGN_OR_RETURN(runtime::HostTarget target,
                            runtime::ResolveHostTarget(out.options.host_cpu));
-  TESSERA_ASSIGN_OR_RETURN(out.host_object,
-                           CompileHostObject(*llvm_module, out.options.opt_level, target));
+  translate.reset();
+  TESSERA_ASSIGN_OR_RETURN(out.host_object, CompileHostObject(*llvm_module, out.options.opt_level,
+                                                              target, &out.stage_ms));
+  StageClock load(out.stage_ms, "host-load");
   TESSERA_ASSIGN_OR_RETURN(runtime::RuntimeSymbolList symbols, HostSymbols(out));
   // Code for a CPU this one cannot run is for a package: compiled, held to the trust boundary
   // here too, not linked.

@@ -59,7 +59,10 @@ std::vector<std::string> TakeStructors(llvm::Module& module, llvm::StringRef arr
 }  // namespace
 
 absl::StatusOr<runtime::HostObject> CompileHostObject(llvm::Module& module, int opt_level,
-                                                      const runtime::HostTarget& target) {
+                                                      const runtime::HostTarget& target,
+                                                      StageTimes* stages) {
+  StageTimes unused;
+  StageTimes& times = stages != nullptr ? *stages : unused;
   runtime::InitializeNativeTarget();
   runtime::HostObject out;
   out.cpu = target.id;
@@ -83,7 +86,11 @@ absl::StatusOr<runtime::HostObject> CompileHostObject(llvm::Module& module, int 
   }
   module.setDataLayout((*machine)->createDataLayout());
   module.setTargetTriple((*machine)->getTargetTriple());
-  if (opt_level > 0) OptimizeModule(module, **machine, opt_level);
+  if (opt_level > 0) {
+    StageClock clock(times, "host-optimize");
+    OptimizeModule(module, **machine, opt_level);
+  }
+  StageClock clock(times, "host-codegen");
   llvm::SmallVector<char, 0> object;
   llvm::raw_svector_ostream stream(object);
   llvm::legacy::PassManager codegen;

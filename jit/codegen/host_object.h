@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "absl/status/statusor.h"
+#include "jit/stage_clock.h"
 #include "runtime/host_executable.h"
 #include "runtime/host_target.h"
 
@@ -17,10 +18,12 @@ namespace tessera::jit {
 
 /// Optimises `module` at `opt_level` (0–3) and generates machine code for `target`'s CPU
 /// (by default this machine's, as LLVM's host detection sees it). Thread-safe; counts one code
-/// generation (HostCodegenCount).
+/// generation (HostCodegenCount). With `stages`, its steps' times go there ("host-optimize",
+/// "host-codegen").
 absl::StatusOr<runtime::HostObject> CompileHostObject(
     llvm::Module& module, int opt_level,
-    const runtime::HostTarget& target = runtime::ThisMachineHostTarget());
+    const runtime::HostTarget& target = runtime::ThisMachineHostTarget(),
+    StageTimes* stages = nullptr);
 
 /// The host code generations this process has run (CompileHostObject calls). A compile cache
 /// hit runs none. Thread-safe.

@@ -1,11 +1,17 @@
 // The host lowering of tile.matmul: per batch, a packed, register-tiled kernel (f32
 // accumulation) or a row kernel, both summing each element's K products in ascending order.
+// Accumulating in f32, the register tile — and for f32 operands the packing and the row
+// kernel — are calls of the runtime's microkernels (runtime/ukernels/matmul_f32.h), compiled
+// once with the project: a module's own code is its loops, conversions and epilogue.
+#include <optional>
+
 #include "dialect/conversion/TileSemantics.h"
 #include "dialect/conversion/tile_to_loops/HostLoops.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 namespace tessera::host {
 namespace {
@@ -14,12 +20,69 @@ using lowering::ceilDiv;
 using lowering::indexConstant;
 using lowering::memrefSizes;
 
+/// Where a memref's elements are: its aligned address (bytes, as an index), offset and strides
+/// (elements) — what a microkernel is handed.
+struct MemrefLayout {
+  mlir::Value aligned, offset;
+  llvm::SmallVector<mlir::Value> strides;
+
+  static MemrefLayout of(mlir::OpBuilder& b, mlir::Location loc, mlir::Value memref) {
+    auto metadata = b.create<mlir::memref::ExtractStridedMetadataOp>(loc, memref);
+    mlir::Value aligned = b.create<mlir::memref::ExtractAlignedPointerAsIndexOp>(loc, memref);
+    return {aligned, metadata.getOffset(), llvm::SmallVector<mlir::Value>(metadata.getStrides())};
+  }
+
+  /// The address of the f32 element at `index` (an !llvm.ptr).
+  mlir::Value address(mlir::OpBuilder& b, mlir::Location loc, mlir::ValueRange index) const {
+    mlir::Value element = offset;
+    for (auto [i, stride] : llvm::zip_equal(index, strides)) {
+      element = b.create<mlir::arith::AddIOp>(loc, element,
+                                              b.create<mlir::arith::MulIOp>(loc, i, stride));
+    }
+    mlir::Value bytes = b.create<mlir::arith::AddIOp>(
+        loc, aligned,
+        b.create<mlir::arith::MulIOp>(loc, element, indexConstant(b, loc, sizeof(float))));
+    mlir::Value integer = b.create<mlir::arith::IndexCastOp>(loc, b.getI64Type(), bytes);
+    return b.create<mlir::LLVM::IntToPtrOp>(loc, mlir::LLVM::LLVMPointerType::get(b.getContext()),
+                                            integer, mlir::LLVM::DereferenceableAttr());
+  }
+};
+
+/// Calls the runtime's microkernel `name` (declared on first use in the module of `op`, the
+/// matmul being lowered: loop bodies under construction have no parent yet) with `args`.
+void callUkernel(mlir::OpBuilder& b, tile::MatmulOp op, llvm::StringRef name,
+                 mlir::ValueRange args) {
+  mlir::Location loc = op.getLoc();
+  auto module = op->getParentOfType<mlir::ModuleOp>();
+  if (!module.lookupSymbol<mlir::func::FuncOp>(name)) {
+    mlir::OpBuilder top(module.getBodyRegion());
+    auto declaration = top.create<mlir::func::FuncOp>(
+        loc, name, b.getFunctionType(mlir::TypeRange(args), mlir::TypeRange()));
+    declaration.setPrivate();
+  }
+  b.create<mlir::func::CallOp>(loc, name, mlir::TypeRange(), args);
+}
+
 /// One matrix product of a (possibly batched) tile.matmul: its sizes, and the batch indices of
 /// A, B and C that prefix every element index (empty without batch dimensions).
 struct MatmulProblem {
   mutable tile::MatmulOp op;  // mutable: MLIR op handles have non-const accessors
   mlir::Value m, n, k;
   llvm::SmallVector<mlir::Value> aPrefix, bPrefix, cPrefix;
+  /// Set when A and B are f32 taken as they are (no conversion, no TF32 rounding): the
+  /// microkernels then read them directly.
+  std::optional<MemrefLayout> aLayout, bLayout;
+
+  /// op(A)[i][kk]'s address and the strides of i and kk (transposes honoured).
+  mlir::Value addressA(mlir::OpBuilder& b, mlir::Value i, mlir::Value kk) const {
+    return address(b, *aLayout, aPrefix, op.getTransposeA() ? kk : i, op.getTransposeA() ? i : kk);
+  }
+  mlir::Value strideA(bool ofK) const { return stride(*aLayout, op.getTransposeA() == ofK); }
+  /// op(B)[kk][j]'s address and the strides of kk and j.
+  mlir::Value addressB(mlir::OpBuilder& b, mlir::Value kk, mlir::Value j) const {
+    return address(b, *bLayout, bPrefix, op.getTransposeB() ? j : kk, op.getTransposeB() ? kk : j);
+  }
+  mlir::Value strideB(bool ofK) const { return stride(*bLayout, op.getTransposeB() != ofK); }
 
   /// op(A)[i][kk] and op(B)[kk][j], transposes honoured.
   mlir::Value loadA(mlir::OpBuilder& b, mlir::Value i, mlir::Value kk) const {
@@ -36,6 +99,17 @@ struct MatmulProblem {
   }
 
  private:
+  /// The stride of the stored row index (`row`) or column index of a 2-D (batched) operand.
+  static mlir::Value stride(const MemrefLayout& layout, bool row) {
+    return layout.strides[layout.strides.size() - (row ? 2 : 1)];
+  }
+  mlir::Value address(mlir::OpBuilder& b, const MemrefLayout& layout,
+                      const llvm::SmallVector<mlir::Value>& prefix, mlir::Value row,
+                      mlir::Value column) const {
+    llvm::SmallVector<mlir::Value> index(prefix.begin(), prefix.end());
+    index.append({row, column});
+    return layout.address(b, op.getLoc(), index);
+  }
   mlir::Value load(mlir::OpBuilder& b, mlir::Value memref,
                    const llvm::SmallVector<mlir::Value>& prefix, mlir::Value row,
                    mlir::Value column) const {
@@ -62,9 +136,32 @@ MatmulProblem inBatch(mlir::OpBuilder& b, const MatmulProblem& problem,
   return batch;
 }
 
+/// The row kernel's accumulation in generated loops (operands that need converting, or
+/// accumulators other than f32): `row` = op(A)[i, :] · op(B) in the accumulator type, K
+/// ascending from `zero`.
+void lowerRowByLoops(mlir::OpBuilder& rows, mlir::Location loc, const MatmulProblem& problem,
+                     mlir::Value i, mlir::Value zero, mlir::Value row) {
+  tile::MatmulOp op = problem.op;
+  mlir::Value n = problem.n, k = problem.k;
+  forEachIndex(rows, loc, mlir::ValueRange{n}, [&](mlir::OpBuilder& in, mlir::ValueRange js) {
+    in.create<mlir::memref::StoreOp>(loc, zero, row, js);
+  });
+  forEachIndex(rows, loc, mlir::ValueRange{k}, [&](mlir::OpBuilder& ks, mlir::ValueRange kk) {
+    mlir::Value a = lowering::prepareMatmulInput(ks, loc, op, problem.loadA(ks, i, kk[0]));
+    forEachIndex(ks, loc, mlir::ValueRange{n}, [&](mlir::OpBuilder& in, mlir::ValueRange js) {
+      mlir::Value bValue =
+          lowering::prepareMatmulInput(in, loc, op, problem.loadB(in, kk[0], js[0]));
+      mlir::Value accumulator = in.create<mlir::memref::LoadOp>(loc, row, js);
+      in.create<mlir::memref::StoreOp>(
+          loc, lowering::matmulMultiplyAdd(in, loc, accumulator, a, bValue), row, js);
+    });
+  });
+}
+
 // Row by row, K outer and N inner, into a row of accumulators: the inner loop runs over
 // contiguous B and C elements (vectorisable), and every C element still sums its K products in
-// ascending order from zero — the same order and rounding as a dot product per element. Used
+// ascending order from zero — the same order and rounding as a dot product per element (f32
+// operands: the runtime's row microkernel; others: generated loops); then the epilogue. Used
 // for the f16, f64 and i32 accumulators (the register tile below accumulates in f32), for fewer
 // rows than the register tile has, and when the tile's packed copy of B cannot be allocated. With
 // batch dimensions, the rows of every batch form one parallel loop (a batch of single rows —
@@ -92,19 +189,16 @@ void lowerMatmulByRows(mlir::OpBuilder& b, const MatmulProblem& unbatched,
                             rows.create<mlir::arith::DivUIOp>(loc, is[0], m));
         }
         mlir::Value row = rows.create<mlir::memref::AllocOp>(loc, rowType, mlir::ValueRange{n});
-        forEachIndex(rows, loc, mlir::ValueRange{n}, [&](mlir::OpBuilder& in, mlir::ValueRange js) {
-          in.create<mlir::memref::StoreOp>(loc, zero, row, js);
-        });
-        forEachIndex(rows, loc, mlir::ValueRange{k}, [&](mlir::OpBuilder& ks, mlir::ValueRange kk) {
-          mlir::Value a = lowering::prepareMatmulInput(ks, loc, op, problem.loadA(ks, i, kk[0]));
-          forEachIndex(ks, loc, mlir::ValueRange{n}, [&](mlir::OpBuilder& in, mlir::ValueRange js) {
-            mlir::Value bValue =
-                lowering::prepareMatmulInput(in, loc, op, problem.loadB(in, kk[0], js[0]));
-            mlir::Value accumulator = in.create<mlir::memref::LoadOp>(loc, row, js);
-            in.create<mlir::memref::StoreOp>(
-                loc, lowering::matmulMultiplyAdd(in, loc, accumulator, a, bValue), row, js);
-          });
-        });
+        if (problem.aLayout) {
+          mlir::Value first = indexConstant(rows, loc, 0);
+          callUkernel(rows, op, "tessera_uk_matmul_f32_row",
+                      {problem.addressA(rows, i, first), problem.strideA(/*ofK=*/true),
+                       problem.addressB(rows, first, first), problem.strideB(/*ofK=*/true),
+                       problem.strideB(/*ofK=*/false), k, n,
+                       MemrefLayout::of(rows, loc, row).address(rows, loc, first)});
+        } else {
+          lowerRowByLoops(rows, loc, problem, i, zero, row);
+        }
         forEachIndex(rows, loc, mlir::ValueRange{n}, [&](mlir::OpBuilder& in, mlir::ValueRange js) {
           problem.storeC(in, in.create<mlir::memref::LoadOp>(loc, row, js), i, js[0]);
         });
@@ -112,21 +206,22 @@ void lowerMatmulByRows(mlir::OpBuilder& b, const MatmulProblem& unbatched,
       });
 }
 
-/// The register tile of the matmul for a vector width: MR rows of NR = `vectors` vectors.
-/// AVX-512: 6 x 64 (24 accumulators of 32 registers; 4 B vectors and 6 broadcasts per k —
-/// measured faster than 12 x 32 on Zen 4); AVX2 and SSE: 6 x 2 vectors (12 of 16). The rest
-/// hold B's vectors, A's broadcast and the products.
+/// The register tile of the matmul for a vector width: MR rows of NR = `vectors` vectors, and
+/// the runtime's microkernel that computes it. AVX-512: 6 x 64 (24 accumulators of 32
+/// registers; 4 B vectors and 6 broadcasts per k — measured faster than 12 x 32 on Zen 4); AVX
+/// and SSE: 6 x 2 vectors (12 of 16). The rest hold B's vectors, A's broadcast and the products.
 struct RegisterTile {
   int64_t lanes;                                       // f32 per vector
   int64_t rows;                                        // MR
   int64_t vectors;                                     // NR / lanes
+  const char* ukernel;                                 // runtime/ukernels/matmul_f32.h
   int64_t columns() const { return lanes * vectors; }  // NR
 };
 
 RegisterTile registerTile(int64_t vectorBits) {
-  if (vectorBits >= 512) return {16, 6, 4};
-  if (vectorBits >= 256) return {8, 6, 2};
-  return {4, 6, 2};
+  if (vectorBits >= 512) return {16, 6, 4, "tessera_uk_matmul_f32_tile_6x64_avx512f"};
+  if (vectorBits >= 256) return {8, 6, 2, "tessera_uk_matmul_f32_tile_6x16_avx"};
+  return {4, 6, 2, "tessera_uk_matmul_f32_tile_6x8_sse2"};
 }
 
 /// A packed, register-tiled matmul (accumulating in f32):
@@ -134,11 +229,13 @@ RegisterTile registerTile(int64_t vectorBits) {
 ///    (p·K + k)·NR + c, zero past N (B' = B converted for accumulation: f16/bf16 to f32, TF32
 ///    rounding; transposed when asked) — in parallel over panels;
 /// 2. in parallel over panels of MR rows of C: A's rows are packed k-major (A'[r][k] at k·MR + r,
-///    zero past M); for each B panel an MR × NR tile of vector accumulators runs over the whole
-///    of K — acc += a·b, K ascending from zero, the same order as one dot product per element —
-///    then goes to a scratch tile, from which the epilogue (bias, activation, conversion) writes
-///    the valid part of C.
-/// `packB` and `multiply` select the steps (a B shared by every batch is packed once).
+///    zero past M); for each B panel the register tile's microkernel accumulates an MR × NR tile
+///    over the whole of K — acc += a·b, K ascending from zero, the same order as one dot product
+///    per element — into a scratch tile, from which the epilogue (bias, activation, conversion)
+///    writes the valid part of C.
+/// f32 operands are packed by the runtime's packing microkernels, others by generated loops
+/// that convert them. `packB` and `multiply` select the steps (a B shared by every batch is
+/// packed once).
 void lowerMatmulTiled(mlir::OpBuilder& b, const MatmulProblem& problem, ParallelLoops& parallel,
                       RegisterTile tile, mlir::Value packedB, bool packB, bool multiply) {
   tile::MatmulOp op = problem.op;
@@ -148,7 +245,6 @@ void lowerMatmulTiled(mlir::OpBuilder& b, const MatmulProblem& problem, Parallel
   const int64_t nr = tile.columns();
   mlir::Type f32 = b.getF32Type();
   auto buffer = mlir::MemRefType::get({mlir::ShapedType::kDynamic}, f32);
-  auto vectorType = mlir::VectorType::get({tile.lanes}, f32);
   mlir::Value zeroF32 = b.create<mlir::arith::ConstantOp>(loc, b.getF32FloatAttr(0.0f));
   auto constant = [&](mlir::OpBuilder& at, int64_t value) { return indexConstant(at, loc, value); };
   auto mul = [&](mlir::OpBuilder& at, mlir::Value x, mlir::Value y) -> mlir::Value {
@@ -163,6 +259,10 @@ void lowerMatmulTiled(mlir::OpBuilder& b, const MatmulProblem& problem, Parallel
                                       at.create<mlir::arith::SubIOp>(loc, total, first))
         .getResult();
   };
+  // The address of element `at` of a scratch buffer.
+  auto bufferAddress = [&](mlir::OpBuilder& at, mlir::Value memref, mlir::Value element) {
+    return MemrefLayout::of(at, loc, memref).address(at, loc, element);
+  };
 
   // 1. Pack B.
   mlir::Value panels = ceilDiv(b, loc, n, nr);
@@ -170,6 +270,14 @@ void lowerMatmulTiled(mlir::OpBuilder& b, const MatmulProblem& problem, Parallel
     parallelForEachIndex(
         b, loc, mlir::ValueRange{panels}, mul(b, k, constant(b, nr)), parallel,
         [&](mlir::OpBuilder& at, mlir::ValueRange p) {
+          if (problem.bLayout) {
+            mlir::Value origin = constant(at, 0);
+            callUkernel(at, op, "tessera_uk_matmul_f32_pack_b",
+                        {problem.addressB(at, origin, origin), problem.strideB(/*ofK=*/true),
+                         problem.strideB(/*ofK=*/false), k, n, p[0], constant(at, nr),
+                         bufferAddress(at, packedB, origin)});
+            return;
+          }
           mlir::Value first = mul(at, p[0], constant(at, nr));
           mlir::Value columns = width(at, n, first, nr);
           forEachIndex(at, loc, mlir::ValueRange{k}, [&](mlir::OpBuilder& in, mlir::ValueRange kk) {
@@ -202,62 +310,40 @@ void lowerMatmulTiled(mlir::OpBuilder& b, const MatmulProblem& problem, Parallel
             loc, buffer, mlir::ValueRange{mul(at, k, constant(at, mr))});
         mlir::Value scratch =
             at.create<mlir::memref::AllocOp>(loc, buffer, mlir::ValueRange{constant(at, mr * nr)});
-        forEachIndex(at, loc, mlir::ValueRange{rows}, [&](mlir::OpBuilder& in, mlir::ValueRange r) {
-          mlir::Value i = add(in, firstRow, r[0]);
-          forEachIndex(in, loc, mlir::ValueRange{k}, [&](mlir::OpBuilder& c, mlir::ValueRange kk) {
-            mlir::Value value =
-                lowering::prepareMatmulInput(c, loc, op, problem.loadA(c, i, kk[0]));
-            c.create<mlir::memref::StoreOp>(loc, value, packedA,
-                                            add(c, mul(c, kk[0], constant(c, mr)), r[0]));
-          });
-        });
-        mlir::Value missing = at.create<mlir::arith::SubIOp>(loc, constant(at, mr), rows);
-        forEachIndex(at, loc, mlir::ValueRange{missing, k},
-                     [&](mlir::OpBuilder& in, mlir::ValueRange rk) {
-                       mlir::Value r = add(in, rows, rk[0]);
-                       in.create<mlir::memref::StoreOp>(
-                           loc, zeroF32, packedA, add(in, mul(in, rk[1], constant(in, mr)), r));
-                     });
+        mlir::Value origin = constant(at, 0);
+        mlir::Value packedAAddress = bufferAddress(at, packedA, origin);
+        if (problem.aLayout) {
+          callUkernel(at, op, "tessera_uk_matmul_f32_pack_a",
+                      {problem.addressA(at, firstRow, origin), problem.strideA(/*ofK=*/false),
+                       problem.strideA(/*ofK=*/true), rows, k, constant(at, mr), packedAAddress});
+        } else {
+          forEachIndex(
+              at, loc, mlir::ValueRange{rows}, [&](mlir::OpBuilder& in, mlir::ValueRange r) {
+                mlir::Value i = add(in, firstRow, r[0]);
+                forEachIndex(
+                    in, loc, mlir::ValueRange{k}, [&](mlir::OpBuilder& c, mlir::ValueRange kk) {
+                      mlir::Value value =
+                          lowering::prepareMatmulInput(c, loc, op, problem.loadA(c, i, kk[0]));
+                      c.create<mlir::memref::StoreOp>(loc, value, packedA,
+                                                      add(c, mul(c, kk[0], constant(c, mr)), r[0]));
+                    });
+              });
+          mlir::Value missing = at.create<mlir::arith::SubIOp>(loc, constant(at, mr), rows);
+          forEachIndex(at, loc, mlir::ValueRange{missing, k},
+                       [&](mlir::OpBuilder& in, mlir::ValueRange rk) {
+                         mlir::Value r = add(in, rows, rk[0]);
+                         in.create<mlir::memref::StoreOp>(
+                             loc, zeroF32, packedA, add(in, mul(in, rk[1], constant(in, mr)), r));
+                       });
+        }
+        mlir::Value scratchAddress = bufferAddress(at, scratch, origin);
         forEachIndex(
             at, loc, mlir::ValueRange{panels}, [&](mlir::OpBuilder& in, mlir::ValueRange p) {
               // The register tile over the whole of K.
-              mlir::Value zeroVector = in.create<mlir::arith::ConstantOp>(
-                  loc, mlir::DenseElementsAttr::get(vectorType, in.getF32FloatAttr(0.0f)));
-              llvm::SmallVector<mlir::Value> init(mr * tile.vectors, zeroVector);
-              mlir::Value panelBase = mul(in, mul(in, p[0], k), constant(in, nr));
-              auto loop = in.create<mlir::scf::ForOp>(
-                  loc, constant(in, 0), k, constant(in, 1), init,
-                  [&](mlir::OpBuilder& kb, mlir::Location, mlir::Value kk, mlir::ValueRange acc) {
-                    mlir::Value bRow = add(kb, panelBase, mul(kb, kk, constant(kb, nr)));
-                    llvm::SmallVector<mlir::Value> bVectors;
-                    for (int64_t v = 0; v < tile.vectors; ++v) {
-                      bVectors.push_back(kb.create<mlir::vector::LoadOp>(
-                          loc, vectorType, packedB,
-                          mlir::ValueRange{add(kb, bRow, constant(kb, v * tile.lanes))}));
-                    }
-                    mlir::Value aRow = mul(kb, kk, constant(kb, mr));
-                    llvm::SmallVector<mlir::Value> next;
-                    for (int64_t r = 0; r < mr; ++r) {
-                      mlir::Value a = kb.create<mlir::memref::LoadOp>(
-                          loc, packedA, mlir::ValueRange{add(kb, aRow, constant(kb, r))});
-                      mlir::Value aVector =
-                          kb.create<mlir::vector::BroadcastOp>(loc, vectorType, a);
-                      for (int64_t v = 0; v < tile.vectors; ++v) {
-                        mlir::Value product =
-                            kb.create<mlir::arith::MulFOp>(loc, aVector, bVectors[v]);
-                        next.push_back(kb.create<mlir::arith::AddFOp>(
-                            loc, acc[r * tile.vectors + v], product));
-                      }
-                    }
-                    kb.create<mlir::scf::YieldOp>(loc, next);
-                  });
-              for (int64_t r = 0; r < mr; ++r) {
-                for (int64_t v = 0; v < tile.vectors; ++v) {
-                  in.create<mlir::vector::StoreOp>(
-                      loc, loop.getResult(r * tile.vectors + v), scratch,
-                      mlir::ValueRange{constant(in, r * nr + v * tile.lanes)});
-                }
-              }
+              callUkernel(in, op, tile.ukernel,
+                          {packedAAddress,
+                           bufferAddress(in, packedB, mul(in, mul(in, p[0], k), constant(in, nr))),
+                           k, scratchAddress});
               // The epilogue on the valid part of the tile.
               mlir::Value firstColumn = mul(in, p[0], constant(in, nr));
               mlir::Value columns = width(in, n, firstColumn, nr);
@@ -306,6 +392,14 @@ void lowerMatmul(mlir::OpBuilder& b, tile::MatmulOp op, ParallelLoops& parallel,
   };
   if (!lowering::matmulAccumulatorType(op).isF32()) {
     return lowerMatmulByRows(b, problem, batchSizes, parallel);
+  }
+  auto elementOf = [](mlir::Value memref) {
+    return llvm::cast<mlir::MemRefType>(memref.getType()).getElementType();
+  };
+  if (elementOf(op.getLhs()).isF32() && elementOf(op.getRhs()).isF32() &&
+      op.getNumericPolicyOrDefault() != tile::NumericPolicy::tf32) {
+    problem.aLayout = MemrefLayout::of(b, loc, op.getLhs());
+    problem.bLayout = MemrefLayout::of(b, loc, op.getRhs());
   }
   const RegisterTile tile = registerTile(vectorBits);
   mlir::Value m = problem.m, n = problem.n, k = problem.k;

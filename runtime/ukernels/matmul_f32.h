@@ -1,0 +1,52 @@
+// The host matmul's microkernels (ukernels), compiled once with the project — each register-tile
+// variant for its instruction set — and linked into every host module that multiplies f32, as
+// IREE links its ukernels: a module's own code is only its loops, its epilogue and these calls.
+// The host lowering (dialect/conversion/tile_to_loops/HostMatmul.cpp) names them; their
+// results are the generated code's, bit for bit: every C element sums its K products in
+// ascending order from zero, each product rounded to f32 and then added (no fused multiply-add;
+// this library is built with -ffp-contract=off).
+#ifndef TESSERA_RUNTIME_UKERNELS_MATMUL_F32_H_
+#define TESSERA_RUNTIME_UKERNELS_MATMUL_F32_H_
+
+#include <cstdint>
+
+#include "runtime/host_executable.h"
+
+extern "C" {
+
+/// Packs panel `panel` of B (k × n, element [kk][j] at b[kk·stride_k + j·stride_n]) into the
+/// panels of `packed`: its nr columns from panel·nr at packed[(panel·k + kk)·nr + c], zero past
+/// column n.
+void tessera_uk_matmul_f32_pack_b(const float* b, int64_t stride_k, int64_t stride_n, int64_t k,
+                                  int64_t n, int64_t panel, int64_t nr, float* packed);
+
+/// Packs `rows` (≤ mr) rows of A (element [i][kk] at a[i·stride_m + kk·stride_k]) k-major:
+/// packed[kk·mr + r], zero for rows r ≥ `rows`.
+void tessera_uk_matmul_f32_pack_a(const float* a, int64_t stride_m, int64_t stride_k, int64_t rows,
+                                  int64_t k, int64_t mr, float* packed);
+
+/// The register tiles: tile[r·NR + c] = Σ_{kk < k, ascending} packed_a[kk·6 + r] ·
+/// packed_b[kk·NR + c], for the 6 rows and NR columns of the name. 6x8: SSE2 (every x86-64),
+/// 6x16: AVX, 6x64: AVX-512F — called only by code generated for a CPU that has it.
+void tessera_uk_matmul_f32_tile_6x8_sse2(const float* packed_a, const float* packed_b, int64_t k,
+                                         float* tile);
+void tessera_uk_matmul_f32_tile_6x16_avx(const float* packed_a, const float* packed_b, int64_t k,
+                                         float* tile);
+void tessera_uk_matmul_f32_tile_6x64_avx512f(const float* packed_a, const float* packed_b,
+                                             int64_t k, float* tile);
+
+/// One row of C before its epilogue: acc[j] = Σ_{kk < k, ascending} a[kk·stride_ak] ·
+/// b[kk·stride_k + j·stride_n] for j < n (the row kernel: fewer rows than a register tile has,
+/// or no memory for packed B).
+void tessera_uk_matmul_f32_row(const float* a, int64_t stride_ak, const float* b, int64_t stride_k,
+                               int64_t stride_n, int64_t k, int64_t n, float* acc);
+}
+
+namespace tessera::runtime {
+
+/// The ukernels' names and addresses, for the host code loader.
+RuntimeSymbolList MatmulUkernelSymbols();
+
+}  // namespace tessera::runtime
+
+#endif  // TESSERA_RUNTIME_UKERNELS_MATMUL_F32_H_
