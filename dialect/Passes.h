@@ -15,6 +15,11 @@ namespace tessera {
 /// estimates the elements one iteration touches (jit/codegen/parallel_dispatch.cc dispatches it).
 inline constexpr char kParallelBodyAttr[] = "tessera_jit.parallel_body";
 
+/// An `#llvm.loop_annotation` on an scf.for (what LLVM's loop passes should do with it).
+/// scf-to-cf copies it onto the loop's latch branch, where tessera-attach-loop-annotations makes
+/// it the branch's own, so the LLVM IR loop gets its !llvm.loop metadata.
+inline constexpr char kLoopAnnotationAttr[] = "llvm.loop_annotation";
+
 #define GEN_PASS_DECL
 #include "dialect/Passes.h.inc"
 

@@ -190,6 +190,17 @@ def LegalizeNarrowFloats : Pass<"tessera-legalize-narrow-floats"> {
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::vector::VectorDialect"];
 }
 
+def AttachLoopAnnotations : Pass<"tessera-attach-loop-annotations"> {
+  let summary = "make the loop annotations scf.for carried the LLVM latch branches' own";
+  let description = [{
+    A loop annotation set on an `scf.for` (`llvm.loop_annotation`, for example the
+    interleaving the host lowering asks of a hot loop) reaches its latch branch as a discardable
+    attribute when `convert-scf-to-cf` and the LLVM conversion run, where the translation to
+    LLVM IR ignores it. This pass moves it into each `llvm.br`'s and `llvm.cond_br`'s own
+    `loop_annotation`, which becomes the loop's `!llvm.loop` metadata.
+  }];
+}
+
 def ExpandArith : Pass<"tessera-expand-arith"> {
   let summary = "expand the arith ops LLVM has no lowering for, keeping IEEE min/max exact";
   let description = [{

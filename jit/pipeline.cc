@@ -105,6 +105,7 @@ std::vector<PipelineStage> HostStages(const PipelineOptions& options) {
          pm.addPass(mlir::createFinalizeMemRefToLLVMConversionPass());
          pm.addPass(mlir::createConvertToLLVMPass());
          pm.addPass(mlir::createReconcileUnrealizedCastsPass());
+         pm.addPass(createAttachLoopAnnotations());
          pm.addPass(createDispatchParallelLoops());
          AddCleanup(pm);
        }},

@@ -23,7 +23,8 @@ namespace {
 
 /// The analysis managers a pipeline runs with, registered with `machine`'s callbacks.
 struct Analyses {
-  explicit Analyses(llvm::TargetMachine& machine) : builder(&machine) {
+  explicit Analyses(llvm::TargetMachine& machine, llvm::PipelineTuningOptions tuning = {})
+      : builder(&machine, tuning) {
     builder.registerModuleAnalyses(modules);
     builder.registerCGSCCAnalyses(cgscc);
     builder.registerFunctionAnalyses(functions);
@@ -112,7 +113,16 @@ absl::Status OptimizeKernelModule(llvm::Module& module, llvm::TargetMachine& mac
 }
 
 void OptimizeModule(llvm::Module& module, llvm::TargetMachine& machine, int opt_level) {
-  Analyses analyses(machine);
+  // Host code: the lowering already writes the vector code where lanes matter (lane folds, the
+  // matmul's microkernels) and asks for interleaving on the loops that gain from it
+  // (host::interleaveLoop). LLVM's interleaving of every vectorised loop (which also brings
+  // a vectorised epilogue), its partial and runtime unrolling and its SLP vectorizer cost
+  // about 45 % of a host compile and changed run time by under 5 % (docs/performance.md).
+  llvm::PipelineTuningOptions tuning;
+  tuning.LoopInterleaving = false;
+  tuning.LoopUnrolling = false;
+  tuning.SLPVectorization = false;
+  Analyses analyses(machine, tuning);
   llvm::PassBuilder& builder = analyses.builder;
   llvm::ModuleAnalysisManager& modules = analyses.modules;
   llvm::OptimizationLevel level = opt_level <= 0   ? llvm::OptimizationLevel::O0

@@ -8,6 +8,7 @@
 #include "llvm/ADT/SetVector.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -31,12 +32,27 @@ LoopBounds unitBounds(mlir::OpBuilder& b, mlir::Location loc, size_t rank) {
 
 }  // namespace
 
-void forEachIndex(mlir::OpBuilder& b, mlir::Location loc, mlir::ValueRange sizes,
-                  llvm::function_ref<void(mlir::OpBuilder&, mlir::ValueRange)> body) {
+llvm::SmallVector<mlir::scf::ForOp> forEachIndex(
+    mlir::OpBuilder& b, mlir::Location loc, mlir::ValueRange sizes,
+    llvm::function_ref<void(mlir::OpBuilder&, mlir::ValueRange)> body) {
   LoopBounds bounds = unitBounds(b, loc, sizes.size());
-  mlir::scf::buildLoopNest(
-      b, loc, bounds.lower, sizes, bounds.step,
-      [&](mlir::OpBuilder& nested, mlir::Location, mlir::ValueRange ivs) { body(nested, ivs); });
+  return mlir::scf::buildLoopNest(b, loc, bounds.lower, sizes, bounds.step,
+                                  [&](mlir::OpBuilder& nested, mlir::Location,
+                                      mlir::ValueRange ivs) { body(nested, ivs); })
+      .loops;
+}
+
+void interleaveLoop(mlir::scf::ForOp loop, int count) {
+  mlir::MLIRContext* context = loop.getContext();
+  auto interleave = mlir::LLVM::LoopInterleaveAttr::get(
+      context, mlir::IntegerAttr::get(mlir::IntegerType::get(context, 32), count));
+  auto annotation = mlir::LLVM::LoopAnnotationAttr::get(
+      context, /*disableNonforced=*/nullptr, /*vectorize=*/nullptr, interleave,
+      /*unroll=*/nullptr, /*unrollAndJam=*/nullptr, /*licm=*/nullptr, /*distribute=*/nullptr,
+      /*pipeline=*/nullptr, /*peeled=*/nullptr, /*unswitch=*/nullptr, /*mustProgress=*/nullptr,
+      /*isVectorized=*/nullptr, /*startLoc=*/nullptr, /*endLoc=*/nullptr,
+      /*parallelAccesses=*/{});
+  loop->setAttr(kLoopAnnotationAttr, annotation);
 }
 
 void parallelForEachIndex(mlir::OpBuilder& b, mlir::Location loc, mlir::ValueRange sizes,

@@ -17,9 +17,16 @@
 
 namespace tessera::host {
 
-/// Runs `body(builder, ivs)` for every index of `sizes` (sequentially).
-void forEachIndex(mlir::OpBuilder& b, mlir::Location loc, mlir::ValueRange sizes,
-                  llvm::function_ref<void(mlir::OpBuilder&, mlir::ValueRange)> body);
+/// Runs `body(builder, ivs)` for every index of `sizes` (sequentially); returns the loops,
+/// outermost first.
+llvm::SmallVector<mlir::scf::ForOp> forEachIndex(
+    mlir::OpBuilder& b, mlir::Location loc, mlir::ValueRange sizes,
+    llvm::function_ref<void(mlir::OpBuilder&, mlir::ValueRange)> body);
+
+/// Asks LLVM to interleave `count` iterations of `loop` once vectorised (an
+/// `llvm.loop_annotation`). The host pipeline interleaves only the loops that ask: a hot loop
+/// whose iterations are short and independent; elsewhere it costs compile time for nothing.
+void interleaveLoop(mlir::scf::ForOp loop, int count);
 
 /// A loop whose iterations are independent (each writes its own outputs), with the elements
 /// one iteration touches, to be outlined once the op is lowered.

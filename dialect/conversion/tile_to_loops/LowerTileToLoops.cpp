@@ -173,9 +173,11 @@ void lowerStreamedReduce(mlir::OpBuilder& b, tile::ReduceOp op, ParallelLoops& p
         forEachIndex(
             nested, loc, mlir::ValueRange{width},
             [&](mlir::OpBuilder& in, mlir::ValueRange j) { accumulation.init(in, buffers, j[0]); });
+        // The hot loop: one row's segment into the accumulators, short independent iterations
+        // that interleaving keeps the load and add units busy with.
         forEachIndex(
             nested, loc, mlir::ValueRange{count}, [&](mlir::OpBuilder& rows, mlir::ValueRange r) {
-              forEachIndex(
+              auto loops = forEachIndex(
                   rows, loc, mlir::ValueRange{width}, [&](mlir::OpBuilder& in, mlir::ValueRange j) {
                     llvm::SmallVector<mlir::Value> index(outer.begin(), outer.end());
                     index.push_back(r[0]);
@@ -184,6 +186,7 @@ void lowerStreamedReduce(mlir::OpBuilder& b, tile::ReduceOp op, ParallelLoops& p
                     accumulation.update(in, buffers, j[0], r[0],
                                         lowering::loadAsF32(in, loc, op.getInput(), index));
                   });
+              host::interleaveLoop(loops.front(), 4);
             });
         forEachIndex(nested, loc, mlir::ValueRange{width},
                      [&](mlir::OpBuilder& in, mlir::ValueRange j) {
