@@ -60,23 +60,34 @@ void tessera_uk_matmul_f32_tile_6x8_sse2(const float* packed_a, const float* pac
   for (int64_t kk = 0; kk < k; ++kk) {
     const __m128 b0 = _mm_loadu_ps(packed_b), b1 = _mm_loadu_ps(packed_b + 4);
 #define TESSERA_UK_ROW(r)                                    \
-  {                                                          \
+  do {                                                       \
     const __m128 a = _mm_set1_ps(packed_a[r]);               \
     TESSERA_UK_STEP(_mm_add_ps, _mm_mul_ps, c##r##0, a, b0); \
     TESSERA_UK_STEP(_mm_add_ps, _mm_mul_ps, c##r##1, a, b1); \
-  }
-    TESSERA_UK_ROW(0)
-    TESSERA_UK_ROW(1) TESSERA_UK_ROW(2) TESSERA_UK_ROW(3) TESSERA_UK_ROW(4) TESSERA_UK_ROW(5)
+  } while (0)
+    TESSERA_UK_ROW(0);
+    TESSERA_UK_ROW(1);
+    TESSERA_UK_ROW(2);
+    TESSERA_UK_ROW(3);
+    TESSERA_UK_ROW(4);
+    TESSERA_UK_ROW(5);
+
 #undef TESSERA_UK_ROW
-        packed_a += 6;
+    packed_a += 6;
     packed_b += 8;
   }
-#define TESSERA_UK_STORE(r)               \
-  _mm_storeu_ps(tile + (r) * 8, c##r##0); \
-  _mm_storeu_ps(tile + (r) * 8 + 4, c##r##1);
-  TESSERA_UK_STORE(0)
-  TESSERA_UK_STORE(1) TESSERA_UK_STORE(2) TESSERA_UK_STORE(3) TESSERA_UK_STORE(4)
-      TESSERA_UK_STORE(5)
+#define TESSERA_UK_STORE(r)                     \
+  do {                                          \
+    _mm_storeu_ps(tile + (r) * 8, c##r##0);     \
+    _mm_storeu_ps(tile + (r) * 8 + 4, c##r##1); \
+  } while (0)
+  TESSERA_UK_STORE(0);
+  TESSERA_UK_STORE(1);
+  TESSERA_UK_STORE(2);
+  TESSERA_UK_STORE(3);
+  TESSERA_UK_STORE(4);
+  TESSERA_UK_STORE(5);
+
 #undef TESSERA_UK_STORE
 }
 
@@ -88,23 +99,34 @@ __attribute__((target("avx"))) void tessera_uk_matmul_f32_tile_6x16_avx(const fl
   for (int64_t kk = 0; kk < k; ++kk) {
     const __m256 b0 = _mm256_loadu_ps(packed_b), b1 = _mm256_loadu_ps(packed_b + 8);
 #define TESSERA_UK_ROW(r)                                          \
-  {                                                                \
+  do {                                                             \
     const __m256 a = _mm256_broadcast_ss(packed_a + (r));          \
     TESSERA_UK_STEP(_mm256_add_ps, _mm256_mul_ps, c##r##0, a, b0); \
     TESSERA_UK_STEP(_mm256_add_ps, _mm256_mul_ps, c##r##1, a, b1); \
-  }
-    TESSERA_UK_ROW(0)
-    TESSERA_UK_ROW(1) TESSERA_UK_ROW(2) TESSERA_UK_ROW(3) TESSERA_UK_ROW(4) TESSERA_UK_ROW(5)
+  } while (0)
+    TESSERA_UK_ROW(0);
+    TESSERA_UK_ROW(1);
+    TESSERA_UK_ROW(2);
+    TESSERA_UK_ROW(3);
+    TESSERA_UK_ROW(4);
+    TESSERA_UK_ROW(5);
+
 #undef TESSERA_UK_ROW
-        packed_a += 6;
+    packed_a += 6;
     packed_b += 16;
   }
-#define TESSERA_UK_STORE(r)                   \
-  _mm256_storeu_ps(tile + (r) * 16, c##r##0); \
-  _mm256_storeu_ps(tile + (r) * 16 + 8, c##r##1);
-  TESSERA_UK_STORE(0)
-  TESSERA_UK_STORE(1) TESSERA_UK_STORE(2) TESSERA_UK_STORE(3) TESSERA_UK_STORE(4)
-      TESSERA_UK_STORE(5)
+#define TESSERA_UK_STORE(r)                         \
+  do {                                              \
+    _mm256_storeu_ps(tile + (r) * 16, c##r##0);     \
+    _mm256_storeu_ps(tile + (r) * 16 + 8, c##r##1); \
+  } while (0)
+  TESSERA_UK_STORE(0);
+  TESSERA_UK_STORE(1);
+  TESSERA_UK_STORE(2);
+  TESSERA_UK_STORE(3);
+  TESSERA_UK_STORE(4);
+  TESSERA_UK_STORE(5);
+
 #undef TESSERA_UK_STORE
 }
 
@@ -118,27 +140,38 @@ __attribute__((target("avx512f"))) void tessera_uk_matmul_f32_tile_6x64_avx512f(
     const __m512 b0 = _mm512_loadu_ps(packed_b), b1 = _mm512_loadu_ps(packed_b + 16);
     const __m512 b2 = _mm512_loadu_ps(packed_b + 32), b3 = _mm512_loadu_ps(packed_b + 48);
 #define TESSERA_UK_ROW(r)                                          \
-  {                                                                \
+  do {                                                             \
     const __m512 a = _mm512_set1_ps(packed_a[r]);                  \
     TESSERA_UK_STEP(_mm512_add_ps, _mm512_mul_ps, c##r##0, a, b0); \
     TESSERA_UK_STEP(_mm512_add_ps, _mm512_mul_ps, c##r##1, a, b1); \
     TESSERA_UK_STEP(_mm512_add_ps, _mm512_mul_ps, c##r##2, a, b2); \
     TESSERA_UK_STEP(_mm512_add_ps, _mm512_mul_ps, c##r##3, a, b3); \
-  }
-    TESSERA_UK_ROW(0)
-    TESSERA_UK_ROW(1) TESSERA_UK_ROW(2) TESSERA_UK_ROW(3) TESSERA_UK_ROW(4) TESSERA_UK_ROW(5)
+  } while (0)
+    TESSERA_UK_ROW(0);
+    TESSERA_UK_ROW(1);
+    TESSERA_UK_ROW(2);
+    TESSERA_UK_ROW(3);
+    TESSERA_UK_ROW(4);
+    TESSERA_UK_ROW(5);
+
 #undef TESSERA_UK_ROW
-        packed_a += 6;
+    packed_a += 6;
     packed_b += 64;
   }
-#define TESSERA_UK_STORE(r)                        \
-  _mm512_storeu_ps(tile + (r) * 64, c##r##0);      \
-  _mm512_storeu_ps(tile + (r) * 64 + 16, c##r##1); \
-  _mm512_storeu_ps(tile + (r) * 64 + 32, c##r##2); \
-  _mm512_storeu_ps(tile + (r) * 64 + 48, c##r##3);
-  TESSERA_UK_STORE(0)
-  TESSERA_UK_STORE(1) TESSERA_UK_STORE(2) TESSERA_UK_STORE(3) TESSERA_UK_STORE(4)
-      TESSERA_UK_STORE(5)
+#define TESSERA_UK_STORE(r)                          \
+  do {                                               \
+    _mm512_storeu_ps(tile + (r) * 64, c##r##0);      \
+    _mm512_storeu_ps(tile + (r) * 64 + 16, c##r##1); \
+    _mm512_storeu_ps(tile + (r) * 64 + 32, c##r##2); \
+    _mm512_storeu_ps(tile + (r) * 64 + 48, c##r##3); \
+  } while (0)
+  TESSERA_UK_STORE(0);
+  TESSERA_UK_STORE(1);
+  TESSERA_UK_STORE(2);
+  TESSERA_UK_STORE(3);
+  TESSERA_UK_STORE(4);
+  TESSERA_UK_STORE(5);
+
 #undef TESSERA_UK_STORE
 }
 
