@@ -386,6 +386,9 @@ TEST_F(BoundaryTest, HostileIrIsRefusedWithItsLocation) {
        "<source>:2:8: error: memref.alloc of more than 17179869184 bytes"},
       {"func.func @tessera_rt_check_failed(%id: i64) {\n  return\n}\n",
        "the name @tessera_rt_check_failed is reserved"},
+      // A definition under the matmul microkernels' names would take their calls.
+      {"func.func @tessera_uk_matmul_f32_row(%a: i64) {\n  return\n}\n",
+       "the name @tessera_uk_matmul_f32_row is reserved"},
       {"func.func @g(%a: index) attributes {tessera_jit.parallel_body} {\n  return\n}\n",
        "attribute 'tessera_jit.parallel_body' on @g is reserved for the compiler"},
       {"func.func @poison(%v: f32) {\n  %c0 = arith.constant 0 : index\n"

@@ -22,9 +22,12 @@ namespace {
 using ::tessera::testing::FillUniform;
 using ::tessera::testing::HostTensor;
 
-std::unique_ptr<CompiledModule> CompileForHost(const std::string& source) {
+/// `host_cpu` empty: this machine's CPU.
+std::unique_ptr<CompiledModule> CompileForHost(const std::string& source,
+                                               const std::string& host_cpu = "") {
   CompileOptions options;
   options.target = Target::kHost;
+  options.host_cpu = host_cpu;
   options.source_name = "test.mlir";
   auto compiled = Compile(source, options);
   EXPECT_TRUE(compiled.ok()) << compiled.status();
@@ -371,39 +374,46 @@ INSTANTIATE_TEST_SUITE_P(Shapes, HostMatmulTest,
 // The packed, register-tiled matmul keeps the order of one dot product per element: each C
 // element is, bit for bit, the f32 sum of its products in ascending K from zero — for shapes
 // that leave partial register tiles in M and N, with and without transposes, and for the
-// few-row shapes (1 and 5 rows) the row kernel serves.
+// few-row shapes (1 and 5 rows) the row kernel serves; for this machine's CPU and for baseline
+// x86-64, whose code calls the SSE2 register tile.
 TEST(HostExecutionTest, MatmulSumsEachElementInAscendingKOrderBitForBit) {
-  for (bool transpose_a : {false, true}) {
-    for (bool transpose_b : {false, true}) {
-      std::string attrs = transpose_a && transpose_b ? " {transpose_a, transpose_b}"
-                          : transpose_a              ? " {transpose_a}"
-                          : transpose_b              ? " {transpose_b}"
-                                                     : "";
-      auto module = CompileForHost(absl::StrCat(
-          "func.func @mm(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>) {\n"
-          "  tile.matmul %a, %b -> %c",
-          attrs, " : memref<?x?xf32>, memref<?x?xf32> -> memref<?x?xf32>\n  return\n}\n"));
-      ASSERT_NE(module, nullptr);
-      for (const int64_t m : {int64_t{1}, int64_t{5}, int64_t{29}}) {
-        const int64_t n = 70, k = 257;
-        HostTensor<float> a(transpose_a ? std::vector<int64_t>{k, m} : std::vector<int64_t>{m, k});
-        HostTensor<float> b(transpose_b ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n});
-        HostTensor<float> c({m, n});
-        FillUniform(a.data(), 21, -3.0f, 3.0f);
-        FillUniform(b.data(), 22, -3.0f, 3.0f);
-        void* args[] = {a.descriptor(), b.descriptor(), c.descriptor()};
-        Entry(*module, "mm")(args);
-        for (int64_t i = 0; i < m; ++i) {
-          for (int64_t j = 0; j < n; ++j) {
-            float sum = 0.0f;
-            for (int64_t kk = 0; kk < k; ++kk) {
-              const float x = transpose_a ? a[kk * m + i] : a[i * k + kk];
-              const float y = transpose_b ? b[j * k + kk] : b[kk * n + j];
-              const float product = x * y;
-              sum = sum + product;
+  for (const std::string cpu : {"", "x86-64"}) {
+    for (bool transpose_a : {false, true}) {
+      for (bool transpose_b : {false, true}) {
+        std::string attrs = transpose_a && transpose_b ? " {transpose_a, transpose_b}"
+                            : transpose_a              ? " {transpose_a}"
+                            : transpose_b              ? " {transpose_b}"
+                                                       : "";
+        auto module = CompileForHost(
+            absl::StrCat(
+                "func.func @mm(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>) {\n"
+                "  tile.matmul %a, %b -> %c",
+                attrs, " : memref<?x?xf32>, memref<?x?xf32> -> memref<?x?xf32>\n  return\n}\n"),
+            cpu);
+        ASSERT_NE(module, nullptr);
+        for (const int64_t m : {int64_t{1}, int64_t{5}, int64_t{29}}) {
+          const int64_t n = 70, k = 257;
+          HostTensor<float> a(transpose_a ? std::vector<int64_t>{k, m}
+                                          : std::vector<int64_t>{m, k});
+          HostTensor<float> b(transpose_b ? std::vector<int64_t>{n, k}
+                                          : std::vector<int64_t>{k, n});
+          HostTensor<float> c({m, n});
+          FillUniform(a.data(), 21, -3.0f, 3.0f);
+          FillUniform(b.data(), 22, -3.0f, 3.0f);
+          void* args[] = {a.descriptor(), b.descriptor(), c.descriptor()};
+          Entry(*module, "mm")(args);
+          for (int64_t i = 0; i < m; ++i) {
+            for (int64_t j = 0; j < n; ++j) {
+              float sum = 0.0f;
+              for (int64_t kk = 0; kk < k; ++kk) {
+                const float x = transpose_a ? a[kk * m + i] : a[i * k + kk];
+                const float y = transpose_b ? b[j * k + kk] : b[kk * n + j];
+                const float product = x * y;
+                sum = sum + product;
+              }
+              ASSERT_EQ(c[i * n + j], sum) << "C[" << i << "][" << j << "] of " << m << " rows"
+                                           << attrs << " cpu '" << cpu << "'";
             }
-            ASSERT_EQ(c[i * n + j], sum)
-                << "C[" << i << "][" << j << "] of " << m << " rows" << attrs;
           }
         }
       }

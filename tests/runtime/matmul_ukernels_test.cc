@@ -1,0 +1,136 @@
+// runtime/ukernels/matmul_f32.h against plain C++: each register tile the CPU can run, the
+// packing of A and B (strides, transposes, padding) and the row kernel give, bit for bit, the
+// f32 sum of each element's products in ascending K order from zero.
+#include <cstdint>
+#include <iostream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "runtime/ukernels/matmul_f32.h"
+
+namespace tessera::runtime {
+namespace {
+
+std::vector<float> Uniform(size_t count, uint32_t seed) {
+  std::mt19937 engine(seed);
+  std::uniform_real_distribution<float> value(-3.0f, 3.0f);
+  std::vector<float> out(count);
+  for (float& x : out) x = value(engine);
+  return out;
+}
+
+/// Σ_{kk ascending} x(kk) · y(kk), each product rounded, then added, from zero.
+template <typename X, typename Y>
+float AscendingDot(int64_t k, X x, Y y) {
+  float sum = 0.0f;
+  for (int64_t kk = 0; kk < k; ++kk) {
+    const float product = x(kk) * y(kk);
+    sum = sum + product;
+  }
+  return sum;
+}
+
+using Tile = void (*)(const float*, const float*, int64_t, float*);
+
+struct TileVariant {
+  std::string name;
+  Tile tile;
+  int64_t columns;
+  bool runs_here;
+};
+
+std::vector<TileVariant> Variants() {
+  __builtin_cpu_init();
+  return {
+      {"6x8_sse2", &tessera_uk_matmul_f32_tile_6x8_sse2, 8, true},
+      {"6x16_avx", &tessera_uk_matmul_f32_tile_6x16_avx, 16, __builtin_cpu_supports("avx") != 0},
+      {"6x64_avx512f", &tessera_uk_matmul_f32_tile_6x64_avx512f, 64,
+       __builtin_cpu_supports("avx512f") != 0}};
+}
+
+TEST(MatmulUkernelsTest, EveryTileSumsInAscendingKOrderBitForBit) {
+  for (const TileVariant& variant : Variants()) {
+    if (!variant.runs_here) {
+      std::cout << "[ SKIPPED  ] " << variant.name << ": this CPU lacks its instruction set\n";
+      continue;
+    }
+    for (int64_t k : {int64_t{0}, int64_t{1}, int64_t{7}, int64_t{257}}) {
+      const int64_t nr = variant.columns;
+      std::vector<float> a = Uniform(static_cast<size_t>(6 * k), 1);
+      std::vector<float> b = Uniform(static_cast<size_t>(nr * k), 2);
+      std::vector<float> tile(static_cast<size_t>(6 * nr), -1.0f);
+      variant.tile(a.data(), b.data(), k, tile.data());
+      for (int64_t r = 0; r < 6; ++r) {
+        for (int64_t c = 0; c < nr; ++c) {
+          const float expected = AscendingDot(
+              k, [&](int64_t kk) { return a[kk * 6 + r]; },
+              [&](int64_t kk) { return b[kk * nr + c]; });
+          ASSERT_EQ(tile[r * nr + c], expected)
+              << variant.name << " k=" << k << " [" << r << "][" << c << "]";
+        }
+      }
+    }
+  }
+}
+
+TEST(MatmulUkernelsTest, PackingPadsAndHonoursStrides) {
+  // B is 5 x 11 stored transposed (element [kk][j] at j * 5 + kk); panels of 8 columns.
+  const int64_t k = 5, n = 11, nr = 8;
+  std::vector<float> b = Uniform(static_cast<size_t>(k * n), 3);
+  std::vector<float> packed(static_cast<size_t>(2 * k * nr), -1.0f);
+  for (int64_t panel = 0; panel < 2; ++panel) {
+    tessera_uk_matmul_f32_pack_b(b.data(), /*stride_k=*/1, /*stride_n=*/k, k, n, panel, nr,
+                                 packed.data());
+  }
+  for (int64_t panel = 0; panel < 2; ++panel) {
+    for (int64_t kk = 0; kk < k; ++kk) {
+      for (int64_t c = 0; c < nr; ++c) {
+        const int64_t j = panel * nr + c;
+        const float expected = j < n ? b[j * k + kk] : 0.0f;
+        ASSERT_EQ(packed[(panel * k + kk) * nr + c], expected) << panel << " " << kk << " " << c;
+      }
+    }
+  }
+  // 4 of 6 rows of a 4 x 3 A (row-major): rows past 4 are zero.
+  const int64_t rows = 4, mr = 6, ka = 3;
+  std::vector<float> a = Uniform(static_cast<size_t>(rows * ka), 4);
+  std::vector<float> packed_a(static_cast<size_t>(mr * ka), -1.0f);
+  tessera_uk_matmul_f32_pack_a(a.data(), /*stride_m=*/ka, /*stride_k=*/1, rows, ka, mr,
+                               packed_a.data());
+  for (int64_t kk = 0; kk < ka; ++kk) {
+    for (int64_t r = 0; r < mr; ++r) {
+      ASSERT_EQ(packed_a[kk * mr + r], r < rows ? a[r * ka + kk] : 0.0f) << kk << " " << r;
+    }
+  }
+}
+
+TEST(MatmulUkernelsTest, RowKernelSumsInAscendingKOrderForContiguousAndStridedB) {
+  const int64_t k = 129, n = 37;
+  std::vector<float> a = Uniform(static_cast<size_t>(2 * k), 5);  // A row at stride 2
+  std::vector<float> b = Uniform(static_cast<size_t>(k * n), 6);
+  for (bool transposed : {false, true}) {
+    const int64_t stride_k = transposed ? 1 : n, stride_n = transposed ? k : 1;
+    std::vector<float> acc(static_cast<size_t>(n), -1.0f);
+    tessera_uk_matmul_f32_row(a.data(), 2, b.data(), stride_k, stride_n, k, n, acc.data());
+    for (int64_t j = 0; j < n; ++j) {
+      const float expected = AscendingDot(
+          k, [&](int64_t kk) { return a[kk * 2]; },
+          [&](int64_t kk) { return b[kk * stride_k + j * stride_n]; });
+      ASSERT_EQ(acc[j], expected) << "transposed=" << transposed << " j=" << j;
+    }
+  }
+}
+
+TEST(MatmulUkernelsTest, EverySymbolIsListedForTheLoader) {
+  const RuntimeSymbolList symbols = MatmulUkernelSymbols();
+  EXPECT_EQ(symbols.size(), 6u);
+  for (const auto& [name, address] : symbols) {
+    EXPECT_EQ(name.rfind("tessera_uk_matmul_f32_", 0), 0u) << name;
+    EXPECT_NE(address, nullptr) << name;
+  }
+}
+
+}  // namespace
+}  // namespace tessera::runtime
