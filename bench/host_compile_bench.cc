@@ -125,7 +125,7 @@ int main(int argc, char** argv) {
       "Cold host compile latency, CPU %s, %d runs each (median ms; the first call in the "
       "process in parentheses)\n\n",
       cpu, runs);
-  std::cout << absl::StrFormat("| %-16s | %-20s | %-20s | %-6s | %-5s | %-20s | %-6s | %-5s |\n",
+  std::cout << absl::StrFormat("| %-16s | %-20s | %-20s | %-6s | %-5s | %-20s | %-6s | %-6s |\n",
                                "module", "Tessera", absl::StrCat("XLA:CPU ", xla.version), "ratio",
                                "<=1/3", absl::StrCat("Numba ", numba.version), "ratio", "<=1/10");
   std::cout << "|------------------|----------------------|----------------------|--------|"

@@ -62,9 +62,10 @@ struct CompiledModule {
   /// The IR after each stage, when CompileOptions::dump_stages: (stage name, IR text).
   std::vector<std::pair<std::string, std::string>> stages;
   /// How long each step of this compile took, in order (step name, wall milliseconds):
-  /// `parse`, `arbitrate`, every pipeline stage, and for nvptx `ptx` (LLVM optimisation and the
-  /// NVPTX backend), `cubin` (nvJitLink) and `host-object`. Compile-time only: a module loaded
-  /// from the compile cache has none.
+  /// `parse`, `arbitrate`, every pipeline stage; for nvptx `ptx` (LLVM optimisation and the
+  /// NVPTX backend), `cubin` (nvJitLink) and `host-object` (the launch code); for the host
+  /// `host-translate` (to LLVM IR), `host-optimize`, `host-codegen` and `host-load`.
+  /// Compile-time only: a module loaded from the compile cache has none.
   std::vector<std::pair<std::string, double>> stage_ms;
 
   /// The host code as LLVM IR, before LLVM's optimisations: the entry functions (host), or the

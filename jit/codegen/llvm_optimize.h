@@ -23,9 +23,9 @@ inline constexpr uint64_t kMaxVectorizedOperandPaths = uint64_t{1} << 16;
 /// Runs LLVM's per-module default pipeline at `opt_level` (0–3; 0 runs the O0 pipeline, which
 /// still applies target passes such as NVVMReflect) with `machine`'s pass-builder callbacks,
 /// tuned for host code: loops are vectorised but interleaved only where their metadata asks
-/// (`llvm.loop.interleave.count`), with no partial or runtime unrolling and no SLP vectorizer
-/// (full unrolling of short constant loops stays). Above 0, loops with more than
-/// kMaxVectorizedOperandPaths operand paths stay scalar.
+/// (`llvm.loop.interleave.count`), with no loop unrolling (partial, runtime or full: LLVM's
+/// full unroll pass then runs only where metadata forces it) and no SLP vectorizer. Above 0,
+/// loops with more than kMaxVectorizedOperandPaths operand paths stay scalar.
 void OptimizeModule(llvm::Module& module, llvm::TargetMachine& machine, int opt_level);
 
 /// The pipeline for GPU kernels (`machine` an NVPTX target machine), sized for modules MLIR

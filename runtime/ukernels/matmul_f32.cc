@@ -12,13 +12,26 @@
 
 namespace {
 
-/// out[j] += weight · row[j·stride] for j < n (contiguous rows vectorise).
-void AccumulateRow(float* __restrict out, const float* __restrict row, int64_t stride, float weight,
-                   int64_t n) {
+/// out[j] += weight · row[j·stride] for j < n (contiguous rows vectorise, as wide as the
+/// instruction set of the function it is inlined into).
+__attribute__((always_inline)) inline void AccumulateRow(float* __restrict out,
+                                                         const float* __restrict row,
+                                                         int64_t stride, float weight, int64_t n) {
   if (stride == 1) {
     for (int64_t j = 0; j < n; ++j) out[j] = out[j] + weight * row[j];
   } else {
     for (int64_t j = 0; j < n; ++j) out[j] = out[j] + weight * row[j * stride];
+  }
+}
+
+/// The row kernel (matmul_f32.h), inlined into each instruction set's entry point.
+__attribute__((always_inline)) inline void MatmulRow(const float* a, int64_t stride_ak,
+                                                     const float* b, int64_t stride_k,
+                                                     int64_t stride_n, int64_t k, int64_t n,
+                                                     float* acc) {
+  for (int64_t j = 0; j < n; ++j) acc[j] = 0.0f;
+  for (int64_t kk = 0; kk < k; ++kk) {
+    AccumulateRow(acc, b + kk * stride_k, stride_n, a[kk * stride_ak], n);
   }
 }
 
@@ -175,12 +188,23 @@ __attribute__((target("avx512f"))) void tessera_uk_matmul_f32_tile_6x64_avx512f(
 #undef TESSERA_UK_STORE
 }
 
-void tessera_uk_matmul_f32_row(const float* a, int64_t stride_ak, const float* b, int64_t stride_k,
-                               int64_t stride_n, int64_t k, int64_t n, float* acc) {
-  for (int64_t j = 0; j < n; ++j) acc[j] = 0.0f;
-  for (int64_t kk = 0; kk < k; ++kk) {
-    AccumulateRow(acc, b + kk * stride_k, stride_n, a[kk * stride_ak], n);
-  }
+void tessera_uk_matmul_f32_row_sse2(const float* a, int64_t stride_ak, const float* b,
+                                    int64_t stride_k, int64_t stride_n, int64_t k, int64_t n,
+                                    float* acc) {
+  MatmulRow(a, stride_ak, b, stride_k, stride_n, k, n, acc);
+}
+
+__attribute__((target("avx"))) void tessera_uk_matmul_f32_row_avx(const float* a, int64_t stride_ak,
+                                                                  const float* b, int64_t stride_k,
+                                                                  int64_t stride_n, int64_t k,
+                                                                  int64_t n, float* acc) {
+  MatmulRow(a, stride_ak, b, stride_k, stride_n, k, n, acc);
+}
+
+__attribute__((target("avx512f"))) void tessera_uk_matmul_f32_row_avx512f(
+    const float* a, int64_t stride_ak, const float* b, int64_t stride_k, int64_t stride_n,
+    int64_t k, int64_t n, float* acc) {
+  MatmulRow(a, stride_ak, b, stride_k, stride_n, k, n, acc);
 }
 
 }  // extern "C"
@@ -197,7 +221,10 @@ RuntimeSymbolList MatmulUkernelSymbols() {
        reinterpret_cast<void*>(&tessera_uk_matmul_f32_tile_6x16_avx)},
       {"tessera_uk_matmul_f32_tile_6x64_avx512f",
        reinterpret_cast<void*>(&tessera_uk_matmul_f32_tile_6x64_avx512f)},
-      {"tessera_uk_matmul_f32_row", reinterpret_cast<void*>(&tessera_uk_matmul_f32_row)},
+      {"tessera_uk_matmul_f32_row_sse2", reinterpret_cast<void*>(&tessera_uk_matmul_f32_row_sse2)},
+      {"tessera_uk_matmul_f32_row_avx", reinterpret_cast<void*>(&tessera_uk_matmul_f32_row_avx)},
+      {"tessera_uk_matmul_f32_row_avx512f",
+       reinterpret_cast<void*>(&tessera_uk_matmul_f32_row_avx512f)},
   };
 }
 

@@ -37,9 +37,17 @@ void tessera_uk_matmul_f32_tile_6x64_avx512f(const float* packed_a, const float*
 
 /// One row of C before its epilogue: acc[j] = Σ_{kk < k, ascending} a[kk·stride_ak] ·
 /// b[kk·stride_k + j·stride_n] for j < n (the row kernel: fewer rows than a register tile has,
-/// or no memory for packed B).
-void tessera_uk_matmul_f32_row(const float* a, int64_t stride_ak, const float* b, int64_t stride_k,
-                               int64_t stride_n, int64_t k, int64_t n, float* acc);
+/// or no memory for packed B), vectorised over j for the instruction set of its name (the same
+/// CPUs as the tiles').
+void tessera_uk_matmul_f32_row_sse2(const float* a, int64_t stride_ak, const float* b,
+                                    int64_t stride_k, int64_t stride_n, int64_t k, int64_t n,
+                                    float* acc);
+void tessera_uk_matmul_f32_row_avx(const float* a, int64_t stride_ak, const float* b,
+                                   int64_t stride_k, int64_t stride_n, int64_t k, int64_t n,
+                                   float* acc);
+void tessera_uk_matmul_f32_row_avx512f(const float* a, int64_t stride_ak, const float* b,
+                                       int64_t stride_k, int64_t stride_n, int64_t k, int64_t n,
+                                       float* acc);
 }
 
 namespace tessera::runtime {

@@ -387,8 +387,8 @@ TEST_F(BoundaryTest, HostileIrIsRefusedWithItsLocation) {
       {"func.func @tessera_rt_check_failed(%id: i64) {\n  return\n}\n",
        "the name @tessera_rt_check_failed is reserved"},
       // A definition under the matmul microkernels' names would take their calls.
-      {"func.func @tessera_uk_matmul_f32_row(%a: i64) {\n  return\n}\n",
-       "the name @tessera_uk_matmul_f32_row is reserved"},
+      {"func.func @tessera_uk_matmul_f32_row_avx(%a: i64) {\n  return\n}\n",
+       "the name @tessera_uk_matmul_f32_row_avx is reserved"},
       {"func.func @g(%a: index) attributes {tessera_jit.parallel_body} {\n  return\n}\n",
        "attribute 'tessera_jit.parallel_body' on @g is reserved for the compiler"},
       {"func.func @poison(%v: f32) {\n  %c0 = arith.constant 0 : index\n"

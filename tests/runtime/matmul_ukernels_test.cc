@@ -1,5 +1,5 @@
-// runtime/ukernels/matmul_f32.h against plain C++: each register tile the CPU can run, the
-// packing of A and B (strides, transposes, padding) and the row kernel give, bit for bit, the
+// runtime/ukernels/matmul_f32.h against plain C++: each register tile and row kernel the CPU
+// can run and the packing of A and B (strides, transposes, padding) give, bit for bit, the
 // f32 sum of each element's products in ascending K order from zero.
 #include <cstdint>
 #include <iostream>
@@ -106,26 +106,45 @@ TEST(MatmulUkernelsTest, PackingPadsAndHonoursStrides) {
   }
 }
 
-TEST(MatmulUkernelsTest, RowKernelSumsInAscendingKOrderForContiguousAndStridedB) {
+using Row = void (*)(const float*, int64_t, const float*, int64_t, int64_t, int64_t, int64_t,
+                     float*);
+
+TEST(MatmulUkernelsTest, EveryRowKernelSumsInAscendingKOrderForContiguousAndStridedB) {
+  __builtin_cpu_init();
+  const struct {
+    const char* name;
+    Row row;
+    bool runs_here;
+  } variants[] = {
+      {"row_sse2", &tessera_uk_matmul_f32_row_sse2, true},
+      {"row_avx", &tessera_uk_matmul_f32_row_avx, __builtin_cpu_supports("avx") != 0},
+      {"row_avx512f", &tessera_uk_matmul_f32_row_avx512f, __builtin_cpu_supports("avx512f") != 0},
+  };
   const int64_t k = 129, n = 37;
   std::vector<float> a = Uniform(static_cast<size_t>(2 * k), 5);  // A row at stride 2
   std::vector<float> b = Uniform(static_cast<size_t>(k * n), 6);
-  for (bool transposed : {false, true}) {
-    const int64_t stride_k = transposed ? 1 : n, stride_n = transposed ? k : 1;
-    std::vector<float> acc(static_cast<size_t>(n), -1.0f);
-    tessera_uk_matmul_f32_row(a.data(), 2, b.data(), stride_k, stride_n, k, n, acc.data());
-    for (int64_t j = 0; j < n; ++j) {
-      const float expected = AscendingDot(
-          k, [&](int64_t kk) { return a[kk * 2]; },
-          [&](int64_t kk) { return b[kk * stride_k + j * stride_n]; });
-      ASSERT_EQ(acc[j], expected) << "transposed=" << transposed << " j=" << j;
+  for (const auto& variant : variants) {
+    if (!variant.runs_here) {
+      std::cout << "[ SKIPPED  ] " << variant.name << ": this CPU lacks its instruction set\n";
+      continue;
+    }
+    for (bool transposed : {false, true}) {
+      const int64_t stride_k = transposed ? 1 : n, stride_n = transposed ? k : 1;
+      std::vector<float> acc(static_cast<size_t>(n), -1.0f);
+      variant.row(a.data(), 2, b.data(), stride_k, stride_n, k, n, acc.data());
+      for (int64_t j = 0; j < n; ++j) {
+        const float expected = AscendingDot(
+            k, [&](int64_t kk) { return a[kk * 2]; },
+            [&](int64_t kk) { return b[kk * stride_k + j * stride_n]; });
+        ASSERT_EQ(acc[j], expected) << variant.name << " transposed=" << transposed << " j=" << j;
+      }
     }
   }
 }
 
 TEST(MatmulUkernelsTest, EverySymbolIsListedForTheLoader) {
   const RuntimeSymbolList symbols = MatmulUkernelSymbols();
-  EXPECT_EQ(symbols.size(), 6u);
+  EXPECT_EQ(symbols.size(), 8u);
   for (const auto& [name, address] : symbols) {
     EXPECT_EQ(name.rfind("tessera_uk_matmul_f32_", 0), 0u) << name;
     EXPECT_NE(address, nullptr) << name;

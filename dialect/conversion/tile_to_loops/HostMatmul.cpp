@@ -72,6 +72,8 @@ struct MatmulProblem {
   /// Set when A and B are f32 taken as they are (no conversion, no TF32 rounding): the
   /// microkernels then read them directly.
   std::optional<MemrefLayout> aLayout, bLayout;
+  /// With the layouts: the row kernel's microkernel for the CPU the code is for.
+  const char* rowUkernel = nullptr;
 
   /// op(A)[i][kk]'s address and the strides of i and kk (transposes honoured).
   mlir::Value addressA(mlir::OpBuilder& b, mlir::Value i, mlir::Value kk) const {
@@ -191,7 +193,7 @@ void lowerMatmulByRows(mlir::OpBuilder& b, const MatmulProblem& unbatched,
         mlir::Value row = rows.create<mlir::memref::AllocOp>(loc, rowType, mlir::ValueRange{n});
         if (problem.aLayout) {
           mlir::Value first = indexConstant(rows, loc, 0);
-          callUkernel(rows, op, "tessera_uk_matmul_f32_row",
+          callUkernel(rows, op, problem.rowUkernel,
                       {problem.addressA(rows, i, first), problem.strideA(/*ofK=*/true),
                        problem.addressB(rows, first, first), problem.strideB(/*ofK=*/true),
                        problem.strideB(/*ofK=*/false), k, n,
@@ -215,13 +217,19 @@ struct RegisterTile {
   int64_t rows;                                        // MR
   int64_t vectors;                                     // NR / lanes
   const char* ukernel;                                 // runtime/ukernels/matmul_f32.h
+  const char* rowUkernel;                              // the row kernel, same instruction set
   int64_t columns() const { return lanes * vectors; }  // NR
 };
 
 RegisterTile registerTile(int64_t vectorBits) {
-  if (vectorBits >= 512) return {16, 6, 4, "tessera_uk_matmul_f32_tile_6x64_avx512f"};
-  if (vectorBits >= 256) return {8, 6, 2, "tessera_uk_matmul_f32_tile_6x16_avx"};
-  return {4, 6, 2, "tessera_uk_matmul_f32_tile_6x8_sse2"};
+  if (vectorBits >= 512) {
+    return {16, 6, 4, "tessera_uk_matmul_f32_tile_6x64_avx512f",
+            "tessera_uk_matmul_f32_row_avx512f"};
+  }
+  if (vectorBits >= 256) {
+    return {8, 6, 2, "tessera_uk_matmul_f32_tile_6x16_avx", "tessera_uk_matmul_f32_row_avx"};
+  }
+  return {4, 6, 2, "tessera_uk_matmul_f32_tile_6x8_sse2", "tessera_uk_matmul_f32_row_sse2"};
 }
 
 /// A packed, register-tiled matmul (accumulating in f32):
@@ -396,12 +404,13 @@ void lowerMatmul(mlir::OpBuilder& b, tile::MatmulOp op, ParallelLoops& parallel,
   auto elementOf = [](mlir::Value memref) {
     return llvm::cast<mlir::MemRefType>(memref.getType()).getElementType();
   };
+  const RegisterTile tile = registerTile(vectorBits);
   if (elementOf(op.getLhs()).isF32() && elementOf(op.getRhs()).isF32() &&
       op.getNumericPolicyOrDefault() != tile::NumericPolicy::tf32) {
     problem.aLayout = MemrefLayout::of(b, loc, op.getLhs());
     problem.bLayout = MemrefLayout::of(b, loc, op.getRhs());
+    problem.rowUkernel = tile.rowUkernel;
   }
-  const RegisterTile tile = registerTile(vectorBits);
   mlir::Value m = problem.m, n = problem.n, k = problem.k;
   mlir::Value one = indexConstant(b, loc, 1);
   mlir::Value enoughRows = b.create<mlir::arith::CmpIOp>(loc, mlir::arith::CmpIPredicate::uge, m,
