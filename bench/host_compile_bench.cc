@@ -96,10 +96,10 @@ int main(int argc, char** argv) {
     std::string name;
     const char* ir;
   };
-  std::vector<Kernel> kernels = {{"saxpy", tessera::bench::kElementwiseIr},
-                                 {"row softmax", tessera::bench::kSoftmaxIr},
-                                 {"matmul+bias+relu", tessera::bench::kMatmulIr},
-                                 {"mlp", tessera::bench::kMlpIr}};
+  const std::vector<Kernel> kernels = {{"saxpy", tessera::bench::kElementwiseIr},
+                                       {"row softmax", tessera::bench::kSoftmaxIr},
+                                       {"matmul+bias+relu", tessera::bench::kMatmulIr},
+                                       {"mlp", tessera::bench::kMlpIr}};
   std::vector<Row> rows;
   for (const Kernel& kernel : kernels) {
     Row row;

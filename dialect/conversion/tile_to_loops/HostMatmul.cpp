@@ -267,10 +267,12 @@ void lowerMatmulTiled(mlir::OpBuilder& b, const MatmulProblem& problem, Parallel
                                       at.create<mlir::arith::SubIOp>(loc, total, first))
         .getResult();
   };
-  // The address of element `at` of a scratch buffer.
+  // The address of element `at` of a scratch buffer (allocated in a loop body).
   auto bufferAddress = [&](mlir::OpBuilder& at, mlir::Value memref, mlir::Value element) {
     return MemrefLayout::of(at, loc, memref).address(at, loc, element);
   };
+  // Packed B's, read once here for every panel.
+  const MemrefLayout packedBLayout = MemrefLayout::of(b, loc, packedB);
 
   // 1. Pack B.
   mlir::Value panels = ceilDiv(b, loc, n, nr);
@@ -283,7 +285,7 @@ void lowerMatmulTiled(mlir::OpBuilder& b, const MatmulProblem& problem, Parallel
             callUkernel(at, op, "tessera_uk_matmul_f32_pack_b",
                         {problem.addressB(at, origin, origin), problem.strideB(/*ofK=*/true),
                          problem.strideB(/*ofK=*/false), k, n, p[0], constant(at, nr),
-                         bufferAddress(at, packedB, origin)});
+                         packedBLayout.address(at, loc, origin)});
             return;
           }
           mlir::Value first = mul(at, p[0], constant(at, nr));
@@ -348,10 +350,11 @@ void lowerMatmulTiled(mlir::OpBuilder& b, const MatmulProblem& problem, Parallel
         forEachIndex(
             at, loc, mlir::ValueRange{panels}, [&](mlir::OpBuilder& in, mlir::ValueRange p) {
               // The register tile over the whole of K.
-              callUkernel(in, op, tile.ukernel,
-                          {packedAAddress,
-                           bufferAddress(in, packedB, mul(in, mul(in, p[0], k), constant(in, nr))),
-                           k, scratchAddress});
+              callUkernel(
+                  in, op, tile.ukernel,
+                  {packedAAddress,
+                   packedBLayout.address(in, loc, mul(in, mul(in, p[0], k), constant(in, nr))), k,
+                   scratchAddress});
               // The epilogue on the valid part of the tile.
               mlir::Value firstColumn = mul(in, p[0], constant(in, nr));
               mlir::Value columns = width(in, n, firstColumn, nr);
