@@ -85,4 +85,28 @@ def GpuModuleToPtx : Pass<"tessera-gpu-module-to-ptx", "::mlir::ModuleOp"> {
   ];
 }
 
+def ConvertGpuToNvvm : Pass<"tessera-convert-gpu-to-nvvm", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "convert-gpu-to-nvvm with its pattern set built once, not on every run";
+  let description = [{
+    MLIR's `convert-gpu-to-nvvm` (64-bit indices, no redux, memref descriptors, pattern
+    rollback allowed) with its type converter, conversion target and patterns frozen when the
+    pass manager is initialised, so a session's pass manager builds them once for every
+    compile it serves. A gpu.module whose data layout asks for another index width, or a
+    context that has loaded dialects since, gets a set built for that run, as upstream builds
+    one on every run (jit/codegen/gpu_conversions.cc).
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect", "::mlir::NVVM::NVVMDialect",
+                           "::mlir::cf::ControlFlowDialect", "::mlir::memref::MemRefDialect"];
+}
+
+def ConvertGpuToLlvm : Pass<"tessera-gpu-to-llvm", "::mlir::ModuleOp"> {
+  let summary = "gpu-to-llvm with its pattern set built once, not on every run";
+  let description = [{
+    MLIR's `gpu-to-llvm` (memref descriptors on host and kernel side): vector transfers lowered
+    to rank 1, then gpu.launch_func and the host code converted to the LLVM dialect, with the
+    pattern sets frozen when the pass manager is initialised (jit/codegen/gpu_conversions.cc).
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 #endif  // TESSERA_JIT_PASSES_TD

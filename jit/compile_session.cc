@@ -9,8 +9,8 @@
 #include "dialect/Registration.h"
 #include "dialect/TileOps.h"
 #include "jit/admission/guarded_parse.h"
-#include "jit/compiler.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ComplexToLLVM/ComplexToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
 #include "mlir/Conversion/GPUCommon/GPUToLLVM.h"
@@ -57,6 +57,9 @@ const mlir::DialectRegistry& Registry() {
     mlir::memref::registerRuntimeVerifiableOpInterfaceExternalModels(*r);
     mlir::index::registerConvertIndexToLLVMInterface(*r);
     mlir::ub::registerConvertUBToLLVMInterface(*r);
+    // vector-to-llvm loads the tensor dialect, and with it complex, which promises this
+    // interface: unregistered, the first conversion that asks a loaded dialect for it aborts.
+    mlir::registerConvertComplexToLLVMInterface(*r);
     mlir::registerConvertNVVMToLLVMInterface(*r);
     mlir::gpu::registerConvertGpuToLLVMInterface(*r);
     // gpu-to-nvvm lowers the vectorized kernels' 128-bit vector.load/store with it.

@@ -3,6 +3,7 @@
 #ifndef TESSERA_JIT_COMPILE_SESSION_H_
 #define TESSERA_JIT_COMPILE_SESSION_H_
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -56,6 +57,10 @@ class SessionPool {
 
 /// The process's pool.
 SessionPool& Sessions();
+
+/// How many sources ParseSource has parsed in this process (also declared in jit/compiler.h,
+/// for the service's tests).
+uint64_t ParseCount();
 
 /// Parses `source` in `context` through the guards every entry point shares
 /// (jit/admission/guarded_parse.h); a parse or verification failure carries every diagnostic that

@@ -54,9 +54,14 @@ struct PipelineCliOptions : mlir::PassPipelineOptions<PipelineCliOptions> {
       *this, "host-vector-bits",
       llvm::cl::desc("host: widest vector register in bits (0: this machine's)"),
       llvm::cl::init(0)};
+  Option<bool> frozenGpuConversions{
+      *this, "frozen-gpu-conversions",
+      llvm::cl::desc("nvptx: GPU conversions with pattern sets built once (false: MLIR's passes)"),
+      llvm::cl::init(true)};
 
   PipelineOptions ToOptions() const {
-    return PipelineOptions{arch, optLevel, deterministic, toolkit, hostVectorBits};
+    return PipelineOptions{arch,    optLevel,       deterministic,
+                           toolkit, hostVectorBits, frozenGpuConversions};
   }
 };
 
@@ -139,13 +144,15 @@ std::vector<PipelineStage> NvptxStages(const PipelineOptions& options) {
          mlir::OpPassManager& device = pm.nest<mlir::gpu::GPUModuleOp>();
          AddFloatLegalization(device, /*host=*/false);
          device.addPass(createLowerInlinePtx());
-         device.addPass(mlir::createConvertGpuOpsToNVVMOps());
+         device.addPass(options.frozen_gpu_conversions ? createConvertGpuToNvvm()
+                                                       : mlir::createConvertGpuOpsToNVVMOps());
          AddCleanup(device);
          device.addPass(mlir::createReconcileUnrealizedCastsPass());
        }},
       {"host-llvm",
-       [](mlir::OpPassManager& pm) {
-         pm.addPass(mlir::createGpuToLLVMConversionPass());
+       [options](mlir::OpPassManager& pm) {
+         pm.addPass(options.frozen_gpu_conversions ? createConvertGpuToLlvm()
+                                                   : mlir::createGpuToLLVMConversionPass());
          pm.addPass(mlir::createConvertToLLVMPass());
          pm.addPass(mlir::createReconcileUnrealizedCastsPass());
          AddCleanup(pm);

@@ -22,6 +22,10 @@ struct PipelineOptions {
   /// Host: the widest vector register of the CPU code is generated for (runtime::HostTarget); 0 for
   /// this machine's.
   int64_t host_vector_bits = 0;
+  /// nvptx: convert-gpu-to-nvvm and gpu-to-llvm with their pattern sets built once per pass
+  /// manager (jit/codegen/gpu_conversions.cc); false runs MLIR's passes, which build them on
+  /// every run (the reference tests/jit/gpu_conversions_test compares against).
+  bool frozen_gpu_conversions = true;
 };
 
 /// One named step of a pipeline.
