@@ -147,9 +147,24 @@ func.func @f(%x: memref<?x?xf32>, %o: memref<?xf32>) {
   tile.reduce sum %x -> %o axis = 0 : memref<?x?xf32> -> memref<?xf32>
   return
 }""",
+    "reduce_sum_axis1": """
+func.func @f(%x: memref<?x?xf32>, %o: memref<?xf32>) {
+  tile.reduce sum %x -> %o axis = 1 : memref<?x?xf32> -> memref<?xf32>
+  return
+}""",
+    "reduce_max_axis0": """
+func.func @f(%x: memref<?x?xf32>, %o: memref<?xf32>) {
+  tile.reduce max %x -> %o axis = 0 : memref<?x?xf32> -> memref<?xf32>
+  return
+}""",
     "reduce_max_axis1": """
 func.func @f(%x: memref<?x?xf32>, %o: memref<?xf32>) {
   tile.reduce max %x -> %o axis = 1 : memref<?x?xf32> -> memref<?xf32>
+  return
+}""",
+    "reduce_min_axis1": """
+func.func @f(%x: memref<?x?xf32>, %o: memref<?xf32>) {
+  tile.reduce min %x -> %o axis = 1 : memref<?x?xf32> -> memref<?xf32>
   return
 }""",
     "softmax": """
@@ -184,6 +199,30 @@ func.func @f(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %bias: memref<?xf32>, %o:
 # (op, label, shape); memory-bound ops carry the bytes they must move.
 SIZES = {"small": (64, 64), "medium": (512, 512), "large": (4096, 4096)}
 MATMUL_SIZES = [("small", 64), ("medium", 512), ("large", 1024)]
+
+
+# The instruction-set extensions that choose host kernels (x86 /proc/cpuinfo flag names).
+ISA_FLAGS = ["sse4_2", "avx", "avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512_vnni",
+             "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16"]
+
+
+def cpu_description():
+    """The CPU's model name, vendor, family/model and the ISA_FLAGS it has, from /proc/cpuinfo."""
+    fields = {}
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if not line.strip():
+                    break  # the first processor is enough
+                key, _, value = line.partition(":")
+                fields[key.strip()] = value.strip()
+    except OSError:
+        pass
+    flags = set(fields.get("flags", "").split())
+    return {"cpu": fields.get("model name", platform.processor() or platform.machine()),
+            "vendor": fields.get("vendor_id", "?"),
+            "family_model": f"{fields.get('cpu family', '?')}/{fields.get('model', '?')}",
+            "isa": [flag for flag in ISA_FLAGS if flag in flags]}
 
 
 def main():
@@ -224,8 +263,14 @@ def main():
              2 * nbytes, copy_gbs),
             ("reduce_sum_axis0", lambda: functions["reduce_sum_axis0"](x, vec),
              lambda: np.sum(x, axis=0, out=vec), nbytes, read_gbs),
+            ("reduce_sum_axis1", lambda: functions["reduce_sum_axis1"](x, col),
+             lambda: np.sum(x, axis=1, out=col), nbytes, read_gbs),
+            ("reduce_max_axis0", lambda: functions["reduce_max_axis0"](x, vec),
+             lambda: np.max(x, axis=0, out=vec), nbytes, read_gbs),
             ("reduce_max_axis1", lambda: functions["reduce_max_axis1"](x, col),
              lambda: np.max(x, axis=1, out=col), nbytes, read_gbs),
+            ("reduce_min_axis1", lambda: functions["reduce_min_axis1"](x, col),
+             lambda: np.min(x, axis=1, out=col), nbytes, read_gbs),
             ("softmax", lambda: functions["softmax"](x, out), lambda: softmax_numpy(x, ref),
              2 * nbytes, copy_gbs),
             ("rms_norm", lambda: functions["rms_norm"](x, vec, out),
@@ -278,9 +323,7 @@ def main():
                 sys.exit(f"{op} {label}: Tessera and NumPy disagree")
 
     result = {
-        "machine": {"processor": platform.processor() or platform.machine(),
-                    "cpu": open("/proc/cpuinfo").read().split("model name")[1].split("\n")[0]
-                    .strip(" :\t"), "cores": os.cpu_count(), "numpy": np.__version__,
+        "machine": {**cpu_description(), "cores": os.cpu_count(), "numpy": np.__version__,
                     "blas": np.show_config(mode="dicts").get("Build Dependencies", {})
                     .get("blas", {}).get("version", "?")},
         "threads": options.threads, "copy_gbs": copy_gbs, "read_gbs": read_gbs,
@@ -290,6 +333,8 @@ def main():
     print(f"\n{result['machine']['cpu']}, NumPy {np.__version__} (OpenBLAS "
           f"{result['machine']['blas']}), {options.threads} thread(s); copy {copy_gbs:.1f} GB/s, "
           f"read {read_gbs:.1f} GB/s; binding overhead {overhead_s * 1e6:.1f} us/call")
+    print(f"{result['machine']['vendor']} family/model {result['machine']['family_model']}, "
+          f"{result['machine']['cores']} cores; ISA: {' '.join(result['machine']['isa'])}")
     print(f"{'op':18} {'size':7} {'tessera':>10} {'numpy':>10} {'ratio':>7} {'range':>13}  machine")
     for r in rows:
         extra = (f"{r['of_ceiling'] * 100:5.0f}% of ceiling" if "of_ceiling" in r else

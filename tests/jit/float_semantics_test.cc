@@ -108,6 +108,80 @@ func.func @extremes(%x: memref<?x?xf32>, %hi: memref<?xf32>, %lo: memref<?xf32>)
   }
 }
 
+/// IEEE 754-2019 maximum/minimum (arith.maximumf/minimumf): NaN wins, +0 is above -0.
+float IeeeExtreme(float a, float b, bool max) {
+  if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<float>::quiet_NaN();
+  if (a == b) return (std::signbit(a) == max) ? b : a;  // max: the +0; min: the -0
+  return (a > b) == max ? a : b;
+}
+
+TEST(FloatSemanticsTest, MaxAndMinReductionsMatchIeeeMaximumOnGeneratedRows) {
+  auto module = CompileForHost(R"mlir(
+func.func @rows(%x: memref<?x?xf32>, %hi: memref<?xf32>, %lo: memref<?xf32>) {
+  tile.reduce max %x -> %hi axis = 1 : memref<?x?xf32> -> memref<?xf32>
+  tile.reduce min %x -> %lo axis = 1 : memref<?x?xf32> -> memref<?xf32>
+  return
+}
+func.func @columns(%x: memref<?x?xf32>, %hi: memref<?xf32>, %lo: memref<?xf32>) {
+  tile.reduce max %x -> %hi axis = 0 : memref<?x?xf32> -> memref<?xf32>
+  tile.reduce min %x -> %lo axis = 0 : memref<?x?xf32> -> memref<?xf32>
+  return
+}
+)mlir");
+  ASSERT_NE(module, nullptr);
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float pool[] = {
+      -0.0f, 0.0f, -0.0f,   0.0f,   -1.0f, 1.0f,  -inf,
+      inf,   nan,  -1e-45f, 1e-45f, -3.5f, 2.25f, std::numeric_limits<float>::lowest()};
+  // A few rows per shape drawn mostly from one sign class, so zero results, NaN in the vector
+  // body or the tail, and all-infinite rows all occur.
+  uint64_t state = 12345;
+  auto next = [&] {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<uint32_t>(state >> 33);
+  };
+  for (int64_t cols : {1, 7, 31, 32, 33, 64, 95, 200}) {
+    const int64_t rows = 24;
+    HostTensor<float> x({rows, cols}), hi({rows}), lo({rows}), chi({cols}), clo({cols});
+    for (int64_t r = 0; r < rows; ++r) {
+      const uint32_t kind = r % 6;  // 0: zeros and negatives, 1: zeros and positives, 2: any,
+                                    // 3: any but NaN, 4: only -0, 5: only +0
+      for (int64_t c = 0; c < cols; ++c) {
+        float v = pool[next() % (sizeof(pool) / sizeof(pool[0]))];
+        if (kind == 0 && (v > 0 || std::isnan(v))) v = -0.0f;
+        if (kind == 1 && (v < 0 || std::isnan(v))) v = 0.0f;
+        if (kind == 3 && std::isnan(v)) v = -0.0f;
+        if (kind == 4) v = -0.0f;
+        if (kind == 5) v = 0.0f;
+        x[r * cols + c] = v;
+      }
+    }
+    Invoke(*module, "rows", {x.descriptor(), hi.descriptor(), lo.descriptor()});
+    Invoke(*module, "columns", {x.descriptor(), chi.descriptor(), clo.descriptor()});
+    for (int64_t r = 0; r < rows; ++r) {
+      float want_hi = -inf, want_lo = inf;
+      for (int64_t c = 0; c < cols; ++c) {
+        want_hi = IeeeExtreme(want_hi, x[r * cols + c], true);
+        want_lo = IeeeExtreme(want_lo, x[r * cols + c], false);
+      }
+      const std::string what = "row " + std::to_string(r) + " of " + std::to_string(cols);
+      ExpectIdentical(hi[r], want_hi, "max of " + what);
+      ExpectIdentical(lo[r], want_lo, "min of " + what);
+    }
+    for (int64_t c = 0; c < cols; ++c) {
+      float want_hi = -inf, want_lo = inf;
+      for (int64_t r = 0; r < rows; ++r) {
+        want_hi = IeeeExtreme(want_hi, x[r * cols + c], true);
+        want_lo = IeeeExtreme(want_lo, x[r * cols + c], false);
+      }
+      const std::string what = "column " + std::to_string(c) + " of " + std::to_string(cols);
+      ExpectIdentical(chi[c], want_hi, "max of " + what);
+      ExpectIdentical(clo[c], want_lo, "min of " + what);
+    }
+  }
+}
+
 TEST(FloatSemanticsTest, Bf16HelpersRoundToNearestEvenOnce) {
   auto bits = [](float value) {
     uint32_t b;

@@ -242,10 +242,97 @@ std::pair<mlir::Value, mlir::Value> halves(mlir::OpBuilder& b, mlir::Location lo
   return {slice(0), slice(width)};
 }
 
+/// laneFold for max and min. arith.maximumf/minimumf propagate NaN and order -0 below +0, which
+/// costs x86 three blends per vector on the loop's critical path. Here each step first pairs
+/// the two halves of the loaded lanes (one compare-and-select, one unordered compare that
+/// catches a NaN in either, one AND/OR of their bit patterns), then folds the pair into 16-lane
+/// accumulators the same way: the extreme ignoring NaN, whether a NaN was seen, and the AND
+/// (max) or OR (min) of every element's bits. After the fold, a NaN anywhere gives NaN, and a
+/// zero result takes the sign IEEE maximum/minimum give it: for max every element is then
+/// <= 0, and the result is -0 unless some element is +0 (a clear sign bit in the AND); for min
+/// every element is >= 0, and it is -0 if some element is -0. The value is laneFold's with
+/// maximumf/minimumf bit for bit (max and min do not depend on the order); a NaN result is the
+/// canonical quiet NaN.
+mlir::Value extremeLaneFold(mlir::OpBuilder& b, mlir::Location loc, mlir::Value count, bool max,
+                            LaneLoad load) {
+  using mlir::arith::CmpFPredicate;
+  constexpr int64_t kHalf = kLanes / 2;
+  const tile::ReduceKind kind = max ? tile::ReduceKind::max : tile::ReduceKind::min;
+  const CmpFPredicate better = max ? CmpFPredicate::OGT : CmpFPredicate::OLT;
+  mlir::VectorType bitsType = laneType(b.getI32Type(), kHalf);
+  mlir::Value scalarIdentity = lowering::reductionIdentity(b, loc, kind);
+  mlir::Value identity = splat(b, loc, scalarIdentity);
+  auto bitsConstant = [&](int64_t value) -> mlir::Value {
+    return b.create<mlir::arith::ConstantOp>(
+        loc, mlir::DenseElementsAttr::get(bitsType, llvm::APInt(32, value, true)));
+  };
+  auto extreme = [&](mlir::OpBuilder& at, mlir::Value x, mlir::Value y) -> mlir::Value {
+    return at.create<mlir::arith::SelectOp>(loc, at.create<mlir::arith::CmpFOp>(loc, better, x, y),
+                                            x, y);
+  };
+  auto signs = [&](mlir::OpBuilder& at, mlir::Value x, mlir::Value y) -> mlir::Value {
+    if (max) return at.create<mlir::arith::AndIOp>(loc, x, y);
+    return at.create<mlir::arith::OrIOp>(loc, x, y);
+  };
+  auto step = [&](mlir::OpBuilder& at, mlir::Value values,
+                  mlir::ValueRange accumulators) -> llvm::SmallVector<mlir::Value> {
+    auto [low, high] = halves(at, loc, values, kHalf);
+    // The NaN mask as all-ones i32 lanes (the compare's own result on x86), not i1 lanes,
+    // which x86 would pack.
+    mlir::Value nan = at.create<mlir::arith::ExtSIOp>(
+        loc, bitsType, at.create<mlir::arith::CmpFOp>(loc, CmpFPredicate::UNO, low, high));
+    mlir::Value pairSigns = signs(at, at.create<mlir::arith::BitcastOp>(loc, bitsType, low),
+                                  at.create<mlir::arith::BitcastOp>(loc, bitsType, high));
+    return {extreme(at, extreme(at, low, high), accumulators[0]),
+            at.create<mlir::arith::OrIOp>(loc, accumulators[1], nan),
+            signs(at, accumulators[2], pairSigns)};
+  };
+  LaneSplit split = splitLanes(b, loc, count);
+  auto loop = b.create<mlir::scf::ForOp>(
+      loc, lowering::indexConstant(b, loc, 0), split.full, lowering::indexConstant(b, loc, kLanes),
+      mlir::ValueRange{splat(b, loc, scalarIdentity, kHalf), bitsConstant(0),
+                       bitsConstant(max ? -1 : 0)},
+      [&](mlir::OpBuilder& nested, mlir::Location, mlir::Value i, mlir::ValueRange accumulators) {
+        nested.create<mlir::scf::YieldOp>(loc,
+                                          step(nested, load(nested, i, nullptr), accumulators));
+      });
+  // The partial vector's inactive lanes hold the identity: not NaN, and a sign bit that
+  // changes neither the AND nor the OR (-inf for max, +inf for min).
+  mlir::Value tail =
+      b.create<mlir::arith::SelectOp>(loc, split.mask, load(b, split.full, split.mask), identity);
+  llvm::SmallVector<mlir::Value> lanes = step(b, tail, loop.getResults());
+  mlir::Value folded = lanes[0];
+  for (int64_t width = kHalf / 2; width >= 1; width /= 2) {
+    auto [low, high] = halves(b, loc, folded, width);
+    folded = lowering::reductionCombine(b, loc, kind, low, high);
+  }
+  folded = b.create<mlir::vector::ExtractOp>(loc, folded, llvm::ArrayRef<int64_t>{0});
+  mlir::Value i32Zero = b.create<mlir::arith::ConstantOp>(loc, b.getI32IntegerAttr(0));
+  mlir::Value anyNan = b.create<mlir::arith::CmpIOp>(
+      loc, mlir::arith::CmpIPredicate::ne,
+      b.create<mlir::vector::ReductionOp>(loc, mlir::vector::CombiningKind::OR, lanes[1]), i32Zero);
+  mlir::Value allSigns = b.create<mlir::vector::ReductionOp>(
+      loc, max ? mlir::vector::CombiningKind::AND : mlir::vector::CombiningKind::OR, lanes[2]);
+  mlir::Value negative =
+      b.create<mlir::arith::CmpIOp>(loc, mlir::arith::CmpIPredicate::slt, allSigns, i32Zero);
+  auto f32 = [&](float value) -> mlir::Value {
+    return b.create<mlir::arith::ConstantOp>(loc, b.getF32FloatAttr(value));
+  };
+  mlir::Value zero = b.create<mlir::arith::CmpFOp>(loc, CmpFPredicate::OEQ, folded, f32(0.0f));
+  mlir::Value signedZero = b.create<mlir::arith::SelectOp>(loc, negative, f32(-0.0f), f32(0.0f));
+  mlir::Value result = b.create<mlir::arith::SelectOp>(loc, zero, signedZero, folded);
+  mlir::Value nan = b.create<mlir::arith::ConstantOp>(
+      loc, b.getFloatAttr(b.getF32Type(), llvm::APFloat::getQNaN(llvm::APFloat::IEEEsingle())));
+  return b.create<mlir::arith::SelectOp>(loc, anyNan, nan, result);
+}
+
 }  // namespace
 
 mlir::Value laneFold(mlir::OpBuilder& b, mlir::Location loc, mlir::Value count,
                      tile::ReduceKind kind, LaneLoad load) {
+  if (kind == tile::ReduceKind::max || kind == tile::ReduceKind::min) {
+    return extremeLaneFold(b, loc, count, kind == tile::ReduceKind::max, load);
+  }
   mlir::Value identity = splat(b, loc, lowering::reductionIdentity(b, loc, kind));
   LaneSplit split = splitLanes(b, loc, count);
   auto loop = b.create<mlir::scf::ForOp>(

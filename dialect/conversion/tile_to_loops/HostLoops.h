@@ -73,7 +73,9 @@ mlir::Value loadLanes(mlir::OpBuilder& b, mlir::Location loc, mlir::Value memref
 /// Folds the lanes `load` gives over i in [0, count) with `kind`: lane l accumulates
 /// i = l, l + kLanes, ... in order from the identity (the last partial vector masked, its
 /// inactive lanes contributing the identity), then the halves of the lane vector are combined
-/// pairwise (lanes l and l + 16, then l and l + 8, ...). Returns the f32 total.
+/// pairwise (lanes l and l + 16, then l and l + 8, ...). Returns the f32 total. max and min
+/// give arith.maximumf/minimumf's value (NaN if any element is NaN, +0 above -0) from cheaper
+/// compare-and-select steps plus NaN and sign tracking; a NaN result is the quiet NaN.
 mlir::Value laneFold(mlir::OpBuilder& b, mlir::Location loc, mlir::Value count,
                      tile::ReduceKind kind, LaneLoad load);
 

@@ -117,6 +117,9 @@ mlir::Value columnBlock(mlir::OpBuilder& b, mlir::Location loc, mlir::Value colu
       b.create<mlir::arith::MaxUIOp>(loc, indexConstant(b, loc, 256), rounded));
 }
 
+/// The rows a streamed reduction's hot loop takes per iteration.
+constexpr int64_t kStreamedRows = 4;
+
 /// What a streamed reduction keeps per column: `buffers` accumulator element types, set by
 /// `init`, updated by `update` with row r's f32 value, and turned into the output value by
 /// `finish`.
@@ -173,20 +176,46 @@ void lowerStreamedReduce(mlir::OpBuilder& b, tile::ReduceOp op, ParallelLoops& p
         forEachIndex(
             nested, loc, mlir::ValueRange{width},
             [&](mlir::OpBuilder& in, mlir::ValueRange j) { accumulation.init(in, buffers, j[0]); });
-        // The hot loop: one row's segment into the accumulators, short independent iterations
-        // that interleaving keeps the load and add units busy with.
+        // Row r's segment into the accumulators of its columns.
+        auto accumulateRow = [&](mlir::OpBuilder& in, mlir::Value r, mlir::Value j) {
+          llvm::SmallVector<mlir::Value> index(outer.begin(), outer.end());
+          index.push_back(r);
+          auto columnIndex = inner(in, j);
+          index.append(columnIndex.begin(), columnIndex.end());
+          accumulation.update(in, buffers, j, r,
+                              lowering::loadAsF32(in, loc, op.getInput(), index));
+        };
+        // The hot loop: rows in groups of kStreamedRows, each column taking the group's rows in
+        // order (the order of one row at a time, so no result changes). Several row segments
+        // stream at once, which the prefetchers need when a segment is a page or less, and the
+        // accumulators are loaded and stored once per group. Short independent iterations that
+        // interleaving keeps the load and add units busy with.
+        mlir::Value groups = nested.create<mlir::arith::DivUIOp>(
+            loc, count, indexConstant(nested, loc, kStreamedRows));
+        mlir::Value grouped = nested.create<mlir::arith::MulIOp>(
+            loc, groups, indexConstant(nested, loc, kStreamedRows));
         forEachIndex(
-            nested, loc, mlir::ValueRange{count}, [&](mlir::OpBuilder& rows, mlir::ValueRange r) {
+            nested, loc, mlir::ValueRange{groups}, [&](mlir::OpBuilder& rows, mlir::ValueRange g) {
+              mlir::Value base = rows.create<mlir::arith::MulIOp>(
+                  loc, g[0], indexConstant(rows, loc, kStreamedRows));
               auto loops = forEachIndex(
                   rows, loc, mlir::ValueRange{width}, [&](mlir::OpBuilder& in, mlir::ValueRange j) {
-                    llvm::SmallVector<mlir::Value> index(outer.begin(), outer.end());
-                    index.push_back(r[0]);
-                    auto columnIndex = inner(in, j[0]);
-                    index.append(columnIndex.begin(), columnIndex.end());
-                    accumulation.update(in, buffers, j[0], r[0],
-                                        lowering::loadAsF32(in, loc, op.getInput(), index));
+                    for (int64_t k = 0; k < kStreamedRows; ++k) {
+                      accumulateRow(
+                          in, in.create<mlir::arith::AddIOp>(loc, base, indexConstant(in, loc, k)),
+                          j[0]);
+                    }
                   });
-              host::interleaveLoop(loops.front(), 4);
+              host::interleaveLoop(loops.front(), 2);
+            });
+        // The rows after the last whole group, one at a time.
+        forEachIndex(
+            nested, loc, mlir::ValueRange{nested.create<mlir::arith::SubIOp>(loc, count, grouped)},
+            [&](mlir::OpBuilder& rows, mlir::ValueRange r) {
+              mlir::Value row = rows.create<mlir::arith::AddIOp>(loc, grouped, r[0]);
+              forEachIndex(
+                  rows, loc, mlir::ValueRange{width},
+                  [&](mlir::OpBuilder& in, mlir::ValueRange j) { accumulateRow(in, row, j[0]); });
             });
         forEachIndex(nested, loc, mlir::ValueRange{width},
                      [&](mlir::OpBuilder& in, mlir::ValueRange j) {
