@@ -106,7 +106,7 @@ def ConvertGpuToLlvm : Pass<"tessera-gpu-to-llvm", "::mlir::ModuleOp"> {
     to rank 1, then gpu.launch_func and the host code converted to the LLVM dialect, with the
     pattern sets frozen when the pass manager is initialised (jit/codegen/gpu_conversions.cc).
   }];
-  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect", "::mlir::memref::MemRefDialect"];
 }
 
 #endif  // TESSERA_JIT_PASSES_TD

@@ -158,7 +158,8 @@ absl::Status ArbitrateModule(mlir::ModuleOp module, const InternalCompileOptions
 std::string PipelineKey(const CompileOptions& options, const PipelineOptions& pipeline) {
   return absl::StrCat(TargetName(options.target), "/", pipeline.arch, "/O", pipeline.opt_level,
                       pipeline.deterministic ? "/det" : "", "/", pipeline.cuda_toolkit, "/v",
-                      pipeline.host_vector_bits, "/",
+                      pipeline.host_vector_bits,
+                      pipeline.frozen_gpu_conversions ? "/frozen/" : "/upstream/",
                       reinterpret_cast<uintptr_t>(options.delegates.get()));
 }
 

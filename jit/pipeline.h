@@ -46,6 +46,11 @@ std::vector<PipelineStage> HostStages(const PipelineOptions& options);
 /// the libdevice functions the kernels call linked in; see jit/codegen/ptx_codegen.cc).
 std::vector<PipelineStage> NvptxStages(const PipelineOptions& options);
 
+/// How many times this process has built a frozen GPU conversion's pattern set
+/// (jit/codegen/gpu_conversions.cc): once per pass manager, plus once per run that could not use
+/// it (a gpu.module with another index width, or dialects loaded since). Thread-safe.
+uint64_t FrozenGpuConversionBuilds();
+
 /// Registers --tessera-lower-to-host, --tessera-lower-to-nvvm and the passes only the
 /// pipelines use (--tessera-gpu-module-to-ptx) with the pass registry.
 void RegisterPipelines();

@@ -6,10 +6,12 @@
 // and benefits, the legality and the options are MLIR's own (its populate and configure
 // functions); the pipeline can run MLIR's passes instead (PipelineOptions::
 // frozen_gpu_conversions), and tests/jit/gpu_conversions_test compares the two on a corpus.
+#include <atomic>
 #include <memory>
 #include <utility>
 
 #include "jit/passes.h"
+#include "jit/pipeline.h"
 #include "mlir/Conversion/AsyncToLLVM/AsyncToLLVM.h"
 #include "mlir/Conversion/ConvertToLLVM/ToLLVMInterface.h"
 #include "mlir/Conversion/GPUCommon/GPUCommonPass.h"
@@ -42,6 +44,8 @@ namespace tessera::jit {
 
 namespace {
 
+std::atomic<uint64_t> builds{0};
+
 /// A conversion built once and applied to many modules: the rewrites that prepare a module
 /// (applied greedily), then the dialect conversion. The converter and the target live on the
 /// heap at fixed addresses: patterns and legality callbacks refer to them.
@@ -50,7 +54,9 @@ struct FrozenConversion {
                    std::unique_ptr<mlir::ConversionTarget> target)
       : converter(context, options),
         target(std::move(target)),
-        loaded_dialects(context->getLoadedDialects().size()) {}
+        loaded_dialects(context->getLoadedDialects().size()) {
+    builds.fetch_add(1, std::memory_order_relaxed);
+  }
 
   mlir::LLVMTypeConverter converter;
   std::unique_ptr<mlir::ConversionTarget> target;
@@ -189,4 +195,7 @@ class ConvertGpuToLlvm : public impl::ConvertGpuToLlvmBase<ConvertGpuToLlvm> {
 };
 
 }  // namespace
+
+uint64_t FrozenGpuConversionBuilds() { return builds.load(std::memory_order_relaxed); }
+
 }  // namespace tessera::jit

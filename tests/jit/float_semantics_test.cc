@@ -108,6 +108,12 @@ func.func @extremes(%x: memref<?x?xf32>, %hi: memref<?xf32>, %lo: memref<?xf32>)
   }
 }
 
+uint32_t Bits(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof(bits));
+  return bits;
+}
+
 /// IEEE 754-2019 maximum/minimum (arith.maximumf/minimumf): NaN wins, +0 is above -0.
 float IeeeExtreme(float a, float b, bool max) {
   if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<float>::quiet_NaN();
@@ -141,8 +147,9 @@ func.func @columns(%x: memref<?x?xf32>, %hi: memref<?xf32>, %lo: memref<?xf32>) 
     state = state * 6364136223846793005ULL + 1442695040888963407ULL;
     return static_cast<uint32_t>(state >> 33);
   };
-  for (int64_t cols : {1, 7, 31, 32, 33, 64, 95, 200}) {
-    const int64_t rows = 24;
+  // 23 rows: the column reductions' streamed loop takes whole groups of rows and the rest.
+  for (int64_t cols : {0, 1, 7, 31, 32, 33, 64, 95, 200}) {
+    const int64_t rows = 23;
     HostTensor<float> x({rows, cols}), hi({rows}), lo({rows}), chi({cols}), clo({cols});
     for (int64_t r = 0; r < rows; ++r) {
       const uint32_t kind = r % 6;  // 0: zeros and negatives, 1: zeros and positives, 2: any,
@@ -168,6 +175,9 @@ func.func @columns(%x: memref<?x?xf32>, %hi: memref<?xf32>, %lo: memref<?xf32>) 
       const std::string what = "row " + std::to_string(r) + " of " + std::to_string(cols);
       ExpectIdentical(hi[r], want_hi, "max of " + what);
       ExpectIdentical(lo[r], want_lo, "min of " + what);
+      // A NaN result over the innermost axis is the canonical quiet NaN.
+      if (std::isnan(want_hi)) EXPECT_EQ(Bits(hi[r]), 0x7FC00000u) << "max of " << what;
+      if (std::isnan(want_lo)) EXPECT_EQ(Bits(lo[r]), 0x7FC00000u) << "min of " << what;
     }
     for (int64_t c = 0; c < cols; ++c) {
       float want_hi = -inf, want_lo = inf;

@@ -3,6 +3,7 @@
 // hand-written gpu.module with shuffles and math functions) goes through the nvptx pipeline
 // up to the PTX step both ways, on one compile session whose pass managers serve the whole
 // corpus as they serve a service's compiles, and the IR after each stage is the same text.
+#include <cstdint>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -106,8 +107,10 @@ TEST(GpuConversionsTest, FrozenPatternSetsLowerEveryModuleAsMlirPassesDo) {
   PipelineOptions upstream = frozen;
   upstream.frozen_gpu_conversions = false;
   int compared = 0;
+  uint64_t builds_after_first_round = 0;
   // Twice through the corpus: the second round runs on pattern sets the first one used.
   for (int round = 0; round < 2; ++round) {
+    if (round == 1) builds_after_first_round = FrozenGpuConversionBuilds();
     for (const auto& [name, source] : Corpus()) {
       SCOPED_TRACE(name);
       auto parsed = ParseSource(session.context(), diagnostics, source, name);
@@ -125,6 +128,9 @@ TEST(GpuConversionsTest, FrozenPatternSetsLowerEveryModuleAsMlirPassesDo) {
     }
   }
   EXPECT_EQ(compared, 24);
+  EXPECT_EQ(FrozenGpuConversionBuilds(), builds_after_first_round)
+      << "the second round built pattern sets again";
+  EXPECT_LE(builds_after_first_round, 4u) << "a set built per module, not per pass manager";
   EXPECT_FALSE(diagnostics.HasErrors());
 }
 

@@ -255,10 +255,11 @@ func.func @reduce3(%x: memref<2x5x3xf32>, %y: memref<2x1x3xf32>) {
 TEST(HostExecutionTest, StreamedReduceFoldsEachColumnInAscendingRowOrderBitForBit) {
   auto module = CompileForHost(R"mlir(
 func.func @columns(%x: memref<?x?x?xf32>, %sum: memref<?x?xf32>, %prod: memref<?x?xf32>,
-                   %arg: memref<?x?xi64>) {
+                   %arg: memref<?x?xi64>, %argmin: memref<?x?xi64>) {
   tile.reduce sum %x -> %sum axis = 1 : memref<?x?x?xf32> -> memref<?x?xf32>
   tile.reduce prod %x -> %prod axis = 1 : memref<?x?x?xf32> -> memref<?x?xf32>
   tile.reduce argmax %x -> %arg axis = 1 : memref<?x?x?xf32> -> memref<?x?xi64>
+  tile.reduce argmin %x -> %argmin axis = 1 : memref<?x?x?xf32> -> memref<?x?xi64>
   return
 }
 )mlir");
@@ -267,25 +268,30 @@ func.func @columns(%x: memref<?x?x?xf32>, %sum: memref<?x?xf32>, %prod: memref<?
     for (int64_t cols : {1, 7, 257, 1030}) {
       const int64_t outer = 2;
       HostTensor<float> x({outer, rows, cols}), sum({outer, cols}), prod({outer, cols});
-      HostTensor<int64_t> arg({outer, cols});
+      HostTensor<int64_t> arg({outer, cols}), argmin({outer, cols});
       FillUniform(x.data(), static_cast<uint32_t>(rows * 31 + cols), 0.5f, 1.5f);
-      void* args[] = {x.descriptor(), sum.descriptor(), prod.descriptor(), arg.descriptor()};
+      // Ties: the first extreme must win, also across groups of rows.
+      for (int64_t c = 0; c < cols; c += 3) x[(rows / 2) * cols + c] = x[c];
+      void* args[] = {x.descriptor(), sum.descriptor(), prod.descriptor(), arg.descriptor(),
+                      argmin.descriptor()};
       Entry(*module, "columns")(args);
       for (int64_t o = 0; o < outer; ++o) {
         for (int64_t c = 0; c < cols; ++c) {
           float want_sum = 0.0f, want_prod = 1.0f;
-          int64_t want_arg = 0;
+          int64_t want_arg = 0, want_argmin = 0;
           for (int64_t r = 0; r < rows; ++r) {
             const float v = x[(o * rows + r) * cols + c];
             want_sum += v;
             want_prod *= v;
             if (v > x[(o * rows + want_arg) * cols + c]) want_arg = r;
+            if (v < x[(o * rows + want_argmin) * cols + c]) want_argmin = r;
           }
           const std::string what =
               std::to_string(rows) + "x" + std::to_string(cols) + " column " + std::to_string(c);
           ASSERT_EQ(sum[o * cols + c], want_sum) << "sum, " << what;
           ASSERT_EQ(prod[o * cols + c], want_prod) << "prod, " << what;
           ASSERT_EQ(arg[o * cols + c], want_arg) << "argmax, " << what;
+          ASSERT_EQ(argmin[o * cols + c], want_argmin) << "argmin, " << what;
         }
       }
     }
