@@ -66,17 +66,18 @@ void tessera_uk_matmul_f32_pack_a(const float* a, int64_t stride_m, int64_t stri
   }
 }
 
-void tessera_uk_matmul_f32_tile_6x8_sse2(const float* packed_a, const float* packed_b, int64_t k,
+void tessera_uk_matmul_f32_tile_6x8_sse2(const float* a, int64_t stride_am, int64_t stride_ak,
+                                         const float* b, int64_t stride_bk, int64_t k,
                                          float* tile) {
   __m128 c00 = _mm_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
   __m128 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
   for (int64_t kk = 0; kk < k; ++kk) {
-    const __m128 b0 = _mm_loadu_ps(packed_b), b1 = _mm_loadu_ps(packed_b + 4);
-#define TESSERA_UK_ROW(r)                                    \
-  do {                                                       \
-    const __m128 a = _mm_set1_ps(packed_a[r]);               \
-    TESSERA_UK_STEP(_mm_add_ps, _mm_mul_ps, c##r##0, a, b0); \
-    TESSERA_UK_STEP(_mm_add_ps, _mm_mul_ps, c##r##1, a, b1); \
+    const __m128 b0 = _mm_loadu_ps(b), b1 = _mm_loadu_ps(b + 4);
+#define TESSERA_UK_ROW(r)                                     \
+  do {                                                        \
+    const __m128 ar = _mm_set1_ps(a[(r) * stride_am]);        \
+    TESSERA_UK_STEP(_mm_add_ps, _mm_mul_ps, c##r##0, ar, b0); \
+    TESSERA_UK_STEP(_mm_add_ps, _mm_mul_ps, c##r##1, ar, b1); \
   } while (0)
     TESSERA_UK_ROW(0);
     TESSERA_UK_ROW(1);
@@ -86,8 +87,8 @@ void tessera_uk_matmul_f32_tile_6x8_sse2(const float* packed_a, const float* pac
     TESSERA_UK_ROW(5);
 
 #undef TESSERA_UK_ROW
-    packed_a += 6;
-    packed_b += 8;
+    a += stride_ak;
+    b += stride_bk;
   }
 #define TESSERA_UK_STORE(r)                     \
   do {                                          \
@@ -104,18 +105,18 @@ void tessera_uk_matmul_f32_tile_6x8_sse2(const float* packed_a, const float* pac
 #undef TESSERA_UK_STORE
 }
 
-__attribute__((target("avx"))) void tessera_uk_matmul_f32_tile_6x16_avx(const float* packed_a,
-                                                                        const float* packed_b,
-                                                                        int64_t k, float* tile) {
+__attribute__((target("avx"))) void tessera_uk_matmul_f32_tile_6x16_avx(
+    const float* a, int64_t stride_am, int64_t stride_ak, const float* b, int64_t stride_bk,
+    int64_t k, float* tile) {
   __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
   __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
   for (int64_t kk = 0; kk < k; ++kk) {
-    const __m256 b0 = _mm256_loadu_ps(packed_b), b1 = _mm256_loadu_ps(packed_b + 8);
-#define TESSERA_UK_ROW(r)                                          \
-  do {                                                             \
-    const __m256 a = _mm256_broadcast_ss(packed_a + (r));          \
-    TESSERA_UK_STEP(_mm256_add_ps, _mm256_mul_ps, c##r##0, a, b0); \
-    TESSERA_UK_STEP(_mm256_add_ps, _mm256_mul_ps, c##r##1, a, b1); \
+    const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
+#define TESSERA_UK_ROW(r)                                           \
+  do {                                                              \
+    const __m256 ar = _mm256_broadcast_ss(a + (r) * stride_am);     \
+    TESSERA_UK_STEP(_mm256_add_ps, _mm256_mul_ps, c##r##0, ar, b0); \
+    TESSERA_UK_STEP(_mm256_add_ps, _mm256_mul_ps, c##r##1, ar, b1); \
   } while (0)
     TESSERA_UK_ROW(0);
     TESSERA_UK_ROW(1);
@@ -125,8 +126,8 @@ __attribute__((target("avx"))) void tessera_uk_matmul_f32_tile_6x16_avx(const fl
     TESSERA_UK_ROW(5);
 
 #undef TESSERA_UK_ROW
-    packed_a += 6;
-    packed_b += 16;
+    a += stride_ak;
+    b += stride_bk;
   }
 #define TESSERA_UK_STORE(r)                         \
   do {                                              \
@@ -144,21 +145,22 @@ __attribute__((target("avx"))) void tessera_uk_matmul_f32_tile_6x16_avx(const fl
 }
 
 __attribute__((target("avx512f"))) void tessera_uk_matmul_f32_tile_6x64_avx512f(
-    const float* packed_a, const float* packed_b, int64_t k, float* tile) {
+    const float* a, int64_t stride_am, int64_t stride_ak, const float* b, int64_t stride_bk,
+    int64_t k, float* tile) {
   __m512 c00 = _mm512_setzero_ps(), c01 = c00, c02 = c00, c03 = c00;
   __m512 c10 = c00, c11 = c00, c12 = c00, c13 = c00, c20 = c00, c21 = c00, c22 = c00, c23 = c00;
   __m512 c30 = c00, c31 = c00, c32 = c00, c33 = c00, c40 = c00, c41 = c00, c42 = c00, c43 = c00;
   __m512 c50 = c00, c51 = c00, c52 = c00, c53 = c00;
   for (int64_t kk = 0; kk < k; ++kk) {
-    const __m512 b0 = _mm512_loadu_ps(packed_b), b1 = _mm512_loadu_ps(packed_b + 16);
-    const __m512 b2 = _mm512_loadu_ps(packed_b + 32), b3 = _mm512_loadu_ps(packed_b + 48);
-#define TESSERA_UK_ROW(r)                                          \
-  do {                                                             \
-    const __m512 a = _mm512_set1_ps(packed_a[r]);                  \
-    TESSERA_UK_STEP(_mm512_add_ps, _mm512_mul_ps, c##r##0, a, b0); \
-    TESSERA_UK_STEP(_mm512_add_ps, _mm512_mul_ps, c##r##1, a, b1); \
-    TESSERA_UK_STEP(_mm512_add_ps, _mm512_mul_ps, c##r##2, a, b2); \
-    TESSERA_UK_STEP(_mm512_add_ps, _mm512_mul_ps, c##r##3, a, b3); \
+    const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+    const __m512 b2 = _mm512_loadu_ps(b + 32), b3 = _mm512_loadu_ps(b + 48);
+#define TESSERA_UK_ROW(r)                                           \
+  do {                                                              \
+    const __m512 ar = _mm512_set1_ps(a[(r) * stride_am]);           \
+    TESSERA_UK_STEP(_mm512_add_ps, _mm512_mul_ps, c##r##0, ar, b0); \
+    TESSERA_UK_STEP(_mm512_add_ps, _mm512_mul_ps, c##r##1, ar, b1); \
+    TESSERA_UK_STEP(_mm512_add_ps, _mm512_mul_ps, c##r##2, ar, b2); \
+    TESSERA_UK_STEP(_mm512_add_ps, _mm512_mul_ps, c##r##3, ar, b3); \
   } while (0)
     TESSERA_UK_ROW(0);
     TESSERA_UK_ROW(1);
@@ -168,8 +170,8 @@ __attribute__((target("avx512f"))) void tessera_uk_matmul_f32_tile_6x64_avx512f(
     TESSERA_UK_ROW(5);
 
 #undef TESSERA_UK_ROW
-    packed_a += 6;
-    packed_b += 64;
+    a += stride_ak;
+    b += stride_bk;
   }
 #define TESSERA_UK_STORE(r)                          \
   do {                                               \

@@ -25,15 +25,19 @@ void tessera_uk_matmul_f32_pack_b(const float* b, int64_t stride_k, int64_t stri
 void tessera_uk_matmul_f32_pack_a(const float* a, int64_t stride_m, int64_t stride_k, int64_t rows,
                                   int64_t k, int64_t mr, float* packed);
 
-/// The register tiles: tile[r·NR + c] = Σ_{kk < k, ascending} packed_a[kk·6 + r] ·
-/// packed_b[kk·NR + c], for the 6 rows and NR columns of the name. 6x8: SSE2 (every x86-64),
-/// 6x16: AVX, 6x64: AVX-512F — called only by code generated for a CPU that has it.
-void tessera_uk_matmul_f32_tile_6x8_sse2(const float* packed_a, const float* packed_b, int64_t k,
-                                         float* tile);
-void tessera_uk_matmul_f32_tile_6x16_avx(const float* packed_a, const float* packed_b, int64_t k,
-                                         float* tile);
-void tessera_uk_matmul_f32_tile_6x64_avx512f(const float* packed_a, const float* packed_b,
-                                             int64_t k, float* tile);
+/// The register tiles: tile[r·NR + c] = Σ_{kk < k, ascending} a[r·stride_am + kk·stride_ak] ·
+/// b[kk·stride_bk + c], for the 6 rows and NR columns of the name. A is packed k-major
+/// (stride_am 1, stride_ak 6) or read where it is (its row and K strides); B is a packed panel
+/// (stride_bk NR) or NR contiguous columns of B's rows (stride_bk its row stride). 6x8: SSE2
+/// (every x86-64), 6x16: AVX, 6x64: AVX-512F — called only by code generated for a CPU that has
+/// it.
+void tessera_uk_matmul_f32_tile_6x8_sse2(const float* a, int64_t stride_am, int64_t stride_ak,
+                                         const float* b, int64_t stride_bk, int64_t k, float* tile);
+void tessera_uk_matmul_f32_tile_6x16_avx(const float* a, int64_t stride_am, int64_t stride_ak,
+                                         const float* b, int64_t stride_bk, int64_t k, float* tile);
+void tessera_uk_matmul_f32_tile_6x64_avx512f(const float* a, int64_t stride_am, int64_t stride_ak,
+                                             const float* b, int64_t stride_bk, int64_t k,
+                                             float* tile);
 
 /// One row of C before its epilogue: acc[j] = Σ_{kk < k, ascending} a[kk·stride_ak] ·
 /// b[kk·stride_k + j·stride_n] for j < n (the row kernel: fewer rows than a register tile has,

@@ -3,6 +3,7 @@
 // stated per test. Over 600 lines: one suite per op shares the compile and tensor helpers, and
 // the bitwise order tests (matmul ascending K, streamed reduce rows) sit beside the op they pin.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -407,6 +408,7 @@ INSTANTIATE_TEST_SUITE_P(Shapes, HostMatmulTest,
                          ::testing::Values(MatmulCase{1, 1, 1, false, false, "", ""},
                                            MatmulCase{17, 9, 33, false, false, "", ""},
                                            MatmulCase{64, 16, 32, false, false, "bias", ""},
+                                           MatmulCase{29, 37, 50, false, false, "bias_relu", ""},
                                            MatmulCase{13, 31, 7, true, false, "bias_relu", ""},
                                            MatmulCase{8, 5, 300, false, true, "bias_gelu", ""},
                                            MatmulCase{6, 11, 19, true, true, "silu", ""},
@@ -421,10 +423,12 @@ INSTANTIATE_TEST_SUITE_P(Shapes, HostMatmulTest,
                                c.epilogue, c.policy.empty() ? "" : "_", c.policy);
                          });
 
-// The packed, register-tiled matmul keeps the order of one dot product per element: each C
-// element is, bit for bit, the f32 sum of its products in ascending K from zero — for shapes
-// that leave partial register tiles in M and N, with and without transposes, and for the
-// few-row shapes (1 and 5 rows) the row kernel serves; for this machine's CPU and for baseline
+// The register-tiled matmul keeps the order of one dot product per element: each C element is,
+// bit for bit, the f32 sum of its products in ascending K from zero — for shapes that leave
+// partial register tiles in M and N, with and without transposes, and for the few-row shapes
+// (1 and 5 rows) the row kernel serves; with A and B packed (K = 257) and, small, read where
+// they are (the last row and column panels' tiles then overlap the panels before them: 29 rows,
+// 37 columns; K = 256 and K·N = 4096 at the bounds); for this machine's CPU and for baseline
 // x86-64, whose code calls the SSE2 register tile.
 TEST(HostExecutionTest, MatmulSumsEachElementInAscendingKOrderBitForBit) {
   for (const std::string cpu : {"", "x86-64"}) {
@@ -441,8 +445,12 @@ TEST(HostExecutionTest, MatmulSumsEachElementInAscendingKOrderBitForBit) {
                 attrs, " : memref<?x?xf32>, memref<?x?xf32> -> memref<?x?xf32>\n  return\n}\n"),
             cpu);
         ASSERT_NE(module, nullptr);
-        for (const int64_t m : {int64_t{1}, int64_t{5}, int64_t{29}}) {
-          const int64_t n = 70, k = 257;
+        for (const auto [m, n, k] : std::vector<std::array<int64_t, 3>>{{1, 70, 257},
+                                                                        {5, 70, 257},
+                                                                        {29, 70, 257},
+                                                                        {29, 37, 50},
+                                                                        {6, 16, 256},
+                                                                        {7, 9, 3}}) {
           HostTensor<float> a(transpose_a ? std::vector<int64_t>{k, m}
                                           : std::vector<int64_t>{m, k});
           HostTensor<float> b(transpose_b ? std::vector<int64_t>{n, k}

@@ -32,7 +32,7 @@ float AscendingDot(int64_t k, X x, Y y) {
   return sum;
 }
 
-using Tile = void (*)(const float*, const float*, int64_t, float*);
+using Tile = void (*)(const float*, int64_t, int64_t, const float*, int64_t, int64_t, float*);
 
 struct TileVariant {
   std::string name;
@@ -51,6 +51,14 @@ std::vector<TileVariant> Variants() {
 }
 
 TEST(MatmulUkernelsTest, EveryTileSumsInAscendingKOrderBitForBit) {
+  // A and B as the host matmul hands them over: packed (A k-major, B a panel of NR columns),
+  // or read where they are — A row-major or transposed inside a wider matrix, B's rows at a
+  // stride wider than the tile.
+  struct Layout {
+    const char* name;
+    int64_t stride_am, stride_ak;  // with k; stride_bk below is NR + extra_b
+    int64_t extra_b;
+  };
   for (const TileVariant& variant : Variants()) {
     if (!variant.runs_here) {
       std::cout << "[ SKIPPED  ] " << variant.name << ": this CPU lacks its instruction set\n";
@@ -58,17 +66,25 @@ TEST(MatmulUkernelsTest, EveryTileSumsInAscendingKOrderBitForBit) {
     }
     for (int64_t k : {int64_t{0}, int64_t{1}, int64_t{7}, int64_t{257}}) {
       const int64_t nr = variant.columns;
-      std::vector<float> a = Uniform(static_cast<size_t>(6 * k), 1);
-      std::vector<float> b = Uniform(static_cast<size_t>(nr * k), 2);
-      std::vector<float> tile(static_cast<size_t>(6 * nr), -1.0f);
-      variant.tile(a.data(), b.data(), k, tile.data());
-      for (int64_t r = 0; r < 6; ++r) {
-        for (int64_t c = 0; c < nr; ++c) {
-          const float expected = AscendingDot(
-              k, [&](int64_t kk) { return a[kk * 6 + r]; },
-              [&](int64_t kk) { return b[kk * nr + c]; });
-          ASSERT_EQ(tile[r * nr + c], expected)
-              << variant.name << " k=" << k << " [" << r << "][" << c << "]";
+      const Layout layouts[] = {{"packed", 1, 6, 0},
+                                {"A row-major, B rows of 3·NR + 5", k + 3, 1, 2 * nr + 5},
+                                {"A transposed (stride 11)", 1, 11, 1}};
+      for (const Layout& layout : layouts) {
+        const int64_t stride_bk = nr + layout.extra_b;
+        const int64_t a_size = 5 * layout.stride_am + (k > 0 ? k - 1 : 0) * layout.stride_ak + 1;
+        std::vector<float> a = Uniform(static_cast<size_t>(a_size), 1);
+        std::vector<float> b = Uniform(static_cast<size_t>(stride_bk * k + nr), 2);
+        std::vector<float> tile(static_cast<size_t>(6 * nr), -1.0f);
+        variant.tile(a.data(), layout.stride_am, layout.stride_ak, b.data(), stride_bk, k,
+                     tile.data());
+        for (int64_t r = 0; r < 6; ++r) {
+          for (int64_t c = 0; c < nr; ++c) {
+            const float expected = AscendingDot(
+                k, [&](int64_t kk) { return a[r * layout.stride_am + kk * layout.stride_ak]; },
+                [&](int64_t kk) { return b[kk * stride_bk + c]; });
+            ASSERT_EQ(tile[r * nr + c], expected) << variant.name << " " << layout.name
+                                                  << " k=" << k << " [" << r << "][" << c << "]";
+          }
         }
       }
     }

@@ -48,6 +48,12 @@ struct MemrefLayout {
   }
 };
 
+/// The i1 `value` negated.
+mlir::Value negate(mlir::OpBuilder& b, mlir::Location loc, mlir::Value value) {
+  return b.create<mlir::arith::XOrIOp>(loc, value,
+                                       b.create<mlir::arith::ConstantOp>(loc, b.getBoolAttr(true)));
+}
+
 /// Calls the runtime's microkernel `name` (declared on first use in the module of `op`, the
 /// matmul being lowered: loop bodies under construction have no parent yet) with `args`.
 void callUkernel(mlir::OpBuilder& b, tile::MatmulOp op, llvm::StringRef name,
@@ -221,6 +227,12 @@ struct RegisterTile {
   int64_t columns() const { return lanes * vectors; }  // NR
 };
 
+/// The most columns (K) of a row-major f32 A whose rows register tiles read where they are,
+/// unpacked, and the most elements (K · N) of an f32 B they read so: 16 KiB, resident in L1
+/// while every row panel reads it. Measured on Zen 3 (docs/performance.md, host matmul).
+constexpr int64_t kDirectAColumns = 256;
+constexpr int64_t kDirectBElements = 4096;
+
 RegisterTile registerTile(int64_t vectorBits) {
   if (vectorBits >= 512) {
     return {16, 6, 4, "tessera_uk_matmul_f32_tile_6x64_avx512f",
@@ -232,20 +244,25 @@ RegisterTile registerTile(int64_t vectorBits) {
   return {4, 6, 2, "tessera_uk_matmul_f32_tile_6x8_sse2", "tessera_uk_matmul_f32_row_sse2"};
 }
 
-/// A packed, register-tiled matmul (accumulating in f32):
-/// 1. B is packed once into panels of NR columns, panel p holding B'[k][p·NR + c] at
-///    (p·K + k)·NR + c, zero past N (B' = B converted for accumulation: f16/bf16 to f32, TF32
-///    rounding; transposed when asked) — in parallel over panels;
-/// 2. in parallel over panels of MR rows of C: A's rows are packed k-major (A'[r][k] at k·MR + r,
-///    zero past M); for each B panel the register tile's microkernel accumulates an MR × NR tile
-///    over the whole of K — acc += a·b, K ascending from zero, the same order as one dot product
-///    per element — into a scratch tile, from which the epilogue (bias, activation, conversion)
-///    writes the valid part of C.
-/// f32 operands are packed by the runtime's packing microkernels, others by generated loops
-/// that convert them. `packB` and `multiply` select the steps (a B shared by every batch is
-/// packed once).
+/// A register-tiled matmul (accumulating in f32):
+/// 1. unless `directB`, B is packed once into panels of NR columns, panel p holding B'[k][p·NR +
+///    c] at (p·K + k)·NR + c, zero past N (B' = B converted for accumulation: f16/bf16 to f32,
+///    TF32 rounding; transposed when asked) — in parallel over panels;
+/// 2. in parallel over panels of MR rows of C, for each panel of NR columns, the register tile's
+///    microkernel accumulates an MR × NR tile over the whole of K — acc += a·b, K ascending from
+///    zero, the same order as one dot product per element — into a scratch tile, from which the
+///    epilogue (bias, activation, conversion) writes the valid part of C.
+/// f32 A is read where it is (no copy): the last row panel's tile ends at row M (M ≥ MR here),
+/// its first rows, which the panel before computed too, left out of its epilogue. Other A is
+/// packed k-major with its conversion (A'[r][k] at k·MR + r, zero past M). With `directB` (f32
+/// B whose columns are contiguous, N ≥ NR: a small problem, see lowerMatmul), the tile reads NR
+/// columns of B's rows where they are, the last column panel's ending at column N in the same
+/// way. f32 B is packed by the runtime's packing microkernel, other B by generated loops that
+/// convert it. `packB` and `multiply` select the steps (a B shared by every batch is packed
+/// once).
 void lowerMatmulTiled(mlir::OpBuilder& b, const MatmulProblem& problem, ParallelLoops& parallel,
-                      RegisterTile tile, mlir::Value packedB, bool packB, bool multiply) {
+                      RegisterTile tile, mlir::Value packedB, mlir::Value directA,
+                      mlir::Value directB, bool packB, bool multiply) {
   tile::MatmulOp op = problem.op;
   mlir::Location loc = op.getLoc();
   mlir::Value m = problem.m, n = problem.n, k = problem.k;
@@ -261,11 +278,18 @@ void lowerMatmulTiled(mlir::OpBuilder& b, const MatmulProblem& problem, Parallel
   auto add = [&](mlir::OpBuilder& at, mlir::Value x, mlir::Value y) -> mlir::Value {
     return at.create<mlir::arith::AddIOp>(loc, x, y);
   };
+  auto sub = [&](mlir::OpBuilder& at, mlir::Value x, mlir::Value y) -> mlir::Value {
+    return at.create<mlir::arith::SubIOp>(loc, x, y);
+  };
   auto width = [&](mlir::OpBuilder& at, mlir::Value total, mlir::Value first, int64_t most) {
-    return at
-        .create<mlir::arith::MinUIOp>(loc, constant(at, most),
-                                      at.create<mlir::arith::SubIOp>(loc, total, first))
+    return at.create<mlir::arith::MinUIOp>(loc, constant(at, most), sub(at, total, first))
         .getResult();
+  };
+  // The first of the `most` rows (columns) a tile reads where they are, for the panel starting
+  // at `first` of `total` (≥ most): the panel's own, or for the last one those ending at `total`.
+  auto inPlaceStart = [&](mlir::OpBuilder& at, mlir::Value total, mlir::Value first,
+                          int64_t most) -> mlir::Value {
+    return at.create<mlir::arith::MinUIOp>(loc, first, sub(at, total, constant(at, most)));
   };
   // The address of element `at` of a scratch buffer (allocated in a loop body).
   auto bufferAddress = [&](mlir::OpBuilder& at, mlir::Value memref, mlir::Value element) {
@@ -274,11 +298,18 @@ void lowerMatmulTiled(mlir::OpBuilder& b, const MatmulProblem& problem, Parallel
   // Packed B's, read once here for every panel.
   const MemrefLayout packedBLayout = MemrefLayout::of(b, loc, packedB);
 
-  // 1. Pack B.
+  // 1. Pack B (not when the tiles read it where it is).
   mlir::Value panels = ceilDiv(b, loc, n, nr);
-  if (packB)
+  if (packB) {
+    mlir::Value cost = mul(b, k, constant(b, nr));
+    mlir::OpBuilder packing = b;
+    if (problem.bLayout) {
+      mlir::Value packed = negate(b, loc, directB);
+      packing =
+          b.create<mlir::scf::IfOp>(loc, packed, /*withElseRegion=*/false).getThenBodyBuilder();
+    }
     parallelForEachIndex(
-        b, loc, mlir::ValueRange{panels}, mul(b, k, constant(b, nr)), parallel,
+        packing, loc, mlir::ValueRange{panels}, cost, parallel,
         [&](mlir::OpBuilder& at, mlir::ValueRange p) {
           if (problem.bLayout) {
             mlir::Value origin = constant(at, 0);
@@ -299,7 +330,7 @@ void lowerMatmulTiled(mlir::OpBuilder& b, const MatmulProblem& problem, Parallel
                       lowering::prepareMatmulInput(c, loc, op, problem.loadB(c, kk[0], column));
                   c.create<mlir::memref::StoreOp>(loc, value, packedB, add(c, row, j[0]));
                 });
-            mlir::Value padding = in.create<mlir::arith::SubIOp>(loc, constant(in, nr), columns);
+            mlir::Value padding = sub(in, constant(in, nr), columns);
             forEachIndex(in, loc, mlir::ValueRange{padding},
                          [&](mlir::OpBuilder& c, mlir::ValueRange j) {
                            c.create<mlir::memref::StoreOp>(loc, zeroF32, packedB,
@@ -307,6 +338,7 @@ void lowerMatmulTiled(mlir::OpBuilder& b, const MatmulProblem& problem, Parallel
                          });
           });
         });
+  }
 
   if (!multiply) return;
   // 2. Row panels of C.
@@ -316,16 +348,33 @@ void lowerMatmulTiled(mlir::OpBuilder& b, const MatmulProblem& problem, Parallel
       [&](mlir::OpBuilder& at, mlir::ValueRange panel) {
         mlir::Value firstRow = mul(at, panel[0], constant(at, mr));
         mlir::Value rows = width(at, m, firstRow, mr);
-        mlir::Value packedA = at.create<mlir::memref::AllocOp>(
-            loc, buffer, mlir::ValueRange{mul(at, k, constant(at, mr))});
         mlir::Value scratch =
             at.create<mlir::memref::AllocOp>(loc, buffer, mlir::ValueRange{constant(at, mr * nr)});
         mlir::Value origin = constant(at, 0);
-        mlir::Value packedAAddress = bufferAddress(at, packedA, origin);
+        // The tile's A — its address and strides, and how many of its rows the epilogue skips:
+        // A's rows where they are (directA), or a packed copy, zero past M.
+        mlir::Value packedA = at.create<mlir::memref::AllocOp>(
+            loc, buffer,
+            mlir::ValueRange{at.create<mlir::arith::SelectOp>(loc, directA, constant(at, 1),
+                                                              mul(at, k, constant(at, mr)))});
+        mlir::Value aAddress = bufferAddress(at, packedA, origin);
+        mlir::Value aStrideM = constant(at, 1), aStrideK = constant(at, mr), skippedRows = origin;
         if (problem.aLayout) {
-          callUkernel(at, op, "tessera_uk_matmul_f32_pack_a",
-                      {problem.addressA(at, firstRow, origin), problem.strideA(/*ofK=*/false),
-                       problem.strideA(/*ofK=*/true), rows, k, constant(at, mr), packedAAddress});
+          mlir::Value tileRow = inPlaceStart(at, m, firstRow, mr);
+          auto select = [&](mlir::Value inPlace, mlir::Value packed) -> mlir::Value {
+            return at.create<mlir::arith::SelectOp>(loc, directA, inPlace, packed);
+          };
+          aAddress = select(problem.addressA(at, tileRow, origin), aAddress);
+          aStrideM = select(problem.strideA(/*ofK=*/false), aStrideM);
+          aStrideK = select(problem.strideA(/*ofK=*/true), aStrideK);
+          skippedRows = select(sub(at, firstRow, tileRow), skippedRows);
+          mlir::OpBuilder packing =
+              at.create<mlir::scf::IfOp>(loc, negate(at, loc, directA), /*withElseRegion=*/false)
+                  .getThenBodyBuilder();
+          callUkernel(packing, op, "tessera_uk_matmul_f32_pack_a",
+                      {problem.addressA(packing, firstRow, origin), problem.strideA(/*ofK=*/false),
+                       problem.strideA(/*ofK=*/true), rows, k, constant(packing, mr),
+                       bufferAddress(packing, packedA, origin)});
         } else {
           forEachIndex(
               at, loc, mlir::ValueRange{rows}, [&](mlir::OpBuilder& in, mlir::ValueRange r) {
@@ -338,7 +387,7 @@ void lowerMatmulTiled(mlir::OpBuilder& b, const MatmulProblem& problem, Parallel
                                                       add(c, mul(c, kk[0], constant(c, mr)), r[0]));
                     });
               });
-          mlir::Value missing = at.create<mlir::arith::SubIOp>(loc, constant(at, mr), rows);
+          mlir::Value missing = sub(at, constant(at, mr), rows);
           forEachIndex(at, loc, mlir::ValueRange{missing, k},
                        [&](mlir::OpBuilder& in, mlir::ValueRange rk) {
                          mlir::Value r = add(in, rows, rk[0]);
@@ -349,23 +398,35 @@ void lowerMatmulTiled(mlir::OpBuilder& b, const MatmulProblem& problem, Parallel
         mlir::Value scratchAddress = bufferAddress(at, scratch, origin);
         forEachIndex(
             at, loc, mlir::ValueRange{panels}, [&](mlir::OpBuilder& in, mlir::ValueRange p) {
-              // The register tile over the whole of K.
-              callUkernel(
-                  in, op, tile.ukernel,
-                  {packedAAddress,
-                   packedBLayout.address(in, loc, mul(in, mul(in, p[0], k), constant(in, nr))), k,
-                   scratchAddress});
-              // The epilogue on the valid part of the tile.
               mlir::Value firstColumn = mul(in, p[0], constant(in, nr));
               mlir::Value columns = width(in, n, firstColumn, nr);
-              forEachIndex(in, loc, mlir::ValueRange{rows, columns},
-                           [&](mlir::OpBuilder& e, mlir::ValueRange rc) {
-                             mlir::Value sum = e.create<mlir::memref::LoadOp>(
-                                 loc, scratch,
-                                 mlir::ValueRange{add(e, mul(e, rc[0], constant(e, nr)), rc[1])});
-                             problem.storeC(e, sum, add(e, firstRow, rc[0]),
-                                            add(e, firstColumn, rc[1]));
-                           });
+              // The tile's B: the packed panel, or NR columns of B's rows (directB).
+              mlir::Value bAddress =
+                  packedBLayout.address(in, loc, mul(in, mul(in, p[0], k), constant(in, nr)));
+              mlir::Value bStrideK = constant(in, nr);
+              mlir::Value skippedColumns = constant(in, 0);
+              if (problem.bLayout) {
+                mlir::Value tileColumn = inPlaceStart(in, n, firstColumn, nr);
+                auto select = [&](mlir::Value inPlace, mlir::Value packed) -> mlir::Value {
+                  return in.create<mlir::arith::SelectOp>(loc, directB, inPlace, packed);
+                };
+                bAddress = select(problem.addressB(in, constant(in, 0), tileColumn), bAddress);
+                bStrideK = select(problem.strideB(/*ofK=*/true), bStrideK);
+                skippedColumns = select(sub(in, firstColumn, tileColumn), skippedColumns);
+              }
+              // The register tile over the whole of K.
+              callUkernel(in, op, tile.ukernel,
+                          {aAddress, aStrideM, aStrideK, bAddress, bStrideK, k, scratchAddress});
+              // The epilogue on the valid part of the tile.
+              forEachIndex(
+                  in, loc, mlir::ValueRange{rows, columns},
+                  [&](mlir::OpBuilder& e, mlir::ValueRange rc) {
+                    mlir::Value element =
+                        add(e, mul(e, add(e, skippedRows, rc[0]), constant(e, nr)),
+                            add(e, skippedColumns, rc[1]));
+                    mlir::Value sum = e.create<mlir::memref::LoadOp>(loc, scratch, element);
+                    problem.storeC(e, sum, add(e, firstRow, rc[0]), add(e, firstColumn, rc[1]));
+                  });
             });
         at.create<mlir::memref::DeallocOp>(loc, scratch);
         at.create<mlir::memref::DeallocOp>(loc, packedA);
@@ -423,7 +484,32 @@ void lowerMatmul(mlir::OpBuilder& b, tile::MatmulOp op, ParallelLoops& parallel,
       b.create<mlir::arith::MulIOp>(loc, ceilDiv(b, loc, n, tile.columns()),
                                     indexConstant(b, loc, tile.columns())),
       b.create<mlir::arith::MaxUIOp>(loc, k, one));
-  mlir::Value size = b.create<mlir::arith::SelectOp>(loc, enoughRows, packedSize, one);
+  // Small f32 problems: the tiles read A's rows where they are when they are contiguous and
+  // short, and B when its columns are contiguous and span a tile — no packed copies (their
+  // allocation and pass over the operand cost more than they save while it is cache-resident;
+  // long rows of A, read six at a time at a stride of a whole row, would compete for the same
+  // cache sets).
+  auto constantBool = [&](bool value) -> mlir::Value {
+    return b.create<mlir::arith::ConstantOp>(loc, b.getBoolAttr(value));
+  };
+  auto holds = [&](mlir::arith::CmpIPredicate predicate, mlir::Value x, int64_t bound) {
+    return b.create<mlir::arith::CmpIOp>(loc, predicate, x, indexConstant(b, loc, bound));
+  };
+  auto both = [&](mlir::Value x, mlir::Value y) -> mlir::Value {
+    return b.create<mlir::arith::AndIOp>(loc, x, y);
+  };
+  using mlir::arith::CmpIPredicate;
+  mlir::Value directA = constantBool(false), directB = constantBool(false);
+  if (problem.aLayout) {
+    directA = both(holds(CmpIPredicate::eq, problem.strideA(/*ofK=*/true), 1),
+                   holds(CmpIPredicate::ule, k, kDirectAColumns));
+    directB = both(holds(CmpIPredicate::eq, problem.strideB(/*ofK=*/false), 1),
+                   both(holds(CmpIPredicate::uge, n, tile.columns()),
+                        holds(CmpIPredicate::ule, b.create<mlir::arith::MulIOp>(loc, k, n),
+                              kDirectBElements)));
+  }
+  mlir::Value packs = b.create<mlir::arith::AndIOp>(loc, enoughRows, negate(b, loc, directB));
+  mlir::Value size = b.create<mlir::arith::SelectOp>(loc, packs, packedSize, one);
   auto buffer = mlir::MemRefType::get({mlir::ShapedType::kDynamic}, b.getF32Type());
   mlir::Value packedB = b.create<mlir::memref::AllocOp>(loc, buffer, mlir::ValueRange{size});
   mlir::Value address = b.create<mlir::memref::ExtractAlignedPointerAsIndexOp>(loc, packedB);
@@ -434,10 +520,12 @@ void lowerMatmul(mlir::OpBuilder& b, tile::MatmulOp op, ParallelLoops& parallel,
   mlir::OpBuilder tiled = choice.getThenBodyBuilder();
   const bool sharedB = rankB == 2;
   if (sharedB) {
-    lowerMatmulTiled(tiled, problem, parallel, tile, packedB, /*packB=*/true, /*multiply=*/false);
+    lowerMatmulTiled(tiled, problem, parallel, tile, packedB, directA, directB, /*packB=*/true,
+                     /*multiply=*/false);
   }
   forEachBatch(tiled, [&](mlir::OpBuilder& at, const MatmulProblem& batch) {
-    lowerMatmulTiled(at, batch, parallel, tile, packedB, /*packB=*/!sharedB, /*multiply=*/true);
+    lowerMatmulTiled(at, batch, parallel, tile, packedB, directA, directB, /*packB=*/!sharedB,
+                     /*multiply=*/true);
   });
   mlir::OpBuilder rows = choice.getElseBodyBuilder();
   lowerMatmulByRows(rows, problem, batchSizes, parallel);
