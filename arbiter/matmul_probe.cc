@@ -33,7 +33,8 @@ void Fill(std::vector<float>& values, size_t count, bool grid, std::mt19937& gen
 }  // namespace
 
 bool MatmulProblem::Narrow() const {
-  return input_element != "f32" || result_element != "f32" || numeric_policy != "f32";
+  return input_element != "f32" || result_element != "f32" ||
+         (numeric_policy != "f32" && numeric_policy != "fma");
 }
 
 std::string MatmulProblem::ShapeText() const { return absl::StrCat(m, "x", n, "x", k); }
@@ -107,8 +108,8 @@ std::string ProbeCoverage(const ArbitrationPoint& point) {
     return "";
   }
   if (!point.numeric_policy.empty() && point.numeric_policy != "f32" &&
-      point.numeric_policy != "tf32") {
-    return absl::StrCat("the arbiter's probes check the f32 and tf32 policies; this op's is ",
+      point.numeric_policy != "tf32" && point.numeric_policy != "fma") {
+    return absl::StrCat("the arbiter's probes check the f32, tf32 and fma policies; this op's is ",
                         point.numeric_policy,
                         " (an f16 accumulator is beyond budgets relative to a double reference)");
   }

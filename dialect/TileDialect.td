@@ -47,13 +47,15 @@ def Tile_ActivationAttr : I32EnumAttr<"Activation", "tile.matmul epilogue activa
   let cppNamespace = "::tessera::tile";
 }
 
-// How a matmul rounds and accumulates. `f32`: inputs exact, f32 accumulator (the default);
-// `tf32`: f32 inputs rounded to TF32 before the products, f32 accumulator (cuBLAS TF32 mode);
-// `f16`: f16 accumulator (f16 storage only).
+// How a matmul rounds and accumulates. `f32`: inputs exact, f32 accumulator, each product
+// rounded and then added (the default); `tf32`: f32 inputs rounded to TF32 before the products,
+// f32 accumulator (cuBLAS TF32 mode); `f16`: f16 accumulator (f16 storage only); `fma`: inputs
+// exact, f32 accumulator, each product added with one rounding (a fused multiply-add).
 def Tile_NumericPolicyAttr : I32EnumAttr<"NumericPolicy", "tile.matmul numeric policy", [
     I32EnumAttrCase<"f32", 0>,
     I32EnumAttrCase<"tf32", 1>,
     I32EnumAttrCase<"f16", 2>,
+    I32EnumAttrCase<"fma", 3>,
   ]> {
   let cppNamespace = "::tessera::tile";
 }

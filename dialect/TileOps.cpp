@@ -368,6 +368,7 @@ mlir::LogicalResult MatmulOp::verify() {
   }
   switch (getNumericPolicyOrDefault()) {
     case NumericPolicy::f32:
+    case NumericPolicy::fma:
       break;
     case NumericPolicy::tf32:
       if (!a.getElementType().isF32()) {

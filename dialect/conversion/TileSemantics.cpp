@@ -369,11 +369,14 @@ mlir::Value prepareMatmulInput(mlir::OpBuilder& b, mlir::Location loc, tile::Mat
   return value;
 }
 
-mlir::Value matmulMultiplyAdd(mlir::OpBuilder& b, mlir::Location loc, mlir::Value accumulator,
-                              mlir::Value x, mlir::Value y) {
+mlir::Value matmulMultiplyAdd(mlir::OpBuilder& b, mlir::Location loc, tile::MatmulOp op,
+                              mlir::Value accumulator, mlir::Value x, mlir::Value y) {
   if (llvm::isa<mlir::IntegerType>(accumulator.getType())) {
     return b.create<mlir::arith::AddIOp>(loc, accumulator,
                                          b.create<mlir::arith::MulIOp>(loc, x, y));
+  }
+  if (op.getNumericPolicyOrDefault() == tile::NumericPolicy::fma) {
+    return b.create<mlir::math::FmaOp>(loc, x, y, accumulator);
   }
   return b.create<mlir::arith::AddFOp>(loc, accumulator, b.create<mlir::arith::MulFOp>(loc, x, y));
 }

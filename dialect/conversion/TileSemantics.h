@@ -37,9 +37,10 @@ mlir::Value matmulZero(mlir::OpBuilder& b, mlir::Location loc, tile::MatmulOp op
 mlir::Value prepareMatmulInput(mlir::OpBuilder& b, mlir::Location loc, tile::MatmulOp op,
                                mlir::Value element);
 
-/// `accumulator + x·y` in the accumulator's type (integers wrap around).
-mlir::Value matmulMultiplyAdd(mlir::OpBuilder& b, mlir::Location loc, mlir::Value accumulator,
-                              mlir::Value x, mlir::Value y);
+/// `accumulator + x·y` in the accumulator's type (integers wrap around): the product rounded and
+/// then the sum, or under `op`'s policy fma one rounding (a fused multiply-add).
+mlir::Value matmulMultiplyAdd(mlir::OpBuilder& b, mlir::Location loc, tile::MatmulOp op,
+                              mlir::Value accumulator, mlir::Value x, mlir::Value y);
 
 /// Finishes element `cIndex` of C from its accumulated product: in f32 (f64 for f64 operands),
 /// adds the bias (at the column), applies the activation, adds the residual (at `cIndex`), then

@@ -1,38 +1,177 @@
 // The host matmul's microkernels (matmul_f32.h). Each register tile is written out with its
 // instruction set's intrinsics in a function of that target (no file-wide -m flags, so nothing
 // shared with the rest of the program is compiled for a CPU it may not have); each accumulator
-// is a named register. Products and sums are separate instructions: the library is built with
-// -ffp-contract=off and no FMA target.
+// is a named register. The library is built with -ffp-contract=off: a product and a sum are
+// separate instructions unless a kernel asks for a fused multiply-add by name (the `_fma`
+// kernels, policy `fma`).
 #include "runtime/ukernels/matmul_f32.h"
 
 #include <immintrin.h>
 
-// acc = acc + a · b, for the named accumulators of one row (r) and its vectors.
-#define TESSERA_UK_STEP(add, mul, acc, a, b) acc = add(acc, mul(a, b))
+#include <cmath>
+
+// One k step of one accumulator, with the intrinsics of prefix `v` (_mm, _mm256, _mm512):
+// acc + x·y, the product rounded and then the sum (policy f32), or fma(x, y, acc), one
+// rounding (policy fma).
+#define TESSERA_UK_MUL_ADD(v, acc, x, y) acc = v##_add_ps(acc, v##_mul_ps(x, y))
+#define TESSERA_UK_FUSED(v, acc, x, y) acc = v##_fmadd_ps(x, y, acc)
+
+// Row r of a tile of 2 (4) vectors: A's element broadcast, then a step per vector of B.
+#define TESSERA_UK_ROW2(step, v, r)                  \
+  do {                                               \
+    const auto ar = v##_set1_ps(a[(r) * stride_am]); \
+    step(v, c##r##0, ar, b0);                        \
+    step(v, c##r##1, ar, b1);                        \
+  } while (0)
+#define TESSERA_UK_ROW4(step, v, r)                  \
+  do {                                               \
+    const auto ar = v##_set1_ps(a[(r) * stride_am]); \
+    step(v, c##r##0, ar, b0);                        \
+    step(v, c##r##1, ar, b1);                        \
+    step(v, c##r##2, ar, b2);                        \
+    step(v, c##r##3, ar, b3);                        \
+  } while (0)
+#define TESSERA_UK_ROWS(row, step, v) \
+  row(step, v, 0);                    \
+  row(step, v, 1);                    \
+  row(step, v, 2);                    \
+  row(step, v, 3);                    \
+  row(step, v, 4);                    \
+  row(step, v, 5)
+
+// Row r of the tile stored: its vectors of `lanes` at tile + r·NR.
+#define TESSERA_UK_STORE2(v, r, lanes)                          \
+  do {                                                          \
+    v##_storeu_ps(tile + (r) * 2 * (lanes), c##r##0);           \
+    v##_storeu_ps(tile + (r) * 2 * (lanes) + (lanes), c##r##1); \
+  } while (0)
+#define TESSERA_UK_STORE4(v, r, lanes)                              \
+  do {                                                              \
+    v##_storeu_ps(tile + (r) * 4 * (lanes), c##r##0);               \
+    v##_storeu_ps(tile + (r) * 4 * (lanes) + (lanes), c##r##1);     \
+    v##_storeu_ps(tile + (r) * 4 * (lanes) + 2 * (lanes), c##r##2); \
+    v##_storeu_ps(tile + (r) * 4 * (lanes) + 3 * (lanes), c##r##3); \
+  } while (0)
+#define TESSERA_UK_STORES(store, v, lanes) \
+  store(v, 0, lanes);                      \
+  store(v, 1, lanes);                      \
+  store(v, 2, lanes);                      \
+  store(v, 3, lanes);                      \
+  store(v, 4, lanes);                      \
+  store(v, 5, lanes)
+
+// The body of a 6-row tile of two vectors of type `vec` per row (6x8 SSE, 6x16 AVX), its k
+// step `step`.
+#define TESSERA_UK_TILE2(vec, v, lanes, step)                                        \
+  vec c00 = v##_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00; \
+  vec c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;              \
+  for (int64_t kk = 0; kk < k; ++kk) {                                               \
+    const vec b0 = v##_loadu_ps(b), b1 = v##_loadu_ps(b + (lanes));                  \
+    TESSERA_UK_ROWS(TESSERA_UK_ROW2, step, v);                                       \
+    a += stride_ak;                                                                  \
+    b += stride_bk;                                                                  \
+  }                                                                                  \
+  TESSERA_UK_STORES(TESSERA_UK_STORE2, v, lanes)
+
+// The body of the 6 x 64 AVX-512 tile (four vectors per row), its k step `step`.
+#define TESSERA_UK_TILE4(step)                                                        \
+  __m512 c00 = _mm512_setzero_ps(), c01 = c00, c02 = c00, c03 = c00;                  \
+  __m512 c10 = c00, c11 = c00, c12 = c00, c13 = c00, c20 = c00, c21 = c00, c22 = c00; \
+  __m512 c23 = c00, c30 = c00, c31 = c00, c32 = c00, c33 = c00, c40 = c00, c41 = c00; \
+  __m512 c42 = c00, c43 = c00, c50 = c00, c51 = c00, c52 = c00, c53 = c00;            \
+  for (int64_t kk = 0; kk < k; ++kk) {                                                \
+    const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);               \
+    const __m512 b2 = _mm512_loadu_ps(b + 32), b3 = _mm512_loadu_ps(b + 48);          \
+    TESSERA_UK_ROWS(TESSERA_UK_ROW4, step, _mm512);                                   \
+    a += stride_ak;                                                                   \
+    b += stride_bk;                                                                   \
+  }                                                                                   \
+  TESSERA_UK_STORES(TESSERA_UK_STORE4, _mm512, 16)
 
 namespace {
 
-/// out[j] += weight · row[j·stride] for j < n (contiguous rows vectorise, as wide as the
-/// instruction set of the function it is inlined into).
+/// Whether this CPU has FMA3 (checked once): the fused kernels of the SSE and AVX levels use it
+/// where it is, and std::fma otherwise (the same bits, slower).
+bool CpuHasFma() {
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("fma") != 0;
+  }();
+  return has;
+}
+
+/// acc + x·y with the rounding of the kernel's policy.
+template <bool kFused>
+__attribute__((always_inline)) inline float MultiplyAdd(float acc, float x, float y) {
+  if constexpr (kFused) {
+    return std::fma(x, y, acc);
+  } else {
+    return acc + x * y;
+  }
+}
+
+/// out[j] = out[j] + weight · row[j·stride] for j < n, with the policy's rounding (contiguous
+/// rows vectorise, as wide as the instruction set of the function it is inlined into).
+template <bool kFused>
 __attribute__((always_inline)) inline void AccumulateRow(float* __restrict out,
                                                          const float* __restrict row,
                                                          int64_t stride, float weight, int64_t n) {
   if (stride == 1) {
-    for (int64_t j = 0; j < n; ++j) out[j] = out[j] + weight * row[j];
+    for (int64_t j = 0; j < n; ++j) out[j] = MultiplyAdd<kFused>(out[j], weight, row[j]);
   } else {
-    for (int64_t j = 0; j < n; ++j) out[j] = out[j] + weight * row[j * stride];
+    for (int64_t j = 0; j < n; ++j) out[j] = MultiplyAdd<kFused>(out[j], weight, row[j * stride]);
   }
 }
 
 /// The row kernel (matmul_f32.h), inlined into each instruction set's entry point.
+template <bool kFused>
 __attribute__((always_inline)) inline void MatmulRow(const float* a, int64_t stride_ak,
                                                      const float* b, int64_t stride_k,
                                                      int64_t stride_n, int64_t k, int64_t n,
                                                      float* acc) {
   for (int64_t j = 0; j < n; ++j) acc[j] = 0.0f;
   for (int64_t kk = 0; kk < k; ++kk) {
-    AccumulateRow(acc, b + kk * stride_k, stride_n, a[kk * stride_ak], n);
+    AccumulateRow<kFused>(acc, b + kk * stride_k, stride_n, a[kk * stride_ak], n);
   }
+}
+
+/// A fused tile of NR = `columns` element by element, std::fma's (a CPU without FMA3).
+void FusedTileByElements(const float* a, int64_t stride_am, int64_t stride_ak, const float* b,
+                         int64_t stride_bk, int64_t k, int64_t columns, float* tile) {
+  for (int64_t r = 0; r < 6; ++r) {
+    for (int64_t c = 0; c < columns; ++c) {
+      float acc = 0.0f;
+      for (int64_t kk = 0; kk < k; ++kk) {
+        acc = std::fma(a[r * stride_am + kk * stride_ak], b[kk * stride_bk + c], acc);
+      }
+      tile[r * columns + c] = acc;
+    }
+  }
+}
+
+__attribute__((target("fma"))) void FusedTile6x8(const float* a, int64_t stride_am,
+                                                 int64_t stride_ak, const float* b,
+                                                 int64_t stride_bk, int64_t k, float* tile) {
+  TESSERA_UK_TILE2(__m128, _mm, 4, TESSERA_UK_FUSED);
+}
+
+__attribute__((target("avx,fma"))) void FusedTile6x16(const float* a, int64_t stride_am,
+                                                      int64_t stride_ak, const float* b,
+                                                      int64_t stride_bk, int64_t k, float* tile) {
+  TESSERA_UK_TILE2(__m256, _mm256, 8, TESSERA_UK_FUSED);
+}
+
+__attribute__((target("fma"))) void FusedRow128(const float* a, int64_t stride_ak, const float* b,
+                                                int64_t stride_k, int64_t stride_n, int64_t k,
+                                                int64_t n, float* acc) {
+  MatmulRow<true>(a, stride_ak, b, stride_k, stride_n, k, n, acc);
+}
+
+__attribute__((target("avx,fma"))) void FusedRow256(const float* a, int64_t stride_ak,
+                                                    const float* b, int64_t stride_k,
+                                                    int64_t stride_n, int64_t k, int64_t n,
+                                                    float* acc) {
+  MatmulRow<true>(a, stride_ak, b, stride_k, stride_n, k, n, acc);
 }
 
 }  // namespace
@@ -69,144 +208,78 @@ void tessera_uk_matmul_f32_pack_a(const float* a, int64_t stride_m, int64_t stri
 void tessera_uk_matmul_f32_tile_6x8_sse2(const float* a, int64_t stride_am, int64_t stride_ak,
                                          const float* b, int64_t stride_bk, int64_t k,
                                          float* tile) {
-  __m128 c00 = _mm_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
-  __m128 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
-  for (int64_t kk = 0; kk < k; ++kk) {
-    const __m128 b0 = _mm_loadu_ps(b), b1 = _mm_loadu_ps(b + 4);
-#define TESSERA_UK_ROW(r)                                     \
-  do {                                                        \
-    const __m128 ar = _mm_set1_ps(a[(r) * stride_am]);        \
-    TESSERA_UK_STEP(_mm_add_ps, _mm_mul_ps, c##r##0, ar, b0); \
-    TESSERA_UK_STEP(_mm_add_ps, _mm_mul_ps, c##r##1, ar, b1); \
-  } while (0)
-    TESSERA_UK_ROW(0);
-    TESSERA_UK_ROW(1);
-    TESSERA_UK_ROW(2);
-    TESSERA_UK_ROW(3);
-    TESSERA_UK_ROW(4);
-    TESSERA_UK_ROW(5);
-
-#undef TESSERA_UK_ROW
-    a += stride_ak;
-    b += stride_bk;
-  }
-#define TESSERA_UK_STORE(r)                     \
-  do {                                          \
-    _mm_storeu_ps(tile + (r) * 8, c##r##0);     \
-    _mm_storeu_ps(tile + (r) * 8 + 4, c##r##1); \
-  } while (0)
-  TESSERA_UK_STORE(0);
-  TESSERA_UK_STORE(1);
-  TESSERA_UK_STORE(2);
-  TESSERA_UK_STORE(3);
-  TESSERA_UK_STORE(4);
-  TESSERA_UK_STORE(5);
-
-#undef TESSERA_UK_STORE
+  TESSERA_UK_TILE2(__m128, _mm, 4, TESSERA_UK_MUL_ADD);
 }
 
 __attribute__((target("avx"))) void tessera_uk_matmul_f32_tile_6x16_avx(
     const float* a, int64_t stride_am, int64_t stride_ak, const float* b, int64_t stride_bk,
     int64_t k, float* tile) {
-  __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
-  __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
-  for (int64_t kk = 0; kk < k; ++kk) {
-    const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
-#define TESSERA_UK_ROW(r)                                           \
-  do {                                                              \
-    const __m256 ar = _mm256_broadcast_ss(a + (r) * stride_am);     \
-    TESSERA_UK_STEP(_mm256_add_ps, _mm256_mul_ps, c##r##0, ar, b0); \
-    TESSERA_UK_STEP(_mm256_add_ps, _mm256_mul_ps, c##r##1, ar, b1); \
-  } while (0)
-    TESSERA_UK_ROW(0);
-    TESSERA_UK_ROW(1);
-    TESSERA_UK_ROW(2);
-    TESSERA_UK_ROW(3);
-    TESSERA_UK_ROW(4);
-    TESSERA_UK_ROW(5);
-
-#undef TESSERA_UK_ROW
-    a += stride_ak;
-    b += stride_bk;
-  }
-#define TESSERA_UK_STORE(r)                         \
-  do {                                              \
-    _mm256_storeu_ps(tile + (r) * 16, c##r##0);     \
-    _mm256_storeu_ps(tile + (r) * 16 + 8, c##r##1); \
-  } while (0)
-  TESSERA_UK_STORE(0);
-  TESSERA_UK_STORE(1);
-  TESSERA_UK_STORE(2);
-  TESSERA_UK_STORE(3);
-  TESSERA_UK_STORE(4);
-  TESSERA_UK_STORE(5);
-
-#undef TESSERA_UK_STORE
+  TESSERA_UK_TILE2(__m256, _mm256, 8, TESSERA_UK_MUL_ADD);
 }
 
 __attribute__((target("avx512f"))) void tessera_uk_matmul_f32_tile_6x64_avx512f(
     const float* a, int64_t stride_am, int64_t stride_ak, const float* b, int64_t stride_bk,
     int64_t k, float* tile) {
-  __m512 c00 = _mm512_setzero_ps(), c01 = c00, c02 = c00, c03 = c00;
-  __m512 c10 = c00, c11 = c00, c12 = c00, c13 = c00, c20 = c00, c21 = c00, c22 = c00, c23 = c00;
-  __m512 c30 = c00, c31 = c00, c32 = c00, c33 = c00, c40 = c00, c41 = c00, c42 = c00, c43 = c00;
-  __m512 c50 = c00, c51 = c00, c52 = c00, c53 = c00;
-  for (int64_t kk = 0; kk < k; ++kk) {
-    const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
-    const __m512 b2 = _mm512_loadu_ps(b + 32), b3 = _mm512_loadu_ps(b + 48);
-#define TESSERA_UK_ROW(r)                                           \
-  do {                                                              \
-    const __m512 ar = _mm512_set1_ps(a[(r) * stride_am]);           \
-    TESSERA_UK_STEP(_mm512_add_ps, _mm512_mul_ps, c##r##0, ar, b0); \
-    TESSERA_UK_STEP(_mm512_add_ps, _mm512_mul_ps, c##r##1, ar, b1); \
-    TESSERA_UK_STEP(_mm512_add_ps, _mm512_mul_ps, c##r##2, ar, b2); \
-    TESSERA_UK_STEP(_mm512_add_ps, _mm512_mul_ps, c##r##3, ar, b3); \
-  } while (0)
-    TESSERA_UK_ROW(0);
-    TESSERA_UK_ROW(1);
-    TESSERA_UK_ROW(2);
-    TESSERA_UK_ROW(3);
-    TESSERA_UK_ROW(4);
-    TESSERA_UK_ROW(5);
+  TESSERA_UK_TILE4(TESSERA_UK_MUL_ADD);
+}
 
-#undef TESSERA_UK_ROW
-    a += stride_ak;
-    b += stride_bk;
-  }
-#define TESSERA_UK_STORE(r)                          \
-  do {                                               \
-    _mm512_storeu_ps(tile + (r) * 64, c##r##0);      \
-    _mm512_storeu_ps(tile + (r) * 64 + 16, c##r##1); \
-    _mm512_storeu_ps(tile + (r) * 64 + 32, c##r##2); \
-    _mm512_storeu_ps(tile + (r) * 64 + 48, c##r##3); \
-  } while (0)
-  TESSERA_UK_STORE(0);
-  TESSERA_UK_STORE(1);
-  TESSERA_UK_STORE(2);
-  TESSERA_UK_STORE(3);
-  TESSERA_UK_STORE(4);
-  TESSERA_UK_STORE(5);
+void tessera_uk_matmul_f32_tile_6x8_sse2_fma(const float* a, int64_t stride_am, int64_t stride_ak,
+                                             const float* b, int64_t stride_bk, int64_t k,
+                                             float* tile) {
+  if (CpuHasFma()) return FusedTile6x8(a, stride_am, stride_ak, b, stride_bk, k, tile);
+  FusedTileByElements(a, stride_am, stride_ak, b, stride_bk, k, 8, tile);
+}
 
-#undef TESSERA_UK_STORE
+void tessera_uk_matmul_f32_tile_6x16_avx_fma(const float* a, int64_t stride_am, int64_t stride_ak,
+                                             const float* b, int64_t stride_bk, int64_t k,
+                                             float* tile) {
+  if (CpuHasFma()) return FusedTile6x16(a, stride_am, stride_ak, b, stride_bk, k, tile);
+  FusedTileByElements(a, stride_am, stride_ak, b, stride_bk, k, 16, tile);
+}
+
+__attribute__((target("avx512f,fma"))) void tessera_uk_matmul_f32_tile_6x64_avx512f_fma(
+    const float* a, int64_t stride_am, int64_t stride_ak, const float* b, int64_t stride_bk,
+    int64_t k, float* tile) {
+  TESSERA_UK_TILE4(TESSERA_UK_FUSED);
 }
 
 void tessera_uk_matmul_f32_row_sse2(const float* a, int64_t stride_ak, const float* b,
                                     int64_t stride_k, int64_t stride_n, int64_t k, int64_t n,
                                     float* acc) {
-  MatmulRow(a, stride_ak, b, stride_k, stride_n, k, n, acc);
+  MatmulRow<false>(a, stride_ak, b, stride_k, stride_n, k, n, acc);
 }
 
 __attribute__((target("avx"))) void tessera_uk_matmul_f32_row_avx(const float* a, int64_t stride_ak,
                                                                   const float* b, int64_t stride_k,
                                                                   int64_t stride_n, int64_t k,
                                                                   int64_t n, float* acc) {
-  MatmulRow(a, stride_ak, b, stride_k, stride_n, k, n, acc);
+  MatmulRow<false>(a, stride_ak, b, stride_k, stride_n, k, n, acc);
 }
 
 __attribute__((target("avx512f"))) void tessera_uk_matmul_f32_row_avx512f(
     const float* a, int64_t stride_ak, const float* b, int64_t stride_k, int64_t stride_n,
     int64_t k, int64_t n, float* acc) {
-  MatmulRow(a, stride_ak, b, stride_k, stride_n, k, n, acc);
+  MatmulRow<false>(a, stride_ak, b, stride_k, stride_n, k, n, acc);
+}
+
+void tessera_uk_matmul_f32_row_sse2_fma(const float* a, int64_t stride_ak, const float* b,
+                                        int64_t stride_k, int64_t stride_n, int64_t k, int64_t n,
+                                        float* acc) {
+  if (CpuHasFma()) return FusedRow128(a, stride_ak, b, stride_k, stride_n, k, n, acc);
+  MatmulRow<true>(a, stride_ak, b, stride_k, stride_n, k, n, acc);
+}
+
+void tessera_uk_matmul_f32_row_avx_fma(const float* a, int64_t stride_ak, const float* b,
+                                       int64_t stride_k, int64_t stride_n, int64_t k, int64_t n,
+                                       float* acc) {
+  if (CpuHasFma()) return FusedRow256(a, stride_ak, b, stride_k, stride_n, k, n, acc);
+  MatmulRow<true>(a, stride_ak, b, stride_k, stride_n, k, n, acc);
+}
+
+__attribute__((target("avx512f,fma"))) void tessera_uk_matmul_f32_row_avx512f_fma(
+    const float* a, int64_t stride_ak, const float* b, int64_t stride_k, int64_t stride_n,
+    int64_t k, int64_t n, float* acc) {
+  MatmulRow<true>(a, stride_ak, b, stride_k, stride_n, k, n, acc);
 }
 
 }  // extern "C"
@@ -227,9 +300,30 @@ RuntimeSymbolList MatmulUkernelSymbols() {
       {"tessera_uk_matmul_f32_row_avx", reinterpret_cast<void*>(&tessera_uk_matmul_f32_row_avx)},
       {"tessera_uk_matmul_f32_row_avx512f",
        reinterpret_cast<void*>(&tessera_uk_matmul_f32_row_avx512f)},
+      {"tessera_uk_matmul_f32_tile_6x8_sse2_fma",
+       reinterpret_cast<void*>(&tessera_uk_matmul_f32_tile_6x8_sse2_fma)},
+      {"tessera_uk_matmul_f32_tile_6x16_avx_fma",
+       reinterpret_cast<void*>(&tessera_uk_matmul_f32_tile_6x16_avx_fma)},
+      {"tessera_uk_matmul_f32_tile_6x64_avx512f_fma",
+       reinterpret_cast<void*>(&tessera_uk_matmul_f32_tile_6x64_avx512f_fma)},
+      {"tessera_uk_matmul_f32_row_sse2_fma",
+       reinterpret_cast<void*>(&tessera_uk_matmul_f32_row_sse2_fma)},
+      {"tessera_uk_matmul_f32_row_avx_fma",
+       reinterpret_cast<void*>(&tessera_uk_matmul_f32_row_avx_fma)},
+      {"tessera_uk_matmul_f32_row_avx512f_fma",
+       reinterpret_cast<void*>(&tessera_uk_matmul_f32_row_avx512f_fma)},
   };
 }
 
 }  // namespace tessera::runtime
 
-#undef TESSERA_UK_STEP
+#undef TESSERA_UK_TILE4
+#undef TESSERA_UK_TILE2
+#undef TESSERA_UK_STORES
+#undef TESSERA_UK_STORE4
+#undef TESSERA_UK_STORE2
+#undef TESSERA_UK_ROWS
+#undef TESSERA_UK_ROW4
+#undef TESSERA_UK_ROW2
+#undef TESSERA_UK_FUSED
+#undef TESSERA_UK_MUL_ADD

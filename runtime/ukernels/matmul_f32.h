@@ -3,8 +3,9 @@
 // IREE links its ukernels: a module's own code is only its loops, its epilogue and these calls.
 // The host lowering (dialect/conversion/tile_to_loops/HostMatmul.cpp) names them; their
 // results are the generated code's, bit for bit: every C element sums its K products in
-// ascending order from zero, each product rounded to f32 and then added (no fused multiply-add;
-// this library is built with -ffp-contract=off).
+// ascending order from zero — under policy f32 each product rounded to f32 and then added (no
+// fused multiply-add; this library is built with -ffp-contract=off), under policy fma (the
+// kernels named `_fma`) each product added with one rounding, fma(a, b, acc).
 #ifndef TESSERA_RUNTIME_UKERNELS_MATMUL_F32_H_
 #define TESSERA_RUNTIME_UKERNELS_MATMUL_F32_H_
 
@@ -30,28 +31,33 @@ void tessera_uk_matmul_f32_pack_a(const float* a, int64_t stride_m, int64_t stri
 /// (stride_am 1, stride_ak 6) or read where it is (its row and K strides); B is a packed panel
 /// (stride_bk NR) or NR contiguous columns of B's rows (stride_bk its row stride). 6x8: SSE2
 /// (every x86-64), 6x16: AVX, 6x64: AVX-512F — called only by code generated for a CPU that has
-/// it.
-void tessera_uk_matmul_f32_tile_6x8_sse2(const float* a, int64_t stride_am, int64_t stride_ak,
-                                         const float* b, int64_t stride_bk, int64_t k, float* tile);
-void tessera_uk_matmul_f32_tile_6x16_avx(const float* a, int64_t stride_am, int64_t stride_ak,
-                                         const float* b, int64_t stride_bk, int64_t k, float* tile);
-void tessera_uk_matmul_f32_tile_6x64_avx512f(const float* a, int64_t stride_am, int64_t stride_ak,
-                                             const float* b, int64_t stride_bk, int64_t k,
-                                             float* tile);
+/// it. The `_fma` tiles fuse each step; those of the SSE2 and AVX levels use FMA3 where the CPU
+/// has it and std::fma otherwise (the same bits).
+#define TESSERA_UK_TILE(name)                                                     \
+  void name(const float* a, int64_t stride_am, int64_t stride_ak, const float* b, \
+            int64_t stride_bk, int64_t k, float* tile)
+TESSERA_UK_TILE(tessera_uk_matmul_f32_tile_6x8_sse2);
+TESSERA_UK_TILE(tessera_uk_matmul_f32_tile_6x16_avx);
+TESSERA_UK_TILE(tessera_uk_matmul_f32_tile_6x64_avx512f);
+TESSERA_UK_TILE(tessera_uk_matmul_f32_tile_6x8_sse2_fma);
+TESSERA_UK_TILE(tessera_uk_matmul_f32_tile_6x16_avx_fma);
+TESSERA_UK_TILE(tessera_uk_matmul_f32_tile_6x64_avx512f_fma);
+#undef TESSERA_UK_TILE
 
 /// One row of C before its epilogue: acc[j] = Σ_{kk < k, ascending} a[kk·stride_ak] ·
 /// b[kk·stride_k + j·stride_n] for j < n (the row kernel: fewer rows than a register tile has,
 /// or no memory for packed B), vectorised over j for the instruction set of its name (the same
-/// CPUs as the tiles').
-void tessera_uk_matmul_f32_row_sse2(const float* a, int64_t stride_ak, const float* b,
-                                    int64_t stride_k, int64_t stride_n, int64_t k, int64_t n,
-                                    float* acc);
-void tessera_uk_matmul_f32_row_avx(const float* a, int64_t stride_ak, const float* b,
-                                   int64_t stride_k, int64_t stride_n, int64_t k, int64_t n,
-                                   float* acc);
-void tessera_uk_matmul_f32_row_avx512f(const float* a, int64_t stride_ak, const float* b,
-                                       int64_t stride_k, int64_t stride_n, int64_t k, int64_t n,
-                                       float* acc);
+/// CPUs as the tiles'; `_fma`: fused steps, as the tiles').
+#define TESSERA_UK_ROW(name)                                                                       \
+  void name(const float* a, int64_t stride_ak, const float* b, int64_t stride_k, int64_t stride_n, \
+            int64_t k, int64_t n, float* acc)
+TESSERA_UK_ROW(tessera_uk_matmul_f32_row_sse2);
+TESSERA_UK_ROW(tessera_uk_matmul_f32_row_avx);
+TESSERA_UK_ROW(tessera_uk_matmul_f32_row_avx512f);
+TESSERA_UK_ROW(tessera_uk_matmul_f32_row_sse2_fma);
+TESSERA_UK_ROW(tessera_uk_matmul_f32_row_avx_fma);
+TESSERA_UK_ROW(tessera_uk_matmul_f32_row_avx512f_fma);
+#undef TESSERA_UK_ROW
 }
 
 namespace tessera::runtime {

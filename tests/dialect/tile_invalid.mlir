@@ -346,6 +346,14 @@ func.func @matmul_fp8_policy(%a: memref<16x32xf8E5M2>, %b: memref<32x8xf8E5M2>, 
 
 // -----
 
+func.func @matmul_f64_fma(%a: memref<16x32xf64>, %b: memref<32x8xf64>, %c: memref<16x8xf64>) {
+  // expected-error @+1 {{a numeric policy applies to f16, bf16 and f32 operands; 'f64' operands accumulate in f64 (drop `policy(...)`)}}
+  tile.matmul %a, %b -> %c policy(fma) : memref<16x32xf64>, memref<32x8xf64> -> memref<16x8xf64>
+  return
+}
+
+// -----
+
 func.func @matmul_i16(%a: memref<16x32xi16>, %b: memref<32x8xi16>, %c: memref<16x8xi32>) {
   // expected-error @+1 {{operand #0 must be non-0-ranked.memref of 32-bit float or 16-bit float or bfloat16 type or 64-bit float or f8E4M3FN type or f8E5M2 type or 8-bit signless integer values}}
   tile.matmul %a, %b -> %c : memref<16x32xi16>, memref<32x8xi16> -> memref<16x8xi32>

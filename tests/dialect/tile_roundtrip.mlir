@@ -112,6 +112,7 @@ func.func @matmul_epilogue(%x: memref<?x784xf32>, %w: memref<256x784xf32>, %b: m
 // CHECK: tile.matmul %{{.*}}, %{{.*}} -> %{{.*}} activation(silu) policy(f16) {transpose_a} : memref<32x64xf16>, memref<32x16xf16> -> memref<64x16xf16>
 // CHECK: tile.matmul %{{.*}}, %{{.*}} -> %{{.*}} activation(relu) policy(tf32) : memref<?x?xf32>, memref<?x?xf32> -> memref<?x?xf32>
 // CHECK: tile.matmul %{{.*}}, %{{.*}} -> %{{.*}} : memref<8x8xbf16>, memref<8x8xbf16> -> memref<8x8xf32>
+// CHECK: tile.matmul %{{.*}}, %{{.*}} -> %{{.*}} policy(fma) : memref<8x8xbf16>, memref<8x8xbf16> -> memref<8x8xf32>
 func.func @matmul_policies(%a16: memref<32x64xf16>, %b16: memref<32x16xf16>, %c16: memref<64x16xf16>,
                            %a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>,
                            %abf: memref<8x8xbf16>, %bbf: memref<8x8xbf16>, %cbf: memref<8x8xf32>) {
@@ -120,6 +121,7 @@ func.func @matmul_policies(%a16: memref<32x64xf16>, %b16: memref<32x16xf16>, %c1
   tile.matmul %a, %b -> %c activation(relu) policy(tf32)
       : memref<?x?xf32>, memref<?x?xf32> -> memref<?x?xf32>
   tile.matmul %abf, %bbf -> %cbf : memref<8x8xbf16>, memref<8x8xbf16> -> memref<8x8xf32>
+  tile.matmul %abf, %bbf -> %cbf policy(fma) : memref<8x8xbf16>, memref<8x8xbf16> -> memref<8x8xf32>
   return
 }
 

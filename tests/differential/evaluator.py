@@ -521,6 +521,21 @@ def f32(x: np.ndarray) -> np.ndarray:
     return np.asarray(x, dtype=np.float64).astype(np.float32)
 
 
+def fma_f32(x: np.ndarray, y: np.ndarray, acc: np.ndarray) -> np.ndarray:
+    """fma(x, y, acc) of f32 arrays, one rounding to f32: the product is exact in f64; the sum
+    is rounded to odd in f64 (its TwoSum error decides the last bit), which rounds to f32
+    exactly as the infinitely precise sum would (53 >= 24 + 2 bits)."""
+    p = x.astype(np.float64) * y.astype(np.float64)
+    c = acc.astype(np.float64)
+    s = p + c
+    t = s - p
+    error = (p - (s - t)) + (c - t)
+    even = (s.view(np.int64) & 1) == 0
+    nudge = np.isfinite(s) & (error != 0) & even
+    s = np.where(nudge, np.nextafter(s, np.where(error > 0, np.inf, -np.inf)), s)
+    return s.astype(np.float32)
+
+
 def eval_reduce(op: dict[str, Any], args: dict[str, Any], env: dict[str, np.ndarray]
                 ) -> dict[str, Expected]:
     """tile.reduce: argmax/argmin/max/min exactly; sum/mean/prod within γ_n·Σ|x| (f32)."""
@@ -682,9 +697,10 @@ def gelu(x: np.ndarray) -> np.ndarray:
 
 def eval_matmul(op: dict[str, Any], args: dict[str, Any], env: dict[str, np.ndarray]
                 ) -> dict[str, Expected]:
-    """tile.matmul. Policy f32, fp8 operands (exact in f32) and f64 operands (in f64) with
-    activation none/relu: bit for bit (each product rounded to the accumulator and summed in
-    ascending K from +0, then + bias, activation, conversion — the documented order). tf32 / f16
+    """tile.matmul. Policies f32 and fma, fp8 operands (exact in f32) and f64 operands (in f64)
+    with activation none/relu: bit for bit (each product rounded to the accumulator and summed
+    in ascending K from +0 — under fma each step one rounding — then + bias, activation,
+    conversion: the documented order). tf32 / f16
     policies and gelu/silu: within K·u_acc·Σ|a·b| plus the activation's and output's rounding.
     i8 operands: the exact sums, wrapped to i32."""
     a, b = env[op["a"]], env[op["b"]]
@@ -710,13 +726,16 @@ def eval_matmul(op: dict[str, Any], args: dict[str, Any], env: dict[str, np.ndar
     with np.errstate(all="ignore"):
         if policy == "tf32":
             a, b = tf32_round(a), tf32_round(b)
-        exact_path = policy in ("f32", "fp8", "f64")
+        exact_path = policy in ("f32", "fma", "fp8", "f64")
         if exact_path:
             cast = np.asarray if acc_type == "f64" else f32
             acc = np.zeros(shape, dtype=np.float64 if acc_type == "f64" else np.float32)
             a32, b32 = cast(a), cast(b)
             for kk in range(k):
-                acc = acc + a32[..., :, kk:kk + 1] * b32[..., kk:kk + 1, :]
+                if policy == "fma":
+                    acc = fma_f32(a32[..., :, kk:kk + 1], b32[..., kk:kk + 1, :], acc)
+                else:
+                    acc = acc + a32[..., :, kk:kk + 1] * b32[..., kk:kk + 1, :]
             z = acc
             if bias is not None:
                 z = z + cast(bias)
@@ -727,7 +746,8 @@ def eval_matmul(op: dict[str, Any], args: dict[str, Any], env: dict[str, np.ndar
                 z = z + bias
         mag = (np.matmul(np.abs(a), np.abs(b)) if k else np.zeros(shape)) + (
             np.abs(bias) if bias is not None else 0.0)
-        u_acc = {"f32": U32, "tf32": U32, "f16": 2.0 ** -11, "fp8": U32, "f64": 2.0 ** -53}[policy]
+        u_acc = {"f32": U32, "fma": U32, "tf32": U32, "f16": 2.0 ** -11, "fp8": U32,
+                 "f64": 2.0 ** -53}[policy]
         u_epilogue = 2.0 ** -53 if acc_type == "f64" else U32
         atol = 0.0 if exact_path else (k + 2) * u_acc * mag * 1.01
         if policy == "tf32":

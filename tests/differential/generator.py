@@ -310,8 +310,9 @@ class Generator:
             m, k, n = max(m // 2, 1), max(k // 2, 0), max(n // 2, 1)
         # the numeric policies of f16/bf16/f32 operands, and the operand types that fix their
         # own accumulation: fp8 (f32), f64 (f64), i8 (i32, no epilogue)
-        policy = self.r.choice(["f32", "f32", "tf32", "f16", "fp8", "f64", "i8"])
-        t_ab = {"f32": self.r.choice(STORAGE), "tf32": "f32", "f16": "f16",
+        policy = self.r.choice(["f32", "f32", "tf32", "f16", "fp8", "f64", "i8", "fma"])
+        t_ab = {"f32": self.r.choice(STORAGE), "fma": self.r.choice(STORAGE), "tf32": "f32",
+                "f16": "f16",
                 "fp8": self.r.choice(FP8), "f64": "f64", "i8": "i8"}[policy]
         t_c = {"f64": "f64", "i8": "i32"}.get(policy) or self.r.choice(STORAGE)
         ta, tb = self.r.random() < 0.3, self.r.random() < 0.3
@@ -701,7 +702,7 @@ class Printer:
             s += f" bias(%{op['bias']} : {self.ty(op['bias'])})"
         if op["activation"] != "none" or (self.fresh % 2 and op["policy"] != "i8"):
             s += f" activation({op['activation']})"
-        if op["policy"] in ("tf32", "f16") or (op["policy"] == "f32" and self.fresh % 3 == 1):
+        if op["policy"] in ("tf32", "f16", "fma") or (op["policy"] == "f32" and self.fresh % 3 == 1):
             s += f" policy({op['policy']})"
         units = [k for k in ("transpose_a", "transpose_b") if op[k]]
         if units:

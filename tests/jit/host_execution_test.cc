@@ -3,7 +3,6 @@
 // stated per test. Over 600 lines: one suite per op shares the compile and tensor helpers, and
 // the bitwise order tests (matmul ascending K, streamed reduce rows) sit beside the op they pin.
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -422,62 +421,6 @@ INSTANTIATE_TEST_SUITE_P(Shapes, HostMatmulTest,
                                c.transpose_b ? "_tb" : "", c.epilogue.empty() ? "" : "_",
                                c.epilogue, c.policy.empty() ? "" : "_", c.policy);
                          });
-
-// The register-tiled matmul keeps the order of one dot product per element: each C element is,
-// bit for bit, the f32 sum of its products in ascending K from zero — for shapes that leave
-// partial register tiles in M and N, with and without transposes, and for the few-row shapes
-// (1 and 5 rows) the row kernel serves; with A and B packed (K = 257) and, small, read where
-// they are (the last row and column panels' tiles then overlap the panels before them: 29 rows,
-// 37 columns; K = 256 and K·N = 4096 at the bounds); for this machine's CPU and for baseline
-// x86-64, whose code calls the SSE2 register tile.
-TEST(HostExecutionTest, MatmulSumsEachElementInAscendingKOrderBitForBit) {
-  for (const std::string cpu : {"", "x86-64"}) {
-    for (bool transpose_a : {false, true}) {
-      for (bool transpose_b : {false, true}) {
-        std::string attrs = transpose_a && transpose_b ? " {transpose_a, transpose_b}"
-                            : transpose_a              ? " {transpose_a}"
-                            : transpose_b              ? " {transpose_b}"
-                                                       : "";
-        auto module = CompileForHost(
-            absl::StrCat(
-                "func.func @mm(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>) {\n"
-                "  tile.matmul %a, %b -> %c",
-                attrs, " : memref<?x?xf32>, memref<?x?xf32> -> memref<?x?xf32>\n  return\n}\n"),
-            cpu);
-        ASSERT_NE(module, nullptr);
-        for (const auto [m, n, k] : std::vector<std::array<int64_t, 3>>{{1, 70, 257},
-                                                                        {5, 70, 257},
-                                                                        {29, 70, 257},
-                                                                        {29, 37, 50},
-                                                                        {6, 16, 256},
-                                                                        {7, 9, 3}}) {
-          HostTensor<float> a(transpose_a ? std::vector<int64_t>{k, m}
-                                          : std::vector<int64_t>{m, k});
-          HostTensor<float> b(transpose_b ? std::vector<int64_t>{n, k}
-                                          : std::vector<int64_t>{k, n});
-          HostTensor<float> c({m, n});
-          FillUniform(a.data(), 21, -3.0f, 3.0f);
-          FillUniform(b.data(), 22, -3.0f, 3.0f);
-          void* args[] = {a.descriptor(), b.descriptor(), c.descriptor()};
-          Entry(*module, "mm")(args);
-          for (int64_t i = 0; i < m; ++i) {
-            for (int64_t j = 0; j < n; ++j) {
-              float sum = 0.0f;
-              for (int64_t kk = 0; kk < k; ++kk) {
-                const float x = transpose_a ? a[kk * m + i] : a[i * k + kk];
-                const float y = transpose_b ? b[j * k + kk] : b[kk * n + j];
-                const float product = x * y;
-                sum = sum + product;
-              }
-              ASSERT_EQ(c[i * n + j], sum) << "C[" << i << "][" << j << "] of " << m << " rows"
-                                           << attrs << " cpu '" << cpu << "'";
-            }
-          }
-        }
-      }
-    }
-  }
-}
 
 TEST(HostExecutionTest, MatmulOnBfloatStorageAccumulatesInF32) {
   auto module = CompileForHost(R"mlir(

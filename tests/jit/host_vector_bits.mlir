@@ -18,3 +18,15 @@ func.func @mm(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>) {
   tile.matmul %a, %b -> %c : memref<?x?xf32>, memref<?x?xf32> -> memref<?x?xf32>
   return
 }
+
+// Policy fma: the fused microkernels of the same tile and instruction set.
+// V128: llvm.call @tessera_uk_matmul_f32_row_sse2_fma(
+// V128: llvm.call @tessera_uk_matmul_f32_tile_6x8_sse2_fma(
+// V256: llvm.call @tessera_uk_matmul_f32_row_avx_fma(
+// V256: llvm.call @tessera_uk_matmul_f32_tile_6x16_avx_fma(
+// V512: llvm.call @tessera_uk_matmul_f32_row_avx512f_fma(
+// V512: llvm.call @tessera_uk_matmul_f32_tile_6x64_avx512f_fma(
+func.func @mm_fma(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>) {
+  tile.matmul %a, %b -> %c policy(fma) : memref<?x?xf32>, memref<?x?xf32> -> memref<?x?xf32>
+  return
+}

@@ -52,6 +52,19 @@ func.func @mm(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>) {
   return
 }
 
+// matmul under policy fma: the same kernel, each K step one fma.rn.f32 (no separate multiply).
+// CHECK-LABEL: .entry mm_fma_matmul_0(
+// CHECK: bar.sync 0;
+// CHECK-NOT: mul.rn.f32
+// CHECK: fma.rn.f32
+// CHECK-NOT: mul.rn.f32
+// CHECK: bar.sync 0;
+// CHECK: ret;
+func.func @mm_fma(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>) {
+  tile.matmul %a, %b -> %c policy(fma) : memref<?x?xf32>, memref<?x?xf32> -> memref<?x?xf32>
+  return
+}
+
 // reduce: 256 threads per output, a 256-float shared buffer and a fixed tree of barriers.
 // CHECK-LABEL: .entry rows_reduce_0(
 // CHECK: .maxntid 256, 1, 1

@@ -1,6 +1,8 @@
 // runtime/ukernels/matmul_f32.h against plain C++: each register tile and row kernel the CPU
 // can run and the packing of A and B (strides, transposes, padding) give, bit for bit, the
-// f32 sum of each element's products in ascending K order from zero.
+// f32 sum of each element's products in ascending K order from zero — each product rounded,
+// then added (policy f32), or fused, std::fma (the `_fma` kernels, policy fma).
+#include <cmath>
 #include <cstdint>
 #include <iostream>
 #include <random>
@@ -21,13 +23,18 @@ std::vector<float> Uniform(size_t count, uint32_t seed) {
   return out;
 }
 
-/// Σ_{kk ascending} x(kk) · y(kk), each product rounded, then added, from zero.
+/// Σ_{kk ascending} x(kk) · y(kk) from zero: each product rounded, then added, or (`fused`)
+/// each step one rounding, std::fma.
 template <typename X, typename Y>
-float AscendingDot(int64_t k, X x, Y y) {
+float AscendingDot(int64_t k, X x, Y y, bool fused = false) {
   float sum = 0.0f;
   for (int64_t kk = 0; kk < k; ++kk) {
-    const float product = x(kk) * y(kk);
-    sum = sum + product;
+    if (fused) {
+      sum = std::fma(x(kk), y(kk), sum);
+    } else {
+      const float product = x(kk) * y(kk);
+      sum = sum + product;
+    }
   }
   return sum;
 }
@@ -39,15 +46,21 @@ struct TileVariant {
   Tile tile;
   int64_t columns;
   bool runs_here;
+  bool fused;
 };
 
 std::vector<TileVariant> Variants() {
   __builtin_cpu_init();
-  return {
-      {"6x8_sse2", &tessera_uk_matmul_f32_tile_6x8_sse2, 8, true},
-      {"6x16_avx", &tessera_uk_matmul_f32_tile_6x16_avx, 16, __builtin_cpu_supports("avx") != 0},
-      {"6x64_avx512f", &tessera_uk_matmul_f32_tile_6x64_avx512f, 64,
-       __builtin_cpu_supports("avx512f") != 0}};
+  return {{"6x8_sse2", &tessera_uk_matmul_f32_tile_6x8_sse2, 8, true, false},
+          {"6x16_avx", &tessera_uk_matmul_f32_tile_6x16_avx, 16, __builtin_cpu_supports("avx") != 0,
+           false},
+          {"6x64_avx512f", &tessera_uk_matmul_f32_tile_6x64_avx512f, 64,
+           __builtin_cpu_supports("avx512f") != 0, false},
+          {"6x8_sse2_fma", &tessera_uk_matmul_f32_tile_6x8_sse2_fma, 8, true, true},
+          {"6x16_avx_fma", &tessera_uk_matmul_f32_tile_6x16_avx_fma, 16,
+           __builtin_cpu_supports("avx") != 0, true},
+          {"6x64_avx512f_fma", &tessera_uk_matmul_f32_tile_6x64_avx512f_fma, 64,
+           __builtin_cpu_supports("avx512f") != 0, true}};
 }
 
 TEST(MatmulUkernelsTest, EveryTileSumsInAscendingKOrderBitForBit) {
@@ -81,7 +94,7 @@ TEST(MatmulUkernelsTest, EveryTileSumsInAscendingKOrderBitForBit) {
           for (int64_t c = 0; c < nr; ++c) {
             const float expected = AscendingDot(
                 k, [&](int64_t kk) { return a[r * layout.stride_am + kk * layout.stride_ak]; },
-                [&](int64_t kk) { return b[kk * stride_bk + c]; });
+                [&](int64_t kk) { return b[kk * stride_bk + c]; }, variant.fused);
             ASSERT_EQ(tile[r * nr + c], expected) << variant.name << " " << layout.name
                                                   << " k=" << k << " [" << r << "][" << c << "]";
           }
@@ -131,10 +144,16 @@ TEST(MatmulUkernelsTest, EveryRowKernelSumsInAscendingKOrderForContiguousAndStri
     const char* name;
     Row row;
     bool runs_here;
+    bool fused;
   } variants[] = {
-      {"row_sse2", &tessera_uk_matmul_f32_row_sse2, true},
-      {"row_avx", &tessera_uk_matmul_f32_row_avx, __builtin_cpu_supports("avx") != 0},
-      {"row_avx512f", &tessera_uk_matmul_f32_row_avx512f, __builtin_cpu_supports("avx512f") != 0},
+      {"row_sse2", &tessera_uk_matmul_f32_row_sse2, true, false},
+      {"row_avx", &tessera_uk_matmul_f32_row_avx, __builtin_cpu_supports("avx") != 0, false},
+      {"row_avx512f", &tessera_uk_matmul_f32_row_avx512f, __builtin_cpu_supports("avx512f") != 0,
+       false},
+      {"row_sse2_fma", &tessera_uk_matmul_f32_row_sse2_fma, true, true},
+      {"row_avx_fma", &tessera_uk_matmul_f32_row_avx_fma, __builtin_cpu_supports("avx") != 0, true},
+      {"row_avx512f_fma", &tessera_uk_matmul_f32_row_avx512f_fma,
+       __builtin_cpu_supports("avx512f") != 0, true},
   };
   const int64_t k = 129, n = 37;
   std::vector<float> a = Uniform(static_cast<size_t>(2 * k), 5);  // A row at stride 2
@@ -151,7 +170,7 @@ TEST(MatmulUkernelsTest, EveryRowKernelSumsInAscendingKOrderForContiguousAndStri
       for (int64_t j = 0; j < n; ++j) {
         const float expected = AscendingDot(
             k, [&](int64_t kk) { return a[kk * 2]; },
-            [&](int64_t kk) { return b[kk * stride_k + j * stride_n]; });
+            [&](int64_t kk) { return b[kk * stride_k + j * stride_n]; }, variant.fused);
         ASSERT_EQ(acc[j], expected) << variant.name << " transposed=" << transposed << " j=" << j;
       }
     }
@@ -160,7 +179,7 @@ TEST(MatmulUkernelsTest, EveryRowKernelSumsInAscendingKOrderForContiguousAndStri
 
 TEST(MatmulUkernelsTest, EverySymbolIsListedForTheLoader) {
   const RuntimeSymbolList symbols = MatmulUkernelSymbols();
-  EXPECT_EQ(symbols.size(), 8u);
+  EXPECT_EQ(symbols.size(), 14u);
   for (const auto& [name, address] : symbols) {
     EXPECT_EQ(name.rfind("tessera_uk_matmul_f32_", 0), 0u) << name;
     EXPECT_NE(address, nullptr) << name;

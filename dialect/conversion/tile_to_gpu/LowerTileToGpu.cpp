@@ -280,7 +280,7 @@ void lowerMatmul(mlir::OpBuilder& b, tile::MatmulOp op, KernelNamer& namer) {
                     mlir::Value y =
                         dot.create<mlir::memref::LoadOp>(loc, tileB, mlir::ValueRange{kk, tx});
                     dot.create<mlir::scf::YieldOp>(l3, mlir::ValueRange{lowering::matmulMultiplyAdd(
-                                                           dot, loc, acc.front(), x, y)});
+                                                           dot, loc, op, acc.front(), x, y)});
                   });
               in.create<mlir::gpu::BarrierOp>(loc);
               in.create<mlir::scf::YieldOp>(l2, inner.getResults());

@@ -4,6 +4,7 @@
 // kernel — are calls of the runtime's microkernels (runtime/ukernels/matmul_f32.h), compiled
 // once with the project: a module's own code is its loops, conversions and epilogue.
 #include <optional>
+#include <string>
 
 #include "dialect/conversion/TileSemantics.h"
 #include "dialect/conversion/tile_to_loops/HostLoops.h"
@@ -79,7 +80,7 @@ struct MatmulProblem {
   /// microkernels then read them directly.
   std::optional<MemrefLayout> aLayout, bLayout;
   /// With the layouts: the row kernel's microkernel for the CPU the code is for.
-  const char* rowUkernel = nullptr;
+  std::string rowUkernel;
 
   /// op(A)[i][kk]'s address and the strides of i and kk (transposes honoured).
   mlir::Value addressA(mlir::OpBuilder& b, mlir::Value i, mlir::Value kk) const {
@@ -161,7 +162,7 @@ void lowerRowByLoops(mlir::OpBuilder& rows, mlir::Location loc, const MatmulProb
           lowering::prepareMatmulInput(in, loc, op, problem.loadB(in, kk[0], js[0]));
       mlir::Value accumulator = in.create<mlir::memref::LoadOp>(loc, row, js);
       in.create<mlir::memref::StoreOp>(
-          loc, lowering::matmulMultiplyAdd(in, loc, accumulator, a, bValue), row, js);
+          loc, lowering::matmulMultiplyAdd(in, loc, op, accumulator, a, bValue), row, js);
     });
   });
 }
@@ -222,8 +223,8 @@ struct RegisterTile {
   int64_t lanes;                                       // f32 per vector
   int64_t rows;                                        // MR
   int64_t vectors;                                     // NR / lanes
-  const char* ukernel;                                 // runtime/ukernels/matmul_f32.h
-  const char* rowUkernel;                              // the row kernel, same instruction set
+  std::string ukernel;                                 // runtime/ukernels/matmul_f32.h
+  std::string rowUkernel;                              // the row kernel, same instruction set
   int64_t columns() const { return lanes * vectors; }  // NR
 };
 
@@ -233,15 +234,20 @@ struct RegisterTile {
 constexpr int64_t kDirectAColumns = 256;
 constexpr int64_t kDirectBElements = 4096;
 
-RegisterTile registerTile(int64_t vectorBits) {
-  if (vectorBits >= 512) {
-    return {16, 6, 4, "tessera_uk_matmul_f32_tile_6x64_avx512f",
-            "tessera_uk_matmul_f32_row_avx512f"};
+/// The register tile for `vectorBits`; `fused`: the policy-fma microkernels (`…_fma`).
+RegisterTile registerTile(int64_t vectorBits, bool fused) {
+  RegisterTile tile =
+      vectorBits >= 512   ? RegisterTile{16, 6, 4, "tessera_uk_matmul_f32_tile_6x64_avx512f",
+                                         "tessera_uk_matmul_f32_row_avx512f"}
+      : vectorBits >= 256 ? RegisterTile{8, 6, 2, "tessera_uk_matmul_f32_tile_6x16_avx",
+                                         "tessera_uk_matmul_f32_row_avx"}
+                          : RegisterTile{4, 6, 2, "tessera_uk_matmul_f32_tile_6x8_sse2",
+                                         "tessera_uk_matmul_f32_row_sse2"};
+  if (fused) {
+    tile.ukernel = tile.ukernel + "_fma";
+    tile.rowUkernel = tile.rowUkernel + "_fma";
   }
-  if (vectorBits >= 256) {
-    return {8, 6, 2, "tessera_uk_matmul_f32_tile_6x16_avx", "tessera_uk_matmul_f32_row_avx"};
-  }
-  return {4, 6, 2, "tessera_uk_matmul_f32_tile_6x8_sse2", "tessera_uk_matmul_f32_row_sse2"};
+  return tile;
 }
 
 /// A register-tiled matmul (accumulating in f32):
@@ -468,9 +474,10 @@ void lowerMatmul(mlir::OpBuilder& b, tile::MatmulOp op, ParallelLoops& parallel,
   auto elementOf = [](mlir::Value memref) {
     return llvm::cast<mlir::MemRefType>(memref.getType()).getElementType();
   };
-  const RegisterTile tile = registerTile(vectorBits);
+  const tile::NumericPolicy policy = op.getNumericPolicyOrDefault();
+  const RegisterTile tile = registerTile(vectorBits, policy == tile::NumericPolicy::fma);
   if (elementOf(op.getLhs()).isF32() && elementOf(op.getRhs()).isF32() &&
-      op.getNumericPolicyOrDefault() != tile::NumericPolicy::tf32) {
+      policy != tile::NumericPolicy::tf32) {
     problem.aLayout = MemrefLayout::of(b, loc, op.getLhs());
     problem.bLayout = MemrefLayout::of(b, loc, op.getRhs());
     problem.rowUkernel = tile.rowUkernel;
