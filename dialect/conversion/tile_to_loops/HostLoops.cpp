@@ -301,12 +301,7 @@ mlir::Value extremeLaneFold(mlir::OpBuilder& b, mlir::Location loc, mlir::Value 
   mlir::Value tail =
       b.create<mlir::arith::SelectOp>(loc, split.mask, load(b, split.full, split.mask), identity);
   llvm::SmallVector<mlir::Value> lanes = step(b, tail, loop.getResults());
-  mlir::Value folded = lanes[0];
-  for (int64_t width = kHalf / 2; width >= 1; width /= 2) {
-    auto [low, high] = halves(b, loc, folded, width);
-    folded = lowering::reductionCombine(b, loc, kind, low, high);
-  }
-  folded = b.create<mlir::vector::ExtractOp>(loc, folded, llvm::ArrayRef<int64_t>{0});
+  mlir::Value folded = combineLanes(b, loc, kind, lanes[0]);
   mlir::Value i32Zero = b.create<mlir::arith::ConstantOp>(loc, b.getI32IntegerAttr(0));
   mlir::Value anyNan = b.create<mlir::arith::CmpIOp>(
       loc, mlir::arith::CmpIPredicate::ne,
@@ -352,7 +347,8 @@ mlir::Value laneFold(mlir::OpBuilder& b, mlir::Location loc, mlir::Value count,
 
 mlir::Value combineLanes(mlir::OpBuilder& b, mlir::Location loc, tile::ReduceKind kind,
                          mlir::Value lanes) {
-  for (int64_t width = kLanes / 2; width >= 1; width /= 2) {
+  const int64_t count = llvm::cast<mlir::VectorType>(lanes.getType()).getNumElements();
+  for (int64_t width = count / 2; width >= 1; width /= 2) {
     auto [low, high] = halves(b, loc, lanes, width);
     lanes = lowering::reductionCombine(b, loc, kind, low, high);
   }

@@ -79,7 +79,8 @@ mlir::Value loadLanes(mlir::OpBuilder& b, mlir::Location loc, mlir::Value memref
 mlir::Value laneFold(mlir::OpBuilder& b, mlir::Location loc, mlir::Value count,
                      tile::ReduceKind kind, LaneLoad load);
 
-/// `kind` over the kLanes lanes of `lanes` (f32) in laneFold's fixed pairwise tree.
+/// `kind` over the lanes of `lanes` (f32, a power of two of them) in laneFold's fixed pairwise
+/// tree: halves combined lane by lane until one is left.
 mlir::Value combineLanes(mlir::OpBuilder& b, mlir::Location loc, tile::ReduceKind kind,
                          mlir::Value lanes);
 
