@@ -52,8 +52,8 @@ std::vector<double> ReferenceMatmul(const MatmulInputs& inputs);
 AccuracyBudget ResultBudget(const AccuracyBudget& budget, const MatmulProblem& problem);
 
 /// Why `point` is outside what the probes cover ("" when they cover it): operands dense
-/// row-major (not batched or strided) in f32, f16 or bf16; a tile.matmul under the f32 or
-/// tf32 policy (the f16 policy accumulates in f16, beyond budgets relative to a double
+/// row-major (not batched or strided) in f32, f16 or bf16; a tile.matmul under the f32, tf32
+/// or fma policy (the f16 policy accumulates in f16, beyond budgets relative to a double
 /// reference); any other op with its probe function (ArbitrationPoint::probe_source,
 /// arbiter/op_probe.h).
 std::string ProbeCoverage(const ArbitrationPoint& point);

@@ -275,6 +275,13 @@ mlir::LogicalResult MatmulOp::verify() {
                            << ") to have rank 2 or more: [batch..., rows, columns]";
     }
   }
+  // C is written while A and B are still read (other tiles, other threads), as in BLAS.
+  for (auto [name, input] : {std::pair{"A", getLhs()}, std::pair{"B", getRhs()}}) {
+    if (getOutput() == input) {
+      return emitOpError() << "expected C to be a buffer of its own: it is " << name
+                           << " too (a matmul is not computed in place)";
+    }
+  }
   if (a.getElementType() != b.getElementType()) {
     return emitOpError() << "expected A and B to have the same element type, found "
                          << a.getElementType() << " and " << b.getElementType();

@@ -135,20 +135,6 @@ __attribute__((always_inline)) inline void MatmulRow(const float* a, int64_t str
   }
 }
 
-/// A fused tile of NR = `columns` element by element, std::fma's (a CPU without FMA3).
-void FusedTileByElements(const float* a, int64_t stride_am, int64_t stride_ak, const float* b,
-                         int64_t stride_bk, int64_t k, int64_t columns, float* tile) {
-  for (int64_t r = 0; r < 6; ++r) {
-    for (int64_t c = 0; c < columns; ++c) {
-      float acc = 0.0f;
-      for (int64_t kk = 0; kk < k; ++kk) {
-        acc = std::fma(a[r * stride_am + kk * stride_ak], b[kk * stride_bk + c], acc);
-      }
-      tile[r * columns + c] = acc;
-    }
-  }
-}
-
 __attribute__((target("fma"))) void FusedTile6x8(const float* a, int64_t stride_am,
                                                  int64_t stride_ak, const float* b,
                                                  int64_t stride_bk, int64_t k, float* tile) {
@@ -161,16 +147,11 @@ __attribute__((target("avx,fma"))) void FusedTile6x16(const float* a, int64_t st
   TESSERA_UK_TILE2(__m256, _mm256, 8, TESSERA_UK_FUSED);
 }
 
-__attribute__((target("fma"))) void FusedRow128(const float* a, int64_t stride_ak, const float* b,
-                                                int64_t stride_k, int64_t stride_n, int64_t k,
-                                                int64_t n, float* acc) {
-  MatmulRow<true>(a, stride_ak, b, stride_k, stride_n, k, n, acc);
-}
-
-__attribute__((target("avx,fma"))) void FusedRow256(const float* a, int64_t stride_ak,
-                                                    const float* b, int64_t stride_k,
-                                                    int64_t stride_n, int64_t k, int64_t n,
-                                                    float* acc) {
+/// The fused row kernel with FMA3 (AVX, 256-bit vectors: FMA3 implies them).
+__attribute__((target("avx,fma"))) void FusedRowFma3(const float* a, int64_t stride_ak,
+                                                     const float* b, int64_t stride_k,
+                                                     int64_t stride_n, int64_t k, int64_t n,
+                                                     float* acc) {
   MatmulRow<true>(a, stride_ak, b, stride_k, stride_n, k, n, acc);
 }
 
@@ -227,14 +208,14 @@ void tessera_uk_matmul_f32_tile_6x8_sse2_fma(const float* a, int64_t stride_am, 
                                              const float* b, int64_t stride_bk, int64_t k,
                                              float* tile) {
   if (CpuHasFma()) return FusedTile6x8(a, stride_am, stride_ak, b, stride_bk, k, tile);
-  FusedTileByElements(a, stride_am, stride_ak, b, stride_bk, k, 8, tile);
+  tessera::runtime::FusedTileWithoutFma3(a, stride_am, stride_ak, b, stride_bk, k, 8, tile);
 }
 
 void tessera_uk_matmul_f32_tile_6x16_avx_fma(const float* a, int64_t stride_am, int64_t stride_ak,
                                              const float* b, int64_t stride_bk, int64_t k,
                                              float* tile) {
   if (CpuHasFma()) return FusedTile6x16(a, stride_am, stride_ak, b, stride_bk, k, tile);
-  FusedTileByElements(a, stride_am, stride_ak, b, stride_bk, k, 16, tile);
+  tessera::runtime::FusedTileWithoutFma3(a, stride_am, stride_ak, b, stride_bk, k, 16, tile);
 }
 
 __attribute__((target("avx512f,fma"))) void tessera_uk_matmul_f32_tile_6x64_avx512f_fma(
@@ -265,15 +246,15 @@ __attribute__((target("avx512f"))) void tessera_uk_matmul_f32_row_avx512f(
 void tessera_uk_matmul_f32_row_sse2_fma(const float* a, int64_t stride_ak, const float* b,
                                         int64_t stride_k, int64_t stride_n, int64_t k, int64_t n,
                                         float* acc) {
-  if (CpuHasFma()) return FusedRow128(a, stride_ak, b, stride_k, stride_n, k, n, acc);
-  MatmulRow<true>(a, stride_ak, b, stride_k, stride_n, k, n, acc);
+  if (CpuHasFma()) return FusedRowFma3(a, stride_ak, b, stride_k, stride_n, k, n, acc);
+  tessera::runtime::FusedRowWithoutFma3(a, stride_ak, b, stride_k, stride_n, k, n, acc);
 }
 
 void tessera_uk_matmul_f32_row_avx_fma(const float* a, int64_t stride_ak, const float* b,
                                        int64_t stride_k, int64_t stride_n, int64_t k, int64_t n,
                                        float* acc) {
-  if (CpuHasFma()) return FusedRow256(a, stride_ak, b, stride_k, stride_n, k, n, acc);
-  MatmulRow<true>(a, stride_ak, b, stride_k, stride_n, k, n, acc);
+  if (CpuHasFma()) return FusedRowFma3(a, stride_ak, b, stride_k, stride_n, k, n, acc);
+  tessera::runtime::FusedRowWithoutFma3(a, stride_ak, b, stride_k, stride_n, k, n, acc);
 }
 
 __attribute__((target("avx512f,fma"))) void tessera_uk_matmul_f32_row_avx512f_fma(
@@ -285,6 +266,24 @@ __attribute__((target("avx512f,fma"))) void tessera_uk_matmul_f32_row_avx512f_fm
 }  // extern "C"
 
 namespace tessera::runtime {
+
+void FusedTileWithoutFma3(const float* a, int64_t stride_am, int64_t stride_ak, const float* b,
+                          int64_t stride_bk, int64_t k, int64_t columns, float* tile) {
+  for (int64_t r = 0; r < 6; ++r) {
+    for (int64_t c = 0; c < columns; ++c) {
+      float acc = 0.0f;
+      for (int64_t kk = 0; kk < k; ++kk) {
+        acc = std::fma(a[r * stride_am + kk * stride_ak], b[kk * stride_bk + c], acc);
+      }
+      tile[r * columns + c] = acc;
+    }
+  }
+}
+
+void FusedRowWithoutFma3(const float* a, int64_t stride_ak, const float* b, int64_t stride_k,
+                         int64_t stride_n, int64_t k, int64_t n, float* acc) {
+  MatmulRow<true>(a, stride_ak, b, stride_k, stride_n, k, n, acc);
+}
 
 RuntimeSymbolList MatmulUkernelSymbols() {
   return {

@@ -65,6 +65,14 @@ namespace tessera::runtime {
 /// The ukernels' names and addresses, for the host code loader.
 RuntimeSymbolList MatmulUkernelSymbols();
 
+/// What the `_fma` tiles (of `columns` = NR) and row kernels of the SSE2 and AVX levels run on a
+/// CPU without FMA3: std::fma, element by element — the same bits, slower. Declared here so the
+/// tests run them on CPUs that have FMA3 too.
+void FusedTileWithoutFma3(const float* a, int64_t stride_am, int64_t stride_ak, const float* b,
+                          int64_t stride_bk, int64_t k, int64_t columns, float* tile);
+void FusedRowWithoutFma3(const float* a, int64_t stride_ak, const float* b, int64_t stride_k,
+                         int64_t stride_n, int64_t k, int64_t n, float* acc);
+
 }  // namespace tessera::runtime
 
 #endif  // TESSERA_RUNTIME_UKERNELS_MATMUL_F32_H_

@@ -346,6 +346,14 @@ func.func @matmul_fp8_policy(%a: memref<16x32xf8E5M2>, %b: memref<32x8xf8E5M2>, 
 
 // -----
 
+func.func @matmul_in_place(%a: memref<16x16xf32>, %b: memref<16x16xf32>) {
+  // expected-error @+1 {{expected C to be a buffer of its own: it is A too (a matmul is not computed in place)}}
+  tile.matmul %a, %b -> %a : memref<16x16xf32>, memref<16x16xf32> -> memref<16x16xf32>
+  return
+}
+
+// -----
+
 func.func @matmul_f64_fma(%a: memref<16x32xf64>, %b: memref<32x8xf64>, %c: memref<16x8xf64>) {
   // expected-error @+1 {{a numeric policy applies to f16, bf16 and f32 operands; 'f64' operands accumulate in f64 (drop `policy(...)`)}}
   tile.matmul %a, %b -> %c policy(fma) : memref<16x32xf64>, memref<32x8xf64> -> memref<16x8xf64>

@@ -1,7 +1,7 @@
 // Every Tile op, and a chain of them, compiled for the host target and run through ORC, against
 // plain C++ references on random inputs across shapes (ragged, size 1, empty). Tolerances are
-// stated per test. Over 600 lines: one suite per op shares the compile and tensor helpers, and
-// the bitwise order tests (matmul ascending K, streamed reduce rows) sit beside the op they pin.
+// stated per test; the bitwise order test of streamed reduce rows sits beside the op it pins (the
+// matmul's order: matmul_order_test).
 #include <algorithm>
 #include <cmath>
 #include <cstring>

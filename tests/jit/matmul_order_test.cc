@@ -3,10 +3,11 @@
 // under policy fma each step one rounding (std::fma) — whichever kernel serves the shape: the
 // row kernel (fewer rows than a register tile), the register tile on packed A and B (K = 257),
 // and the tile reading small A and B where they are (the last row and column panels' tiles
-// overlapping the panels before them: 29 rows, 37 columns; K = 256 and K·N = 4096 at the
-// bounds); with and without transposes; f32 and bf16 storage (converted exactly, then the same
-// order); for this machine's CPU and for baseline x86-64 (the SSE2 tile, and std::fma where a
-// CPU has no FMA3).
+// overlapping the panels before them: 29 rows, 37 and 70 columns — AVX-512's 64-column tile
+// too; K = 256 and K·N = 4096 at the bounds; K = 0); with and without transposes; f32 and bf16
+// storage (converted exactly, then the same order); for this machine's CPU and for baseline
+// x86-64 (the SSE2 tile); batched, with B shared or broadcast. (The _fma kernels' fallback for
+// CPUs without FMA3 is checked in tests/runtime/matmul_ukernels_test.)
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -26,6 +27,14 @@ using ::tessera::testing::BfloatToFloat;
 using ::tessera::testing::FillUniform;
 using ::tessera::testing::FloatToBfloat;
 using ::tessera::testing::HostTensor;
+
+/// One step of the documented order: sum + x·y, the product rounded and then the sum (policy
+/// f32), or fma(x, y, sum), one rounding (policy fma).
+float Step(const std::string& policy, float sum, float x, float y) {
+  if (policy == "fma") return std::fma(x, y, sum);
+  const float product = x * y;
+  return sum + product;
+}
 
 struct OrderCase {
   std::string policy;   // "f32" or "fma"
@@ -80,7 +89,8 @@ struct Operand {
 
 TEST(MatmulOrderTest, EachElementSumsItsProductsInAscendingKOrderUnderEachPolicy) {
   const std::vector<std::array<int64_t, 3>> shapes = {{1, 70, 257}, {5, 70, 257}, {29, 70, 257},
-                                                      {29, 37, 50}, {6, 16, 256}, {7, 9, 3}};
+                                                      {29, 37, 50}, {29, 70, 50}, {6, 16, 256},
+                                                      {6, 64, 64},  {7, 9, 3},    {7, 20, 0}};
   for (const std::string cpu : {"", "x86-64"}) {
     for (const std::string policy : {"f32", "fma"}) {
       for (const std::string element : {"f32", "bf16"}) {
@@ -103,12 +113,7 @@ TEST(MatmulOrderTest, EachElementSumsItsProductsInAscendingKOrderUnderEachPolicy
                   for (int64_t kk = 0; kk < k; ++kk) {
                     const float x = a.values[transpose_a ? kk * m + i : i * k + kk];
                     const float y = b.values[transpose_b ? j * k + kk : kk * n + j];
-                    if (policy == "fma") {
-                      sum = std::fma(x, y, sum);
-                    } else {
-                      const float product = x * y;
-                      sum = sum + product;
-                    }
+                    sum = Step(policy, sum, x, y);
                   }
                   ASSERT_EQ(out[i * n + j], sum)
                       << "C[" << i << "][" << j << "] of " << m << "x" << n << "x" << k
@@ -118,6 +123,47 @@ TEST(MatmulOrderTest, EachElementSumsItsProductsInAscendingKOrderUnderEachPolicy
                 }
               }
             }
+          }
+        }
+      }
+    }
+  }
+}
+
+// Batched: C[3][13][20] = A[3][13][40] · B, B of rank 2 shared by every batch (packed once, or
+// read in place: K·N = 800) and of rank 3 broadcast from one batch.
+TEST(MatmulOrderTest, EveryBatchSumsInAscendingKOrderWithASharedOrBroadcastB) {
+  const int64_t batches = 3, m = 13, n = 20, k = 40;
+  for (const std::string policy : {"f32", "fma"}) {
+    for (const std::string b_type : {"memref<?x?xf32>", "memref<1x?x?xf32>"}) {
+      CompileOptions options;
+      options.target = Target::kHost;
+      auto compiled = Compile(
+          absl::StrCat("func.func @mm(%a: memref<?x?x?xf32>, %b: ", b_type,
+                       ", %c: memref<?x?x?xf32>) {\n  tile.matmul %a, %b -> %c policy(", policy,
+                       ") : memref<?x?x?xf32>, ", b_type, " -> memref<?x?x?xf32>\n  return\n}\n"),
+          options);
+      ASSERT_TRUE(compiled.ok()) << compiled.status();
+      auto entry = (*compiled)->host->Lookup("mm");
+      ASSERT_TRUE(entry.ok()) << entry.status();
+      HostTensor<float> a({batches, m, k}), c({batches, m, n});
+      HostTensor<float> b(b_type == "memref<?x?xf32>" ? std::vector<int64_t>{k, n}
+                                                      : std::vector<int64_t>{1, k, n});
+      FillUniform(a.data(), 31, -3.0f, 3.0f);
+      FillUniform(b.data(), 32, -3.0f, 3.0f);
+      void* args[] = {a.descriptor(), b.descriptor(), c.descriptor()};
+      (*entry)(args);
+      for (int64_t batch = 0; batch < batches; ++batch) {
+        for (int64_t i = 0; i < m; ++i) {
+          for (int64_t j = 0; j < n; ++j) {
+            float sum = 0.0f;
+            for (int64_t kk = 0; kk < k; ++kk) {
+              const float x = a[(batch * m + i) * k + kk], y = b[kk * n + j];
+              sum = Step(policy, sum, x, y);
+            }
+            ASSERT_EQ(c[(batch * m + i) * n + j], sum)
+                << "C[" << batch << "][" << i << "][" << j << "], policy " << policy << ", B "
+                << b_type;
           }
         }
       }

@@ -60,7 +60,16 @@ std::vector<TileVariant> Variants() {
           {"6x16_avx_fma", &tessera_uk_matmul_f32_tile_6x16_avx_fma, 16,
            __builtin_cpu_supports("avx") != 0, true},
           {"6x64_avx512f_fma", &tessera_uk_matmul_f32_tile_6x64_avx512f_fma, 64,
-           __builtin_cpu_supports("avx512f") != 0, true}};
+           __builtin_cpu_supports("avx512f") != 0, true},
+          // What the 6x8 and 6x16 _fma tiles run on a CPU without FMA3.
+          {"6x8 without FMA3",
+           +[](const float* a, int64_t am, int64_t ak, const float* b, int64_t bk, int64_t k,
+               float* tile) { FusedTileWithoutFma3(a, am, ak, b, bk, k, 8, tile); },
+           8, true, true},
+          {"6x16 without FMA3",
+           +[](const float* a, int64_t am, int64_t ak, const float* b, int64_t bk, int64_t k,
+               float* tile) { FusedTileWithoutFma3(a, am, ak, b, bk, k, 16, tile); },
+           16, true, true}};
 }
 
 TEST(MatmulUkernelsTest, EveryTileSumsInAscendingKOrderBitForBit) {
@@ -154,6 +163,7 @@ TEST(MatmulUkernelsTest, EveryRowKernelSumsInAscendingKOrderForContiguousAndStri
       {"row_avx_fma", &tessera_uk_matmul_f32_row_avx_fma, __builtin_cpu_supports("avx") != 0, true},
       {"row_avx512f_fma", &tessera_uk_matmul_f32_row_avx512f_fma,
        __builtin_cpu_supports("avx512f") != 0, true},
+      {"row without FMA3", &FusedRowWithoutFma3, true, true},
   };
   const int64_t k = 129, n = 37;
   std::vector<float> a = Uniform(static_cast<size_t>(2 * k), 5);  // A row at stride 2

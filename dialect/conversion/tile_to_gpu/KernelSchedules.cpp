@@ -58,10 +58,13 @@ std::string matmulDeclines(tile::MatmulOp op, llvm::StringRef arch) {
   mlir::Type b = element(op.getRhs());
   const tile::NumericPolicy policy = op.getNumericPolicyOrDefault();
   if (a != b) return "it needs A and B of one element type";
-  if (policy == tile::NumericPolicy::f32 && (a.isF16() || a.isBF16())) return "";
+  // f16 and bf16 products are exact in f32: policies f32 and fma are the same function there.
+  const bool f32Accumulator =
+      policy == tile::NumericPolicy::f32 || policy == tile::NumericPolicy::fma;
+  if (f32Accumulator && (a.isF16() || a.isBF16())) return "";
   if (policy == tile::NumericPolicy::tf32 && a.isF32()) return "";
-  return "it multiplies f16 or bf16 inputs (policy f32: f32 accumulators) or f32 inputs under "
-         "policy tf32";
+  return "it multiplies f16 or bf16 inputs (policy f32 or fma: f32 accumulators) or f32 inputs "
+         "under policy tf32";
 }
 
 }  // namespace
