@@ -177,9 +177,9 @@ void tessera_uk_matmul_f32_pack_b(const float* b, int64_t stride_k, int64_t stri
 
 void tessera_uk_matmul_f32_pack_a(const float* a, int64_t stride_m, int64_t stride_k, int64_t rows,
                                   int64_t k, int64_t mr, float* packed) {
+  // Offsets from `a` only for elements that exist: an empty A may be a null pointer.
   for (int64_t r = 0; r < rows; ++r) {
-    const float* row = a + r * stride_m;
-    for (int64_t kk = 0; kk < k; ++kk) packed[kk * mr + r] = row[kk * stride_k];
+    for (int64_t kk = 0; kk < k; ++kk) packed[kk * mr + r] = a[r * stride_m + kk * stride_k];
   }
   for (int64_t r = rows; r < mr; ++r) {
     for (int64_t kk = 0; kk < k; ++kk) packed[kk * mr + r] = 0.0f;
