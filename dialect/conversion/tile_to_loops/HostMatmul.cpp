@@ -258,13 +258,14 @@ RegisterTile registerTile(int64_t vectorBits, bool fused) {
 ///    microkernel accumulates an MR × NR tile over the whole of K — acc += a·b, K ascending from
 ///    zero, the same order as one dot product per element — into a scratch tile, from which the
 ///    epilogue (bias, activation, conversion) writes the valid part of C.
-/// f32 A is read where it is (no copy): the last row panel's tile ends at row M (M ≥ MR here),
-/// its first rows, which the panel before computed too, left out of its epilogue. Other A is
-/// packed k-major with its conversion (A'[r][k] at k·MR + r, zero past M). With `directB` (f32
-/// B whose columns are contiguous, N ≥ NR: a small problem, see lowerMatmul), the tile reads NR
-/// columns of B's rows where they are, the last column panel's ending at column N in the same
-/// way. f32 B is packed by the runtime's packing microkernel, other B by generated loops that
-/// convert it. `packB` and `multiply` select the steps (a B shared by every batch is packed
+/// With `directA` (f32 A whose rows are contiguous and short: a small problem, see lowerMatmul)
+/// the tile reads A's rows where they are, the last row panel's tile ending at row M (M ≥ MR
+/// here), its first rows, which the panel before computed too, left out of its epilogue;
+/// otherwise each row panel of A is packed k-major (A'[r][k] at k·MR + r, zero past M). With
+/// `directB` (f32 B whose columns are contiguous, N ≥ NR, small) the tile reads NR columns of
+/// B's rows where they are, the last column panel's ending at column N in the same way. f32
+/// operands are packed by the runtime's packing microkernels, others by generated loops that
+/// convert them. `packB` and `multiply` select the steps (a B shared by every batch is packed
 /// once).
 void lowerMatmulTiled(mlir::OpBuilder& b, const MatmulProblem& problem, ParallelLoops& parallel,
                       RegisterTile tile, mlir::Value packedB, mlir::Value directA,
