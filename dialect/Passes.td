@@ -160,7 +160,11 @@ def ExactFloatOps : Pass<"tessera-exact-float-ops"> {
       `2^30 + 2^22 + 1` gave `2^30`); 64-bit integers are split into two exact halves whose
       f64 sum is rounded to odd;
     * `math.isinf`, `math.isnormal` (no MathToLLVM lowering in MLIR 22) as compares in the
-      operand's own type.
+      operand's own type;
+    * `math.atan2` of constants folded as libm computes it (MLIR 22's folder gives NaN for
+      atan2(±0, ±0));
+    * `arith.cmpf false` and `true` as constants (MLIR 22.1's canonicalizer crashes on them
+      when the left operand is an integer converted to float and the right a constant).
     A value rounded to odd in a format of at least 2p + 2 bits, then to nearest at p bits, is
     the correctly rounded p-bit result (Boldo & Melquiond, IEEE TC 2008).
   }];

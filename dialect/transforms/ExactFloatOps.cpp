@@ -279,13 +279,37 @@ struct Atan2OfConstants : mlir::OpRewritePattern<mlir::math::Atan2Op> {
   }
 };
 
+/// arith.cmpf `false` and `true` as the constants they are. MLIR 22.1's canonicalization of a
+/// compare whose left operand is an integer converted to float and whose right is a constant
+/// (CmpFIntToFPConst) reaches llvm_unreachable for these two predicates and crashes.
+struct ConstantPredicateCmpF : mlir::OpRewritePattern<mlir::arith::CmpFOp> {
+  using OpRewritePattern::OpRewritePattern;
+  mlir::LogicalResult matchAndRewrite(mlir::arith::CmpFOp op,
+                                      mlir::PatternRewriter& rewriter) const override {
+    const CmpFPredicate predicate = op.getPredicate();
+    if (predicate != CmpFPredicate::AlwaysFalse && predicate != CmpFPredicate::AlwaysTrue) {
+      return mlir::failure();
+    }
+    const bool value = predicate == CmpFPredicate::AlwaysTrue;
+    mlir::TypedAttr attribute;
+    if (auto shaped = llvm::dyn_cast<mlir::ShapedType>(op.getType())) {
+      attribute = mlir::DenseElementsAttr::get(shaped, value);
+    } else {
+      attribute = rewriter.getIntegerAttr(op.getType(), value ? 1 : 0);
+    }
+    rewriter.replaceOpWithNewOp<mlir::arith::ConstantOp>(op, attribute);
+    return mlir::success();
+  }
+};
+
 class ExactFloatOps : public impl::ExactFloatOpsBase<ExactFloatOps> {
  public:
   void runOnOperation() override {
     mlir::RewritePatternSet patterns(&getContext());
     patterns.add<NarrowFma, NarrowTruncFromF64, IntToBf16<mlir::arith::SIToFPOp, true>,
                  IntToBf16<mlir::arith::UIToFPOp, false>, Classify<mlir::math::IsInfOp>,
-                 Classify<mlir::math::IsNormalOp>, Atan2OfConstants>(&getContext());
+                 Classify<mlir::math::IsNormalOp>, Atan2OfConstants, ConstantPredicateCmpF>(
+        &getContext());
     // No folding: upstream's folders are what some of these patterns correct. Constants stay
     // where they are made (this pass also runs on Tile op bodies, which must not capture
     // values from outside).
