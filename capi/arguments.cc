@@ -70,7 +70,8 @@ std::string ShapeText(const int64_t* shape, int ndim) {
 
 absl::Status BuildDescriptor(const EntryFunction& entry, size_t index, const DLTensor* tensor,
                              bool read_only, Target target, int device,
-                             tessera::runtime::MemRefDescriptor& descriptor) {
+                             tessera::runtime::MemRefDescriptor& descriptor,
+                             tessera::runtime::PassedArgument& passed) {
   const EntryArgument& expected = entry.arguments[index];
   auto where = [&] {
     return absl::StrCat(tessera::runtime::DescribeArgument(entry, index), " of @", entry.name, " (",
@@ -162,6 +163,9 @@ absl::Status BuildDescriptor(const EntryFunction& entry, size_t index, const DLT
   // pointer arithmetic) was checked above not to overflow.
   descriptor = tessera::runtime::MakeMemRefDescriptor(
       address, absl::MakeConstSpan(tensor->shape, static_cast<size_t>(tensor->ndim)));
+  passed.sizes = descriptor.data() + 3;
+  passed.begin = address;
+  passed.end = elements > 0 ? end : address;
   return absl::OkStatus();
 }
 

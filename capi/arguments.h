@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "capi/include/tessera_jit.h"
+#include "runtime/entry_contract.h"
 #include "runtime/entry_signature.h"
 #include "runtime/memref_descriptor.h"
 #include "runtime/target.h"
@@ -18,9 +19,12 @@ namespace tessera::capi {
 /// against it: dtype, rank, static sizes, element-count and byte-size overflow, dense
 /// row-major strides, NULL data with elements, alignment, a read-only tensor for a written
 /// argument, and the device (host memory for `target` host, CUDA device `device` for nvptx).
+/// `passed` receives the descriptor's sizes and the bytes the tensor spans (for the entry's
+/// contract); it points into `descriptor`.
 absl::Status BuildDescriptor(const runtime::EntryFunction& entry, size_t index,
                              const DLTensor* tensor, bool read_only, runtime::Target target,
-                             int device, runtime::MemRefDescriptor& descriptor);
+                             int device, runtime::MemRefDescriptor& descriptor,
+                             runtime::PassedArgument& passed);
 
 /// Scalar argument `index` of `entry` in the entry's type, in `slot`: the kind must match
 /// and integers must fit.

@@ -1,6 +1,6 @@
-// Invoke: every argument checked (capi/arguments.h) and the entry's shape contract
-// (runtime/entry_contract.h) before anything runs; then the loaded module runs the entry on the
-// host, or enqueues its kernels on the caller's stream (service/loaded_module.h).
+// Invoke: every argument checked (capi/arguments.h) and the entry's contract, sizes and
+// overlaps (runtime/entry_contract.h), before anything runs; then the loaded module runs the entry
+// on the host, or enqueues its kernels on the caller's stream (service/loaded_module.h).
 #include <array>
 #include <string>
 #include <vector>
@@ -51,12 +51,11 @@ tessera_jit_error_t* tessera_jit_function_invoke(tessera_jit_function_t* functio
                                             "): expected a tensor"));
       }
       if (absl::Status status = tessera::capi::BuildDescriptor(
-              entry, i, args[i].value.tensor, read_only, target, device, descriptors[i]);
+              entry, i, args[i].value.tensor, read_only, target, device, descriptors[i], passed[i]);
           !status.ok()) {
         return MakeError(status);
       }
       packed[i] = descriptors[i].data();
-      passed[i].sizes = descriptors[i].data() + 3;
     } else {
       if (absl::Status status = tessera::capi::StoreScalar(entry, i, args[i], scalars[i]);
           !status.ok()) {
@@ -68,6 +67,9 @@ tessera_jit_error_t* tessera_jit_function_invoke(tessera_jit_function_t* functio
   }
   packed[num_args] = scalars[num_args].data();  // the scalar result, if any
   if (absl::Status status = tessera::runtime::CheckShapeContract(entry, passed); !status.ok()) {
+    return MakeError(status);
+  }
+  if (absl::Status status = tessera::runtime::CheckArgumentOverlaps(entry, passed); !status.ok()) {
     return MakeError(status);
   }
 

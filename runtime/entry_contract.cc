@@ -111,4 +111,25 @@ absl::Status CheckShapeContract(const EntryFunction& entry,
   return absl::OkStatus();
 }
 
+absl::Status CheckArgumentOverlaps(const EntryFunction& entry,
+                                   absl::Span<const PassedArgument> arguments) {
+  for (const ArgumentOverlap& overlap : entry.overlaps) {
+    const PassedArgument& written = arguments[overlap.written];
+    const PassedArgument& other = arguments[overlap.other];
+    const bool disjoint = written.begin == written.end || other.begin == other.end ||
+                          written.end <= other.begin || other.end <= written.begin;
+    if (disjoint) continue;
+    const bool same = written.begin == other.begin && written.end == other.end;
+    if (same && overlap.same_buffer_allowed) continue;
+    return absl::InvalidArgumentError(absl::StrCat(
+        "@", entry.name, ": ", DescribeArgument(entry, overlap.written), " (written) ",
+        same ? "is the same buffer as " : "overlaps ", DescribeArgument(entry, overlap.other),
+        " (bytes 0x", absl::Hex(written.begin), "-0x", absl::Hex(written.end), " and 0x",
+        absl::Hex(other.begin), "-0x", absl::Hex(other.end), "): ", overlap.reason,
+        overlap.same_buffer_allowed ? "; pass the same buffer or disjoint ones"
+                                    : "; pass a buffer of its own"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace tessera::runtime

@@ -1,5 +1,5 @@
-// Checks what a caller passes against an entry's shape contract (SizeConstraint), before
-// anything runs. No MLIR: the C API links it.
+// Checks what a caller passes against an entry's contract (SizeConstraint, ArgumentOverlap),
+// before anything runs. No MLIR: the C API links it.
 #ifndef TESSERA_RUNTIME_ENTRY_CONTRACT_H_
 #define TESSERA_RUNTIME_ENTRY_CONTRACT_H_
 
@@ -24,11 +24,14 @@ bool SizesRelate(SizeRelation relation, int64_t found, int64_t expected);
 /// original's launch bridge, sizes its tensors from).
 void DeriveSizeSources(EntryFunction& entry);
 
-/// One argument as passed: the sizes of a tensor (`sizes`, `entry.arguments[i].rank` of them),
-/// or the value of an integer scalar.
+/// One argument as passed: the sizes of a tensor (`sizes`, `entry.arguments[i].rank` of them)
+/// and the bytes it spans, [begin, end) (empty for a tensor without elements), or the value of an
+/// integer scalar.
 struct PassedArgument {
   const int64_t* sizes = nullptr;
   int64_t value = 0;
+  uintptr_t begin = 0;
+  uintptr_t end = 0;
 };
 
 /// OK when every SizeConstraint of `entry` holds for `arguments` (one per entry argument, each
@@ -38,6 +41,14 @@ struct PassedArgument {
 /// elementwise.mlir:4:3 needs equal shapes".
 absl::Status CheckShapeContract(const EntryFunction& entry,
                                 absl::Span<const PassedArgument> arguments);
+
+/// OK when every ArgumentOverlap of `entry` holds for `arguments`: the two tensors share no
+/// byte, or are the same buffer where the op allows it. Otherwise InvalidArgument naming the
+/// function, both arguments and the op, e.g. "@mm: argument #2 'c' (written) overlaps argument
+/// #0 'a' (bytes 0x1000-0x1400 and 0x1000-0x1400): tile.matmul at mm.mlir:3:3 reads A while it
+/// writes C; pass a buffer of its own".
+absl::Status CheckArgumentOverlaps(const EntryFunction& entry,
+                                   absl::Span<const PassedArgument> arguments);
 
 }  // namespace tessera::runtime
 

@@ -70,13 +70,34 @@ struct SizeConstraint {
   SizeRelation relation = SizeRelation::kEqual;
 };
 
-/// A public entry function: name, signature and shape contract.
+/// Two tensor arguments one op of the entry reads and writes: what memory they may share. Derived
+/// by the compiler from every Tile op and memref.copy (jit/admission/shape_contract.h); checked by
+/// invoke before anything runs (runtime/entry_contract.h). Ops compute on whole buffers in an
+/// order of their own (tiles, threads, GPU blocks), so a written argument that partially overlaps
+/// another operand of its op would give an undefined result.
+struct ArgumentOverlap {
+  int64_t written = 0;  ///< the argument the op writes
+  int64_t other = 0;    ///< another tensor argument of the same op (read or written)
+  /// The two may be the very same buffer (same first byte, same extent): the op reads each
+  /// element before it writes it, e.g. tile.map's `outs` over one of its `ins`. Otherwise any
+  /// shared byte is refused.
+  bool same_buffer_allowed = false;
+  std::string reason;  ///< e.g. "tile.matmul at mm.mlir:3:3 reads A while it writes C"
+
+  friend bool operator==(const ArgumentOverlap& a, const ArgumentOverlap& b) {
+    return a.written == b.written && a.other == b.other &&
+           a.same_buffer_allowed == b.same_buffer_allowed;
+  }
+};
+
+/// A public entry function: name, signature and contract (sizes and overlaps).
 struct EntryFunction {
   std::string name;
   std::vector<EntryArgument> arguments;
   std::vector<EntryArgument> results;  ///< scalar results (at most one)
   bool deterministic = false;
   std::vector<SizeConstraint> size_constraints;
+  std::vector<ArgumentOverlap> overlaps;
 };
 
 }  // namespace tessera::runtime

@@ -86,6 +86,12 @@ bool ValidSizeSource(const runtime::SizeSource& source, const runtime::EntryFunc
          source.dim < argument.rank;
 }
 
+/// Whether `index` names a tensor argument of `entry`.
+bool IsTensorArgument(int64_t index, const runtime::EntryFunction& entry) {
+  return index >= 0 && index < static_cast<int64_t>(entry.arguments.size()) &&
+         entry.arguments[index].kind == runtime::EntryArgument::Kind::kMemRef;
+}
+
 }  // namespace
 
 std::string SerializeArtifact(const jit::CompiledModule& module) {
@@ -113,6 +119,13 @@ std::string SerializeArtifact(const jit::CompiledModule& module) {
       WriteSizeSource(w, constraint.must_equal);
       w.String(constraint.reason);
       w.I64(static_cast<int64_t>(constraint.relation));
+    }
+    w.U64(entry.overlaps.size());
+    for (const runtime::ArgumentOverlap& overlap : entry.overlaps) {
+      w.I64(overlap.written);
+      w.I64(overlap.other);
+      w.I64(overlap.same_buffer_allowed);
+      w.String(overlap.reason);
     }
   }
   w.String(module.host_llvm_ir);
@@ -207,6 +220,18 @@ absl::StatusOr<std::unique_ptr<jit::CompiledModule>> DeserializeArtifact(const s
         return broken("shape contract");
       }
       constraint.relation = static_cast<runtime::SizeRelation>(relation);
+    }
+    uint64_t overlaps = 0;
+    if (!r.Count(overlaps)) return broken("overlap contract");
+    entry.overlaps.resize(overlaps);
+    for (runtime::ArgumentOverlap& overlap : entry.overlaps) {
+      int same_buffer_allowed = 0;
+      if (!r.I64(overlap.written) || !r.I64(overlap.other) || !r.Int(same_buffer_allowed) ||
+          !r.String(overlap.reason) || overlap.written == overlap.other ||
+          !IsTensorArgument(overlap.written, entry) || !IsTensorArgument(overlap.other, entry)) {
+        return broken("overlap contract");
+      }
+      overlap.same_buffer_allowed = same_buffer_allowed != 0;
     }
     runtime::DeriveSizeSources(entry);
   }

@@ -13,11 +13,12 @@ namespace tessera::service {
 
 /// The artifact format; a different version on disk is a miss.
 inline constexpr int kArtifactFormatVersion =
-    8;  // 2: delegates; 3: arbiter decisions; 4: shape contracts;
+    9;  // 2: delegates; 3: arbiter decisions; 4: shape contracts;
         // 5: run-time guards in host code;
         // 6: host machine code (runtime::HostObject);
         // 7: size relations in shape contracts;
-        // 8: no `arbitrate` option (only the compiler's own recompiles turn it off)
+        // 8: no `arbitrate` option (only the compiler's own recompiles turn it off);
+        // 9: argument overlaps in contracts (runtime::ArgumentOverlap)
 
 /// Serializes `module` (options, entries, host LLVM IR and machine code, decision records,
 /// device images).

@@ -115,8 +115,7 @@ typedef struct tessera_jit_context_options_t {
   /* --- API 0.7 --- */
   int32_t num_threads; /* threads host code of this context runs its parallel loops on (the
                           caller's thread included), 1-1024; 0: $TESSERA_JIT_NUM_THREADS, else
-                          the cores the process may use. Results do not depend on it (for
-                          outputs that do not overlap the inputs). */
+                          the cores the process may use. Results do not depend on it. */
   /* --- API 0.8 --- */
   const char* remote_cache; /* the fleet's cache tier below memory and disk (docs/cache.md):
                                "redis://[user:password@]host:port[/db][?timeout_ms=N&…]";
@@ -574,14 +573,16 @@ typedef struct tessera_jit_arg_t {
 /* Runs `function` on `args`. Every argument is checked before anything runs: count, kind,
  * dtype, rank, static sizes, element-count and byte-size overflow, NULL data with elements,
  * alignment for the element type, dense row-major strides, the device of each tensor,
- * read-only tensors passed for outputs, integer ranges, and the entry's shape contract (which
- * dynamic sizes must agree, derived from its Tile ops) — each failure is INVALID_ARGUMENT
- * naming the function, the argument and what was expected (docs/capi.md). Host modules run
- * synchronously on the calling thread. nvptx modules enqueue their kernels on `stream` (a CUstream;
- * NULL: the legacy default stream) and return without waiting; without a GPU they are UNAVAILABLE.
- * A run-time check that fails inside the entry (docs/capi.md) stops it and is OUT_OF_RANGE with the
- * op and its location. `out_result` (may be NULL) receives a scalar result. Thread-safe: many
- * threads may invoke at once. */
+ * read-only tensors passed for outputs, integer ranges, and the entry's contract, derived from
+ * its Tile ops: which dynamic sizes must agree, and which tensors may share memory (a tensor an
+ * op writes shares no byte with the op's other tensors, or is the very same buffer as one the op
+ * reads element by element, such as tile.map's `outs` over its `ins`) — each failure is
+ * INVALID_ARGUMENT naming the function, the argument and what was expected (docs/capi.md). Host
+ * modules run synchronously on the calling thread. nvptx modules enqueue their kernels on `stream`
+ * (a CUstream; NULL: the legacy default stream) and return without waiting; without a GPU they are
+ * UNAVAILABLE. A run-time check that fails inside the entry (docs/capi.md) stops it and is
+ * OUT_OF_RANGE with the op and its location. `out_result` (may be NULL) receives a scalar result.
+ * Thread-safe: many threads may invoke at once. */
 tessera_jit_error_t* tessera_jit_function_invoke(tessera_jit_function_t* function,
                                                  const tessera_jit_arg_t* args, size_t num_args,
                                                  void* stream, tessera_jit_arg_t* out_result);

@@ -69,9 +69,12 @@ bool IsSupportedType(mlir::Type type) {
   return IsSupportedScalar(type);
 }
 
+absl::Status Refuse(mlir::Location location, absl::string_view message) {
+  return absl::InvalidArgumentError(absl::StrCat(FormatLocation(location), ": error: ", message));
+}
+
 absl::Status Refuse(mlir::Operation* op, absl::string_view message) {
-  return absl::InvalidArgumentError(
-      absl::StrCat(FormatLocation(op->getLoc()), ": error: ", message));
+  return Refuse(op->getLoc(), message);
 }
 
 absl::Status CheckSignature(mlir::func::FuncOp function) {
@@ -185,6 +188,38 @@ absl::Status CheckFloat8Use(mlir::Operation* op) {
   return absl::OkStatus();
 }
 
+constexpr char kMemRefProvenance[] =
+    "; a memref in host code is a function argument or a memref.alloc/alloca result, so that "
+    "the compiler knows which argument each op reads and writes (docs/ir.md)";
+
+/// No op but an allocation produces a memref, and no block but a function's first takes one: a
+/// memref chosen by scf.if or arith.select, carried by a loop, passed between blocks or returned
+/// by a call would hide which argument an op writes (the contract's written flags and overlap
+/// rules, jit/admission/shape_contract.h).
+absl::Status CheckMemRefProvenance(mlir::Operation* op) {
+  if (!llvm::isa<mlir::memref::AllocOp, mlir::memref::AllocaOp>(op)) {
+    for (mlir::Type type : op->getResultTypes()) {
+      if (llvm::isa<mlir::BaseMemRefType>(type)) {
+        return Refuse(op,
+                      absl::StrCat("'", op->getName().getStringRef().str(), "' produces a memref (",
+                                   TypeText(type), ")", kMemRefProvenance));
+      }
+    }
+  }
+  for (mlir::Region& region : op->getRegions()) {
+    for (mlir::Block& block : region) {
+      for (mlir::BlockArgument argument : block.getArguments()) {
+        if (llvm::isa<mlir::BaseMemRefType>(argument.getType())) {
+          return Refuse(op, absl::StrCat("a region of '", op->getName().getStringRef().str(),
+                                         "' takes a memref block argument (",
+                                         TypeText(argument.getType()), ")", kMemRefProvenance));
+        }
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckBodyOp(mlir::Operation* op, Target target) {
   const std::string name = op->getName().getStringRef().str();
   if (!op->isRegistered()) {
@@ -214,6 +249,7 @@ absl::Status CheckBodyOp(mlir::Operation* op, Target target) {
     }
   }
   if (absl::Status status = CheckFloat8Use(op); !status.ok()) return status;
+  if (absl::Status status = CheckMemRefProvenance(op); !status.ok()) return status;
   return CheckAllocation(op);
 }
 
@@ -287,6 +323,16 @@ absl::Status CheckAllowedIr(mlir::ModuleOp module, Target target) {
         return Refuse(&op,
                       absl::StrCat("attribute '", attribute.getName().getValue().str(), "' on @",
                                    function.getName().str(), " is reserved for the compiler"));
+      }
+    }
+    for (mlir::Block& block : llvm::drop_begin(function.getBody())) {
+      for (mlir::BlockArgument argument : block.getArguments()) {
+        if (llvm::isa<mlir::BaseMemRefType>(argument.getType())) {
+          return Refuse(
+              argument.getLoc(),
+              absl::StrCat("a block of @", function.getName().str(), " takes a memref argument (",
+                           TypeText(argument.getType()), ")", kMemRefProvenance));
+        }
       }
     }
     absl::Status status = absl::OkStatus();

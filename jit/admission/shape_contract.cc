@@ -1,20 +1,23 @@
-// Derives an entry's shape contract from the semantics of its Tile ops.
+// Derives an entry's contract from the semantics of its Tile ops: the sizes its arguments must
+// agree on, the arguments it writes, and which of them may share memory.
 #include "jit/admission/shape_contract.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
-#include "dialect/NVIDIAOps.h"
 #include "dialect/TileOps.h"
+#include "jit/admission/memref_accesses.h"
 #include "jit/diagnostics.h"
 #include "llvm/Support/raw_ostream.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/SymbolTable.h"
@@ -79,10 +82,16 @@ class ContractBuilder {
  private:
   absl::Status Visit(mlir::Operation* op, const Frame& frame) {
     const std::string at = FormatLocation(op->getLoc());
+    std::optional<std::vector<MemRefAccess>> accesses = MemRefAccesses(op);
+    if (!accesses) {
+      // Code the compiler did not generate may write any buffer it is given.
+      for (mlir::Value value : op->getOperands()) MarkWritten(value, frame);
+      return absl::OkStatus();
+    }
+    TESSERA_CONTRACT_STATUS(Overlaps(op, *accesses, at, frame));
     if (auto map = llvm::dyn_cast<tile::MapOp>(op)) {
       mlir::Value reference = map.getOutputs().front();
       for (mlir::Value output : map.getOutputs()) {
-        MarkWritten(output, frame);
         TESSERA_CONTRACT_STATUS(
             SameShape(output, reference,
                       absl::StrCat("tile.map at ", at, " needs equal output shapes"), op, frame));
@@ -96,7 +105,6 @@ class ContractBuilder {
       return absl::OkStatus();
     }
     if (auto reduce = llvm::dyn_cast<tile::ReduceOp>(op)) {
-      MarkWritten(reduce.getOutput(), frame);
       const int64_t axis = reduce.getAxis();
       const std::string why =
           absl::StrCat("tile.reduce at ", at, " keeps every input dimension but axis ", axis,
@@ -122,12 +130,10 @@ class ContractBuilder {
       return absl::OkStatus();
     }
     if (auto softmax = llvm::dyn_cast<tile::SoftmaxOp>(op)) {
-      MarkWritten(softmax.getOutput(), frame);
       return SameShape(softmax.getOutput(), softmax.getInput(),
                        absl::StrCat("tile.softmax at ", at, " needs equal shapes"), op, frame);
     }
     if (auto matmul = llvm::dyn_cast<tile::MatmulOp>(op)) {
-      MarkWritten(matmul.getOutput(), frame);
       const bool ta = matmul.getTransposeA();
       const bool tb = matmul.getTransposeB();
       const std::string prefix = absl::StrCat("tile.matmul at ", at, " needs ");
@@ -154,7 +160,6 @@ class ContractBuilder {
       return absl::OkStatus();
     }
     if (auto norm = llvm::dyn_cast<tile::NormOp>(op)) {
-      MarkWritten(norm.getOutput(), frame);
       const std::string why = absl::StrCat("tile.norm at ", at, " needs ");
       mlir::Value input = norm.getInput();
       for (mlir::Value same : {norm.getOutput(), norm.getResidual(), norm.getResidualOut()}) {
@@ -162,7 +167,6 @@ class ContractBuilder {
         TESSERA_CONTRACT_STATUS(
             SameShape(same, input, absl::StrCat(why, "the input's shape"), op, frame));
       }
-      if (mlir::Value sum = norm.getResidualOut()) MarkWritten(sum, frame);
       for (mlir::Value vector : {norm.getWeight(), norm.getBias()}) {
         if (!vector) continue;
         TESSERA_CONTRACT_EDGE(Dim(vector, 0, frame), Dim(input, Rank(input) - 1, frame),
@@ -171,7 +175,6 @@ class ContractBuilder {
       return absl::OkStatus();
     }
     if (auto attention = llvm::dyn_cast<tile::AttentionOp>(op)) {
-      MarkWritten(attention.getOutput(), frame);
       TESSERA_CONTRACT_STATUS(Attention(attention, at, frame));
       mlir::Value q = attention.getQuery(), v = attention.getValue(), o = attention.getOutput();
       const std::string why =
@@ -180,7 +183,6 @@ class ContractBuilder {
           {{o, 0}, {q, 0}}, {{o, 1}, {q, 1}}, {{o, 2}, {q, 2}}, {{o, 3}, {v, 3}}};
       TESSERA_CONTRACT_STATUS(Pairs(pairs, why, op, frame));
       if (mlir::Value lse = attention.getLse()) {
-        MarkWritten(lse, frame);
         TESSERA_CONTRACT_STATUS(SameLeading(lse, q, 3, why, op, frame));
       }
       return absl::OkStatus();
@@ -200,13 +202,11 @@ class ContractBuilder {
       for (auto [gradient, value] : {GradientOf{backward.getGradQuery(), q},
                                      GradientOf{backward.getGradKey(), backward.getKey()},
                                      GradientOf{backward.getGradValue(), v}}) {
-        MarkWritten(gradient, frame);
         TESSERA_CONTRACT_STATUS(SameLeading(gradient, value, 4, why, op, frame));
       }
       return absl::OkStatus();
     }
     if (auto rope = llvm::dyn_cast<tile::RopeOp>(op)) {
-      MarkWritten(rope.getOutput(), frame);
       mlir::Value x = rope.getInput();
       const int64_t rank = Rank(x);
       const std::string why = absl::StrCat("tile.rope at ", at, " needs ");
@@ -219,19 +219,6 @@ class ContractBuilder {
       TESSERA_CONTRACT_EDGE(Dim(x, rank - 1, frame), Dim(rope.getCos(), 1, frame),
                             absl::StrCat(why, "a table column per pair of features"), op,
                             SizeRelation::kTwice);
-      return absl::OkStatus();
-    }
-    if (llvm::isa<mlir::memref::StoreOp>(op)) {
-      MarkWritten(op->getOperand(1), frame);
-      return absl::OkStatus();
-    }
-    if (auto copy = llvm::dyn_cast<mlir::memref::CopyOp>(op)) {
-      MarkWritten(copy.getTarget(), frame);
-      return absl::OkStatus();
-    }
-    if (llvm::isa<nvidia::KernelCallOp, mlir::gpu::LaunchFuncOp>(op)) {
-      // Code the compiler did not generate may write any buffer it is given.
-      for (mlir::Value value : op->getOperands()) MarkWritten(value, frame);
       return absl::OkStatus();
     }
     if (auto call = llvm::dyn_cast<mlir::func::CallOp>(op)) {
@@ -458,11 +445,94 @@ class ContractBuilder {
     return Unknown(absl::StrCat("computed by '", OpName(producer), "'"));
   }
 
+  /// The buffer a memref names, seen from the entry: one of the entry's arguments, or an
+  /// allocation (the IR allowlist admits no other producer of memrefs).
+  struct Buffer {
+    int64_t argument = -1;
+    mlir::Operation* allocation = nullptr;
+
+    bool SameAs(const Buffer& other) const {
+      return (argument >= 0 && argument == other.argument) ||
+             (allocation != nullptr && allocation == other.allocation);
+    }
+  };
+
+  Buffer BufferOf(mlir::Value value, const Frame& frame) {
+    if (IsEntryArgument(value, frame)) {
+      auto argument = llvm::cast<mlir::BlockArgument>(value);
+      if (mlir::Value outer = Outer(argument, frame)) return BufferOf(outer, *frame.caller);
+      return Buffer{argument.getArgNumber(), nullptr};
+    }
+    return Buffer{-1, value.getDefiningOp()};
+  }
+
+  std::string Describe(const Buffer& buffer) const {
+    if (buffer.argument >= 0) {
+      return absl::StrCat(runtime::DescribeArgument(entry_, buffer.argument), " of @", entry_.name);
+    }
+    if (buffer.allocation == nullptr) return "a buffer";
+    return absl::StrCat("the buffer of '", OpName(buffer.allocation), "' at ",
+                        FormatLocation(buffer.allocation->getLoc()));
+  }
+
   void MarkWritten(mlir::Value value, const Frame& frame) {
-    if (!llvm::isa<mlir::MemRefType>(value.getType()) || !IsEntryArgument(value, frame)) return;
-    auto argument = llvm::cast<mlir::BlockArgument>(value);
-    if (mlir::Value outer = Outer(argument, frame)) return MarkWritten(outer, *frame.caller);
-    entry_.arguments[argument.getArgNumber()].written = true;
+    if (!llvm::isa<mlir::MemRefType>(value.getType())) return;
+    const Buffer buffer = BufferOf(value, frame);
+    if (buffer.argument >= 0) entry_.arguments[buffer.argument].written = true;
+  }
+
+  /// Marks what `op` writes, and records how each buffer it writes may share memory with its
+  /// other memref operands: not at all, or (both touched element by element, one only read) as
+  /// the very same buffer. Two operands that are one buffer already here are refused unless the
+  /// op allows it; two entry arguments become a rule invoke checks (runtime::ArgumentOverlap).
+  absl::Status Overlaps(mlir::Operation* op, const std::vector<MemRefAccess>& accesses,
+                        const std::string& at, const Frame& frame) {
+    std::vector<Buffer> buffers;
+    for (const MemRefAccess& access : accesses) {
+      buffers.push_back(BufferOf(access.value, frame));
+      if (access.written) MarkWritten(access.value, frame);
+    }
+    const std::string name = OpName(op);
+    for (size_t w = 0; w < accesses.size(); ++w) {
+      if (!accesses[w].written) continue;
+      for (size_t o = 0; o < accesses.size(); ++o) {
+        const bool both_written = accesses[o].written;
+        if (o == w || (both_written && o < w)) continue;
+        const bool same_allowed =
+            !both_written && accesses[w].elementwise && accesses[o].elementwise;
+        if (buffers[w].SameAs(buffers[o])) {
+          if (same_allowed) continue;
+          return absl::InvalidArgumentError(absl::StrCat(
+              at, ": error: '", name, "' writes ", Describe(buffers[w]),
+              both_written ? " through two of its operands"
+                           : " while it reads it as another operand",
+              "; an operand it writes must be a buffer of its own (docs/ir.md, \"Operands "
+              "that share memory\")"));
+        }
+        if (buffers[w].argument < 0 || buffers[o].argument < 0) continue;
+        std::string reason =
+            both_written ? absl::StrCat(name, " at ", at, " writes both")
+            : same_allowed
+                ? absl::StrCat(name, " at ", at,
+                               " writes one while it reads the other, element by element")
+                : absl::StrCat(name, " at ", at, " writes one while it reads the other");
+        AddOverlap(runtime::ArgumentOverlap{buffers[w].argument, buffers[o].argument, same_allowed,
+                                            std::move(reason)});
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  /// Adds `overlap` to the contract; of two rules for one pair of arguments the stricter stays.
+  void AddOverlap(runtime::ArgumentOverlap overlap) {
+    const std::pair<int64_t, int64_t> pair = std::minmax(overlap.written, overlap.other);
+    auto [known, added] = overlap_index_.try_emplace(pair, entry_.overlaps.size());
+    if (added) {
+      entry_.overlaps.push_back(std::move(overlap));
+      return;
+    }
+    runtime::ArgumentOverlap& rule = entry_.overlaps[known->second];
+    if (rule.same_buffer_allowed && !overlap.same_buffer_allowed) rule = std::move(overlap);
   }
 
   /// Records that `size` must relate to `must_equal` by `relation` because of `why` (op `op`).
@@ -503,6 +573,8 @@ class ContractBuilder {
   mlir::ModuleOp module_;
   EntryFunction& entry_;
   int visited_bodies_ = 0;
+  /// The index in entry_.overlaps of the rule for each pair of arguments (smaller index first).
+  absl::flat_hash_map<std::pair<int64_t, int64_t>, size_t> overlap_index_;
 };
 
 }  // namespace

@@ -285,6 +285,75 @@ func.func @f(%x: memref<4xf32>) -> memref<4xf32> {
               AllOf(HasSubstr("bad.mlir:2:1"), HasSubstr("must return nothing or one scalar")));
 }
 
+// A memref in host code is a function argument or an allocation: whatever chooses, carries or
+// returns one would hide which argument an op writes (read-only tensors, overlap rules).
+TEST(CompileErrorsTest, MemrefsOfUnknownProvenanceAreRejected) {
+  struct Case {
+    const char* source;
+    const char* expected;
+  } cases[] = {
+      {R"mlir(
+func.func @f(%x: memref<4xf32>, %y: memref<4xf32>, %c: i1) {
+  %m = scf.if %c -> memref<4xf32> {
+    scf.yield %x : memref<4xf32>
+  } else {
+    scf.yield %y : memref<4xf32>
+  }
+  %v = arith.constant 1.0 : f32
+  %i = arith.constant 0 : index
+  memref.store %v, %m[%i] : memref<4xf32>
+  return
+}
+)mlir",
+       "bad.mlir:3:8: error: 'scf.if' produces a memref (memref<4xf32>)"},
+      {R"mlir(
+func.func @f(%x: memref<4xf32>, %y: memref<4xf32>, %c: i1) {
+  %m = arith.select %c, %x, %y : memref<4xf32>
+  return
+}
+)mlir",
+       "bad.mlir:3:8: error: 'arith.select' produces a memref (memref<4xf32>)"},
+      {R"mlir(
+func.func @f(%x: memref<4xf32>, %y: memref<4xf32>) {
+  %lo = arith.constant 0 : index
+  %hi = arith.constant 2 : index
+  %step = arith.constant 1 : index
+  %m = scf.for %i = %lo to %hi step %step iter_args(%b = %x) -> (memref<4xf32>) {
+    scf.yield %y : memref<4xf32>
+  }
+  return
+}
+)mlir",
+       "bad.mlir:6:8: error: 'scf.for' produces a memref (memref<4xf32>)"},
+      {R"mlir(
+func.func @f(%x: memref<4xf32>) {
+  cf.br ^next(%x : memref<4xf32>)
+^next(%m: memref<4xf32>):
+  return
+}
+)mlir",
+       "bad.mlir:4:7: error: a block of @f takes a memref argument (memref<4xf32>)"},
+      {R"mlir(
+func.func private @pick(%x: memref<4xf32>) -> memref<4xf32> {
+  return %x : memref<4xf32>
+}
+func.func @f(%x: memref<4xf32>) {
+  %m = func.call @pick(%x) : (memref<4xf32>) -> memref<4xf32>
+  return
+}
+)mlir",
+       "bad.mlir:6:8: error: 'func.call' produces a memref (memref<4xf32>)"},
+  };
+  for (const Case& c : cases) {
+    absl::Status status = CompileStatus(c.source);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << c.expected;
+    EXPECT_THAT(
+        status.message(),
+        AllOf(HasSubstr(c.expected), HasSubstr("a memref in host code is a function argument or a "
+                                               "memref.alloc/alloca result")));
+  }
+}
+
 TEST(CompileErrorsTest, UnrankedArgumentIsRejected) {
   absl::Status status = CompileStatus(R"mlir(
 func.func @f(%x: memref<*xf32>) {
