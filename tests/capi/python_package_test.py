@@ -159,6 +159,17 @@ class PackageTest(unittest.TestCase):
         self.saxpy(1.0, frozen, y, out)  # …and as an input it is fine
         np.testing.assert_array_equal(out, y)
 
+    def test_outputs_over_inputs_in_place_or_not_at_all(self):
+        x, y, _ = self.saxpy_inputs()
+        expected = np.float32(2.0) * x + y
+        self.saxpy(2.0, x, y, y)  # y = 2x + y in place: elementwise, the same buffer
+        np.testing.assert_array_equal(y, expected)
+        buffer = np.arange(258, dtype=np.float32)
+        with self.assertRaises(tj.InvalidArgumentError) as raised:
+            self.saxpy(1.0, buffer[:-1], x, buffer[1:])  # shifted by one element: refused
+        self.assertIn("argument #3 'out' (written) overlaps argument #1 'x'", str(raised.exception))
+        np.testing.assert_array_equal(buffer, np.arange(258, dtype=np.float32))  # nothing ran
+
     def test_device_producers_receive_the_stream(self):
         x, y, out = self.saxpy_inputs(8)
         cuda = Producer(x, device=(2, 0))
