@@ -43,10 +43,11 @@ absl::Status CheckShapeContract(const EntryFunction& entry,
                                 absl::Span<const PassedArgument> arguments);
 
 /// OK when every ArgumentOverlap of `entry` holds for `arguments`: the two tensors share no
-/// byte, or are the same buffer where the op allows it. Otherwise InvalidArgument naming the
-/// function, both arguments and the op, e.g. "@mm: argument #2 'c' (written) overlaps argument
-/// #0 'a' (bytes 0x1000-0x1400 and 0x1000-0x1400): tile.matmul at mm.mlir:3:3 reads A while it
-/// writes C; pass a buffer of its own".
+/// byte, or are the same buffer (the same bytes, shape and element size) where the op allows
+/// it. Otherwise InvalidArgument naming the function, both arguments and the op, e.g. "@mm:
+/// argument #2 'c' (written) is the same buffer as argument #0 'a' (bytes 0x1000-0x1400 and
+/// 0x1000-0x1400): tile.matmul at mm.mlir:3:3 writes one while it reads the other; pass a
+/// buffer of its own".
 absl::Status CheckArgumentOverlaps(const EntryFunction& entry,
                                    absl::Span<const PassedArgument> arguments);
 

@@ -78,11 +78,11 @@ struct SizeConstraint {
 struct ArgumentOverlap {
   int64_t written = 0;  ///< the argument the op writes
   int64_t other = 0;    ///< another tensor argument of the same op (read or written)
-  /// The two may be the very same buffer (same first byte, same extent): the op reads each
+  /// The two may be the very same buffer (same bytes, shape and element size): the op reads each
   /// element before it writes it, e.g. tile.map's `outs` over one of its `ins`. Otherwise any
   /// shared byte is refused.
   bool same_buffer_allowed = false;
-  std::string reason;  ///< e.g. "tile.matmul at mm.mlir:3:3 reads A while it writes C"
+  std::string reason;  ///< e.g. "tile.matmul at mm.mlir:3:3 writes one while it reads the other"
 
   friend bool operator==(const ArgumentOverlap& a, const ArgumentOverlap& b) {
     return a.written == b.written && a.other == b.other &&

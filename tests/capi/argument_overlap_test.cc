@@ -41,6 +41,15 @@ func.func @matmul_residual(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %r: memref<
   return
 }
 
+func.func @widen_rows(%x: memref<1x?xf32>, %y: memref<2x?xf16>) {
+  tile.map ins(%x : memref<1x?xf32>) outs(%y : memref<2x?xf16>) {
+  ^bb0(%a: f32):
+    %r = arith.truncf %a : f32 to f16
+    tile.yield %r : f16
+  }
+  return
+}
+
 func.func @rms_residual(%x: memref<?x8xf32>, %r: memref<?x8xf32>, %y: memref<?x8xf32>,
                         %h: memref<?x8xf32>) {
   tile.norm rms %x residual(%r : memref<?x8xf32>) -> %y residual_out(%h : memref<?x8xf32>)
@@ -116,6 +125,20 @@ TEST_F(ArgumentOverlapTest, MapRefusesAnOutputShiftedOverItsInput) {
   }
 }
 
+TEST_F(ArgumentOverlapTest, MapRefusesTheSameBytesAsOtherElements) {
+  // A 1 x 8 f32 input broadcast over a 2 x 8 f16 output spans the same 32 bytes, but row 1
+  // would read what row 0 wrote: not the same buffer.
+  std::vector<float> buffer = Ramp(8, 1.0f);
+  const std::vector<float> before = buffer;
+  View x(buffer, 0, {1, 8}), y(buffer, 0, {2, 8});
+  y.tensor.dtype = {kDLFloat, 16, 1};
+  Error error = Invoke("widen_rows", {x.arg(), y.arg()});
+  EXPECT_EQ(error.code(), TESSERA_JIT_INVALID_ARGUMENT);
+  EXPECT_THAT(error.message(), HasSubstr("argument #1 'y' (written) spans the bytes, as other "
+                                         "elements, of argument #0 'x'"));
+  EXPECT_EQ(buffer, before);
+}
+
 TEST_F(ArgumentOverlapTest, AdjacentAndEmptyTensorsDoNotOverlap) {
   std::vector<float> buffer = Ramp(200, 0.25f);
   const std::vector<float> before = buffer;
@@ -188,7 +211,7 @@ TEST_F(ArgumentOverlapTest, NormRefusesOneBufferForBothOutputs) {
   EXPECT_EQ(error.code(), TESSERA_JIT_INVALID_ARGUMENT);
   EXPECT_THAT(error.message(),
               AllOf(HasSubstr("argument #2 'y' (written) is the same buffer as argument #3 'h'"),
-                    HasSubstr("tile.norm at <source>:22:3 writes both")));
+                    HasSubstr("tile.norm at <source>:31:3 writes both")));
   // Input + residual written over the input, the output over the residual: element by element.
   std::vector<float> disjoint = Ramp(4 * 8 * 4, 0.5f);
   View dx(disjoint, 0, {4, 8}), dr(disjoint, 32, {4, 8}), dy(disjoint, 64, {4, 8}),
