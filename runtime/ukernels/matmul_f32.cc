@@ -39,18 +39,18 @@
   row(step, v, 4);                    \
   row(step, v, 5)
 
-// Row r of the tile stored: its vectors of `lanes` at tile + r·NR.
+// Row r of the tile stored: its vectors of `lanes` at tile + r·stride_tile.
 #define TESSERA_UK_STORE2(v, r, lanes)                          \
   do {                                                          \
-    v##_storeu_ps(tile + (r) * 2 * (lanes), c##r##0);           \
-    v##_storeu_ps(tile + (r) * 2 * (lanes) + (lanes), c##r##1); \
+    v##_storeu_ps(tile + (r) * stride_tile, c##r##0);           \
+    v##_storeu_ps(tile + (r) * stride_tile + (lanes), c##r##1); \
   } while (0)
 #define TESSERA_UK_STORE4(v, r, lanes)                              \
   do {                                                              \
-    v##_storeu_ps(tile + (r) * 4 * (lanes), c##r##0);               \
-    v##_storeu_ps(tile + (r) * 4 * (lanes) + (lanes), c##r##1);     \
-    v##_storeu_ps(tile + (r) * 4 * (lanes) + 2 * (lanes), c##r##2); \
-    v##_storeu_ps(tile + (r) * 4 * (lanes) + 3 * (lanes), c##r##3); \
+    v##_storeu_ps(tile + (r) * stride_tile, c##r##0);               \
+    v##_storeu_ps(tile + (r) * stride_tile + (lanes), c##r##1);     \
+    v##_storeu_ps(tile + (r) * stride_tile + 2 * (lanes), c##r##2); \
+    v##_storeu_ps(tile + (r) * stride_tile + 3 * (lanes), c##r##3); \
   } while (0)
 #define TESSERA_UK_STORES(store, v, lanes) \
   store(v, 0, lanes);                      \
@@ -137,13 +137,15 @@ __attribute__((always_inline)) inline void MatmulRow(const float* a, int64_t str
 
 __attribute__((target("fma"))) void FusedTile6x8(const float* a, int64_t stride_am,
                                                  int64_t stride_ak, const float* b,
-                                                 int64_t stride_bk, int64_t k, float* tile) {
+                                                 int64_t stride_bk, int64_t k, float* tile,
+                                                 int64_t stride_tile) {
   TESSERA_UK_TILE2(__m128, _mm, 4, TESSERA_UK_FUSED);
 }
 
 __attribute__((target("avx,fma"))) void FusedTile6x16(const float* a, int64_t stride_am,
                                                       int64_t stride_ak, const float* b,
-                                                      int64_t stride_bk, int64_t k, float* tile) {
+                                                      int64_t stride_bk, int64_t k, float* tile,
+                                                      int64_t stride_tile) {
   TESSERA_UK_TILE2(__m256, _mm256, 8, TESSERA_UK_FUSED);
 }
 
@@ -187,40 +189,43 @@ void tessera_uk_matmul_f32_pack_a(const float* a, int64_t stride_m, int64_t stri
 }
 
 void tessera_uk_matmul_f32_tile_6x8_sse2(const float* a, int64_t stride_am, int64_t stride_ak,
-                                         const float* b, int64_t stride_bk, int64_t k,
-                                         float* tile) {
+                                         const float* b, int64_t stride_bk, int64_t k, float* tile,
+                                         int64_t stride_tile) {
   TESSERA_UK_TILE2(__m128, _mm, 4, TESSERA_UK_MUL_ADD);
 }
 
 __attribute__((target("avx"))) void tessera_uk_matmul_f32_tile_6x16_avx(
     const float* a, int64_t stride_am, int64_t stride_ak, const float* b, int64_t stride_bk,
-    int64_t k, float* tile) {
+    int64_t k, float* tile, int64_t stride_tile) {
   TESSERA_UK_TILE2(__m256, _mm256, 8, TESSERA_UK_MUL_ADD);
 }
 
 __attribute__((target("avx512f"))) void tessera_uk_matmul_f32_tile_6x64_avx512f(
     const float* a, int64_t stride_am, int64_t stride_ak, const float* b, int64_t stride_bk,
-    int64_t k, float* tile) {
+    int64_t k, float* tile, int64_t stride_tile) {
   TESSERA_UK_TILE4(TESSERA_UK_MUL_ADD);
 }
 
 void tessera_uk_matmul_f32_tile_6x8_sse2_fma(const float* a, int64_t stride_am, int64_t stride_ak,
                                              const float* b, int64_t stride_bk, int64_t k,
-                                             float* tile) {
-  if (CpuHasFma()) return FusedTile6x8(a, stride_am, stride_ak, b, stride_bk, k, tile);
-  tessera::runtime::FusedTileWithoutFma3(a, stride_am, stride_ak, b, stride_bk, k, 8, tile);
+                                             float* tile, int64_t stride_tile) {
+  if (CpuHasFma()) return FusedTile6x8(a, stride_am, stride_ak, b, stride_bk, k, tile, stride_tile);
+  tessera::runtime::FusedTileWithoutFma3(a, stride_am, stride_ak, b, stride_bk, k, 8, tile,
+                                         stride_tile);
 }
 
 void tessera_uk_matmul_f32_tile_6x16_avx_fma(const float* a, int64_t stride_am, int64_t stride_ak,
                                              const float* b, int64_t stride_bk, int64_t k,
-                                             float* tile) {
-  if (CpuHasFma()) return FusedTile6x16(a, stride_am, stride_ak, b, stride_bk, k, tile);
-  tessera::runtime::FusedTileWithoutFma3(a, stride_am, stride_ak, b, stride_bk, k, 16, tile);
+                                             float* tile, int64_t stride_tile) {
+  if (CpuHasFma())
+    return FusedTile6x16(a, stride_am, stride_ak, b, stride_bk, k, tile, stride_tile);
+  tessera::runtime::FusedTileWithoutFma3(a, stride_am, stride_ak, b, stride_bk, k, 16, tile,
+                                         stride_tile);
 }
 
 __attribute__((target("avx512f,fma"))) void tessera_uk_matmul_f32_tile_6x64_avx512f_fma(
     const float* a, int64_t stride_am, int64_t stride_ak, const float* b, int64_t stride_bk,
-    int64_t k, float* tile) {
+    int64_t k, float* tile, int64_t stride_tile) {
   TESSERA_UK_TILE4(TESSERA_UK_FUSED);
 }
 
@@ -268,14 +273,15 @@ __attribute__((target("avx512f,fma"))) void tessera_uk_matmul_f32_row_avx512f_fm
 namespace tessera::runtime {
 
 void FusedTileWithoutFma3(const float* a, int64_t stride_am, int64_t stride_ak, const float* b,
-                          int64_t stride_bk, int64_t k, int64_t columns, float* tile) {
+                          int64_t stride_bk, int64_t k, int64_t columns, float* tile,
+                          int64_t stride_tile) {
   for (int64_t r = 0; r < 6; ++r) {
     for (int64_t c = 0; c < columns; ++c) {
       float acc = 0.0f;
       for (int64_t kk = 0; kk < k; ++kk) {
         acc = std::fma(a[r * stride_am + kk * stride_ak], b[kk * stride_bk + c], acc);
       }
-      tile[r * columns + c] = acc;
+      tile[r * stride_tile + c] = acc;
     }
   }
 }

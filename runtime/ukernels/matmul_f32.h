@@ -26,16 +26,17 @@ void tessera_uk_matmul_f32_pack_b(const float* b, int64_t stride_k, int64_t stri
 void tessera_uk_matmul_f32_pack_a(const float* a, int64_t stride_m, int64_t stride_k, int64_t rows,
                                   int64_t k, int64_t mr, float* packed);
 
-/// The register tiles: tile[r·NR + c] = Σ_{kk < k, ascending} a[r·stride_am + kk·stride_ak] ·
-/// b[kk·stride_bk + c], for the 6 rows and NR columns of the name. A is packed k-major
-/// (stride_am 1, stride_ak 6) or read where it is (its row and K strides); B is a packed panel
-/// (stride_bk NR) or NR contiguous columns of B's rows (stride_bk its row stride). 6x8: SSE2
+/// The register tiles: tile[r·stride_tile + c] = Σ_{kk < k, ascending} a[r·stride_am +
+/// kk·stride_ak] · b[kk·stride_bk + c], for the 6 rows and NR columns of the name. A is packed
+/// k-major (stride_am 1, stride_ak 6) or read where it is (its row and K strides); B is a packed
+/// panel (stride_bk NR) or NR contiguous columns of B's rows (stride_bk its row stride); the tile
+/// is a scratch tile (stride_tile NR) or, needing no epilogue, C itself (its row stride). 6x8: SSE2
 /// (every x86-64), 6x16: AVX, 6x64: AVX-512F — called only by code generated for a CPU that has
 /// it. The `_fma` tiles fuse each step; those of the SSE2 and AVX levels use FMA3 where the CPU
 /// has it and std::fma otherwise (the same bits).
 #define TESSERA_UK_TILE(name)                                                     \
   void name(const float* a, int64_t stride_am, int64_t stride_ak, const float* b, \
-            int64_t stride_bk, int64_t k, float* tile)
+            int64_t stride_bk, int64_t k, float* tile, int64_t stride_tile)
 TESSERA_UK_TILE(tessera_uk_matmul_f32_tile_6x8_sse2);
 TESSERA_UK_TILE(tessera_uk_matmul_f32_tile_6x16_avx);
 TESSERA_UK_TILE(tessera_uk_matmul_f32_tile_6x64_avx512f);
@@ -69,7 +70,8 @@ RuntimeSymbolList MatmulUkernelSymbols();
 /// CPU without FMA3: std::fma, element by element — the same bits, slower. Declared here so the
 /// tests run them on CPUs that have FMA3 too.
 void FusedTileWithoutFma3(const float* a, int64_t stride_am, int64_t stride_ak, const float* b,
-                          int64_t stride_bk, int64_t k, int64_t columns, float* tile);
+                          int64_t stride_bk, int64_t k, int64_t columns, float* tile,
+                          int64_t stride_tile);
 void FusedRowWithoutFma3(const float* a, int64_t stride_ak, const float* b, int64_t stride_k,
                          int64_t stride_n, int64_t k, int64_t n, float* acc);
 

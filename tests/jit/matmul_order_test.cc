@@ -88,9 +88,11 @@ struct Operand {
 };
 
 TEST(MatmulOrderTest, EachElementSumsItsProductsInAscendingKOrderUnderEachPolicy) {
-  const std::vector<std::array<int64_t, 3>> shapes = {{1, 70, 257}, {5, 70, 257}, {29, 70, 257},
-                                                      {29, 37, 50}, {29, 70, 50}, {6, 16, 256},
-                                                      {6, 64, 64},  {7, 9, 3},    {7, 20, 0}};
+  // Whole tiles written into C and partial ones through the epilogue; A packed on the stack
+  // (K · 6 ≤ 8192) and on the heap (K = 1400).
+  const std::vector<std::array<int64_t, 3>> shapes = {
+      {1, 70, 257}, {5, 70, 257}, {29, 70, 257}, {29, 37, 50},  {29, 70, 50},  {6, 16, 256},
+      {6, 64, 64},  {7, 9, 3},    {7, 20, 0},    {12, 16, 300}, {13, 20, 1400}};
   for (const std::string cpu : {"", "x86-64"}) {
     for (const std::string policy : {"f32", "fma"}) {
       for (const std::string element : {"f32", "bf16"}) {

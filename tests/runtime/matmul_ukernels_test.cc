@@ -39,7 +39,8 @@ float AscendingDot(int64_t k, X x, Y y, bool fused = false) {
   return sum;
 }
 
-using Tile = void (*)(const float*, int64_t, int64_t, const float*, int64_t, int64_t, float*);
+using Tile = void (*)(const float*, int64_t, int64_t, const float*, int64_t, int64_t, float*,
+                      int64_t);
 
 struct TileVariant {
   std::string name;
@@ -64,18 +65,21 @@ std::vector<TileVariant> Variants() {
           // What the 6x8 and 6x16 _fma tiles run on a CPU without FMA3.
           {"6x8 without FMA3",
            +[](const float* a, int64_t am, int64_t ak, const float* b, int64_t bk, int64_t k,
-               float* tile) { FusedTileWithoutFma3(a, am, ak, b, bk, k, 8, tile); },
+               float* tile,
+               int64_t stride) { FusedTileWithoutFma3(a, am, ak, b, bk, k, 8, tile, stride); },
            8, true, true},
           {"6x16 without FMA3",
            +[](const float* a, int64_t am, int64_t ak, const float* b, int64_t bk, int64_t k,
-               float* tile) { FusedTileWithoutFma3(a, am, ak, b, bk, k, 16, tile); },
+               float* tile,
+               int64_t stride) { FusedTileWithoutFma3(a, am, ak, b, bk, k, 16, tile, stride); },
            16, true, true}};
 }
 
 TEST(MatmulUkernelsTest, EveryTileSumsInAscendingKOrderBitForBit) {
   // A and B as the host matmul hands them over: packed (A k-major, B a panel of NR columns),
   // or read where they are — A row-major or transposed inside a wider matrix, B's rows at a
-  // stride wider than the tile.
+  // stride wider than the tile; the tile written to a scratch tile (rows NR apart) or into C
+  // (rows further apart, nothing between them touched).
   struct Layout {
     const char* name;
     int64_t stride_am, stride_ak;  // with k; stride_bk below is NR + extra_b
@@ -96,16 +100,24 @@ TEST(MatmulUkernelsTest, EveryTileSumsInAscendingKOrderBitForBit) {
         const int64_t a_size = 5 * layout.stride_am + (k > 0 ? k - 1 : 0) * layout.stride_ak + 1;
         std::vector<float> a = Uniform(static_cast<size_t>(a_size), 1);
         std::vector<float> b = Uniform(static_cast<size_t>(stride_bk * k + nr), 2);
-        std::vector<float> tile(static_cast<size_t>(6 * nr), -1.0f);
-        variant.tile(a.data(), layout.stride_am, layout.stride_ak, b.data(), stride_bk, k,
-                     tile.data());
-        for (int64_t r = 0; r < 6; ++r) {
-          for (int64_t c = 0; c < nr; ++c) {
-            const float expected = AscendingDot(
-                k, [&](int64_t kk) { return a[r * layout.stride_am + kk * layout.stride_ak]; },
-                [&](int64_t kk) { return b[kk * stride_bk + c]; }, variant.fused);
-            ASSERT_EQ(tile[r * nr + c], expected) << variant.name << " " << layout.name
-                                                  << " k=" << k << " [" << r << "][" << c << "]";
+        for (int64_t stride_tile : {nr, 2 * nr + 3}) {
+          std::vector<float> tile(static_cast<size_t>(6 * stride_tile), -1.0f);
+          variant.tile(a.data(), layout.stride_am, layout.stride_ak, b.data(), stride_bk, k,
+                       tile.data(), stride_tile);
+          for (int64_t r = 0; r < 6; ++r) {
+            for (int64_t c = 0; c < stride_tile; ++c) {
+              const float expected =
+                  c >= nr ? -1.0f  // between C's tile rows: untouched
+                          : AscendingDot(
+                                k,
+                                [&](int64_t kk) {
+                                  return a[r * layout.stride_am + kk * layout.stride_ak];
+                                },
+                                [&](int64_t kk) { return b[kk * stride_bk + c]; }, variant.fused);
+              ASSERT_EQ(tile[r * stride_tile + c], expected)
+                  << variant.name << " " << layout.name << " k=" << k
+                  << " stride_tile=" << stride_tile << " [" << r << "][" << c << "]";
+            }
           }
         }
       }

@@ -6,6 +6,7 @@
 #include "dialect/Passes.h"
 #include "dialect/conversion/TileSemantics.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -114,12 +115,24 @@ void outlineParallelLoop(mlir::ModuleOp module, mlir::SymbolTable& symbols,
   for (auto [capture, argument] : llvm::zip(captures, entry->getArguments().drop_front(3))) {
     mapping.map(capture, argument);
   }
+  // Scratch buffers of a static size the body allocates on the stack: once per call of the
+  // function (a chunk of iterations on one thread), not once per iteration.
+  llvm::SmallPtrSet<mlir::Operation*, 4> hoisted;
+  for (mlir::Operation& op : loop.getBody()->without_terminator()) {
+    if (auto alloca = llvm::dyn_cast<mlir::memref::AllocaOp>(op);
+        alloca && alloca->getNumOperands() == 0) {
+      b.clone(op, mapping);
+      hoisted.insert(&op);
+    }
+  }
   mlir::Value one = b.create<mlir::arith::ConstantIndexOp>(loc, 1);
   auto outlined =
       b.create<mlir::scf::ForOp>(loc, entry->getArgument(0), entry->getArgument(1), one);
   mapping.map(loop.getInductionVar(), outlined.getInductionVar());
   b.setInsertionPoint(outlined.getBody()->getTerminator());
-  for (mlir::Operation& op : loop.getBody()->without_terminator()) b.clone(op, mapping);
+  for (mlir::Operation& op : loop.getBody()->without_terminator()) {
+    if (!hoisted.contains(&op)) b.clone(op, mapping);
+  }
   b.setInsertionPointAfter(outlined);
   b.create<mlir::func::ReturnOp>(loc);
 

@@ -44,7 +44,10 @@ void parallelForEachIndex(mlir::OpBuilder& b, mlir::Location loc, mlir::ValueRan
 
 /// Moves `parallel.loop` (step 1, no results) into a private function `(begin, end, cost,
 /// captures...)` marked kParallelBodyAttr and calls it over the loop's range. Constants are
-/// cloned into the function; every other value the body uses from outside is passed.
+/// cloned into the function; every other value the body uses from outside is passed. A
+/// statically shaped `memref.alloca` at the top of the loop body moves to the function's entry:
+/// one buffer per call (per chunk, on its thread), reused by each iteration, instead of stack
+/// that grows with every iteration.
 void outlineParallelLoop(mlir::ModuleOp module, mlir::SymbolTable& symbols,
                          const ParallelLoop& parallel);
 

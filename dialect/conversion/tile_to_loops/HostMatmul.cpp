@@ -100,6 +100,11 @@ struct MatmulProblem {
   mlir::Value loadB(mlir::OpBuilder& b, mlir::Value kk, mlir::Value j) const {
     return load(b, op.getRhs(), bPrefix, op.getTransposeB() ? j : kk, op.getTransposeB() ? kk : j);
   }
+  /// C[i][j]'s address (C f32, `layout` its layout).
+  mlir::Value addressC(mlir::OpBuilder& b, const MemrefLayout& layout, mlir::Value i,
+                       mlir::Value j) const {
+    return address(b, layout, cPrefix, i, j);
+  }
   /// Finishes C[i, j] from its accumulated product (the epilogue, then the store).
   void storeC(mlir::OpBuilder& b, mlir::Value product, mlir::Value i, mlir::Value j) const {
     llvm::SmallVector<mlir::Value> index(cPrefix.begin(), cPrefix.end());
@@ -233,6 +238,8 @@ struct RegisterTile {
 /// while every row panel reads it. Measured on Zen 3 (docs/performance.md, host matmul).
 constexpr int64_t kDirectAColumns = 256;
 constexpr int64_t kDirectBElements = 4096;
+/// The elements of a row panel's packed A (K · MR) kept on the stack, not the heap: 32 KiB.
+constexpr int64_t kStackPackedA = 8192;
 
 /// The register tile for `vectorBits`; `fused`: the policy-fma microkernels (`…_fma`).
 RegisterTile registerTile(int64_t vectorBits, bool fused) {
@@ -257,7 +264,10 @@ RegisterTile registerTile(int64_t vectorBits, bool fused) {
 /// 2. in parallel over panels of MR rows of C, for each panel of NR columns, the register tile's
 ///    microkernel accumulates an MR × NR tile over the whole of K — acc += a·b, K ascending from
 ///    zero, the same order as one dot product per element — into a scratch tile, from which the
-///    epilogue (bias, activation, conversion) writes the valid part of C.
+///    epilogue (bias, activation, conversion) writes the valid part of C; where C is f32 with no
+///    epilogue, a tile of the panel's own MR rows and NR columns is written into C directly.
+///    The scratch tile, and packed A up to kStackPackedA elements, are on the stack (once per
+///    parallel chunk).
 /// With `directA` (f32 A whose rows are contiguous and short: a small problem, see lowerMatmul)
 /// the tile reads A's rows where they are, the last row panel's tile ending at row M (M ≥ MR
 /// here), its first rows, which the panel before computed too, left out of its epilogue;
@@ -348,22 +358,55 @@ void lowerMatmulTiled(mlir::OpBuilder& b, const MatmulProblem& problem, Parallel
   }
 
   if (!multiply) return;
+  // Where C needs no epilogue (f32, no bias, residual or activation), a tile of the panel's own
+  // rows and columns is written by the register tile itself, into C.
+  std::optional<MemrefLayout> cLayout;
+  if (!op.hasFusedEpilogue() &&
+      llvm::cast<mlir::MemRefType>(op.getOutput().getType()).getElementType().isF32()) {
+    cLayout = MemrefLayout::of(b, loc, op.getOutput());
+  }
+  auto equals = [&](mlir::OpBuilder& at, mlir::Value x, int64_t value) -> mlir::Value {
+    return at.create<mlir::arith::CmpIOp>(loc, mlir::arith::CmpIPredicate::eq, x,
+                                          constant(at, value));
+  };
+  auto both = [&](mlir::OpBuilder& at, mlir::Value x, mlir::Value y) -> mlir::Value {
+    return at.create<mlir::arith::AndIOp>(loc, x, y);
+  };
   // 2. Row panels of C.
   mlir::Value rowPanels = ceilDiv(b, loc, m, mr);
   parallelForEachIndex(
       b, loc, mlir::ValueRange{rowPanels}, mul(b, mul(b, n, k), constant(b, mr)), parallel,
       [&](mlir::OpBuilder& at, mlir::ValueRange panel) {
+        // The panel's scratch tile and (up to kStackPackedA elements) packed A: statically
+        // shaped stack buffers at the top of the loop body, which the outlined parallel body
+        // allocates once per chunk (outlineParallelLoop).
+        mlir::IntegerAttr cacheLine = at.getI64IntegerAttr(64);
+        mlir::Value scratch = at.create<mlir::memref::AllocaOp>(
+            loc, mlir::MemRefType::get({mr * nr}, f32), cacheLine);
+        mlir::Value stackA = at.create<mlir::memref::AllocaOp>(
+            loc, mlir::MemRefType::get({kStackPackedA}, f32), cacheLine);
         mlir::Value firstRow = mul(at, panel[0], constant(at, mr));
         mlir::Value rows = width(at, m, firstRow, mr);
-        mlir::Value scratch =
-            at.create<mlir::memref::AllocOp>(loc, buffer, mlir::ValueRange{constant(at, mr * nr)});
         mlir::Value origin = constant(at, 0);
         // The tile's A — its address and strides, and how many of its rows the epilogue skips:
-        // A's rows where they are (directA), or a packed copy, zero past M.
-        mlir::Value packedA = at.create<mlir::memref::AllocOp>(
-            loc, buffer,
-            mlir::ValueRange{at.create<mlir::arith::SelectOp>(loc, directA, constant(at, 1),
-                                                              mul(at, k, constant(at, mr)))});
+        // A's rows where they are (directA), or a packed copy, zero past M, on the heap when K
+        // makes it larger than the stack buffer.
+        mlir::Value packedSize = at.create<mlir::arith::SelectOp>(loc, directA, constant(at, 1),
+                                                                  mul(at, k, constant(at, mr)));
+        mlir::Value onStack = at.create<mlir::arith::CmpIOp>(
+            loc, mlir::arith::CmpIPredicate::ule, packedSize, constant(at, kStackPackedA));
+        auto allocation = at.create<mlir::scf::IfOp>(loc, mlir::TypeRange{buffer}, onStack,
+                                                     /*withElseRegion=*/true);
+        {
+          mlir::OpBuilder stack = allocation.getThenBodyBuilder();
+          stack.create<mlir::scf::YieldOp>(
+              loc, stack.create<mlir::memref::CastOp>(loc, buffer, stackA).getResult());
+          mlir::OpBuilder heap = allocation.getElseBodyBuilder();
+          heap.create<mlir::scf::YieldOp>(
+              loc, heap.create<mlir::memref::AllocOp>(loc, buffer, mlir::ValueRange{packedSize})
+                       .getResult());
+        }
+        mlir::Value packedA = allocation.getResult(0);
         mlir::Value aAddress = bufferAddress(at, packedA, origin);
         mlir::Value aStrideM = constant(at, 1), aStrideK = constant(at, mr), skippedRows = origin;
         if (problem.aLayout) {
@@ -403,6 +446,7 @@ void lowerMatmulTiled(mlir::OpBuilder& b, const MatmulProblem& problem, Parallel
                        });
         }
         mlir::Value scratchAddress = bufferAddress(at, scratch, origin);
+        mlir::Value wholeRows = both(at, equals(at, rows, mr), equals(at, skippedRows, 0));
         forEachIndex(
             at, loc, mlir::ValueRange{panels}, [&](mlir::OpBuilder& in, mlir::ValueRange p) {
               mlir::Value firstColumn = mul(in, p[0], constant(in, nr));
@@ -421,22 +465,40 @@ void lowerMatmulTiled(mlir::OpBuilder& b, const MatmulProblem& problem, Parallel
                 bStrideK = select(problem.strideB(/*ofK=*/true), bStrideK);
                 skippedColumns = select(sub(in, firstColumn, tileColumn), skippedColumns);
               }
-              // The register tile over the whole of K.
-              callUkernel(in, op, tile.ukernel,
-                          {aAddress, aStrideM, aStrideK, bAddress, bStrideK, k, scratchAddress});
-              // The epilogue on the valid part of the tile.
-              forEachIndex(
-                  in, loc, mlir::ValueRange{rows, columns},
-                  [&](mlir::OpBuilder& e, mlir::ValueRange rc) {
-                    mlir::Value element =
-                        add(e, mul(e, add(e, skippedRows, rc[0]), constant(e, nr)),
-                            add(e, skippedColumns, rc[1]));
-                    mlir::Value sum = e.create<mlir::memref::LoadOp>(loc, scratch, element);
-                    problem.storeC(e, sum, add(e, firstRow, rc[0]), add(e, firstColumn, rc[1]));
-                  });
+              // The register tile over the whole of K, into a scratch tile whose valid part the
+              // epilogue finishes — or straight into C.
+              auto intoScratch = [&](mlir::OpBuilder& into) {
+                callUkernel(into, op, tile.ukernel,
+                            {aAddress, aStrideM, aStrideK, bAddress, bStrideK, k, scratchAddress,
+                             constant(into, nr)});
+                forEachIndex(
+                    into, loc, mlir::ValueRange{rows, columns},
+                    [&](mlir::OpBuilder& e, mlir::ValueRange rc) {
+                      mlir::Value element =
+                          add(e, mul(e, add(e, skippedRows, rc[0]), constant(e, nr)),
+                              add(e, skippedColumns, rc[1]));
+                      mlir::Value sum = e.create<mlir::memref::LoadOp>(loc, scratch, element);
+                      problem.storeC(e, sum, add(e, firstRow, rc[0]), add(e, firstColumn, rc[1]));
+                    });
+              };
+              if (!cLayout) return intoScratch(in);
+              auto whole = in.create<mlir::scf::IfOp>(
+                  loc,
+                  both(in, wholeRows,
+                       both(in, equals(in, columns, nr), equals(in, skippedColumns, 0))),
+                  /*withElseRegion=*/true);
+              mlir::OpBuilder direct = whole.getThenBodyBuilder();
+              callUkernel(direct, op, tile.ukernel,
+                          {aAddress, aStrideM, aStrideK, bAddress, bStrideK, k,
+                           problem.addressC(direct, *cLayout, firstRow, firstColumn),
+                           cLayout->strides[cLayout->strides.size() - 2]});
+              mlir::OpBuilder partial = whole.getElseBodyBuilder();
+              intoScratch(partial);
             });
-        at.create<mlir::memref::DeallocOp>(loc, scratch);
-        at.create<mlir::memref::DeallocOp>(loc, packedA);
+        mlir::OpBuilder release =
+            at.create<mlir::scf::IfOp>(loc, negate(at, loc, onStack), /*withElseRegion=*/false)
+                .getThenBodyBuilder();
+        release.create<mlir::memref::DeallocOp>(loc, packedA);
       });
 }
 
