@@ -3,6 +3,8 @@
 // Accumulating in f32, the register tile — and for f32 operands the packing and the row
 // kernel — are calls of the runtime's microkernels (runtime/ukernels/matmul_f32.h), compiled
 // once with the project: a module's own code is its loops, conversions and epilogue.
+// Over 600 lines: one lowering — the tiled and row kernels, batching and the run-time choices
+// between them share one description of the problem (MatmulProblem) and its helpers.
 #include <optional>
 #include <string>
 
