@@ -10,8 +10,9 @@ namespace tessera::jit {
 namespace {
 
 /// Whether `op` reads or writes operand `value` at the same index as each output element, every
-/// read of an element before its write (checked by tests/capi/argument_overlap_test.cc on the
-/// host, and by the GPU kernels' structure: one thread or block owns each element or row).
+/// read of an element before its write (on the host, tests/capi/argument_overlap_test.cc checks
+/// that each op computes in place what it computes out of place; on the GPU, one thread or block
+/// owns each element, pair or row).
 bool IsElementwise(mlir::Operation* op, mlir::Value value) {
   if (llvm::isa<tile::MapOp, tile::SoftmaxOp, mlir::memref::CopyOp>(op)) return true;
   if (auto rope = llvm::dyn_cast<tile::RopeOp>(op)) {

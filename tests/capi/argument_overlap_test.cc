@@ -4,9 +4,11 @@
 // Every refusal names both arguments and the op, and comes before anything runs; what is allowed
 // computes what disjoint buffers compute (plain C++ here). The contract travels in packages, and
 // two operands that are one buffer already in the IR are refused at compile time.
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -38,6 +40,18 @@ func.func @matmul_residual(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %r: memref<
                            %c: memref<?x?xf32>) {
   tile.matmul %a, %b -> %c residual(%r : memref<?x?xf32>)
       : memref<?x?xf32>, memref<?x?xf32> -> memref<?x?xf32>
+  return
+}
+
+func.func @softmax_rows(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
+  tile.softmax %x -> %y : memref<?x?xf32> -> memref<?x?xf32>
+  return
+}
+
+func.func @rotate(%x: memref<?x?x16xf32>, %cos: memref<?x8xf32>, %sin: memref<?x8xf32>,
+                  %y: memref<?x?x16xf32>) {
+  tile.rope half %x, %cos, %sin -> %y
+      : memref<?x?x16xf32>, memref<?x8xf32>, memref<?x8xf32> -> memref<?x?x16xf32>
   return
 }
 
@@ -94,6 +108,10 @@ class ArgumentOverlapTest : public CompiledModuleTest {
     return Error(
         tessera_jit_function_invoke(Function(name), args.data(), args.size(), nullptr, nullptr));
   }
+  void Run(const char* name, std::vector<tessera_jit_arg_t> args) {
+    Error error = Invoke(name, std::move(args));
+    ASSERT_EQ(error.code(), TESSERA_JIT_OK) << name << ": " << error.message();
+  }
 };
 
 TEST_F(ArgumentOverlapTest, MapComputesInPlaceOverTheSameBuffer) {
@@ -123,6 +141,33 @@ TEST_F(ArgumentOverlapTest, MapRefusesAnOutputShiftedOverItsInput) {
     // Refused before anything ran.
     EXPECT_EQ(buffer, before);
   }
+}
+
+TEST_F(ArgumentOverlapTest, SoftmaxAndRopeComputeInPlaceAsOutOfPlace) {
+  // Softmax reads each row (its maximum, its sum) before writing it; rope rotates each pair of
+  // features from both of its inputs. In place gives the bits of disjoint buffers.
+  std::vector<float> rows = Ramp(2 * 7 * 300, 0.25f);
+  View x(rows, 0, {7, 300}), y(rows, 7 * 300, {7, 300});
+  Run("softmax_rows", {x.arg(), y.arg()});
+  std::vector<float> in_place(rows.begin(), rows.begin() + 7 * 300);
+  View same(in_place, 0, {7, 300});
+  Run("softmax_rows", {same.arg(), same.arg()});
+  EXPECT_TRUE(std::equal(in_place.begin(), in_place.end(), rows.begin() + 7 * 300));
+
+  std::vector<float> tables = Ramp(3 * 5 * 16, 0.125f);  // cos, sin, then room for an output
+  View cos(tables, 0, {5, 8}), sin(tables, 40, {5, 8});
+  std::vector<float> features = Ramp(2 * 3 * 5 * 16, 0.5f);
+  View fx(features, 0, {3, 5, 16}), fy(features, 3 * 5 * 16, {3, 5, 16});
+  Run("rotate", {fx.arg(), cos.arg(), sin.arg(), fy.arg()});
+  std::vector<float> rotated(features.begin(), features.begin() + 3 * 5 * 16);
+  View fsame(rotated, 0, {3, 5, 16});
+  Run("rotate", {fsame.arg(), cos.arg(), sin.arg(), fsame.arg()});
+  EXPECT_TRUE(std::equal(rotated.begin(), rotated.end(), features.begin() + 3 * 5 * 16));
+  // Rope's output over its tables is refused: every row reads them.
+  View over_cos(tables, 0, {3, 5, 16});
+  Error refused = Invoke("rotate", {fx.arg(), cos.arg(), sin.arg(), over_cos.arg()});
+  EXPECT_EQ(refused.code(), TESSERA_JIT_INVALID_ARGUMENT);
+  EXPECT_THAT(refused.message(), HasSubstr("argument #3 'y' (written) overlaps argument #1 'cos'"));
 }
 
 TEST_F(ArgumentOverlapTest, MapRefusesTheSameBytesAsOtherElements) {
@@ -211,7 +256,7 @@ TEST_F(ArgumentOverlapTest, NormRefusesOneBufferForBothOutputs) {
   EXPECT_EQ(error.code(), TESSERA_JIT_INVALID_ARGUMENT);
   EXPECT_THAT(error.message(),
               AllOf(HasSubstr("argument #2 'y' (written) is the same buffer as argument #3 'h'"),
-                    HasSubstr("tile.norm at <source>:31:3 writes both")));
+                    HasSubstr("tile.norm at <source>:43:3 writes both")));
   // Input + residual written over the input, the output over the residual: element by element.
   std::vector<float> disjoint = Ramp(4 * 8 * 4, 0.5f);
   View dx(disjoint, 0, {4, 8}), dr(disjoint, 32, {4, 8}), dy(disjoint, 64, {4, 8}),
