@@ -84,12 +84,7 @@ struct View {
     tensor.dtype = {kDLFloat, 32, 1};
     tensor.shape = shape.data();
   }
-  tessera_jit_arg_t arg() const {
-    tessera_jit_arg_t a{};
-    a.kind = TESSERA_JIT_ARG_TENSOR;
-    a.value.tensor = &tensor;
-    return a;
-  }
+  tessera_jit_arg_t arg() const { return ::tessera::testing::TensorArg(&tensor); }
   std::vector<int64_t> shape;
   DLTensor tensor{};
 };

@@ -62,12 +62,7 @@ class GuardedTensor {
   }
   ~GuardedTensor() { munmap(mapping_, mapping_bytes_); }
 
-  tessera_jit_arg_t arg() const {
-    tessera_jit_arg_t a{};
-    a.kind = TESSERA_JIT_ARG_TENSOR;
-    a.value.tensor = &view_;
-    return a;
-  }
+  tessera_jit_arg_t arg() const { return ::tessera::testing::TensorArg(&view_); }
   bool CanariesIntact() const {
     for (size_t i = 0; i < kCanaries; ++i) {
       if (data_[-1 - static_cast<ptrdiff_t>(i)] != kCanary) return false;

@@ -53,6 +53,14 @@ inline std::string Text(tessera_jit_module_t* module, tessera_jit_text_kind_t ki
   return error.code() == TESSERA_JIT_OK ? std::string(data, size) : "";
 }
 
+/// `tensor` as an invoke argument (read-write).
+inline tessera_jit_arg_t TensorArg(const DLTensor* tensor) {
+  tessera_jit_arg_t a{};
+  a.kind = TESSERA_JIT_ARG_TENSOR;
+  a.value.tensor = tensor;
+  return a;
+}
+
 /// A host float32 tensor with its DLTensor view.
 struct Tensor {
   explicit Tensor(std::vector<int64_t> dims, float fill = 0.0f)
@@ -70,12 +78,7 @@ struct Tensor {
     for (int64_t d : dims) n *= static_cast<size_t>(d);
     return n;
   }
-  tessera_jit_arg_t arg() const {
-    tessera_jit_arg_t a{};
-    a.kind = TESSERA_JIT_ARG_TENSOR;
-    a.value.tensor = &view;
-    return a;
-  }
+  tessera_jit_arg_t arg() const { return TensorArg(&view); }
   std::vector<int64_t> shape;
   std::vector<float> data;
   DLTensor view{};
